@@ -1,0 +1,208 @@
+"""Regimes and asymptotic forms: leading term and first correction by scaling.
+
+>>> B, D, F = sizes("B D F")
+>>> x = expansion(B*D*F / (B*D + D*F + B*F), "B<<D,F")
+>>> x.leading, x.correction
+(B, -B**2*(D + F)/(D*F))
+
+A regime such as ``B<<D,F`` scales the large side, D -> D/eps and F -> F/eps, and expands
+in eps: iterated limits would depend on their order. ``N->oo`` scales N up; ``x->0``
+scales x down. Clauses join with ``;``: ``B<<D,F; N->oo``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from itertools import pairwise
+
+import sympy as sp
+
+from .errors import DerivationError, InputError
+from .parse import symbol
+from .quantities import sizes  # noqa: F401  (used by the doctests)
+from .steps import Step
+
+EPS = sp.Symbol("epsilon", positive=True)
+_NAMES = r"[A-Za-z][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z][A-Za-z0-9_]*)*"
+
+
+@dataclass(frozen=True)
+class Regime:
+    """Symbols that grow (``large``) and that shrink (``small``) as the regime deepens."""
+
+    text: str
+    large: tuple[sp.Symbol, ...]
+    small: tuple[sp.Symbol, ...]
+
+    def scaling(self, eps: sp.Expr = EPS) -> dict[sp.Symbol, sp.Expr]:
+        """The substitution that takes an expression eps-deep into the regime."""
+        out: dict[sp.Symbol, sp.Expr] = {s: s / eps for s in self.large}
+        out.update({s: s * eps for s in self.small})
+        return out
+
+    def point(self, base: dict[sp.Symbol, sp.Expr], depth: sp.Expr) -> dict[sp.Symbol, sp.Expr]:
+        """``base`` values moved ``depth`` deep (large ones times depth, small ones divided)."""
+        out = dict(base)
+        for s in self.large:
+            out[s] = base[s] * depth
+        for s in self.small:
+            out[s] = base[s] / depth
+        return out
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
+    """Parse ``B<<D,F``, ``D,F->oo``, ``x->0``, ``D>>B``, joined by ``;``.
+
+    >>> parse_regime("B<<D,F; N->oo").large
+    (D, F, N)
+    """
+    large: list[sp.Symbol] = []
+    small: list[sp.Symbol] = []
+    clauses = [c.strip() for c in re.split(r";|\band\b", text) if c.strip()]
+    if not clauses:
+        raise InputError("empty regime", where)
+    for clause in clauses:
+        if m := re.fullmatch(rf"({_NAMES})\s*<<\s*({_NAMES})", clause):
+            large += _symbols(m.group(2))
+        elif (m := re.fullmatch(rf"({_NAMES})\s*>>\s*({_NAMES})", clause)) or \
+                (m := re.fullmatch(rf"({_NAMES})\s*->\s*(oo|inf|infinity)", clause)):
+            large += _symbols(m.group(1))
+        elif m := re.fullmatch(rf"({_NAMES})\s*->\s*0", clause):
+            small += _symbols(m.group(1))
+        else:
+            raise InputError(f"cannot read the regime clause {clause!r} (write it like "
+                             f"'B<<D,F', 'N->oo' or 'x->0')", where)
+    both = set(large) & set(small)
+    if both:
+        raise InputError(f"{sorted(map(str, both))[0]} both grows and shrinks in {text!r}", where)
+    return Regime(text.strip(), tuple(dict.fromkeys(large)), tuple(dict.fromkeys(small)))
+
+
+def _symbols(names: str) -> list[sp.Symbol]:
+    return [symbol(n.strip()) for n in names.split(",")]
+
+
+@dataclass(frozen=True)
+class Expansion:
+    """``expr ~ leading + correction`` in a regime; ``order`` is leading's power of eps."""
+
+    expr: sp.Expr
+    regime: Regime
+    leading: sp.Expr
+    correction: sp.Expr
+    order: sp.Expr
+    steps: tuple[Step, ...]
+
+    @property
+    def relative_correction(self) -> sp.Expr:
+        """correction / leading: how far the leading term is off, to first order."""
+        return sp.cancel(self.correction / self.leading)
+
+
+def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
+    """Leading term and first correction of ``expr`` deep in ``regime``."""
+    reg = parse_regime(regime) if isinstance(regime, str) else regime
+    scaled = sp.sympify(expr).subs(reg.scaling())
+    terms = _rational_terms(scaled)
+    if terms is None:
+        terms = _series_terms(scaled, expr, reg)
+    (p, lead), (_, corr) = terms
+    lead, corr = sp.cancel(lead), sp.factor(sp.cancel(corr))
+    steps = (
+        Step("substitute", "scale into the regime", expr, scaled,
+             f"{reg.text}: " + ", ".join(f"{k} -> {v}" for k, v in reg.scaling().items())),
+        Step("series", "expand in epsilon; keep the leading term and the first correction",
+             scaled, lead * EPS**p + corr * EPS ** (p + 1), reg.text),
+        Step("limit", "leading term (epsilon -> 1 restores the sizes)", expr, lead, reg.text),
+    )
+    return Expansion(sp.sympify(expr), reg, lead, corr, p, steps)
+
+
+def leading(expr: sp.Expr, regime: Regime | str) -> sp.Expr:
+    """Just the leading term: ``leading(I, "B<<D,F")``."""
+    return expansion(expr, regime).leading
+
+
+def _rational_terms(scaled: sp.Expr) -> tuple[tuple[sp.Expr, sp.Expr], ...] | None:
+    """Leading and next coefficient for a rational function of eps, exactly and fast."""
+    num, den = sp.fraction(sp.together(scaled))
+    try:
+        pn, pd = sp.Poly(num, EPS), sp.Poly(den, EPS)
+    except sp.PolynomialError:
+        return None
+    if not (pn.free_symbols_in_domain.isdisjoint({EPS}) and pd.free_symbols_in_domain
+            .isdisjoint({EPS})):
+        return None
+    a, b = _low_terms(pn), _low_terms(pd)
+    if a is None or b is None:
+        return None
+    (p, a0, a1), (q, b0, b1) = a, b
+    return (p - q, a0 / b0), (p - q + 1, (a1 * b0 - a0 * b1) / b0**2)
+
+
+def _low_terms(poly: sp.Poly) -> tuple[int, sp.Expr, sp.Expr] | None:
+    coeffs = dict(zip((m[0] for m in poly.monoms()), poly.coeffs(), strict=True))
+    if not coeffs:
+        return None
+    low = min(coeffs)
+    return low, coeffs[low], coeffs.get(low + 1, sp.Integer(0))
+
+
+def _series_terms(scaled: sp.Expr, expr: sp.Expr,
+                  reg: Regime) -> tuple[tuple[sp.Expr, sp.Expr], ...]:
+    try:
+        lead_term = sp.powsimp(scaled.as_leading_term(EPS))
+        coeff, p = lead_term.as_coeff_exponent(EPS)
+        rest = sp.powsimp(sp.expand(scaled - lead_term))
+        corr, q = (rest.as_leading_term(EPS).as_coeff_exponent(EPS) if rest != 0
+                   else (sp.Integer(0), p + 1))
+    except (NotImplementedError, ValueError, TypeError) as exc:
+        raise DerivationError(f"cannot expand {expr} in the regime {reg.text}: {exc}") from None
+    if coeff.has(EPS) or corr.has(EPS):
+        raise DerivationError(f"the leading term of {expr} in the regime {reg.text} is not a "
+                              f"power of the scale")
+    if corr != 0 and sp.simplify(q - p - 1) != 0:
+        # the first correction is of another order than 1: keep its own power
+        return (p, coeff), (q, corr)
+    return (p, coeff), (p + 1, corr)
+
+
+def theta(expr: sp.Expr, regime: Regime | str | None = None) -> sp.Expr:
+    """The Theta class of a sum: the terms no other term dominates, coefficients dropped.
+
+    >>> N, d, M = sizes("N d M")
+    >>> theta(4*N*d + 2*N**2*d**2/M)
+    N*d + N**2*d**2/M
+    >>> theta(N**2 + N*d, "d<<N")
+    N**2
+    """
+    reg = parse_regime(regime) if isinstance(regime, str) else regime
+    terms = [t.as_coeff_Mul()[1] for t in sp.Add.make_args(sp.expand(expr))]
+    terms = list(dict.fromkeys(terms))
+    kept = []
+    for t in terms:
+        dominated = any(_dominates(other, t, reg) for other in terms if other != t)
+        if not dominated:
+            kept.append(t)
+    return sp.Add(*kept)
+
+
+def _dominates(big: sp.Expr, small: sp.Expr, reg: Regime | None) -> bool:
+    """True when small / big -> 0 deep in the regime (constants lose to anything growing)."""
+    ratio = sp.powsimp(small / big)
+    if ratio.is_number:
+        return False
+    if reg is None:
+        return False
+    scaled = sp.powsimp(sp.expand_power_base(ratio.subs(reg.scaling()), force=True))
+    coeff, power = scaled.as_coeff_exponent(EPS)
+    return bool(not coeff.has(EPS) and power.is_positive)
+
+
+def ordered(values: list[sp.Expr]) -> bool:
+    """True when numeric values strictly increase (a helper for depth sequences)."""
+    return all(a < b for a, b in pairwise(values))

@@ -1,0 +1,178 @@
+"""The command line: ``symroof derive | chips | chip``.
+
+Exit codes: 0 success, 1 a check failed, 2 bad input or usage (one line on stderr).
+SymPy is imported only by the verbs that need it, so ``symroof --help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+EXAMPLES_DERIVE = """\
+examples:
+  symroof derive --einsum "B D, D F -> B F" --dtypes bf16 --chip tpu-v5e --set hbm=B1 \\
+      --solve B --regime "B<<D,F"
+  symroof derive --flops "2*N - 1" --bytes "4*N + 2" --regime "N->oo"
+  symroof derive --flops "B*D*F" --comm-bytes "2*B*F" --link ici --solve D
+  symroof derive --einsum "B D, D F -> B F" --dtypes bf16,int8 --out-dtype bf16 \\
+      --set hbm=8.2e11 --solve B --subs "D=4096,F=4096" --json
+
+Formulas use + - * / ** ( ), numbers (1.97e14 is read exactly), names (every name is a
+positive size) and sqrt exp log min max floor ceil. Nothing is evaluated as Python.
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors and exit code 2."""
+
+    def error(self, message: str) -> Any:
+        self.exit(2, f"symroof: error: {message} (see {self.prog} --help)\n")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="symroof",
+        description="Exact symbolic rooflines for ML systems: intensity, bounds, regimes, "
+                    "thresholds, from formulas or einsum specs.",
+        epilog="Run 'symroof VERB --help' for a verb's options and examples.")
+    parser.add_argument("--version", action="version", version=_version())
+    verbs = parser.add_subparsers(dest="verb", metavar="VERB", parser_class=_Parser)
+
+    d = verbs.add_parser(
+        "derive", help="derive a roofline from formulas typed on the command line",
+        description="Derive intensity, roofline times and bounds, the asymptotic intensity "
+                    "in a regime and the critical threshold of one op on one chip.",
+        epilog=EXAMPLES_DERIVE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = d.add_argument_group("the op (formulas or an einsum spec)")
+    src.add_argument("--flops", metavar="EXPR", help="FLOPs, e.g. '2*B*D*F'")
+    src.add_argument("--bytes", metavar="EXPR", help="bytes moved to and from HBM")
+    src.add_argument("--comm-bytes", metavar="EXPR", help="bytes sent over --link")
+    src.add_argument("--link", metavar="NAME", help="link of --comm-bytes (default ici)")
+    src.add_argument("--einsum", metavar="SPEC", help="einsum spec, e.g. 'B D, D F -> B F'")
+    src.add_argument("--dtypes", metavar="LIST", help="dtype of each einsum operand, or one "
+                     "for all (default bf16)")
+    src.add_argument("--out-dtype", metavar="NAME", help="dtype of the einsum output "
+                     "(default: the first operand's)")
+    _chip_options(d)
+    d.add_argument("--dtype", metavar="NAME", help="dtype whose peak applies (default: the "
+                   "first operand's, or bf16)")
+    d.add_argument("--unit", default="mxu", choices=("mxu", "vpu"),
+                   help="matrix (mxu, tensor cores) or vector unit (default mxu)")
+    d.add_argument("--solve", metavar="SYMBOL", help="solve T_math = T_memory for SYMBOL")
+    d.add_argument("--regime", metavar="R", help="asymptotic regime, e.g. 'B<<D,F' or 'N->oo'")
+    d.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'D=8192,F=32768'")
+    d.add_argument("--format", default="text", choices=("text", "md", "tex"),
+                   help="output format (default text)")
+    d.add_argument("--json", action="store_true", help="machine-readable output")
+    d.set_defaults(run=_derive)
+
+    c = verbs.add_parser("chips", help="list the chip catalogue",
+                         description="List every chip of the catalogue with its headline "
+                                     "figures.")
+    c.add_argument("--catalog", metavar="FILE", help="a catalogue TOML file of your own")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.set_defaults(run=_chips)
+
+    one = verbs.add_parser("chip", help="show one chip with the source of every figure",
+                           description="Show every figure of one chip, its alternatives and "
+                                       "their sources.")
+    one.add_argument("name", metavar="NAME", help="chip name, e.g. tpu-v5e")
+    _chip_options(one, with_name=False)
+    one.add_argument("--json", action="store_true", help="machine-readable output")
+    one.set_defaults(run=_chip)
+    return parser
+
+
+def _chip_options(p: argparse.ArgumentParser, with_name: bool = True) -> None:
+    if with_name:
+        p.add_argument("--chip", default="tpu-v5e", metavar="NAME",
+                       help="chip from the catalogue (default tpu-v5e; see 'symroof chips')")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="override a figure for this run: hbm=8.1e11, hbm='810 GB/s', "
+                        "bf16=9.1e14, or an alternative's label (hbm=B1)")
+    p.add_argument("--catalog", metavar="FILE", help="a catalogue TOML file of your own")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.verb is None:
+        parser.print_help()
+        return 2
+    run: Callable[[argparse.Namespace], int] = args.run
+    from .errors import SymroofError
+    try:
+        return run(args)
+    except SymroofError as exc:
+        print(f"symroof: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("symroof: interrupted", file=sys.stderr)
+        return 130
+
+
+def _overrides(pairs: list[str]) -> dict[str, str]:
+    from .errors import InputError
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, eq, value = pair.partition("=")
+        if not eq or not key.strip() or not value.strip():
+            raise InputError(f"expected KEY=VALUE, got {pair!r}", "--set")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _emit(data: Any) -> None:
+    print(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+def _derive(args: argparse.Namespace) -> int:
+    from .adhoc import derive_adhoc
+    result = derive_adhoc(
+        flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
+        einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
+        chip_name=args.chip, catalog=args.catalog, overrides=_overrides(args.set),
+        dtype=args.dtype, unit=args.unit, solve=args.solve, regime=args.regime,
+        subs=args.subs)
+    if args.json:
+        _emit(result.to_json())
+        return 0
+    from .show import derive_lines
+    print("\n".join(derive_lines(result, args.format)))
+    return 0
+
+
+def _chips(args: argparse.Namespace) -> int:
+    from .hardware import load_catalog
+    from .show import chip_json, chips_lines
+    catalog = load_catalog(args.catalog)
+    if args.json:
+        _emit({"catalog": catalog.path if args.catalog else "bundled",
+               "chips": [chip_json(c, brief=True) for c in catalog.chips.values()]})
+    else:
+        print("\n".join(chips_lines(catalog)))
+    return 0
+
+
+def _chip(args: argparse.Namespace) -> int:
+    from .hardware import load_catalog
+    from .show import chip_json, chip_lines
+    found = load_catalog(args.catalog)[args.name].with_figures(_overrides(args.set))
+    if args.json:
+        _emit(chip_json(found))
+    else:
+        print("\n".join(chip_lines(found)))
+    return 0
+
+
+def _version() -> str:
+    from . import __version__
+    return f"symroof {__version__}"
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,293 @@
+"""The chip catalogue: peak rates, bandwidths and capacities, each with its source.
+
+>>> v5e = chip("tpu-v5e")
+>>> v5e.peak("bf16")
+197000000000000
+>>> v5e.bandwidth("hbm"), chip("tpu-v5e", hbm="B1").bandwidth("hbm")
+(810000000000, 820000000000)
+
+Figures are flattened to keys: ``mxu.bf16`` (peak of the matrix unit in bf16),
+``vpu.fp32`` (vector unit), ``hbm`` (a memory level's bandwidth), ``hbm.capacity``,
+``ici`` / ``nvlink`` / ``pcie`` / ``dcn`` (a link's bandwidth). Where sources disagree a
+figure keeps its alternatives; ``chip(name, hbm="B1")`` picks one by label, and
+``chip(name, hbm="810 GB/s")`` sets a value for one run.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import sympy as sp
+
+from .errors import InputError
+from .quantities import DTYPES, canonical_dtype
+from .units import BANDWIDTH, CAPACITY, COMPUTE, Dimension, parse_quantity
+
+UNITS_OF_COMPUTE = ("mxu", "vpu")
+DIRECTIONS = ("one-way", "bidirectional")
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One number of a chip, as its source states it."""
+
+    value: sp.Rational
+    text: str
+    source: str
+    label: str = "default"
+    note: str = ""
+    alternatives: tuple[Figure, ...] = ()
+
+    def pick(self, label: str) -> Figure:
+        """This figure with the alternative ``label`` made the value in force."""
+        for alt in self.alternatives:
+            if alt.label == label:
+                others = tuple(a for a in (self, *self.alternatives) if a is not alt)
+                return replace(alt, alternatives=tuple(replace(o, alternatives=()) for o in others))
+        known = ", ".join(a.label for a in self.alternatives) or "none"
+        raise InputError(f"no alternative labelled {label!r} (alternatives: {known})")
+
+
+@dataclass(frozen=True)
+class LinkInfo:
+    """How a link's bandwidth is counted."""
+
+    direction: str
+    per: str = "link"
+    count: int | None = None
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Chip:
+    """A chip: figures by key, link conventions, and the sources the figures cite."""
+
+    name: str
+    title: str
+    vendor: str
+    figures: Mapping[str, Figure]
+    links: Mapping[str, LinkInfo] = field(default_factory=dict)
+    sources: Mapping[str, str] = field(default_factory=dict)
+
+    def figure(self, key: str) -> Figure:
+        """The figure under ``key`` (``mxu.bf16``, ``hbm``, ``hbm.capacity``, ``ici``)."""
+        resolved = self.resolve(key)
+        return self.figures[resolved]
+
+    def resolve(self, key: str) -> str:
+        """The full key for a short one: ``bf16`` means ``mxu.bf16``."""
+        if key in self.figures:
+            return key
+        if key in DTYPES and f"mxu.{key}" in self.figures:
+            return f"mxu.{key}"
+        raise InputError(f"chip {self.name!r} has no figure {key!r} "
+                         f"(keys: {', '.join(sorted(self.figures))})")
+
+    def peak(self, dtype: str = "bf16", unit: str = "mxu") -> sp.Rational:
+        """Peak dense operations per second of ``unit`` in ``dtype``."""
+        dtype = canonical_dtype(dtype)
+        key = f"{unit}.{dtype}"
+        if key not in self.figures:
+            have = ", ".join(k for k in sorted(self.figures) if k.startswith(f"{unit}."))
+            raise InputError(f"chip {self.name!r} has no {unit} peak for {dtype} "
+                             f"(it has: {have or 'none'})")
+        return self.figures[key].value
+
+    def bandwidth(self, name: str = "hbm") -> sp.Rational:
+        """Bytes per second of a memory level or a link (the convention its source uses)."""
+        if name not in self.figures or "." in name:
+            raise InputError(f"chip {self.name!r} has no bandwidth {name!r} "
+                             f"(it has: {', '.join(self.bandwidth_names()) or 'none'})")
+        return self.figures[name].value
+
+    def capacity(self, name: str = "hbm") -> sp.Rational:
+        """Bytes of a memory level."""
+        return self.figure(f"{name}.capacity").value
+
+    def bandwidth_names(self) -> list[str]:
+        return sorted(k for k in self.figures if "." not in k)
+
+    def ridge(self, dtype: str = "bf16", over: str = "hbm", unit: str = "mxu") -> sp.Rational:
+        """Critical intensity: peak / bandwidth, in FLOP per byte.
+
+        >>> chip("tpu-v5e", hbm="B1").ridge()
+        9850/41
+        """
+        return self.peak(dtype, unit) / self.bandwidth(over)
+
+    def with_figures(self, overrides: Mapping[str, str]) -> Chip:
+        """A copy with figures set for one run: a value with unit, a bare number, or the
+        label of a listed alternative.
+
+        >>> chip("tpu-v5e").with_figures({"hbm": "8.2e11"}).bandwidth()
+        820000000000
+        """
+        figures = dict(self.figures)
+        for key, text in overrides.items():
+            where = f"--set {key}"
+            try:
+                full = self.resolve(key)
+            except InputError as exc:
+                raise InputError(exc.message, where) from None
+            old = figures[full]
+            labels = {a.label for a in old.alternatives}
+            if text in labels:
+                figures[full] = old.pick(text)
+                continue
+            value = parse_quantity(text, _dimension(full), where=where)
+            figures[full] = Figure(value, text, "set on the command line", "override",
+                                   alternatives=(replace(old, alternatives=()),
+                                                 *old.alternatives))
+        return replace(self, figures=figures)
+
+
+@dataclass(frozen=True)
+class Catalog:
+    """Chips by name, and the sources their figures cite."""
+
+    chips: Mapping[str, Chip]
+    sources: Mapping[str, str]
+    path: str
+
+    def __getitem__(self, name: str) -> Chip:
+        try:
+            return self.chips[name]
+        except KeyError:
+            near = [c for c in self.chips if name.lower() in c or c in name.lower()]
+            hint = f" (did you mean {', '.join(near)}?)" if near else ""
+            raise InputError(f"unknown chip {name!r}{hint}; known: "
+                             f"{', '.join(sorted(self.chips))}") from None
+
+
+def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip:
+    """A chip from the bundled catalogue (or ``catalog``), with optional figure overrides.
+
+    >>> chip("h100-sxm").ridge()
+    19780/67
+    """
+    found = (catalog or load_catalog())[name]
+    return found.with_figures(overrides) if overrides else found
+
+
+@lru_cache(maxsize=8)
+def load_catalog(path: str | None = None) -> Catalog:
+    """Load a catalogue TOML file; the bundled one when ``path`` is None."""
+    if path is None:
+        text = resources.files("symroof.data").joinpath("chips.toml").read_text("utf-8")
+        where = "symroof/data/chips.toml"
+    else:
+        file = Path(path)
+        where = str(path)
+        if not file.is_file():
+            raise InputError("no such catalogue file", where)
+        try:
+            text = file.read_text("utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InputError(f"cannot read: {exc}", where) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", where) from None
+    return _build_catalog(data, where)
+
+
+def _build_catalog(data: dict[str, Any], where: str) -> Catalog:
+    sources = data.get("sources", {})
+    if not isinstance(sources, dict) or not all(isinstance(v, str) for v in sources.values()):
+        raise InputError("[sources] must map keys to strings", where)
+    chips_data = data.get("chips")
+    if not isinstance(chips_data, dict) or not chips_data:
+        raise InputError("no [chips.NAME] tables", where)
+    chips = {name: _build_chip(name, body, sources, f"{where}: chips.{name}")
+             for name, body in chips_data.items()}
+    return Catalog(chips, sources, where)
+
+
+def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Chip:
+    table = _table(body, where)
+    figures: dict[str, Figure] = {}
+    for unit, per_dtype in _table(table.get("peak", {}), f"{where}.peak").items():
+        if unit not in UNITS_OF_COMPUTE:
+            raise InputError(f"unknown compute unit {unit!r} (use {', '.join(UNITS_OF_COMPUTE)})",
+                             f"{where}.peak")
+        for dtype, spec in _table(per_dtype, f"{where}.peak.{unit}").items():
+            if dtype not in DTYPES:
+                raise InputError(f"unknown dtype {dtype!r}", f"{where}.peak.{unit}")
+            figures[f"{unit}.{dtype}"] = _figure(spec, COMPUTE, sources,
+                                                 f"{where}.peak.{unit}.{dtype}")
+    for level, spec in _table(table.get("memory", {}), f"{where}.memory").items():
+        spec = _table(spec, f"{where}.memory.{level}")
+        if "bandwidth" in spec:
+            figures[level] = _figure(spec["bandwidth"], BANDWIDTH, sources,
+                                     f"{where}.memory.{level}.bandwidth")
+        if "capacity" in spec:
+            figures[f"{level}.capacity"] = _figure(spec["capacity"], CAPACITY, sources,
+                                                   f"{where}.memory.{level}.capacity")
+    links: dict[str, LinkInfo] = {}
+    for link, spec in _table(table.get("links", {}), f"{where}.links").items():
+        at = f"{where}.links.{link}"
+        spec = _table(spec, at)
+        if "bandwidth" not in spec:
+            raise InputError("missing 'bandwidth'", at)
+        figures[link] = _figure(spec["bandwidth"], BANDWIDTH, sources, f"{at}.bandwidth")
+        direction = spec.get("direction", "one-way")
+        if direction not in DIRECTIONS:
+            raise InputError(f"direction must be one of {', '.join(DIRECTIONS)}, "
+                             f"got {direction!r}", at)
+        count = spec.get("count")
+        if count is not None and (not isinstance(count, int) or count <= 0):
+            raise InputError(f"count must be a positive integer, got {count!r}", at)
+        links[link] = LinkInfo(direction, str(spec.get("per", "link")), count,
+                               str(spec.get("note", "")))
+    if not figures:
+        raise InputError("a chip needs at least one figure", where)
+    return Chip(name, str(table.get("title", name)), str(table.get("vendor", "")), figures,
+                links, sources)
+
+
+def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str,
+            label: str = "default") -> Figure:
+    spec = _table(spec, where)
+    for key in ("value", "source"):
+        if key not in spec:
+            raise InputError(f"missing {key!r}", where)
+        if not isinstance(spec[key], str):
+            raise InputError(f"{key!r} must be a string, got {type(spec[key]).__name__}", where)
+    if spec["source"] not in sources:
+        raise InputError(f"source {spec['source']!r} is not in [sources]", where)
+    alternatives = []
+    raw_alts = spec.get("alternatives", [])
+    if not isinstance(raw_alts, list):
+        raise InputError("'alternatives' must be a list", where)
+    for i, alt in enumerate(raw_alts):
+        at = f"{where}.alternatives[{i}]"
+        alt_label = _table(alt, at).get("label")
+        if not isinstance(alt_label, str) or not alt_label:
+            raise InputError("missing 'label'", at)
+        alternatives.append(_figure(alt, dimension, sources, at, alt_label))
+    labels = [a.label for a in alternatives]
+    if len(set(labels)) != len(labels):
+        raise InputError("alternative labels must be unique", where)
+    value = parse_quantity(spec["value"], dimension, where=f"{where}.value")
+    return Figure(value, spec["value"], spec["source"], label, str(spec.get("note", "")),
+                  tuple(alternatives))
+
+
+def _table(value: Any, where: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"expected a table, got {type(value).__name__}", where)
+    return value
+
+
+def _dimension(key: str) -> Dimension:
+    if key.endswith(".capacity"):
+        return CAPACITY
+    if key.split(".")[0] in UNITS_OF_COMPUTE:
+        return COMPUTE
+    return BANDWIDTH

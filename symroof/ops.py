@@ -1,0 +1,189 @@
+"""Operations and their costs: FLOPs, bytes per memory level, bytes per network link.
+
+>>> from symroof import sizes
+>>> mm = einsum("B D, D F -> B F", "bf16")
+>>> mm.flops, mm.bytes()
+(2*B*D*F, 2*B*D + 2*B*F + 2*D*F)
+>>> chain = [elementwise(f"op{i}", sizes("N")[0], "bf16") for i in range(3)]
+>>> sequence(*chain).bytes(), fuse(*chain).bytes()
+(12*N, 4*N)
+
+An einsum spec names each dimension (``"B D, B D F -> B F"``); a contraction costs
+2 x the product of all dimensions (one multiply and one add each), a spec without a
+contracted dimension costs one operation per output element. Bytes are operand sizes
+times their dtype's bytes (reads) plus the output's (writes).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import reduce
+from operator import mul
+
+import sympy as sp
+
+from .errors import InputError
+from .quantities import canonical_dtype, dtype_bytes
+
+Cost = Mapping[str, sp.Expr]
+_DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+
+@dataclass(frozen=True)
+class Op:
+    """An operation's costs. ``reads``/``writes`` map memory levels (``hbm``, ``vmem``) to
+    bytes; ``comms`` maps links (``ici``, ``nvlink``) to bytes sent; ``dtype`` and ``unit``
+    pick the chip's peak rate."""
+
+    name: str
+    flops: sp.Expr
+    reads: Cost = field(default_factory=dict)
+    writes: Cost = field(default_factory=dict)
+    comms: Cost = field(default_factory=dict)
+    dtype: str = "bf16"
+    unit: str = "mxu"
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "flops", sp.sympify(self.flops))
+        for name in ("reads", "writes", "comms"):
+            object.__setattr__(self, name, {k: sp.sympify(v) for k, v in
+                                            sorted(getattr(self, name).items())})
+        object.__setattr__(self, "dtype", canonical_dtype(self.dtype))
+
+    def bytes(self, level: str = "hbm") -> sp.Expr:
+        """Bytes moved at a memory level: reads plus writes."""
+        return sp.sympify(self.reads.get(level, 0) + self.writes.get(level, 0))
+
+    @property
+    def levels(self) -> list[str]:
+        """Memory levels this op moves bytes at."""
+        return sorted(set(self.reads) | set(self.writes))
+
+    def then(self, other: Op, name: str | None = None) -> Op:
+        """Run ``self`` then ``other``: every cost adds."""
+        return Op(name or f"{self.name}; {other.name}", self.flops + other.flops,
+                  _add(self.reads, other.reads), _add(self.writes, other.writes),
+                  _add(self.comms, other.comms), self.dtype, self.unit)
+
+    def repeat(self, times: sp.Expr | int, name: str | None = None) -> Op:
+        """Run ``self`` ``times`` times: every cost scales."""
+        k = sp.sympify(times)
+        return Op(name or f"{k} x {self.name}", k * self.flops, _scale(self.reads, k),
+                  _scale(self.writes, k), _scale(self.comms, k), self.dtype, self.unit)
+
+    def renamed(self, name: str) -> Op:
+        return replace(self, name=name)
+
+    def subs(self, values: Mapping[sp.Symbol, sp.Expr]) -> Op:
+        """Costs with sizes substituted."""
+        def sub(cost: Cost) -> dict[str, sp.Expr]:
+            return {k: v.subs(values) for k, v in cost.items()}
+        return replace(self, flops=self.flops.subs(values), reads=sub(self.reads),
+                       writes=sub(self.writes), comms=sub(self.comms))
+
+
+def op(name: str, flops: sp.Expr | int, bytes: sp.Expr | int | Cost = 0, *,
+       writes: sp.Expr | int | Cost = 0, comms: Cost | None = None,
+       dtype: str = "bf16", unit: str = "mxu") -> Op:
+    """An op by hand; a bare ``bytes`` or ``writes`` is HBM traffic.
+
+    >>> from symroof import sizes
+    >>> B, D, F = sizes("B D F")
+    >>> op("shard", B*D*F, comms={"ici": 2*B*F}).comms
+    {'ici': 2*B*F}
+    """
+    def cost(value: sp.Expr | int | Cost) -> dict[str, sp.Expr]:
+        if isinstance(value, Mapping):
+            return {k: sp.sympify(v) for k, v in value.items()}
+        return {"hbm": sp.sympify(value)} if value != 0 else {}
+    return Op(name, sp.sympify(flops), cost(bytes), cost(writes), dict(comms or {}), dtype, unit)
+
+
+def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = None, *,
+           name: str | None = None, compute: str | None = None,
+           dims: Mapping[str, sp.Expr] | None = None) -> Op:
+    """An op from an einsum spec and dtypes (one for all operands, or one each).
+
+    >>> w8a16 = einsum("B D, D F -> B F", ["bf16", "int8"], out="bf16")
+    >>> w8a16.bytes()
+    2*B*D + 2*B*F + D*F
+
+    The output dtype defaults to the first operand's, and so does the compute dtype that
+    picks the chip's peak. ``dims`` maps dimension names to expressions (default: positive
+    symbols of the same names).
+    """
+    where = f"einsum {spec!r}"
+    lhs, arrow, rhs = spec.partition("->")
+    if not arrow:
+        raise InputError("expected 'operands -> output'", where)
+    operands = [_dims(part, where) for part in lhs.split(",")]
+    output = _dims(rhs, where, allow_empty=True)
+    kinds = [dtypes] * len(operands) if isinstance(dtypes, str) else list(dtypes)
+    if len(kinds) != len(operands):
+        raise InputError(f"{len(operands)} operands but {len(kinds)} dtypes", where)
+    every = sorted({d for dims_ in operands for d in dims_})
+    missing = [d for d in output if d not in every]
+    if missing:
+        raise InputError(f"output dimension {missing[0]!r} is in no operand", where)
+    symbols = {d: (dims or {}).get(d, sp.Symbol(d, positive=True)) for d in every}
+
+    def size(ds: Iterable[str]) -> sp.Expr:
+        return reduce(mul, (symbols[d] for d in ds), sp.Integer(1))
+
+    contracted = [d for d in every if d not in output]
+    flops = 2 * size(every) if contracted else size(output)
+    out_dtype = out or kinds[0]
+    reads = sum((size(ds) * dtype_bytes(k, where=where) for ds, k in zip(operands, kinds,
+                                                                         strict=True)),
+                sp.Integer(0))
+    writes = size(output) * dtype_bytes(out_dtype, where=where)
+    return Op(name or spec, flops, {"hbm": reads}, {"hbm": writes}, {},
+              compute or kinds[0])
+
+
+def elementwise(name: str, elements: sp.Expr, dtype: str = "bf16",
+                flops_per_element: sp.Expr | int = 1) -> Op:
+    """An elementwise op over ``elements`` values: reads them once and writes them once."""
+    size = sp.sympify(elements) * dtype_bytes(dtype)
+    return Op(name, sp.sympify(flops_per_element) * elements, {"hbm": size}, {"hbm": size},
+              {}, dtype, "vpu")
+
+
+def sequence(*ops: Op, name: str | None = None) -> Op:
+    """Ops run one after another, each through memory: their costs add."""
+    if not ops:
+        raise InputError("sequence of no ops")
+    result = reduce(Op.then, ops)
+    return result.renamed(name) if name else result
+
+
+def fuse(*ops: Op, name: str | None = None) -> Op:
+    """An elementwise chain fused into one kernel: the intermediates never reach memory,
+    so only the first op's reads and the last op's writes remain; FLOPs and comms add."""
+    if not ops:
+        raise InputError("fusion of no ops")
+    total = sequence(*ops)
+    return replace(total, name=name or "fused(" + ", ".join(o.name for o in ops) + ")",
+                   reads=dict(ops[0].reads), writes=dict(ops[-1].writes))
+
+
+def _dims(part: str, where: str, allow_empty: bool = False) -> list[str]:
+    names = part.replace("[", " ").replace("]", " ").split()
+    if not names and not allow_empty:
+        raise InputError("an operand has no dimensions", where)
+    for n in names:
+        if not _DIM.match(n):
+            raise InputError(f"bad dimension name {n!r}", where)
+    if len(set(names)) != len(names):
+        raise InputError(f"a dimension repeats in {part.strip()!r}", where)
+    return names
+
+
+def _add(a: Cost, b: Cost) -> dict[str, sp.Expr]:
+    return {k: sp.sympify(a.get(k, 0) + b.get(k, 0)) for k in sorted(set(a) | set(b))}
+
+
+def _scale(a: Cost, k: sp.Expr) -> dict[str, sp.Expr]:
+    return {key: k * v for key, v in a.items()}

@@ -1,0 +1,258 @@
+"""Safe formula parsing: Python's ``ast`` with a whitelist, built into exact SymPy.
+
+>>> parse_expr("B*D*F / (B*D + D*F + B*F)")
+B*D*F/(B*D + B*F + D*F)
+>>> parse_expr("0.34")
+17/50
+
+Strings from the command line or from data files never reach ``eval`` or ``sympify``:
+only numbers, names, the arithmetic operators and a few named functions are accepted.
+Every name becomes a positive symbol. Decimal literals become exact rationals.
+"""
+
+from __future__ import annotations
+
+import ast
+import math
+import re
+from collections.abc import Callable
+from fractions import Fraction
+
+import sympy as sp
+
+from .errors import InputError
+
+MAX_LENGTH = 2000
+MAX_DEPTH = 40
+MAX_EXPONENT = 1000
+MAX_DIGITS = 400
+
+_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+
+FUNCTIONS: dict[str, Callable[..., sp.Expr]] = {
+    "sqrt": sp.sqrt,
+    "exp": sp.exp,
+    "log": sp.log,
+    "ln": sp.log,
+    "Max": sp.Max,
+    "max": sp.Max,
+    "Min": sp.Min,
+    "min": sp.Min,
+    "floor": sp.floor,
+    "ceil": sp.ceiling,
+    "ceiling": sp.ceiling,
+    "Abs": sp.Abs,
+    "abs": sp.Abs,
+}
+CONSTANTS: dict[str, sp.Expr] = {"pi": sp.pi, "oo": sp.oo}
+_ARITY = {"sqrt": 1, "exp": 1, "log": (1, 2), "ln": 1, "floor": 1, "ceil": 1, "ceiling": 1,
+          "Abs": 1, "abs": 1}
+
+
+def symbol(name: str) -> sp.Symbol:
+    """The positive symbol every formula uses for ``name``.
+
+    >>> symbol("B").is_positive
+    True
+    """
+    return sp.Symbol(name, positive=True)
+
+
+def parse_expr(text: str, *, where: str | None = None,
+               symbols: dict[str, sp.Expr] | None = None) -> sp.Expr:
+    """Parse an arithmetic formula into an exact SymPy expression.
+
+    >>> parse_expr("2*N - 1")
+    2*N - 1
+
+    ``symbols`` maps names to the objects to use instead of new positive symbols.
+    Raises InputError naming the formula and the offending part.
+    """
+    tree = _parse(text, where)
+    return _Builder(text, where, symbols or {}).build(tree.body)
+
+
+def parse_relation(text: str, *, where: str | None = None,
+                   symbols: dict[str, sp.Expr] | None = None) -> sp.Rel:
+    """Parse ``lhs = rhs`` (or ``<``, ``<=``, ``>``, ``>=``) into a SymPy relation.
+
+    >>> parse_relation("6*N*D = C")
+    Eq(6*D*N, C)
+    >>> parse_relation("B > 240")
+    B > 240
+    """
+    stripped = text.strip()
+    match = re.fullmatch(r"(.+?)(==|=|<=|>=|<|>)(.+)", stripped)
+    if not match or "=" in match.group(3).replace("<=", "").replace(">=", ""):
+        raise InputError(f"expected one relation like 'lhs = rhs' or 'B > 240' in {text!r}",
+                         where)
+    lhs = parse_expr(match.group(1), where=where, symbols=symbols)
+    rhs = parse_expr(match.group(3), where=where, symbols=symbols)
+    op = {"==": "==", "=": "=="}.get(match.group(2), match.group(2))
+    return sp.Rel(lhs, rhs, op, evaluate=False)
+
+
+def parse_assignments(text: str, *, where: str | None = None) -> dict[str, str]:
+    """Split ``"D=8192, F=32768"`` into ``{"D": "8192", "F": "32768"}`` (values unparsed).
+
+    >>> parse_assignments("D=8192, F=32768")
+    {'D': '8192', 'F': '32768'}
+    """
+    out: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, eq, value = part.partition("=")
+        name = name.strip()
+        if not eq or not value.strip():
+            raise InputError(f"expected NAME=VALUE, got {part!r}", where)
+        if not _NAME.match(name):
+            raise InputError(f"{name!r} is not a valid name", where)
+        if name in out:
+            raise InputError(f"{name!r} is given twice", where)
+        out[name] = value.strip()
+    return out
+
+
+def parse_number(text: str, *, where: str | None = None) -> sp.Rational:
+    """An exact rational from a decimal or fraction literal.
+
+    >>> parse_number("1.97e14")
+    197000000000000
+    >>> parse_number("9850/41")
+    9850/41
+    """
+    value = parse_expr(text, where=where)
+    if not value.is_Rational:
+        raise InputError(f"expected a number, got {text!r}", where)
+    return value
+
+
+def _parse(text: str, where: str | None) -> ast.Expression:
+    if not isinstance(text, str) or not text.strip():
+        raise InputError("empty formula", where)
+    if len(text) > MAX_LENGTH:
+        raise InputError(f"formula is {len(text)} characters long; the limit is {MAX_LENGTH}",
+                         where)
+    source = text.strip().replace("^", "**")
+    try:
+        return ast.parse(source, mode="eval")
+    except SyntaxError as exc:
+        column = f" at column {exc.offset}" if exc.offset else ""
+        raise InputError(f"malformed formula {text!r}{column}", where) from None
+    except (ValueError, RecursionError, MemoryError):
+        raise InputError(f"malformed formula {text!r}", where) from None
+
+
+class _Builder:
+    """One method per accepted node type; anything else is refused by name."""
+
+    def __init__(self, text: str, where: str | None, symbols: dict[str, sp.Expr]) -> None:
+        self.text = text.strip().replace("^", "**")
+        self.where = where
+        self.symbols = symbols
+
+    def fail(self, what: str) -> InputError:
+        return InputError(f"{what} in formula {self.text!r}", self.where)
+
+    def build(self, node: ast.AST, depth: int = 0) -> sp.Expr:
+        if depth > MAX_DEPTH:
+            raise self.fail(f"nesting deeper than {MAX_DEPTH}")
+        method = getattr(self, f"visit_{type(node).__name__}", None)
+        if method is None:
+            raise self.fail(f"{_describe(node)} is not allowed")
+        result: sp.Expr = method(node, depth + 1)
+        return result
+
+    def visit_Constant(self, node: ast.Constant, depth: int) -> sp.Expr:
+        if isinstance(node.value, bool) or not isinstance(node.value, int | float):
+            raise self.fail(f"the literal {node.value!r} is not a number")
+        literal = ast.get_source_segment(self.text, node) or repr(node.value)
+        digits = literal.lower().replace("_", "")
+        if len(digits) > MAX_DIGITS:
+            raise self.fail("a number with too many digits")
+        _, _, exponent = digits.partition("e")
+        if exponent and abs(int(exponent)) > MAX_EXPONENT:
+            raise self.fail(f"the exponent of {literal} is beyond {MAX_EXPONENT}")
+        try:
+            fraction = Fraction(digits)
+        except ValueError:
+            raise self.fail(f"the number {literal!r} cannot be read") from None
+        return sp.Rational(fraction.numerator, fraction.denominator)
+
+    def visit_Name(self, node: ast.Name, depth: int) -> sp.Expr:
+        name = node.id
+        if name in self.symbols:
+            return self.symbols[name]
+        if name in CONSTANTS:
+            return CONSTANTS[name]
+        if name in FUNCTIONS:
+            raise self.fail(f"the function {name!r} is used without arguments")
+        if not _NAME.match(name):
+            raise self.fail(f"the name {name!r} is not allowed")
+        return symbol(name)
+
+    def visit_UnaryOp(self, node: ast.UnaryOp, depth: int) -> sp.Expr:
+        operand = self.build(node.operand, depth)
+        if isinstance(node.op, ast.USub):
+            return -operand
+        if isinstance(node.op, ast.UAdd):
+            return operand
+        raise self.fail(f"the operator {type(node.op).__name__} is not allowed")
+
+    def visit_BinOp(self, node: ast.BinOp, depth: int) -> sp.Expr:
+        left = self.build(node.left, depth)
+        right = self.build(node.right, depth)
+        op = node.op
+        if isinstance(op, ast.Add):
+            return left + right
+        if isinstance(op, ast.Sub):
+            return left - right
+        if isinstance(op, ast.Mult):
+            return left * right
+        if isinstance(op, ast.Div | ast.FloorDiv):
+            if right == 0:
+                raise self.fail("division by zero")
+            quotient = left / right
+            return sp.floor(quotient) if isinstance(op, ast.FloorDiv) else quotient
+        if isinstance(op, ast.Pow):
+            if right.is_Number and abs(right) > MAX_EXPONENT:
+                raise self.fail(f"the exponent {right} is beyond {MAX_EXPONENT}")
+            if left.is_Rational and right.is_Number and _digits(left) * abs(right) > MAX_DIGITS:
+                digits = int(_digits(left) * abs(right))
+                raise self.fail(f"a power with about {digits} digits (limit {MAX_DIGITS})")
+            if left == 0 and right.is_Number and right.is_negative:
+                raise self.fail("division by zero")
+            return sp.Pow(left, right)
+        raise self.fail(f"the operator {type(op).__name__} is not allowed")
+
+    def visit_Call(self, node: ast.Call, depth: int) -> sp.Expr:
+        if not isinstance(node.func, ast.Name):
+            raise self.fail(f"calling {_describe(node.func)} is not allowed")
+        if node.func.id not in FUNCTIONS:
+            name = node.func.id
+            raise self.fail(f"the function {name!r} is not allowed (allowed: "
+                            f"{', '.join(sorted(FUNCTIONS))})")
+        if node.keywords:
+            raise self.fail(f"keyword arguments to {node.func.id!r} are not allowed")
+        args = [self.build(arg, depth) for arg in node.args]
+        arity = _ARITY.get(node.func.id)
+        allowed = arity if isinstance(arity, tuple) else (arity,) if arity else None
+        if (allowed and len(args) not in allowed) or not args:
+            raise self.fail(f"{node.func.id!r} takes {arity or 'at least one'} argument(s), "
+                            f"got {len(args)}")
+        return FUNCTIONS[node.func.id](*args)
+
+
+def _digits(value: sp.Rational) -> float:
+    return max(math.log10(abs(value.p) or 1), math.log10(value.q))
+
+
+def _describe(node: ast.AST) -> str:
+    kinds = {
+        "Attribute": "attribute access", "Lambda": "lambda", "ListComp": "a comprehension",
+        "SetComp": "a comprehension", "DictComp": "a comprehension",
+        "GeneratorExp": "a comprehension", "Subscript": "subscripting", "List": "a list",
+        "Tuple": "a tuple", "Dict": "a dict", "Set": "a set", "Compare": "a comparison",
+        "BoolOp": "a boolean operator", "IfExp": "a conditional", "NamedExpr": "assignment",
+        "JoinedStr": "a string", "Starred": "unpacking", "Await": "await", "Yield": "yield",
+    }
+    return kinds.get(type(node).__name__, type(node).__name__)

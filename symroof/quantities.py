@@ -1,0 +1,61 @@
+"""Sizes (positive symbols) and dtypes (bytes per element, exact).
+
+>>> B, D, F = sizes("B D F")
+>>> B.is_positive
+True
+>>> dtype_bytes("int4")
+1/2
+"""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from .errors import InputError
+
+DTYPES: dict[str, sp.Rational] = {
+    "fp64": sp.Integer(8),
+    "fp32": sp.Integer(4),
+    "tf32": sp.Integer(4),
+    "bf16": sp.Integer(2),
+    "fp16": sp.Integer(2),
+    "int8": sp.Integer(1),
+    "fp8": sp.Integer(1),
+    "int4": sp.Rational(1, 2),
+    "fp4": sp.Rational(1, 2),
+}
+ALIASES = {"float32": "fp32", "float16": "fp16", "bfloat16": "bf16", "float64": "fp64",
+           "half": "fp16", "float": "fp32"}
+
+
+def sizes(names: str, *, integer: bool = False) -> tuple[sp.Symbol, ...]:
+    """Positive size symbols from a space- or comma-separated list of names.
+
+    >>> sizes("N")
+    (N,)
+
+    Pass ``integer=True`` for counts that are whole numbers. Plain positive symbols are the
+    ones the formula parser makes, so they compare equal to parsed names.
+    """
+    split = names.replace(",", " ").split()
+    if not split:
+        raise InputError("no size names given")
+    return tuple(sp.Symbol(n, positive=True, integer=integer or None) for n in split)
+
+
+def dtype_bytes(name: str, *, where: str | None = None) -> sp.Rational:
+    """Bytes per element of a dtype, as an exact rational.
+
+    >>> dtype_bytes("bf16")
+    2
+    """
+    key = ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key not in DTYPES:
+        raise InputError(f"unknown dtype {name!r} (known: {', '.join(DTYPES)})", where)
+    return DTYPES[key]
+
+
+def canonical_dtype(name: str, *, where: str | None = None) -> str:
+    """The catalogue's name for a dtype (``bfloat16`` -> ``bf16``)."""
+    dtype_bytes(name, where=where)
+    return ALIASES.get(name.strip().lower(), name.strip().lower())

@@ -1,0 +1,115 @@
+"""Rooflines: an op's times on a chip, its bounds, intensity and attainable rate.
+
+>>> from symroof import einsum, chip
+>>> rl = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+>>> rl.intensity
+B*D*F/(B*D + B*F + D*F)
+>>> rl.ridge
+9850/41
+>>> rl.at({"B": 512, "D": 8192, "F": 32768}).bound()
+'compute'
+
+T_math = FLOPs / peak; T_x = bytes at x / bandwidth of x for each memory level and link;
+T_lower = max of them (perfect overlap), T_upper = their sum (no overlap). Intensity and
+ridge are taken against the primary resource: HBM when the op touches it, else its first
+memory level, else its first link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import sympy as sp
+
+from .errors import InputError
+from .hardware import Chip
+from .ops import Op
+from .parse import symbol
+from .steps import Step
+
+COMPUTE = "compute"
+
+
+@dataclass(frozen=True)
+class Roofline:
+    """The roofline of ``op`` on ``chip``; every field is an exact SymPy expression."""
+
+    op: Op
+    chip: Chip
+    peak: sp.Expr
+    bandwidths: Mapping[str, sp.Expr]
+    t_math: sp.Expr
+    t_comms: Mapping[str, sp.Expr]
+    primary: str
+    intensity: sp.Expr
+    ridge: sp.Expr
+    steps: tuple[Step, ...]
+
+    @property
+    def t_lower(self) -> sp.Expr:
+        return sp.Max(self.t_math, *self.t_comms.values())
+
+    @property
+    def t_upper(self) -> sp.Expr:
+        return sp.Add(self.t_math, *self.t_comms.values())
+
+    @property
+    def attainable(self) -> sp.Expr:
+        """Attainable FLOP/s = min(peak, intensity x bandwidth of the primary resource)."""
+        return sp.Min(self.peak, self.intensity * self.bandwidths[self.primary])
+
+    def at(self, values: Mapping[str | sp.Symbol, sp.Expr | int]) -> Roofline:
+        """The same roofline at concrete sizes (names or symbols to numbers)."""
+        subs = _subs(values)
+        return replace(
+            self, op=self.op.subs(subs), t_math=self.t_math.subs(subs),
+            t_comms={k: v.subs(subs) for k, v in self.t_comms.items()},
+            intensity=self.intensity.subs(subs),
+            steps=(*self.steps, Step("substitute", "sizes", None, dict(subs), "given")))
+
+    def bound(self) -> str:
+        """``compute``, the name of the binding memory level or link, or ``undetermined``
+        while sizes are symbolic."""
+        times = {COMPUTE: self.t_math, **self.t_comms}
+        if not all(t.is_number for t in times.values()):
+            return "undetermined"
+        return max(times, key=lambda k: (times[k], k == COMPUTE))
+
+    def condition(self) -> sp.Rel:
+        """When the op is compute-bound against the primary resource: intensity > ridge."""
+        return sp.StrictGreaterThan(self.intensity, self.ridge, evaluate=False)
+
+
+def roofline(op: Op, chip: Chip, *, dtype: str | None = None, unit: str | None = None,
+             primary: str | None = None) -> Roofline:
+    """The roofline of ``op`` on ``chip`` (peak from the op's dtype and unit unless given)."""
+    peak = chip.peak(dtype or op.dtype, unit or op.unit)
+    resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
+    if not resources:
+        raise InputError(f"op {op.name!r} moves no bytes: give bytes or comm bytes")
+    bandwidths = {r: chip.bandwidth(r) for r in resources}
+    t_math = op.flops / peak
+    t_comms = {r: (op.bytes(r) if r in op.levels else op.comms[r]) / bandwidths[r]
+               for r in resources}
+    main = primary or ("hbm" if "hbm" in op.levels else resources[0])
+    if main not in bandwidths:
+        raise InputError(f"op {op.name!r} moves no bytes over {main!r}")
+    moved = op.bytes(main) if main in op.levels else op.comms[main]
+    intensity = sp.cancel(op.flops / moved)
+    ridge = peak / bandwidths[main]
+    steps = (
+        Step("define", "compute time", None, sp.Eq(symbol("T_math"), t_math, evaluate=False),
+             f"FLOPs / peak ({chip.name} {unit or op.unit} {dtype or op.dtype})"),
+        *(Step("define", f"time on {r}", None,
+               sp.Eq(symbol(f"T_{r}"), t, evaluate=False), f"bytes / {r} bandwidth")
+          for r, t in t_comms.items()),
+        Step("simplify", f"arithmetic intensity against {main}", op.flops / moved, intensity,
+             "FLOPs / bytes"),
+        Step("evaluate", "critical intensity", None, ridge, f"peak / {main} bandwidth"),
+    )
+    return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps)
+
+
+def _subs(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:
+    return {(symbol(k) if isinstance(k, str) else k): sp.sympify(v) for k, v in values.items()}

@@ -1,0 +1,163 @@
+"""Text, Markdown and LaTeX views of derive results and chips, for the command line.
+
+Renders only: every value shown was derived before it gets here.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy as sp
+
+from .adhoc import AdHoc
+from .hardware import Catalog, Chip, Figure
+from .printing import approx, latex, number_value, text
+
+
+def _num(value: sp.Expr) -> str:
+    """``9850/41 ≈ 240.24`` for non-integers, the integer alone otherwise."""
+    if value.is_number and not value.is_Integer:
+        return f"{text(value)} ≈ {approx(value)}"
+    if value.is_Integer and abs(value) >= 10**7:
+        return f"{text(value)} ≈ {approx(value)}"
+    return text(value)
+
+
+def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
+    """(label, value, unit) rows shared by every format."""
+    rl = result.roofline
+    rows: list[tuple[str, sp.Basic | str, str]] = [
+        ("FLOPs", rl.op.flops, ""),
+    ]
+    for level in rl.op.levels:
+        rows.append((f"bytes ({level})", rl.op.bytes(level), ""))
+    for link, sent in rl.op.comms.items():
+        rows.append((f"bytes ({link})", sent, ""))
+    rows += [
+        ("peak", rl.peak, "FLOP/s"),
+        ("intensity", rl.intensity, "FLOP/byte"),
+        ("critical intensity", rl.ridge, "FLOP/byte"),
+        ("T_math", rl.t_math, "s"),
+        *((f"T_{k}", v, "s") for k, v in rl.t_comms.items()),
+        ("bound", rl.bound(), ""),
+    ]
+    if result.expansion is not None:
+        x = result.expansion
+        rows.insert(rows.index(("intensity", rl.intensity, "FLOP/byte")) + 1,
+                    (f"intensity, {x.regime.text}", x.leading,
+                     f"(first correction {text(x.correction)})"))
+    th = result.threshold
+    if th is not None:
+        rows.append(("threshold", th.inequality, f"(against {th.resource})"))
+        if th.asymptotic is not None:
+            rows.append((f"threshold, {th.regime}", th.asymptotic, ""))
+        if th.integer is not None:
+            rows.append(("smallest integer", sp.Integer(th.integer), ""))
+        rows.append(("exists when", result.existence if result.existence is not None
+                     else sp.true, ""))
+    return rows
+
+
+def derive_lines(result: AdHoc, fmt: str = "text") -> list[str]:
+    """The derive result as lines of text, a Markdown table, or a LaTeX tabular."""
+    rl = result.roofline
+    title = f"{rl.op.name} on {rl.chip.name} ({rl.op.unit} {rl.op.dtype})"
+    rows = _rows(result)
+    if fmt == "md":
+        lines = [f"**{title}**", "", "| quantity | value |", "|---|---|"]
+        for label, value, unit in rows:
+            shown = value if isinstance(value, str) else f"${latex(value)}$"
+            lines.append(f"| {label} | {shown} {unit}".rstrip() + " |")
+        return lines
+    if fmt == "tex":
+        lines = [r"\begin{tabular}{ll}", rf"\multicolumn{{2}}{{l}}{{{_tex_text(title)}}} \\"]
+        for label, value, unit in rows:
+            shown = _tex_text(value) if isinstance(value, str) else f"${latex(value)}$"
+            lines.append(rf"{_tex_text(label)} & {shown} {_tex_text(unit)} \\".replace(
+                " \\\\", " \\\\"))
+        lines.append(r"\end{tabular}")
+        return lines
+    width = max(len(label) for label, _, _ in rows)
+    lines = [title]
+    for label, value, unit in rows:
+        shown = value if isinstance(value, str) else _show(value)
+        lines.append(f"  {label:<{width}}  {shown} {unit}".rstrip())
+    return lines
+
+
+def _show(value: sp.Basic) -> str:
+    if isinstance(value, sp.Rel) and value.rhs.is_number and not value.rhs.is_Integer:
+        return f"{text(value)} (≈ {approx(value.rhs)})"
+    if isinstance(value, sp.Expr):
+        return _num(value)
+    return text(value)
+
+
+_TEX_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
+                "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
+                "^": r"\textasciicircum{}"}
+
+
+def _tex_text(value: str) -> str:
+    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in value)
+
+
+def chips_lines(catalog: Catalog) -> list[str]:
+    """One line per chip: bf16 peak, HBM bandwidth and capacity, critical intensity."""
+    head = f"{'chip':<11} {'bf16 peak':>12} {'HBM B/s':>10} {'HBM':>8} {'ridge':>8}  title"
+    lines = [head]
+    for name, c in sorted(catalog.chips.items()):
+        peak = c.figures.get("mxu.bf16")
+        hbm = c.figures.get("hbm")
+        cap = c.figures.get("hbm.capacity")
+        ridge = approx(peak.value / hbm.value) if peak and hbm else "-"
+        lines.append(f"{name:<11} {_short(peak):>12} {_short(hbm):>10} {_short(cap):>8} "
+                     f"{ridge:>8}  {c.title}")
+    return lines
+
+
+def _short(fig: Figure | None) -> str:
+    return approx(fig.value, 3) if fig else "-"
+
+
+def chip_lines(c: Chip) -> list[str]:
+    """Every figure of a chip with its source and alternatives."""
+    lines = [f"{c.name}: {c.title}" + (f" ({c.vendor})" if c.vendor else "")]
+    for key in sorted(c.figures):
+        fig = c.figures[key]
+        link = c.links.get(key)
+        conv = f" [{link.direction} per {link.per}" + (f", {link.count} links" if link.count
+                                                       else "") + "]" if link else ""
+        lines.append(f"  {key:<14} {fig.text:<18} = {approx(fig.value, 4):<9} "
+                     f"source {fig.source}{conv}" + (f"  ({fig.note})" if fig.note else ""))
+        for alt in fig.alternatives:
+            lines.append(f"  {'':<14}   alternative {alt.label}: {alt.text} "
+                         f"(source {alt.source})" + (f"  ({alt.note})" if alt.note else ""))
+    used = sorted({f.source for f in c.figures.values()} |
+                  {a.source for f in c.figures.values() for a in f.alternatives})
+    lines.append("  sources:")
+    lines += [f"    {k}: {c.sources[k]}" for k in used if k in c.sources]
+    if c.figures.get("mxu.bf16") and c.figures.get("hbm"):
+        lines.append(f"  critical intensity (bf16 / hbm): {_num(c.ridge())} FLOP/byte")
+    return lines
+
+
+def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:
+    """A chip as JSON: exact values as strings with floats beside them."""
+    def fig(f: Figure) -> dict[str, Any]:
+        out: dict[str, Any] = {"value": text(f.value), "value_float": number_value(f.value),
+                               "text": f.text, "source": f.source, "label": f.label}
+        if f.note:
+            out["note"] = f.note
+        if f.alternatives and not brief:
+            out["alternatives"] = [fig(a) for a in f.alternatives]
+        return out
+    data: dict[str, Any] = {"name": c.name, "title": c.title, "vendor": c.vendor,
+                            "figures": {k: fig(c.figures[k]) for k in sorted(c.figures)}}
+    if not brief:
+        data["links"] = {k: {"direction": v.direction, "per": v.per, "count": v.count}
+                         for k, v in sorted(c.links.items())}
+        data["sources"] = {k: c.sources[k] for k in sorted(
+            {f.source for f in c.figures.values()} |
+            {a.source for f in c.figures.values() for a in f.alternatives}) if k in c.sources}
+    return data

@@ -1,0 +1,174 @@
+"""Critical thresholds: where compute time meets a memory or link time.
+
+>>> from symroof import einsum, chip, roofline
+>>> rl = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+>>> t = threshold(rl, "B", regime="B<<D,F")
+>>> t.asymptotic, t.relation
+(9850/41, B > B_crit)
+>>> t.at({"D": 8192, "F": 32768}).integer
+250
+
+The threshold solves T_math = T_x for one symbol. Its ``exact`` value is symbolic in the
+other sizes, ``asymptotic`` is that value's leading term in the regime, ``existence`` is
+the condition on the other sizes under which a positive threshold exists at all, and at
+concrete sizes ``integer`` is the first whole number on the compute-bound side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+
+import sympy as sp
+
+from .asymptotics import Regime, expansion, parse_regime
+from .errors import DerivationError, InputError
+from .parse import symbol
+from .rooflines import Roofline, _subs
+from .steps import Step
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """``symbol > exact`` (or ``<``) makes the op compute-bound against ``resource``."""
+
+    symbol: sp.Symbol
+    resource: str
+    exact: sp.Expr
+    direction: str
+    existence: sp.Basic
+    asymptotic: sp.Expr | None
+    correction: sp.Expr | None
+    regime: Regime | None
+    steps: tuple[Step, ...]
+
+    @property
+    def relation(self) -> sp.Rel:
+        """``B > B_crit``; the value is ``exact`` (kept apart so both print cleanly)."""
+        crit = symbol(f"{self.symbol}_crit")
+        return sp.Rel(self.symbol, crit, self.direction)
+
+    @property
+    def inequality(self) -> sp.Rel:
+        """``symbol > exact`` as one relation."""
+        return sp.Rel(self.symbol, self.exact, self.direction, evaluate=False)
+
+    @property
+    def integer(self) -> int | None:
+        """The first whole number on the compute-bound side, when ``exact`` is a number."""
+        if not self.exact.is_number:
+            return None
+        if self.direction == ">":
+            return int(sp.floor(self.exact)) + 1
+        return int(sp.ceiling(self.exact)) - 1
+
+    def at(self, values: Mapping[str | sp.Symbol, sp.Expr | int]) -> Threshold:
+        """The threshold at concrete other sizes."""
+        subs = _subs(values)
+        if self.symbol in subs:
+            raise InputError(f"cannot fix {self.symbol}: it is the symbol solved for")
+        exact = sp.cancel(self.exact.subs(subs))
+        exists = self.existence.subs(subs) if isinstance(self.existence, sp.Basic) else True
+        if exists is sp.false:
+            raise DerivationError(f"no threshold in {self.symbol} at "
+                                  f"{', '.join(f'{k}={v}' for k, v in subs.items())}: "
+                                  f"it needs {self.existence}")
+        step = Step("evaluate", "threshold at given sizes", self.exact, exact,
+                    ", ".join(f"{k} = {v}" for k, v in subs.items()))
+        return replace(self, exact=exact, existence=exists, steps=(*self.steps, step))
+
+
+def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = None,
+              regime: Regime | str | None = None) -> Threshold:
+    """Solve T_math = T_resource for ``name`` (default resource: the roofline's primary)."""
+    s = symbol(name) if isinstance(name, str) else name
+    res = resource or rl.primary
+    if res not in rl.t_comms:
+        raise InputError(f"the roofline has no time on {res!r} "
+                         f"(it has: {', '.join(rl.t_comms)})")
+    free = rl.t_math.free_symbols | rl.t_comms[res].free_symbols
+    if s not in free:
+        raise InputError(f"symbol {s} is not in the formulas (they use: "
+                         f"{', '.join(sorted(map(str, free))) or 'no symbols'})")
+    gap = sp.together(rl.t_math - rl.t_comms[res])
+    num, den = sp.fraction(gap)
+    if den.is_positive is False:
+        num = -num
+    poly = sp.Poly(sp.expand(num), s)
+    steps: list[Step] = [Step("solve", f"T_math = T_{res} for {s}",
+                              sp.Eq(rl.t_math, rl.t_comms[res]), None, "balance point")]
+    if poly.degree() == 1 and poly.all_coeffs()[1] == 0:
+        raise DerivationError(f"T_math and T_{res} do not cross as {s} varies: their ratio "
+                              f"does not depend on {s}")
+    if poly.degree() == 1:
+        a, b = poly.all_coeffs()
+        exact = sp.cancel(-b / a)
+        direction = ">" if _positive(a, b) else "<"
+        existence = _existence(a, b)
+    elif poly.degree() < 1:
+        raise DerivationError(f"T_math and T_{res} do not cross as {s} varies")
+    else:
+        exact, direction, existence = _nonlinear(poly, s, res)
+    steps[0] = replace(steps[0], output=sp.Eq(s, exact))
+    asym = corr = None
+    reg = parse_regime(regime) if isinstance(regime, str) else regime
+    if reg is not None:
+        x = expansion(exact, reg)
+        asym, corr = x.leading, x.correction
+        steps.append(Step("limit", "threshold in the regime", exact, asym, reg.text))
+    return Threshold(s, res, exact, direction, existence, asym, corr, reg, tuple(steps))
+
+
+def _positive(a: sp.Expr, b: sp.Expr) -> bool:
+    """Direction of a linear gap a*s + b: compute-bound above the root when a > 0.
+
+    With the sign of ``a`` unknown, the sign of ``b`` decides (a positive root needs
+    opposite signs)."""
+    if a.is_positive or b.is_negative:
+        return True
+    return not (a.is_negative or b.is_positive)
+
+
+def _existence(a: sp.Expr, b: sp.Expr) -> sp.Basic:
+    """The condition for a positive root of a*s + b."""
+    if b.is_negative:
+        return _simple(a > 0)
+    if b.is_positive:
+        return _simple(a < 0)
+    return sp.And(a * b < 0)
+
+
+def _simple(rel: sp.Basic) -> sp.Basic:
+    """Solve a one-symbol condition (``D**2*c - D*k > 0`` becomes ``D > k/c``)."""
+    if rel in (sp.true, sp.false) or not isinstance(rel, sp.Rel):
+        return rel
+    free = rel.free_symbols
+    if len(free) != 1:
+        return rel
+    (x,) = free
+    try:
+        solved = sp.solve_univariate_inequality(rel, x, relational=True)
+    except (NotImplementedError, ValueError):
+        return rel
+    parts = [p for p in sp.And.make_args(solved)
+             if not ((isinstance(p, sp.Rel) and p.rhs in (0, sp.oo)) or p.lhs in (0, sp.oo))]
+    return sp.And(*map(_symbol_first, parts)) if parts else solved
+
+
+def _symbol_first(rel: sp.Basic) -> sp.Basic:
+    """``19700/41 < D`` reads better as ``D > 19700/41``."""
+    if isinstance(rel, sp.Rel) and rel.lhs.is_number and not rel.rhs.is_number:
+        return rel.reversed
+    return rel
+
+
+def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str) -> tuple[sp.Expr, str, sp.Basic]:
+    roots = [r for r in sp.solve(poly.as_expr(), s) if r.is_positive is not False
+             and r.is_real is not False]
+    if len(roots) != 1:
+        raise DerivationError(f"T_math = T_{res} has {len(roots)} positive solutions in {s}: "
+                              f"{roots}")
+    root = roots[0]
+    slope = sp.diff(poly.as_expr(), s).subs(s, root)
+    direction = "<" if slope.is_negative else ">"
+    return sp.simplify(root), direction, sp.true

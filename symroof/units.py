@@ -1,0 +1,129 @@
+"""Exact unit parsing for catalogue and command-line values.
+
+>>> parse_quantity("819 GB/s", BANDWIDTH)
+819000000000
+>>> parse_quantity("16 GiB", CAPACITY)
+17179869184
+>>> parse_quantity("197 TFLOP/s", COMPUTE)
+197000000000000
+
+A quantity is a number, an optional prefix (decimal k..E = 10^3n, binary Ki..Ei = 2^10n)
+and a unit whose dimension must match what is expected: a bandwidth is bytes per time,
+so ``197 TFLOP/s`` given as a bandwidth is an input error. A bare number is taken in base
+units (bytes, FLOP, seconds).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+
+from .errors import InputError
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """Exponents of (byte, flop, second); ``name`` is how messages call it."""
+
+    byte: int
+    flop: int
+    second: int
+    name: str
+
+
+BANDWIDTH = Dimension(1, 0, -1, "a bandwidth (bytes per second)")
+CAPACITY = Dimension(1, 0, 0, "a capacity (bytes)")
+COMPUTE = Dimension(0, 1, -1, "a compute rate (FLOP per second)")
+FLOPS = Dimension(0, 1, 0, "an operation count (FLOP)")
+TIME = Dimension(0, 0, 1, "a time (seconds)")
+
+DECIMAL_PREFIXES = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
+BINARY_PREFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
+
+# unit symbol -> (scale in base units, dimension exponents (byte, flop, second))
+UNITS: dict[str, tuple[Fraction, tuple[int, int, int]]] = {
+    "B": (Fraction(1), (1, 0, 0)),
+    "byte": (Fraction(1), (1, 0, 0)),
+    "bytes": (Fraction(1), (1, 0, 0)),
+    "bit": (Fraction(1, 8), (1, 0, 0)),
+    "b": (Fraction(1, 8), (1, 0, 0)),
+    "FLOP": (Fraction(1), (0, 1, 0)),
+    "FLOPs": (Fraction(1), (0, 1, 0)),
+    "OP": (Fraction(1), (0, 1, 0)),
+    "OPs": (Fraction(1), (0, 1, 0)),
+    "s": (Fraction(1), (0, 0, 1)),
+    "ms": (Fraction(1, 10**3), (0, 0, 1)),
+    "us": (Fraction(1, 10**6), (0, 0, 1)),
+    "µs": (Fraction(1, 10**6), (0, 0, 1)),
+    "ns": (Fraction(1, 10**9), (0, 0, 1)),
+}
+# spellings that already mean "per second"
+RATES = {"FLOPS": "FLOP/s", "OPS": "OP/s", "Bps": "B/s", "bps": "bit/s"}
+
+_QUANTITY = re.compile(r"\s*([-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?)"
+                       r"\s*(.*?)\s*\Z")
+_UNIT = re.compile(r"(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E)?([A-Za-zµ]+)\Z")
+
+
+def parse_quantity(text: str, expected: Dimension, *, where: str | None = None) -> sp.Rational:
+    """The exact value of ``text`` in base units, checked against ``expected``.
+
+    >>> parse_quantity("1.97e14 FLOP/s", COMPUTE)
+    197000000000000
+    >>> parse_quantity("4.5e10", BANDWIDTH)
+    45000000000
+    """
+    match = _QUANTITY.match(str(text))
+    if not match:
+        raise InputError(f"cannot read {text!r} as {expected.name}", where)
+    number, unit = match.groups()
+    try:
+        value = Fraction(number.replace("_", ""))
+    except ValueError:
+        raise InputError(f"cannot read the number in {text!r}", where) from None
+    if value <= 0:
+        raise InputError(f"{text!r} must be positive", where)
+    if not unit:
+        return sp.Rational(value.numerator, value.denominator)
+    scale, dims = _unit(unit, text, where)
+    if dims != (expected.byte, expected.flop, expected.second):
+        raise InputError(f"{text!r} is not {expected.name}", where)
+    value *= scale
+    return sp.Rational(value.numerator, value.denominator)
+
+
+def _unit(unit: str, text: str, where: str | None) -> tuple[Fraction, tuple[int, int, int]]:
+    numerator, slash, denominator = unit.partition("/")
+    for spelled, rate in RATES.items():
+        if numerator.endswith(spelled) and not slash:
+            numerator, slash, denominator = numerator[: -len(spelled)] + rate.split("/")[0], \
+                "/", "s"
+            break
+    scale, dims = _factor(numerator.strip(), text, where)
+    if slash:
+        d_scale, d_dims = _factor(denominator.strip(), text, where)
+        scale /= d_scale
+        dims = (dims[0] - d_dims[0], dims[1] - d_dims[1], dims[2] - d_dims[2])
+    return scale, dims
+
+
+def _factor(unit: str, text: str, where: str | None) -> tuple[Fraction, tuple[int, int, int]]:
+    if unit in UNITS:
+        return UNITS[unit]
+    match = _UNIT.match(unit)
+    if match:
+        prefix, base = match.groups()
+        if base in UNITS:
+            if prefix in BINARY_PREFIXES:
+                if UNITS[base][1] != (1, 0, 0):
+                    raise InputError(f"binary prefix {prefix!r} applies to bytes only, "
+                                     f"in {text!r}", where)
+                factor = Fraction(2) ** (10 * BINARY_PREFIXES[prefix])
+            else:
+                factor = Fraction(10) ** (3 * DECIMAL_PREFIXES[prefix or ""])
+            scale, dims = UNITS[base]
+            return scale * factor, dims
+    raise InputError(f"unknown unit {unit!r} in {text!r}", where)

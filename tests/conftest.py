@@ -1,0 +1,36 @@
+"""Shared fixtures and the hypothesis profiles (CI: derandomised, no example database)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
+            ) -> subprocess.CompletedProcess[str]:
+    """Run ``symroof ARGS`` in a subprocess, as a user would."""
+    return subprocess.run([sys.executable, "-m", "symroof", *args], capture_output=True,
+                          text=True, cwd=cwd or ROOT, env=env, timeout=120)
+
+
+def require_tool(name: str) -> str:
+    """The path of an external tool; skip when missing, fail in CI (SYMROOF_REQUIRE_TOOLS)."""
+    path = shutil.which(name)
+    if path is None:
+        if os.environ.get("SYMROOF_REQUIRE_TOOLS"):
+            pytest.fail(f"{name} is required in CI but is not installed")
+        pytest.skip(f"{name} is not installed")
+    return path

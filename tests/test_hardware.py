@@ -1,0 +1,91 @@
+"""The chip catalogue: every required chip, sources, alternatives and overrides."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symroof.errors import InputError
+from symroof.hardware import chip, load_catalog
+
+REQUIRED = ["tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "a100-40gb", "a100-80gb", "h100-sxm",
+            "h100-pcie", "h200", "b200", "rtx-4080"]
+
+
+def test_every_required_chip_has_peak_bandwidth_capacity_and_sources() -> None:
+    catalog = load_catalog()
+    for name in REQUIRED:
+        c = catalog[name]
+        assert c.peak("bf16") > 0 and c.bandwidth("hbm") > 0 and c.capacity("hbm") > 0
+        for fig in c.figures.values():
+            assert fig.source in catalog.sources
+            assert all(a.source in catalog.sources for a in fig.alternatives)
+
+
+def test_disagreeing_sources_are_kept_as_alternatives() -> None:
+    v5e = chip("tpu-v5e")
+    assert v5e.bandwidth() == 810 * 10**9
+    assert chip("tpu-v5e", hbm="B1").bandwidth() == 820 * 10**9
+    assert chip("tpu-v6e").peak() == 920 * 10**12
+    assert chip("tpu-v6e", bf16="B1").peak() == 910 * 10**12
+    assert chip("h100-sxm").peak() == 989 * 10**12
+    assert {a.value for a in chip("h100-sxm").figure("bf16").alternatives} >= {990 * 10**12}
+
+
+def test_picked_alternative_keeps_the_default_as_an_alternative() -> None:
+    fig = chip("tpu-v5e", hbm="B1").figure("hbm")
+    assert fig.label == "B1"
+    assert 810 * 10**9 in {a.value for a in fig.alternatives}
+
+
+def test_critical_intensities() -> None:
+    # 989e12 / 3.35e12 and 97.5e12 / 716.8e9, derived by hand
+    assert chip("h100-sxm").ridge() == sp.Rational(989, 335) * 100
+    assert chip("rtx-4080").ridge() == sp.Rational(975, 7168) * 1000
+    assert round(float(chip("h100-sxm").ridge())) == 295
+    assert round(float(chip("rtx-4080").ridge())) == 136
+
+
+def test_overrides_accept_units_and_refuse_wrong_dimensions() -> None:
+    assert chip("tpu-v5e").with_figures({"hbm": "810 GB/s"}).bandwidth() == 810 * 10**9
+    with pytest.raises(InputError, match="^--set hbm: '1 TFLOP/s' is not a bandwidth"):
+        chip("tpu-v5e").with_figures({"hbm": "1 TFLOP/s"})
+    with pytest.raises(InputError, match="^--set nope: chip 'tpu-v5e' has no figure 'nope'"):
+        chip("tpu-v5e").with_figures({"nope": "1"})
+
+
+def test_unknown_chip_lists_the_known_ones() -> None:
+    with pytest.raises(InputError, match="unknown chip 'tpu-v9'.*known: a100-40gb"):
+        chip("tpu-v9")
+
+
+def test_user_catalogue_file(tmp_path: Path) -> None:
+    path = tmp_path / "mine.toml"
+    path.write_text('[sources]\nme = "my bench"\n[chips.toy]\n'
+                    '[chips.toy.peak.mxu.bf16]\nvalue = "1 TFLOP/s"\nsource = "me"\n'
+                    '[chips.toy.memory.hbm]\nbandwidth = { value = "10 GB/s", source = "me" }\n')
+    toy = load_catalog(str(path))["toy"]
+    assert toy.ridge() == 100
+
+
+@pytest.mark.parametrize(("body", "message"), [
+    ("", "no [chips.NAME] tables"),
+    ("[chips.x]\nnope = 1", "a chip needs at least one figure"),
+    ('[sources]\na="b"\n[chips.x.memory.hbm]\nbandwidth = { value = "1 GB/s" }',
+     "chips.x.memory.hbm.bandwidth: missing 'source'"),
+    ('[sources]\na="b"\n[chips.x.memory.hbm]\nbandwidth = { value = 5, source = "a" }',
+     "'value' must be a string, got int"),
+    ('[sources]\na="b"\n[chips.x.memory.hbm]\nbandwidth = { value = "1 GB/s", source = "z" }',
+     "source 'z' is not in [sources]"),
+    ('[sources]\na="b"\n[chips.x.memory.hbm]\nbandwidth = { value = "1 TFLOP/s", source = "a" }',
+     "is not a bandwidth"),
+    ("[chips.x", "not valid TOML"),
+])
+def test_bad_catalogue_files_name_file_and_key(tmp_path: Path, body: str, message: str) -> None:
+    path = tmp_path / "bad.toml"
+    path.write_text(body)
+    with pytest.raises(InputError) as info:
+        load_catalog(str(path))
+    assert str(path) in str(info.value) and message in str(info.value)
