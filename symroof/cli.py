@@ -70,6 +70,26 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(run=_derive)
 
+    v = verbs.add_parser(
+        "verify", help="check every claim of derivation files and give verdicts",
+        description="Derive every claim of the derivation modules and compare it with what "
+                    "the text states, at its printed precision. Exit 0 when every claim holds "
+                    "(OK, ROUNDING, a known ERRATUM, or an UNVERIFIABLE measurement), 1 when "
+                    "any is MISMATCH, STALE, ERROR or TIMEOUT, 2 on bad input.",
+        epilog="examples:\n  symroof verify\n  symroof verify derivations/rooflines_ru.py "
+               "--json\n  symroof verify --only MISMATCH,ERRATUM",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    v.add_argument("paths", nargs="*", metavar="PATH",
+                   help="derivation modules or folders (default: the bundled derivations)")
+    v.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
+                   help="limit per claim (default 30)")
+    v.add_argument("--only", metavar="VERDICTS", help="show only these verdicts, e.g. "
+                   "MISMATCH,ERRATUM (the summary and exit code still count all)")
+    v.add_argument("--no-timing", action="store_true",
+                   help="leave seconds out of --json, for output that is identical across runs")
+    v.add_argument("--json", action="store_true", help="machine-readable output")
+    v.set_defaults(run=_verify)
+
     c = verbs.add_parser("chips", help="list the chip catalogue",
                          description="List every chip of the catalogue with its headline "
                                      "figures.")
@@ -144,6 +164,39 @@ def _derive(args: argparse.Namespace) -> int:
     from .show import derive_lines
     print("\n".join(derive_lines(result, args.format)))
     return 0
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from .errors import InputError
+    from .show import verdict_lines
+    from .verify import VERDICTS, load_derivations, verify
+    if args.timeout <= 0:
+        raise InputError(f"must be positive, got {args.timeout:g}", "--timeout")
+    only = None
+    if args.only:
+        only = {v.strip().upper() for v in args.only.split(",")}
+        unknown = sorted(only - set(VERDICTS))
+        if unknown:
+            raise InputError(f"unknown verdict {unknown[0]!r} (verdicts: "
+                             f"{', '.join(VERDICTS)})", "--only")
+    derivations = load_derivations(args.paths)
+    tty = sys.stderr.isatty() and not args.json
+    progress = None
+    if tty:
+        def progress(done: int, total: int, v: Any) -> None:
+            print(f"\r\033[K[{done}/{total}] {v.derivation}: {v.claim.id}", end="",
+                  file=sys.stderr, flush=True)
+    result = verify(derivations, timeout=args.timeout, progress=progress)
+    if tty:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    if args.json:
+        data = result.to_json(timing=not args.no_timing)
+        if only:
+            data["claims"] = [c for c in data["claims"] if c["verdict"] in only]
+        _emit(data)
+    else:
+        print("\n".join(verdict_lines(result, color=sys.stdout.isatty(), only=only)))
+    return 1 if result.failed else 0
 
 
 def _chips(args: argparse.Namespace) -> int:

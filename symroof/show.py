@@ -12,6 +12,7 @@ import sympy as sp
 from .adhoc import AdHoc
 from .hardware import Catalog, Chip, Figure
 from .printing import approx, latex, number_value, text
+from .verify import Verification
 
 
 def _num(value: sp.Expr) -> str:
@@ -161,3 +162,30 @@ def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:
             {f.source for f in c.figures.values()} |
             {a.source for f in c.figures.values() for a in f.alternatives}) if k in c.sources}
     return data
+
+
+COLORS = {"OK": "32", "ROUNDING": "36", "ERRATUM": "33", "UNVERIFIABLE": "2",
+          "MISMATCH": "31;1", "STALE": "31;1", "ERROR": "31;1", "TIMEOUT": "31;1"}
+
+
+def verdict_lines(result: Verification, color: bool = False,
+                  only: set[str] | None = None) -> list[str]:
+    """A table of verdicts, one line per claim, then the summary."""
+    shown = [v for v in result.verdicts if only is None or v.verdict in only]
+    w_id = max([len(v.claim.id) for v in shown] + [5])
+    w_st = min(max([len(v.claim.stated) for v in shown] + [6]), 28)
+    lines = [f"{'verdict':<12} {'claim':<{w_id}} {'stated':<{w_st}} derived"]
+    for v in shown:
+        mark = f"{v.verdict:<12}"
+        if color:
+            mark = f"\033[{COLORS[v.verdict]}m{mark}\033[0m"
+        stated = v.claim.stated if len(v.claim.stated) <= w_st else v.claim.stated[:w_st - 1] \
+            + "…"
+        derived = v.derived if len(v.derived) <= 40 else v.derived[:39] + "…"
+        extra = f"  ({v.detail})" if v.verdict not in ("OK",) and v.detail else ""
+        lines.append(f"{mark} {v.claim.id:<{w_id}} {stated:<{w_st}} {derived}{extra}")
+    counts = ", ".join(f"{n} {k}" for k, n in result.summary.items())
+    total = len(result.verdicts)
+    lines.append("")
+    lines.append(f"{total} claims in {len(result.derivations)} derivations: {counts}")
+    return lines

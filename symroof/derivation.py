@@ -1,0 +1,208 @@
+"""The data model of a derivation: sources, claims, errata, and the steps a write-up shows.
+
+>>> from symroof import chip, einsum
+>>> d = Derivation.begin("demo", "A matmul on TPU v5e", Source("How To Scale Your Model",
+...                      "1", "Rooflines", seed="000", language="ru"))
+>>> rl = d.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+>>> c = d.claim("ridge", stated="240", statement="critical intensity of v5e in bf16",
+...             quote="B > 240", derive=lambda: rl.ridge)
+>>> [s.kind for s in d.build().steps][:2]
+['define', 'define']
+
+A derivation module defines ``build() -> Derivation``. It states what the text says and how
+to derive it; the verdict is the engine's (``symroof.verify``), never the module's.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import sympy as sp
+
+from .asymptotics import Expansion, Regime, expansion
+from .compare import TOLERANCE
+from .errors import InputError
+from .hardware import Chip
+from .ops import Op
+from .rooflines import Roofline, roofline
+from .steps import Step
+from .thresholds import Threshold, threshold
+
+KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement")
+_ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where a claim is printed."""
+
+    book: str
+    chapter: str = ""
+    section: str = ""
+    seed: str = ""
+    language: str = "en"
+
+    def cite(self) -> str:
+        parts = [self.book, f"ch. {self.chapter}" if self.chapter else "",
+                 f"“{self.section}”" if self.section else "",
+                 f"seed {self.seed}" if self.seed else ""]
+        return ", ".join(p for p in parts if p)
+
+
+@dataclass(frozen=True)
+class Erratum:
+    """A known error of the text: why it is wrong, and the right value in words.
+
+    The right value itself is the engine's derived value; ``right`` says it as a reader
+    would ("+2 b_m b_n, not -2 b_m b_n")."""
+
+    why: str
+    right: str = ""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """What a text states, next to how to derive it.
+
+    ``stated`` is the value as printed, written in formula syntax: a number (``240``,
+    ``9.89e14``, ``13.9%``), an expression (``(2*N - 1)/(4*N + 2)``), a relation
+    (``B > 240``), a label (``memory``) or, for a qualitative claim, the words
+    (``nearly twice``) whose meaning ``within`` spells out as an interval. ``derive``
+    returns the engine's value. A ``measurement`` cannot be derived: it is recorded with
+    its ``evidence``.
+    """
+
+    id: str
+    source: Source
+    statement: str
+    quote: str
+    stated: str
+    derive: Callable[[], Any] | None
+    kind: str = "number"
+    within: tuple[sp.Rational, sp.Rational] | None = None
+    meaning: str = ""
+    erratum: Erratum | None = None
+    tolerance: sp.Rational = TOLERANCE
+    evidence: str = ""
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        where = f"claim {self.id!r}"
+        if not _ID.match(self.id):
+            raise InputError("claim ids are lower-case letters, digits, '_', '.', '-'", where)
+        if self.kind not in KINDS:
+            raise InputError(f"unknown kind {self.kind!r} (kinds: {', '.join(KINDS)})", where)
+        if self.kind == "measurement":
+            if not self.evidence:
+                raise InputError("a measurement needs its evidence (where it was measured)",
+                                 where)
+        elif self.derive is None:
+            raise InputError("a claim needs derive=", where)
+        if self.kind == "qualitative" and (self.within is None or not self.meaning):
+            raise InputError("a qualitative claim needs within=(lo, hi) and meaning=", where)
+
+
+@dataclass(frozen=True)
+class Derivation:
+    """A chapter or topic, encoded: its claims and the steps that derive them."""
+
+    id: str
+    title: str
+    source: Source
+    claims: tuple[Claim, ...] = ()
+    steps: tuple[Step, ...] = ()
+    assumptions: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+    ops: tuple[Op, ...] = ()
+    chips: tuple[Chip, ...] = ()
+    rooflines: tuple[Roofline, ...] = ()
+
+    @staticmethod
+    def begin(id: str, title: str, source: Source) -> DerivationBuilder:
+        """Start building a derivation: engine calls through the builder record steps."""
+        return DerivationBuilder(id, title, source)
+
+
+@dataclass
+class DerivationBuilder:
+    """Collects claims and steps while a derivation module runs."""
+
+    id: str
+    title: str
+    source: Source
+    claims: list[Claim] = field(default_factory=list)
+    steps: list[Step] = field(default_factory=list)
+    assumptions: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    ops: list[Op] = field(default_factory=list)
+    chips: list[Chip] = field(default_factory=list)
+    rooflines: list[Roofline] = field(default_factory=list)
+
+    def assume(self, text: str) -> None:
+        self.assumptions.append(text)
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+    def step(self, kind: str, title: str, input: Any, output: Any,
+             justification: str = "") -> Any:
+        """Record a step of one's own and return its output."""
+        self.steps.append(Step(kind, title, input, output, justification))
+        return output
+
+    def define(self, title: str, name: str, value: Any, justification: str = "") -> Any:
+        """Record a definition ``name = value`` and return the value."""
+        from .parse import symbol
+        self.steps.append(Step("define", title, symbol(name), value, justification))
+        return value
+
+    def roofline(self, op: Op, chip: Chip, **kwargs: Any) -> Roofline:
+        rl = roofline(op, chip, **kwargs)
+        self.ops.append(op)
+        if chip not in self.chips:
+            self.chips.append(chip)
+        self.rooflines.append(rl)
+        self.steps.extend(replace(s, title=f"{op.name}: {s.title}") for s in rl.steps)
+        return rl
+
+    def expansion(self, expr: sp.Expr, regime: Regime | str, title: str = "") -> Expansion:
+        x = expansion(expr, regime)
+        self.steps.extend(replace(s, title=f"{title}: {s.title}" if title else s.title)
+                          for s in x.steps)
+        return x
+
+    def threshold(self, rl: Roofline, symbol: str, **kwargs: Any) -> Threshold:
+        t = threshold(rl, symbol, **kwargs)
+        self.steps.extend(replace(s, title=f"{rl.op.name}: {s.title}") for s in t.steps)
+        return t
+
+    def claim(self, id: str, *, stated: str, statement: str, quote: str,
+              derive: Callable[[], Any] | None = None, section: str | None = None,
+              source: Source | None = None, **options: Any) -> Claim:
+        """Add a claim; ``section`` overrides the derivation source's section."""
+        src = source or self.source
+        if section is not None:
+            src = replace(src, section=section)
+        if any(c.id == id for c in self.claims):
+            raise InputError("claim id used twice", f"derivation {self.id!r}: claim {id!r}")
+        made = Claim(id, src, statement, quote, stated, derive, **_options(options))
+        self.claims.append(made)
+        return made
+
+    def build(self) -> Derivation:
+        return Derivation(self.id, self.title, self.source, tuple(self.claims),
+                          tuple(self.steps), tuple(self.assumptions), tuple(self.notes),
+                          tuple(self.ops), tuple(self.chips), tuple(self.rooflines))
+
+
+def _options(options: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(options)
+    if "within" in out and out["within"] is not None:
+        lo, hi = out["within"]
+        out["within"] = (sp.nsimplify(lo, rational=True), sp.nsimplify(hi, rational=True))
+    if "tolerance" in out:
+        out["tolerance"] = sp.nsimplify(out["tolerance"], rational=True)
+    return out

@@ -1,0 +1,265 @@
+"""Run claims and give verdicts: load derivation files, time each claim, bound it.
+
+>>> from symroof.derivation import Derivation, Source
+>>> d = Derivation.begin("t", "t", Source("book"))
+>>> _ = d.claim("half", stated="0.5", statement="s", quote="q", derive=lambda: 1 / 2)
+>>> [v.verdict for v in verify([d.build()]).verdicts]
+['OK']
+
+Verdicts: OK, ROUNDING (truncation or rounding only), MISMATCH, ERRATUM (a mismatch the
+derivation marks as known), STALE (an erratum mark on a claim that holds), UNVERIFIABLE
+(a measurement), ERROR, TIMEOUT. MISMATCH, STALE, ERROR and TIMEOUT fail a run.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from .compare import (
+    MISMATCH,
+    OK,
+    ROUNDING,
+    Judgement,
+    judge_expr,
+    judge_label,
+    judge_number,
+    judge_relation,
+    judge_within,
+)
+from .derivation import Claim, Derivation
+from .errors import InputError, SymroofError
+from .resources import bundled
+
+VERDICTS = (OK, ROUNDING, "ERRATUM", "UNVERIFIABLE", MISMATCH, "STALE", "ERROR", "TIMEOUT")
+FAILING = frozenset({MISMATCH, "STALE", "ERROR", "TIMEOUT"})
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The outcome of one claim."""
+
+    claim: Claim
+    derivation: str
+    verdict: str
+    derived: str
+    derived_value: float | None
+    rel_error: float | None
+    detail: str
+    seconds: float
+
+    def to_json(self, timing: bool = True) -> dict[str, Any]:
+        c = self.claim
+        return {
+            "id": c.id,
+            "derivation": self.derivation,
+            "source": {"book": c.source.book, "chapter": c.source.chapter,
+                       "section": c.source.section, "seed": c.source.seed,
+                       "language": c.source.language},
+            "statement": c.statement,
+            "quote": c.quote,
+            "kind": c.kind,
+            "stated": c.stated,
+            "derived": self.derived,
+            "derived_value": self.derived_value,
+            "verdict": self.verdict,
+            "rel_error": self.rel_error,
+            "detail": self.detail,
+            "erratum": None if c.erratum is None else {"why": c.erratum.why,
+                                                       "right": c.erratum.right},
+            "seconds": round(self.seconds, 4) if timing else None,
+        }
+
+
+@dataclass(frozen=True)
+class Verification:
+    """Every verdict of a run, in derivation and claim order."""
+
+    derivations: tuple[Derivation, ...]
+    verdicts: tuple[Verdict, ...]
+
+    @property
+    def summary(self) -> dict[str, int]:
+        counts = {v: 0 for v in VERDICTS}
+        for v in self.verdicts:
+            counts[v.verdict] += 1
+        return {k: n for k, n in counts.items() if n}
+
+    @property
+    def failed(self) -> bool:
+        return any(v.verdict in FAILING for v in self.verdicts)
+
+    def to_json(self, timing: bool = True) -> dict[str, Any]:
+        return {"claims": [v.to_json(timing) for v in self.verdicts], "summary": self.summary}
+
+
+class ClaimTimeout(Exception):
+    """Raised inside a claim that ran past its limit."""
+
+
+@contextmanager
+def time_limit(seconds: float) -> Iterator[None]:
+    """Interrupt the block after ``seconds`` (SIGALRM on the main thread; no limit elsewhere)."""
+    usable = seconds > 0 and hasattr(signal, "setitimer") and _main_thread()
+    if not usable:
+        yield
+        return
+
+    def expire(signum: int, frame: FrameType | None) -> None:
+        raise ClaimTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _main_thread() -> bool:
+    import threading
+    return threading.current_thread() is threading.main_thread()
+
+
+def judge(claim: Claim) -> Judgement:
+    """Derive the claim's value and compare it with what the text states."""
+    where = f"claim {claim.id!r}"
+    if claim.kind == "measurement":
+        return Judgement("UNVERIFIABLE", "", None, None, f"a measurement: {claim.evidence}")
+    assert claim.derive is not None
+    derived = claim.derive()
+    if claim.kind == "number":
+        return judge_number(claim.stated, derived, claim.tolerance, where)
+    if claim.kind == "expr":
+        return judge_expr(claim.stated, derived, where)
+    if claim.kind == "relation":
+        return judge_relation(claim.stated, derived, claim.tolerance, where)
+    if claim.kind == "qualitative":
+        assert claim.within is not None
+        return judge_within(derived, claim.within, claim.meaning, where)
+    return judge_label(claim.stated, derived)
+
+
+def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
+    """One claim, bounded by ``timeout`` seconds; errors become ERROR, never a crash."""
+    start = time.perf_counter()
+    try:
+        with time_limit(timeout):
+            j = judge(claim)
+    except ClaimTimeout:
+        j = Judgement("TIMEOUT", "", None, None, f"no result within {timeout:g} s")
+    except SymroofError as exc:
+        j = Judgement("ERROR", "", None, None, str(exc))
+    except Exception as exc:  # a derivation's own bug: report it, go on with the run
+        j = Judgement("ERROR", "", None, None, f"{type(exc).__name__}: {exc}")
+    seconds = time.perf_counter() - start
+    verdict = j.verdict
+    detail = j.detail
+    if claim.erratum is not None:
+        if verdict == MISMATCH:
+            verdict = "ERRATUM"
+            detail = f"known erratum: {claim.erratum.why}"
+        elif verdict in (OK, ROUNDING):
+            verdict = "STALE"
+            detail = f"marked as an erratum but holds ({j.detail})"
+    return Verdict(claim, derivation, verdict, j.derived, j.derived_value, j.rel_error,
+                   detail, seconds)
+
+
+def verify(derivations: Sequence[Derivation], timeout: float = 30,
+           progress: Callable[[int, int, Verdict], None] | None = None) -> Verification:
+    """Run every claim of every derivation."""
+    total = sum(len(d.claims) for d in derivations)
+    verdicts = []
+    for d in derivations:
+        for claim in d.claims:
+            v = run_claim(claim, d.id, timeout)
+            verdicts.append(v)
+            if progress:
+                progress(len(verdicts), total, v)
+    return Verification(tuple(derivations), tuple(verdicts))
+
+
+def derivation_files(paths: Iterable[str]) -> list[Path]:
+    """The derivation modules named by ``paths`` (files, or folders of ``*.py``)."""
+    files: list[Path] = []
+    given = list(paths) or [str(bundled("derivations"))]
+    for raw in given:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+            if not found:
+                raise InputError("no derivation modules (*.py) in this folder", raw)
+            files += found
+        elif path.is_file():
+            if path.suffix != ".py":
+                raise InputError("a derivation file must be a Python module (.py)", raw)
+            files.append(path)
+        else:
+            raise InputError("no such file or folder", raw)
+    return files
+
+
+def load_derivations(paths: Iterable[str] = ()) -> list[Derivation]:
+    """Import each derivation module and call its ``build()``."""
+    out: list[Derivation] = []
+    seen: dict[str, Path] = {}
+    for file in derivation_files(paths):
+        d = load_file(file)
+        if d.id in seen:
+            raise InputError(f"derivation id {d.id!r} is also used by {seen[d.id]}", str(file))
+        seen[d.id] = file
+        out.append(d)
+    return out
+
+
+def load_file(file: Path) -> Derivation:
+    where = str(file)
+    name = f"symroof_derivation_{file.stem}"
+    spec = importlib.util.spec_from_file_location(name, file)
+    if spec is None or spec.loader is None:
+        raise InputError("cannot load as a Python module", where)
+    module = importlib.util.module_from_spec(spec)
+    folder = str(file.resolve().parent)
+    try:
+        sys.modules[name] = module
+        sys.path.insert(0, folder)  # shared helpers beside the module (``_chapter1.py``)
+        spec.loader.exec_module(module)
+        build = getattr(module, "build", None)
+        if not callable(build):
+            raise InputError("defines no build() function", where)
+        result = build()
+    except SymroofError as exc:
+        raise InputError(exc.message, _located(file, exc.where)) from None
+    except SyntaxError as exc:
+        raise InputError(f"syntax error: {exc.msg}", f"{where}:{exc.lineno}") from None
+    except Exception as exc:
+        raise InputError(f"the derivation raised {type(exc).__name__}: {exc}",
+                         _located(file, None, exc)) from None
+    finally:
+        sys.modules.pop(name, None)
+        if folder in sys.path:
+            sys.path.remove(folder)
+    if not isinstance(result, Derivation):
+        raise InputError(f"build() returned {type(result).__name__}, not a Derivation", where)
+    return result
+
+
+def _located(file: Path, inner: str | None, exc: BaseException | None = None) -> str:
+    line = None
+    tb = exc.__traceback__ if exc else sys.exc_info()[2]
+    for frame in traceback.extract_tb(tb):
+        if Path(frame.filename).resolve() == file.resolve():
+            line = frame.lineno
+    place = f"{file}:{line}" if line else str(file)
+    return f"{place}: {inner}" if inner else place
