@@ -128,8 +128,8 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
         return Judgement(MISMATCH, shown, None, None, f"about {d_sym}, not {s_sym}")
     if s_dir != d_dir:
         return Judgement(MISMATCH, shown, None, None, f"direction {d_dir}, stated {s_dir}")
-    bound_text = stated[re.search(r"[<>]=?", stated).end():] if re.search(r"[<>]=?", stated) \
-        else str(s_bound)
+    split = re.split(r"[<>]=?", stated, maxsplit=1)
+    bound_text = split[1] if len(split) == 2 and rel.lhs == s_sym else str(s_bound)
     if s_bound.is_number and d_bound.is_number:
         j = judge_number(bound_text, d_bound, tolerance, where)
     else:
