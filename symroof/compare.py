@@ -86,7 +86,9 @@ def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
     rel = float(abs(diff) / abs(p.value)) if p.value != 0 else float(abs(diff))
     shown = text(d) if d.is_Rational and d.q < 10**6 else approx(d, 8)
     value = float(d)
-    if abs(diff) <= p.half_unit:
+    # a tie (9.895 printed at two decimals) holds only when rounded half away from zero
+    tie_ok = abs(diff) == p.half_unit and abs(p.value) > abs(d)
+    if abs(diff) < p.half_unit or tie_ok or diff == 0:
         detail = "exact" if diff == 0 else f"{approx(d, 6)} at the printed precision"
         return Judgement(OK, shown, value, rel, detail)
     if p.unit > 0:
@@ -123,7 +125,7 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     if not isinstance(got, sp.Rel):
         raise InputError(f"derived {got!r} is not a relation", where)
     d_sym, d_dir, d_bound = _normal(got)
-    shown = text(sp.Rel(d_sym, d_bound, d_dir, evaluate=False))
+    shown = text(got if got.lhs == d_sym else got.reversed)
     if sp.simplify(s_sym - d_sym) != 0:
         return Judgement(MISMATCH, shown, None, None, f"about {d_sym}, not {s_sym}")
     if s_dir != d_dir:

@@ -37,7 +37,7 @@ DIRECTIONS = ("one-way", "bidirectional")
 class Figure:
     """One number of a chip, as its source states it."""
 
-    value: sp.Rational
+    value: sp.Expr
     text: str
     source: str
     label: str = "default"
@@ -89,7 +89,7 @@ class Chip:
         raise InputError(f"chip {self.name!r} has no figure {key!r} "
                          f"(keys: {', '.join(sorted(self.figures))})")
 
-    def peak(self, dtype: str = "bf16", unit: str = "mxu") -> sp.Rational:
+    def peak(self, dtype: str = "bf16", unit: str = "mxu") -> sp.Expr:
         """Peak dense operations per second of ``unit`` in ``dtype``."""
         dtype = canonical_dtype(dtype)
         key = f"{unit}.{dtype}"
@@ -99,21 +99,21 @@ class Chip:
                              f"(it has: {have or 'none'})")
         return self.figures[key].value
 
-    def bandwidth(self, name: str = "hbm") -> sp.Rational:
+    def bandwidth(self, name: str = "hbm") -> sp.Expr:
         """Bytes per second of a memory level or a link (the convention its source uses)."""
         if name not in self.figures or "." in name:
             raise InputError(f"chip {self.name!r} has no bandwidth {name!r} "
                              f"(it has: {', '.join(self.bandwidth_names()) or 'none'})")
         return self.figures[name].value
 
-    def capacity(self, name: str = "hbm") -> sp.Rational:
+    def capacity(self, name: str = "hbm") -> sp.Expr:
         """Bytes of a memory level."""
         return self.figure(f"{name}.capacity").value
 
     def bandwidth_names(self) -> list[str]:
         return sorted(k for k in self.figures if "." not in k)
 
-    def ridge(self, dtype: str = "bf16", over: str = "hbm", unit: str = "mxu") -> sp.Rational:
+    def ridge(self, dtype: str = "bf16", over: str = "hbm", unit: str = "mxu") -> sp.Expr:
         """Critical intensity: peak / bandwidth, in FLOP per byte.
 
         >>> chip("tpu-v5e", hbm="B1").ridge()
@@ -121,7 +121,8 @@ class Chip:
         """
         return self.peak(dtype, unit) / self.bandwidth(over)
 
-    def with_figures(self, overrides: Mapping[str, str]) -> Chip:
+    def with_figures(self, overrides: Mapping[str, str],
+                     source: str = "set on the command line") -> Chip:
         """A copy with figures set for one run: a value with unit, a bare number, or the
         label of a listed alternative.
 
@@ -130,7 +131,7 @@ class Chip:
         """
         figures = dict(self.figures)
         for key, text in overrides.items():
-            where = f"--set {key}"
+            where = f"--set {key}" if source == "set on the command line" else key
             try:
                 full = self.resolve(key)
             except InputError as exc:
@@ -141,7 +142,7 @@ class Chip:
                 figures[full] = old.pick(text)
                 continue
             value = parse_quantity(text, _dimension(full), where=where)
-            figures[full] = Figure(value, text, "set on the command line", "override",
+            figures[full] = Figure(value, text, source, "override",
                                    alternatives=(replace(old, alternatives=()),
                                                  *old.alternatives))
         return replace(self, figures=figures)
@@ -172,7 +173,7 @@ def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip
     19780/67
     """
     found = (catalog or load_catalog())[name]
-    return found.with_figures(overrides) if overrides else found
+    return found.with_figures(overrides, "set in a derivation") if overrides else found
 
 
 @lru_cache(maxsize=8)

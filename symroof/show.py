@@ -9,7 +9,7 @@ from typing import Any
 
 import sympy as sp
 
-from .adhoc import AdHoc
+from .adhoc import AdHoc, AdHocOptimum
 from .hardware import Catalog, Chip, Figure
 from .printing import approx, latex, number_value, text
 from .verify import Verification
@@ -188,4 +188,22 @@ def verdict_lines(result: Verification, color: bool = False,
     total = len(result.verdicts)
     lines.append("")
     lines.append(f"{total} claims in {len(result.derivations)} derivations: {counts}")
+    return lines
+
+
+def optimum_lines(result: AdHocOptimum) -> list[str]:
+    """The optimum: conditions, solution, exponents, and numbers at a budget."""
+    o = result.optimum
+    lines = [f"minimise  {text(o.objective)}", f"subject to {text(o.constraint)}",
+             f"method     {o.method}", "conditions"]
+    lines += [f"  {text(c)}" for c in o.conditions]
+    if o.balance is not None:
+        lines.append(f"optimality {text(o.balance)}")
+    for x, v in o.solution.items():
+        lines.append(f"{x}* = {text(v)}")
+    for x, e in result.exponents.items():
+        lines.append(f"d log {x}* / d log {result.budget} = {_num(e)}")
+    for key, value in result.numbers.items():
+        shown = approx(value, 4) if value.is_number and value.is_finite else str(value)
+        lines.append(f"{key:<10} {shown}")
     return lines
