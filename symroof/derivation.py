@@ -119,6 +119,8 @@ class Derivation:
     ops: tuple[Op, ...] = ()
     chips: tuple[Chip, ...] = ()
     rooflines: tuple[Roofline, ...] = ()
+    expansions: tuple[Expansion, ...] = ()
+    thresholds: tuple[Threshold, ...] = ()
 
     @staticmethod
     def begin(id: str, title: str, source: Source) -> DerivationBuilder:
@@ -140,6 +142,8 @@ class DerivationBuilder:
     ops: list[Op] = field(default_factory=list)
     chips: list[Chip] = field(default_factory=list)
     rooflines: list[Roofline] = field(default_factory=list)
+    expansions: list[Expansion] = field(default_factory=list)
+    thresholds: list[Threshold] = field(default_factory=list)
 
     def assume(self, text: str) -> None:
         self.assumptions.append(text)
@@ -170,12 +174,14 @@ class DerivationBuilder:
 
     def expansion(self, expr: sp.Expr, regime: Regime | str, title: str = "") -> Expansion:
         x = expansion(expr, regime)
+        self.expansions.append(x)
         self.steps.extend(replace(s, title=f"{title}: {s.title}" if title else s.title)
                           for s in x.steps)
         return x
 
     def threshold(self, rl: Roofline, symbol: str, **kwargs: Any) -> Threshold:
         t = threshold(rl, symbol, **kwargs)
+        self.thresholds.append(t)
         self.steps.extend(replace(s, title=f"{rl.op.name}: {s.title}") for s in t.steps)
         return t
 
@@ -195,7 +201,8 @@ class DerivationBuilder:
     def build(self) -> Derivation:
         return Derivation(self.id, self.title, self.source, tuple(self.claims),
                           tuple(self.steps), tuple(self.assumptions), tuple(self.notes),
-                          tuple(self.ops), tuple(self.chips), tuple(self.rooflines))
+                          tuple(self.ops), tuple(self.chips), tuple(self.rooflines),
+                          tuple(self.expansions), tuple(self.thresholds))
 
 
 def _options(options: Mapping[str, Any]) -> dict[str, Any]:

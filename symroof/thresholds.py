@@ -30,7 +30,8 @@ from .steps import Step
 
 @dataclass(frozen=True)
 class Threshold:
-    """``symbol > exact`` (or ``<``) makes the op compute-bound against ``resource``."""
+    """``symbol > exact`` (or ``<``) makes the op compute-bound against ``resource``:
+    there ``t_math`` exceeds ``t_other``, the time on that resource."""
 
     symbol: sp.Symbol
     resource: str
@@ -41,6 +42,8 @@ class Threshold:
     correction: sp.Expr | None
     regime: Regime | None
     steps: tuple[Step, ...]
+    t_math: sp.Expr = sp.Integer(0)
+    t_other: sp.Expr = sp.Integer(0)
 
     @property
     def relation(self) -> sp.Rel:
@@ -69,13 +72,14 @@ class Threshold:
             raise InputError(f"cannot fix {self.symbol}: it is the symbol solved for")
         exact = sp.cancel(self.exact.subs(subs))
         exists = self.existence.subs(subs) if isinstance(self.existence, sp.Basic) else True
+        times = {"t_math": self.t_math.subs(subs), "t_other": self.t_other.subs(subs)}
         if exists is sp.false:
             raise DerivationError(f"no threshold in {self.symbol} at "
                                   f"{', '.join(f'{k}={v}' for k, v in subs.items())}: "
                                   f"it needs {self.existence}")
         step = Step("evaluate", "threshold at given sizes", self.exact, exact,
                     ", ".join(f"{k} = {v}" for k, v in subs.items()))
-        return replace(self, exact=exact, existence=exists, steps=(*self.steps, step))
+        return replace(self, exact=exact, existence=exists, steps=(*self.steps, step), **times)
 
 
 def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = None,
@@ -116,7 +120,8 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
         x = expansion(exact, reg)
         asym, corr = x.leading, x.correction
         steps.append(Step("limit", "threshold in the regime", exact, asym, reg.text))
-    return Threshold(s, res, exact, direction, existence, asym, corr, reg, tuple(steps))
+    return Threshold(s, res, exact, direction, existence, asym, corr, reg, tuple(steps),
+                     rl.t_math, rl.t_comms[res])
 
 
 def _positive(a: sp.Expr, b: sp.Expr) -> bool:
