@@ -42,8 +42,8 @@ class Threshold:
     correction: sp.Expr | None
     regime: Regime | None
     steps: tuple[Step, ...]
-    t_math: sp.Expr = sp.Integer(0)
-    t_other: sp.Expr = sp.Integer(0)
+    t_math: sp.Expr = sp.S.Zero
+    t_other: sp.Expr = sp.S.Zero
 
     @property
     def relation(self) -> sp.Rel:
