@@ -88,6 +88,8 @@ def build() -> Derivation:
     q1 = matmul(d, c.v5e_ch1, "int8", name="int8 matmul on TPU v5e")
     q2 = matmul(d, c.v5e_ch1, ["bf16", "int8"], out="bf16",
                 name="bf16 activations x int8 weights on TPU v5e")
+    d.curve(q2.rl, "B", [{"D": 4096, "F": 4096}, {"D": 1024, "F": 1024}], (1, 512),
+            "Q3: bf16 activations x int8 weights on TPU v5e")
     q3_big = q2.threshold.at({"D": 4096, "F": 4096})
     q3_small = q2.threshold.at({"D": 1024, "F": 1024})
     q3_ratio = d.step("evaluate", "ratio of the critical batches, D=F=1024 over D=F=4096",

@@ -81,6 +81,8 @@ def build() -> Derivation:
                             "peak / threshold")
     q3 = matmul(d, c.v5e_ch1, ["bf16", "int8"], out="bf16",
                 name="bf16 activations x int8 weights on TPU v5e (8.2e11 B/s, Q3 code)")
+    d.curve(q3.rl, "B", [{"D": 4096, "F": 4096}, {"D": 1024, "F": 1024}], (1, 512),
+            "Q3: bf16 activations x int8 weights on TPU v5e")
     q3_big = q3.threshold.at({"D": 4096, "F": 4096})
     q3_small = q3.threshold.at({"D": 1024, "F": 1024})
     q3_ratio = d.step("evaluate", "ratio of the critical batches, D=F=1024 over D=F=4096",

@@ -97,6 +97,16 @@ class Expansion:
     order: sp.Expr
     steps: tuple[Step, ...]
 
+    def _repr_latex_(self) -> str:
+        from .printing import latex
+        corr = self.correction
+        sign, magnitude = ("-", -corr) if corr.could_extract_minus_sign() else ("+", corr)
+        return (f"${latex(self.expr)} = {latex(self.leading)} {sign} {latex(magnitude)} + "
+                f"\\ldots \\quad ({self.regime.text})$")
+
+    def _repr_markdown_(self) -> str:
+        return self._repr_latex_()
+
     @property
     def relative_correction(self) -> sp.Expr:
         """correction / leading: how far the leading term is off, to first order."""

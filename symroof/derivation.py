@@ -106,6 +106,18 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class Curve:
+    """A figure a derivation asks for: attainable FLOP/s of ``roofline`` against ``symbol``
+    over ``span``, one line per assignment of the other sizes in ``fixed``."""
+
+    roofline: Roofline
+    symbol: str
+    fixed: tuple[Mapping[str, Any], ...]
+    span: tuple[float, float]
+    title: str
+
+
+@dataclass(frozen=True)
 class Derivation:
     """A chapter or topic, encoded: its claims and the steps that derive them."""
 
@@ -121,6 +133,15 @@ class Derivation:
     rooflines: tuple[Roofline, ...] = ()
     expansions: tuple[Expansion, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
+    curves: tuple[Curve, ...] = ()
+
+    def _repr_markdown_(self) -> str:
+        from .printing import latex_value, md_escape
+        steps = "\n".join(f"{i}. **{s.kind}** {md_escape(s.title)}: ${latex_value(s.output)}$"
+                          for i, s in enumerate(self.steps, 1) if s.output is not None)
+        claims = "\n".join(f"- `{c.id}`: {md_escape(c.statement)} (stated "
+                           f"{md_escape(c.stated)})" for c in self.claims)
+        return f"### {md_escape(self.title)}\n\n{steps}\n\n{claims}\n"
 
     @staticmethod
     def begin(id: str, title: str, source: Source) -> DerivationBuilder:
@@ -144,6 +165,7 @@ class DerivationBuilder:
     rooflines: list[Roofline] = field(default_factory=list)
     expansions: list[Expansion] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
+    curves: list[Curve] = field(default_factory=list)
 
     def assume(self, text: str) -> None:
         self.assumptions.append(text)
@@ -185,6 +207,13 @@ class DerivationBuilder:
         self.steps.extend(replace(s, title=f"{rl.op.name}: {s.title}") for s in t.steps)
         return t
 
+    def curve(self, rl: Roofline, symbol: str, fixed: list[Mapping[str, Any]],
+              span: tuple[float, float], title: str) -> Curve:
+        """Ask the write-up for a threshold-curve figure."""
+        made = Curve(rl, symbol, tuple(dict(f) for f in fixed), span, title)
+        self.curves.append(made)
+        return made
+
     def claim(self, id: str, *, stated: str, statement: str, quote: str,
               derive: Callable[[], Any] | None = None, section: str | None = None,
               source: Source | None = None, **options: Any) -> Claim:
@@ -202,7 +231,7 @@ class DerivationBuilder:
         return Derivation(self.id, self.title, self.source, tuple(self.claims),
                           tuple(self.steps), tuple(self.assumptions), tuple(self.notes),
                           tuple(self.ops), tuple(self.chips), tuple(self.rooflines),
-                          tuple(self.expansions), tuple(self.thresholds))
+                          tuple(self.expansions), tuple(self.thresholds), tuple(self.curves))
 
 
 def _options(options: Mapping[str, Any]) -> dict[str, Any]:

@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 import sympy as sp
@@ -101,3 +102,151 @@ def number_value(value: Any) -> float | None:
     """A float for JSON, or None when ``value`` is not a number."""
     expr = sp.sympify(value)
     return float(expr) if expr.is_number and expr.is_finite else None
+
+
+def latex_value(value: Any, fmt: str = "tex") -> str:
+    """LaTeX of whatever a step holds: an expression, an equation, a list, a mapping.
+
+    ``fmt`` is ``tex`` (pdflatex) or ``md`` (KaTeX): text inside math is escaped for it."""
+    if value is None:
+        return ""
+    if isinstance(value, Mapping):
+        return ", ".join(f"{latex(k) if isinstance(k, sp.Basic) else latex(sp.Symbol(str(k)))}"
+                         f" = {latex_value(v, fmt)}" for k, v in
+                         sorted(value.items(), key=lambda kv: str(kv[0])))
+    if isinstance(value, list | tuple):
+        return ",\\quad ".join(latex_value(v, fmt) for v in value)
+    if isinstance(value, bool):
+        return r"\text{true}" if value else r"\text{false}"
+    if isinstance(value, str):
+        return math_text(value, fmt)
+    expr = sp.sympify(value)
+    shown = latex(expr)
+    if expr.is_number and not expr.is_Integer and expr.is_finite and expr.is_real:
+        shown += r" \approx " + _scientific_float(float(expr)) if abs(float(expr)) >= 1e6 \
+            or abs(float(expr)) < 1e-3 else r" \approx " + approx(expr)
+    return shown
+
+
+# Inside \text{} both pdflatex (T1) and KaTeX take these escapes.
+_MATH_TEXT = {"\\": "/", "{": r"\{", "}": r"\}", "$": r"\$", "%": r"\%", "&": r"\&",
+              "#": r"\#", "_": r"\_", "^": "**", "~": " "}
+
+
+def math_text(value: str, fmt: str = "tex") -> str:
+    """``\\text{...}`` holding user text, escaped for pdflatex (``tex``) or KaTeX (``md``).
+
+    >>> math_text("ik,kj->ij_1", "md")
+    '\\\\text{ik,kj->ij\\\\_1}'
+    """
+    if fmt == "tex":
+        return r"\text{" + tex_escape(value) + "}"
+    return r"\text{" + "".join(_MATH_TEXT.get(ch, ch) for ch in value) + "}"
+
+
+def text_value(value: Any) -> str:
+    """Plain text of whatever a step or claim holds."""
+    if value is None:
+        return ""
+    if isinstance(value, Mapping):
+        return ", ".join(f"{k} = {text(v)}" for k, v in sorted(value.items(),
+                                                              key=lambda kv: str(kv[0])))
+    if isinstance(value, list | tuple):
+        return "; ".join(text_value(v) for v in value)
+    return text(value)
+
+
+# Characters that pdflatex with utf8 inputenc, T1/T2A fonts and CJKutf8 cannot take as they
+# are, and what to write instead (text mode).
+TEX_SPECIALS = {
+    "\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
+    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
+    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
+}
+TEX_UNICODE = {
+    "≈": r"$\approx$", "×": r"$\times$", "·": r"$\cdot$", "⋅": r"$\cdot$", "≤": r"$\leq$",
+    "≥": r"$\geq$", "≪": r"$\ll$", "≫": r"$\gg$", "→": r"$\to$", "←": r"$\leftarrow$",
+    "−": r"$-$", "∞": r"$\infty$", "µ": r"$\mu$", "μ": r"$\mu$", "α": r"$\alpha$",
+    "β": r"$\beta$", "λ": r"$\lambda$", "Θ": r"$\Theta$", "θ": r"$\theta$", "∝": r"$\propto$",
+    "≠": r"$\neq$", "±": r"$\pm$", "√": r"$\surd$", "∑": r"$\sum$", "∂": r"$\partial$",
+    "ε": r"$\varepsilon$", "π": r"$\pi$", "σ": r"$\sigma$", "Δ": r"$\Delta$", "∈": r"$\in$",
+    "′": "'", "“": "``", "”": "''", "„": ",,", "‘": "`", "’": "'", "—": "---", "–": "--",
+    "…": r"\dots{}", "«": r"\guillemotleft{}", "»": r"\guillemotright{}", "\u00a0": "~",
+    "\u202f": r"\,", "\u2009": r"\,", "°": r"\textdegree{}", "€": "EUR", "✓": "v",
+    "⁰": r"\textsuperscript{0}", "¹": r"\textsuperscript{1}", "²": r"\textsuperscript{2}",
+    "³": r"\textsuperscript{3}", "⁴": r"\textsuperscript{4}", "⁵": r"\textsuperscript{5}",
+    "⁶": r"\textsuperscript{6}", "⁷": r"\textsuperscript{7}", "⁸": r"\textsuperscript{8}",
+    "⁹": r"\textsuperscript{9}", "⁻": r"\textsuperscript{-}", "₀": r"\textsubscript{0}",
+    "₁": r"\textsubscript{1}", "₂": r"\textsubscript{2}",
+}
+
+
+def _is_cjk(ch: str) -> bool:
+    code = ord(ch)
+    return (0x2E80 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0xFF00 <= code <= 0xFFEF
+            or 0x3000 <= code <= 0x303F)
+
+
+def _is_cyrillic(ch: str) -> bool:
+    return 0x0400 <= ord(ch) <= 0x04FF
+
+
+def tex_escape(value: str) -> str:
+    """User text made safe for pdflatex: specials escaped, runs of Cyrillic wrapped in
+    ``\\cyr{}`` (T2A, defined in the preamble), runs of CJK in a CJKutf8 environment, other
+    symbols spelled out.
+
+    >>> tex_escape(r"50% of $x_1$ \\input{evil}")
+    '50\\\\% of \\\\$x\\\\_1\\\\$ \\\\textbackslash{}input\\\\{evil\\\\}'
+    """
+    out: list[str] = []
+    cjk: list[str] = []
+    cyr: list[str] = []
+
+    def flush() -> None:
+        if cjk:
+            out.append(r"\begin{CJK}{UTF8}{gbsn}" + "".join(cjk) + r"\end{CJK}")
+            cjk.clear()
+        if cyr:
+            out.append(r"\cyr{" + "".join(cyr) + "}")
+            cyr.clear()
+
+    for ch in str(value):
+        if _is_cjk(ch):
+            if cyr:
+                flush()
+            cjk.append(TEX_SPECIALS.get(ch, ch))
+            continue
+        if _is_cyrillic(ch):
+            if cjk:
+                flush()
+            cyr.append(ch)
+            continue
+        flush()
+        if ch in TEX_SPECIALS:
+            out.append(TEX_SPECIALS[ch])
+        elif ch in TEX_UNICODE:
+            out.append(TEX_UNICODE[ch])
+        elif ch in "\n\r\t":
+            out.append(" ")
+        elif ord(ch) < 0x80 or 0xA0 <= ord(ch) <= 0xFF:
+            out.append(ch)
+        elif ord(ch) >= 0x1F000 or 0x2600 <= ord(ch) <= 0x27BF or 0xFE00 <= ord(ch) <= 0xFE0F:
+            continue  # emoji and pictographs have no glyph in the fonts used
+        else:
+            out.append(f"[U+{ord(ch):04X}]")
+    flush()
+    return "".join(out)
+
+
+def md_escape(value: str, table: bool = False) -> str:
+    """User text made safe for Markdown with math: ``$`` cannot open math, and in a table
+    ``|`` cannot end a cell.
+
+    >>> md_escape("costs $5 | 6", table=True)
+    'costs \\\\$5 \\\\| 6'
+    """
+    escaped = str(value).replace("\\", "\\\\").replace("$", "\\$").replace("*", "\\*")
+    escaped = escaped.replace("_", "\\_").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = " ".join(escaped.split())
+    return escaped.replace("|", "\\|") if table else escaped

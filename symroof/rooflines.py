@@ -76,6 +76,19 @@ class Roofline:
             return "undetermined"
         return max(times, key=lambda k: (times[k], k == COMPUTE))
 
+    def _repr_markdown_(self) -> str:
+        from .printing import latex
+        rows = [("FLOPs", self.op.flops), ("peak", self.peak), ("intensity", self.intensity),
+                ("critical intensity", self.ridge), ("T_math", self.t_math),
+                *((f"T_{k}", v) for k, v in self.t_comms.items())]
+        body = "\n".join(f"| {k} | ${latex(v)}$ |" for k, v in rows)
+        return (f"**{self.op.name}** on {self.chip.name} (bound: {self.bound()})\n\n"
+                f"| quantity | value |\n|---|---|\n{body}\n")
+
+    def _repr_latex_(self) -> str:
+        from .printing import latex
+        return f"$I = {latex(self.intensity)},\\; I^* = {latex(self.ridge)}$"
+
     def condition(self) -> sp.Rel:
         """When the op is compute-bound against the primary resource: intensity > ridge."""
         return sp.StrictGreaterThan(self.intensity, self.ridge, evaluate=False)

@@ -51,6 +51,17 @@ class Threshold:
         crit = symbol(f"{self.symbol}_crit")
         return sp.Rel(self.symbol, crit, self.direction)
 
+    def _repr_latex_(self) -> str:
+        from .printing import latex
+        shown = latex(self.inequality)
+        if self.asymptotic is not None:
+            shown += rf",\quad {latex(self.symbol)} \to {latex(self.asymptotic)}" \
+                     rf"\ ({self.regime})"
+        return f"${shown}$"
+
+    def _repr_markdown_(self) -> str:
+        return self._repr_latex_()
+
     @property
     def inequality(self) -> sp.Rel:
         """``symbol > exact`` as one relation."""

@@ -101,6 +101,14 @@ class Verification:
     def to_json(self, timing: bool = True) -> dict[str, Any]:
         return {"claims": [v.to_json(timing) for v in self.verdicts], "summary": self.summary}
 
+    def _repr_markdown_(self) -> str:
+        from .printing import md_escape
+        rows = "\n".join(f"| {v.verdict} | `{v.claim.id}` | {md_escape(v.claim.stated, True)} "
+                         f"| {md_escape(v.derived, True)} |" for v in self.verdicts)
+        counts = ", ".join(f"{n} {k}" for k, n in self.summary.items())
+        return (f"| verdict | claim | stated | derived |\n|---|---|---|---|\n{rows}\n\n"
+                f"{len(self.verdicts)} claims: {counts}\n")
+
 
 class ClaimTimeout(Exception):
     """Raised inside a claim that ran past its limit."""

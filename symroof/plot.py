@@ -1,0 +1,156 @@
+"""Figures of a derivation, as data, and their two renderings: SVG (matplotlib) and
+pgfplots (LaTeX).
+
+The roofline figure is drawn from the chip's exact peak and ridge; threshold curves sample
+the engine's attainable-FLOP/s expression. Nothing here derives: it lays out what the
+derivation holds.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import sympy as sp
+
+from .derivation import Derivation
+from .parse import symbol
+
+SAMPLES = 64
+
+
+@dataclass(frozen=True)
+class Series:
+    label: str
+    xs: tuple[float, ...]
+    ys: tuple[float, ...]
+    points: bool = False
+
+
+@dataclass(frozen=True)
+class FigureData:
+    """One log-log figure: its file stem, axes, series and marked x values."""
+
+    name: str
+    kind: str
+    caption_args: Mapping[str, str]
+    xlabel: str
+    series: tuple[Series, ...]
+    marks: tuple[tuple[float, str], ...] = ()
+
+
+def figures(d: Derivation) -> list[FigureData]:
+    """The roofline of every chip configuration the derivation uses, then its curves."""
+    out: list[FigureData] = []
+    by_chip: dict[str, dict[tuple[str, float, float], list[tuple[str, float]]]] = {}
+    for rl in d.rooflines:
+        if not (rl.peak.is_number and rl.ridge.is_number):
+            continue
+        roofs = by_chip.setdefault(rl.chip.name, {})
+        label = f"{rl.op.unit} {rl.op.dtype} / {rl.primary}"
+        ops = roofs.setdefault((label, float(rl.peak), float(rl.bandwidths[rl.primary])), [])
+        if rl.intensity.is_number:
+            ops.append((rl.op.name, float(rl.intensity)))
+    for chip_name, roofs in sorted(by_chip.items()):
+        series: list[Series] = []
+        marks = []
+        ridges = [peak / bw for _, peak, bw in roofs]
+        lo, hi = min(ridges) / 1000, max(ridges) * 1000
+        for (label, peak, bw), ops in sorted(roofs.items()):
+            ridge = peak / bw
+            series.append(Series(f"{label} (ridge {ridge:.4g})", (lo, ridge, hi),
+                                 (lo * bw, peak, peak)))
+            marks.append((ridge, "ridge"))
+            series += [Series(name, (i,), (min(peak, i * bw),), points=True)
+                       for name, i in sorted(set(ops))[:6]]
+        out.append(FigureData(f"{d.id}-roofline-{chip_name}", "roofline",
+                              {"chip": chip_name,
+                               "ridge": ", ".join(f"{r:.4g}" for r in sorted(set(ridges)))},
+                              "intensity", tuple(series), tuple(sorted(set(marks)))))
+    for n, curve in enumerate(d.curves, 1):
+        rl, s = curve.roofline, symbol(curve.symbol)
+        peak, bw = float(rl.peak), float(rl.bandwidths[rl.primary])
+        lo, hi = curve.span
+        xs = tuple(lo * (hi / lo) ** (k / (SAMPLES - 1)) for k in range(SAMPLES))
+        lines = []
+        for fixed in curve.fixed:
+            values = {symbol(k): sp.sympify(v) for k, v in fixed.items()}
+            f = sp.lambdify(s, rl.intensity.subs(values), "math")
+            ys = tuple(min(peak, float(f(x)) * bw) for x in xs)
+            label = ", ".join(f"{k}={v}" for k, v in fixed.items())
+            lines.append(Series(label, xs, ys))
+        out.append(FigureData(f"{d.id}-curve-{n}", "curve",
+                              {"title": curve.title, "symbol": curve.symbol}, curve.symbol,
+                              tuple(lines)))
+    return out
+
+
+def have_matplotlib() -> bool:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def svg(fig: FigureData, xlabel: str, ylabel: str) -> str:
+    """The figure as a deterministic SVG (fixed hash salt, no dates, text kept as text)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    with matplotlib.rc_context({"svg.hashsalt": "symroof", "svg.fonttype": "none",
+                                "font.size": 9, "figure.figsize": (6.0, 3.8)}):
+        figure, ax = plt.subplots()
+        for s in fig.series:
+            if s.points:
+                ax.plot(s.xs, s.ys, "o", label=s.label, markersize=5)
+            else:
+                ax.plot(s.xs, s.ys, "-", label=s.label, linewidth=1.6)
+        for x, label in fig.marks:
+            ax.axvline(x, linestyle=":", color="grey", linewidth=1)
+            ax.annotate(f"{label} {x:.4g}", (x, ax.get_ylim()[0]), textcoords="offset points",
+                        xytext=(3, 4), fontsize=8, color="grey")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
+        ax.legend(fontsize=7, loc="lower right")
+        figure.tight_layout()
+        buffer = io.StringIO()
+        figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": "symroof"})
+        plt.close(figure)
+    return buffer.getvalue()
+
+
+def pgfplots(fig: FigureData, xlabel: str, ylabel: str, caption: str) -> str:
+    """The figure as a pgfplots log-log axis inside a figure environment."""
+    lines = [r"\begin{figure}[htbp]", r"\centering", r"\begin{tikzpicture}",
+             r"\begin{loglogaxis}[width=0.85\linewidth, height=6cm, xlabel={" + xlabel +
+             r"}, ylabel={" + ylabel + r"}, legend pos=south east, "
+             r"legend style={font=\scriptsize}, grid=major]"]
+    for s in fig.series:
+        coords = " ".join(f"({_num(x)},{_num(y)})" for x, y in zip(s.xs, s.ys, strict=True))
+        style = "only marks, mark=*" if s.points else "thick, no marks"
+        lines.append(rf"\addplot+[{style}] coordinates {{{coords}}};")
+        lines.append(r"\addlegendentry{" + _legend(s.label) + "}")
+    for x, label in fig.marks:
+        lines.append(rf"\draw[dotted, gray] ({{axis cs:{_num(x)},1}}|-{{rel axis cs:0,0}}) -- "
+                     rf"({{axis cs:{_num(x)},1}}|-{{rel axis cs:0,1}});")
+        del label
+    lines += [r"\end{loglogaxis}", r"\end{tikzpicture}", r"\caption{" + caption + "}",
+              r"\end{figure}"]
+    return "\n".join(lines)
+
+
+def _num(x: float) -> str:
+    if x == 0 or not math.isfinite(x):
+        return "0"
+    return f"{x:.6e}"
+
+
+def _legend(label: str) -> str:
+    from .printing import tex_escape
+    return tex_escape(label)

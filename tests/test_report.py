@@ -1,0 +1,185 @@
+"""Write-ups: golden Markdown and LaTeX, KaTeX-safe math, escaping, determinism, PDF."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from symroof.report import compile_pdf, render, stale, write
+from symroof.verify import load_derivations, verify
+from tests.conftest import ROOT, require_tool, run_cli
+
+SMALL = ROOT / "tests" / "data" / "small.py"
+GOLDEN = ROOT / "tests" / "golden"
+
+# Commands KaTeX renders (the subset the printer and templates can emit, and more).
+KATEX = {
+    "frac", "cdot", "approx", "left", "right", "mathrm", "text", "leq", "geq", "lt", "gt",
+    "max", "min", "log", "exp", "sqrt", "infty", "alpha", "beta", "gamma", "delta",
+    "epsilon", "lambda", "mu", "nu", "pi", "sigma", "theta", "tau", "phi", "quad", "qquad",
+    "longrightarrow", "to", "rightarrow", "lfloor", "rfloor", "lceil", "rceil", "begin",
+    "end", "cases", "otherwise", "times", "ldots", "dots", "operatorname", "neq", "ne",
+    "le", "ge", "sum", "prod", "limits", "in", "partial", "Theta", "ll", "gg",
+    "ln", "mathbb", "boldsymbol", "int", "Delta", "omega", "eta", "xi", "rho", "kappa",
+    "zeta", "chi", "psi", "Omega", "Lambda", "Sigma", "Phi", "Pi", "Gamma", "vee", "wedge",
+    "equiv", "sim", "propto", "cdots", "vdots", "hat", "bar", "tilde", "overline", "dot",
+    "ddot", "prime", "Re", "Im", "wp", "lvert", "rvert", "mid", "vert", "textrm",
+    "mathit", "mathbf", "displaystyle", "pm", "mp", "circ", "bmod", "pmod", "binom",
+    "emptyset", "land", "lor", "neg", "not", "forall", "exists", "varepsilon",
+    "vartheta", "varphi", "upsilon", "iota",
+}
+
+
+def small_render(fmt: str) -> dict[str, str | bytes]:
+    result = verify(load_derivations([str(SMALL)]))
+    return dict(render(result, [fmt], plots=False).files)
+
+
+@pytest.mark.parametrize(("fmt", "name"), [("md", "small.md"), ("tex", "small.tex"),
+                                           ("md", "index.md"), ("tex", "index.tex")])
+def test_golden(fmt: str, name: str) -> None:
+    got = small_render(fmt)[name]
+    assert isinstance(got, str)
+    golden = GOLDEN / name
+    if os.environ.get("SYMROOF_UPDATE_GOLDEN"):
+        golden.write_text(got, encoding="utf-8")
+    assert got == golden.read_text(encoding="utf-8")
+
+
+def test_small_write_up_shows_steps_verdicts_and_escaped_text() -> None:
+    md = small_render("md")["small.md"]
+    assert isinstance(md, str)
+    assert "| 3 | Compute-bound when B &gt; 240. <br>`threshold` | B &gt; 240 | " \
+        "$B > \\frac{9850}{41}$ | holds |" in md
+    assert "erratum" in md and "digits swapped" in md
+    assert "\\$y\\$" in md  # a dollar in user text cannot open math
+    tex = small_render("tex")["small.tex"]
+    assert isinstance(tex, str)
+    assert r"\textbackslash{}input\{x\} \$y\$" in tex
+    assert r"50\% of readers skip this \& that\_1 \#2." in tex
+    index = small_render("md")["index.md"]
+    assert isinstance(index, str)
+    assert "| [`ridge_typo`](small.md) | Matmul | 204 | $\\frac{9850}{41} \\approx 240.24$ | " \
+        "digits swapped |" in index
+
+
+def _math_segments(text: str) -> list[str]:
+    clean = text.replace("\\$", "")
+    clean = re.sub(r"`[^`]*`", "", clean)
+    parts = clean.split("$")
+    assert len(parts) % 2 == 1, "unbalanced $ delimiters"
+    return parts[1::2]
+
+
+def test_bundled_markdown_has_balanced_katex_math() -> None:
+    result = verify(load_derivations([]))
+    files = render(result, ["md"], plots=False).files
+    for name, text in files.items():
+        if not name.endswith(".md"):
+            continue
+        assert isinstance(text, str)
+        for math in _math_segments(text):
+            assert math.count("{") == math.count("}"), (name, math)
+            assert math.count(r"\left") == math.count(r"\right"), (name, math)
+            for command in re.findall(r"\\([A-Za-z]+)", math):
+                assert command in KATEX, (name, command, math)
+
+
+def test_languages_translate_the_words_not_the_formulas() -> None:
+    result = verify(load_derivations([str(SMALL)]))
+    ru = render(result, ["md"], lang="ru", plots=False).files["small.md"]
+    zh = render(result, ["md"], lang="zh", plots=False).files["small.md"]
+    assert isinstance(ru, str) and isinstance(zh, str)
+    assert "## Утверждения" in ru and "ошибка в тексте" in ru
+    assert "## 论断" in zh and "勘误" in zh
+    assert "$B > \\frac{9850}{41}$" in ru and "$B > \\frac{9850}{41}$" in zh
+
+
+def test_renders_are_identical_across_hash_seeds(tmp_path: Path) -> None:
+    outs = []
+    for seed in ("0", "12345"):
+        out = tmp_path / seed
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = run_cli("report", "--out", str(out), env=env)
+        assert done.returncode == 0, done.stderr
+        outs.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
+    assert outs[0] == outs[1]
+    assert any(str(p).endswith(".svg") for p in outs[0]) or not _have_matplotlib()
+
+
+def _have_matplotlib() -> bool:
+    from symroof.plot import have_matplotlib
+    return have_matplotlib()
+
+
+def test_committed_reports_match_a_fresh_render() -> None:
+    done = run_cli("report", "--check")
+    assert done.returncode == 0, done.stdout
+
+
+def test_check_reports_a_stale_file(tmp_path: Path) -> None:
+    result = verify(load_derivations([str(SMALL)]))
+    rendered = render(result, ["md"], plots=False)
+    write(rendered, tmp_path)
+    assert stale(rendered, tmp_path) == []
+    (tmp_path / "small.md").write_text("edited by hand\n")
+    assert stale(rendered, tmp_path) == ["small.md"]
+    done = run_cli("report", str(SMALL), "--format", "md", "--out", str(tmp_path), "--check")
+    assert done.returncode == 1 and "stale:" in done.stdout
+
+
+def test_unwritable_output_folder_is_an_input_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    done = run_cli("report", str(SMALL), "--out", str(blocker / "sub"))
+    assert done.returncode == 2 and "cannot create the output folder" in done.stderr
+
+
+def test_pdf_compiles_without_shell_escape() -> None:
+    require_tool("pdflatex")
+    tex = small_render("tex")["small.tex"]
+    assert isinstance(tex, str)
+    pdf = compile_pdf(tex, "small.tex")
+    assert pdf.startswith(b"%PDF")
+    pages = len(re.findall(rb"/Type\s*/Page[^s]", pdf))
+    assert 1 <= pages <= 3
+
+
+def test_pdflatex_failure_names_the_first_error() -> None:
+    require_tool("pdflatex")
+    from symroof.report import LatexFailed
+    with pytest.raises(LatexFailed, match=r"^broken.tex: pdflatex failed: Undefined control "
+                                          r"sequence"):
+        compile_pdf("\\documentclass{article}\\begin{document}\\nosuchmacro\\end{document}",
+                    "broken.tex")
+
+
+def test_installed_wheel_reports_from_an_empty_folder(tmp_path: Path) -> None:
+    """``pip install .`` (not editable) ships derivations and templates."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
+                   check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(ROOT)]
+    subprocess.run(pip, check=True, capture_output=True, timeout=600)
+    work = tmp_path / "empty"
+    work.mkdir()
+    formats = "md,tex,pdf" if _pdflatex_or_required() else "md,tex"
+    done = subprocess.run([str(venv / "bin" / "symroof"), "report", "--format", formats,
+                           "--out", "out"], cwd=work, capture_output=True, text=True,
+                          timeout=900)
+    assert done.returncode == 0, done.stderr
+    out = work / "out"
+    names = {p.name for p in out.iterdir()}
+    assert {"index.md", "index.tex", "rooflines-ru.md", "rooflines-zh.tex"} <= names
+    if "pdf" in formats:
+        assert (out / "index.pdf").read_bytes().startswith(b"%PDF")
+
+
+def _pdflatex_or_required() -> bool:
+    require_tool("pdflatex")
+    return True
