@@ -111,7 +111,7 @@ def derive_adhoc(*, flops: str | None = None, bytes: str | None = None,
                              "--subs")
     reg = parse_regime(regime) if regime else None
     if reg is not None:
-        unknown = [s for s in (*reg.large, *reg.small) if s not in used]
+        unknown = [s for s in reg.named if s not in used]
         if unknown:
             raise InputError(f"the regime names {unknown[0]}, which no formula uses", "--regime")
     exp = expansion(rl.intensity, reg) if reg is not None else None

@@ -34,6 +34,7 @@ class Regime:
     text: str
     large: tuple[sp.Symbol, ...]
     small: tuple[sp.Symbol, ...]
+    named: tuple[sp.Symbol, ...] = ()
 
     def scaling(self, eps: sp.Expr = EPS) -> dict[sp.Symbol, sp.Expr]:
         """The substitution that takes an expression eps-deep into the regime."""
@@ -62,6 +63,8 @@ def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
     """
     large: list[sp.Symbol] = []
     small: list[sp.Symbol] = []
+    named = [symbol(n) for n in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text)
+             if n not in ("oo", "inf", "infinity", "and")]
     clauses = [c.strip() for c in re.split(r";|\band\b", text) if c.strip()]
     if not clauses:
         raise InputError("empty regime", where)
@@ -79,7 +82,8 @@ def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
     both = set(large) & set(small)
     if both:
         raise InputError(f"{sorted(map(str, both))[0]} both grows and shrinks in {text!r}", where)
-    return Regime(text.strip(), tuple(dict.fromkeys(large)), tuple(dict.fromkeys(small)))
+    return Regime(text.strip(), tuple(dict.fromkeys(large)), tuple(dict.fromkeys(small)),
+                  tuple(dict.fromkeys(named)))
 
 
 def _symbols(names: str) -> list[sp.Symbol]:

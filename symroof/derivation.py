@@ -23,10 +23,11 @@ from typing import Any
 import sympy as sp
 
 from .asymptotics import Expansion, Regime, expansion
-from .compare import TOLERANCE
+from .compare import TOLERANCE, printed
 from .errors import InputError
 from .hardware import Chip
 from .ops import Op
+from .parse import parse_expr, parse_relation
 from .rooflines import Roofline, roofline
 from .steps import Step
 from .thresholds import Threshold, threshold
@@ -103,6 +104,12 @@ class Claim:
             raise InputError("a claim needs derive=", where)
         if self.kind == "qualitative" and (self.within is None or not self.meaning):
             raise InputError("a qualitative claim needs within=(lo, hi) and meaning=", where)
+        if self.kind == "number":
+            printed(self.stated, where=f"{where}: stated")
+        elif self.kind == "expr":
+            parse_expr(self.stated, where=f"{where}: stated")
+        elif self.kind == "relation":
+            parse_relation(self.stated, where=f"{where}: stated")
 
 
 @dataclass(frozen=True)

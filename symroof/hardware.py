@@ -141,6 +141,9 @@ class Chip:
             if text in labels:
                 figures[full] = old.pick(text)
                 continue
+            if labels and not text[:1].isdigit() and not text.startswith("."):
+                raise InputError(f"{text!r} is neither a value nor the label of an "
+                                 f"alternative (labels: {', '.join(sorted(labels))})", where)
             value = parse_quantity(text, _dimension(full), where=where)
             figures[full] = Figure(value, text, source, "override",
                                    alternatives=(replace(old, alternatives=()),

@@ -10,10 +10,13 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import threading
 import tomllib
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -297,8 +300,9 @@ def write(rendered: Rendered, out: Path) -> list[str]:
             with os.fdopen(fd, "wb") as handle:
                 handle.write(content.encode("utf-8") if isinstance(content, str) else content)
             staged.append((Path(tmp), target))
-        for tmp_path, target in staged:
-            os.replace(tmp_path, target)
+        with _signals_held():
+            for tmp_path, target in staged:
+                os.replace(tmp_path, target)
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror}", str(out)) from None
     finally:
@@ -306,6 +310,21 @@ def write(rendered: Rendered, out: Path) -> list[str]:
             if tmp_path.exists():
                 tmp_path.unlink()
     return list(rendered.files)
+
+
+@contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and SIGTERM while files are swapped in, so an interrupted run leaves
+    either every previous file or every new one."""
+    held = {signal.SIGINT, signal.SIGTERM}
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def stale(rendered: Rendered, out: Path) -> list[str]:
