@@ -168,22 +168,42 @@ COLORS = {"OK": "32", "ROUNDING": "36", "ERRATUM": "33", "UNVERIFIABLE": "2",
           "MISMATCH": "31;1", "STALE": "31;1", "ERROR": "31;1", "TIMEOUT": "31;1"}
 
 
+def _width(text_: str) -> int:
+    """Columns a string takes on a terminal (CJK characters take two)."""
+    import unicodedata
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text_)
+
+
+def _pad(text_: str, width: int) -> str:
+    return text_ + " " * max(width - _width(text_), 0)
+
+
+def _cut(text_: str, width: int) -> str:
+    if _width(text_) <= width:
+        return text_
+    out = ""
+    for ch in text_:
+        if _width(out + ch) > width - 1:
+            break
+        out += ch
+    return out + "…"
+
+
 def verdict_lines(result: Verification, color: bool = False,
                   only: set[str] | None = None) -> list[str]:
     """A table of verdicts, one line per claim, then the summary."""
     shown = [v for v in result.verdicts if only is None or v.verdict in only]
     w_id = max([len(v.claim.id) for v in shown] + [5])
-    w_st = min(max([len(v.claim.stated) for v in shown] + [6]), 28)
+    w_st = min(max([_width(v.claim.stated) for v in shown] + [6]), 28)
     lines = [f"{'verdict':<12} {'claim':<{w_id}} {'stated':<{w_st}} derived"]
     for v in shown:
         mark = f"{v.verdict:<12}"
         if color:
             mark = f"\033[{COLORS[v.verdict]}m{mark}\033[0m"
-        stated = v.claim.stated if len(v.claim.stated) <= w_st else v.claim.stated[:w_st - 1] \
-            + "…"
-        derived = v.derived if len(v.derived) <= 40 else v.derived[:39] + "…"
+        stated = _pad(_cut(v.claim.stated, w_st), w_st)
+        derived = _cut(v.derived, 40)
         extra = f"  ({v.detail})" if v.verdict not in ("OK",) and v.detail else ""
-        lines.append(f"{mark} {v.claim.id:<{w_id}} {stated:<{w_st}} {derived}{extra}")
+        lines.append(f"{mark} {v.claim.id:<{w_id}} {stated} {derived}{extra}")
     counts = ", ".join(f"{n} {k}" for k, n in result.summary.items())
     total = len(result.verdicts)
     lines.append("")
