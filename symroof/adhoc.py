@@ -26,7 +26,7 @@ from .parse import parse_assignments, parse_expr, parse_relation, symbol
 from .printing import number_value, text
 from .rooflines import Roofline, roofline
 from .scaling import constant_set
-from .thresholds import Threshold, _simple, threshold
+from .thresholds import Threshold, solve_condition, threshold
 
 
 @dataclass(frozen=True)
@@ -123,7 +123,7 @@ def derive_adhoc(*, flops: str | None = None, bytes: str | None = None,
             existence = th.existence
             if values:
                 th = th.at(values)
-                existence = _simple(th.existence) if isinstance(th.existence, sp.Rel) \
+                existence = solve_condition(th.existence) if isinstance(th.existence, sp.Rel) \
                     else th.existence
         except DerivationError as exc:
             raise DerivationError(exc.message, "--solve") from None

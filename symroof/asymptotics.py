@@ -1,5 +1,6 @@
 """Regimes and asymptotic forms: leading term and first correction by scaling.
 
+>>> from symroof import sizes
 >>> B, D, F = sizes("B D F")
 >>> x = expansion(B*D*F / (B*D + D*F + B*F), "B<<D,F")
 >>> x.leading, x.correction
@@ -14,13 +15,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from itertools import pairwise
 
 import sympy as sp
 
 from .errors import DerivationError, InputError
 from .parse import symbol
-from .quantities import sizes  # noqa: F401  (used by the doctests)
 from .steps import Step
 
 EPS = sp.Symbol("epsilon", positive=True)
@@ -188,6 +187,7 @@ def _series_terms(scaled: sp.Expr, expr: sp.Expr,
 def theta(expr: sp.Expr, regime: Regime | str | None = None) -> sp.Expr:
     """The Theta class of a sum: the terms no other term dominates, coefficients dropped.
 
+    >>> from symroof import sizes
     >>> N, d, M = sizes("N d M")
     >>> theta(4*N*d + 2*N**2*d**2/M)
     N*d + N**2*d**2/M
@@ -216,7 +216,3 @@ def _dominates(big: sp.Expr, small: sp.Expr, reg: Regime | None) -> bool:
     coeff, power = scaled.as_coeff_exponent(EPS)
     return bool(not coeff.has(EPS) and power.is_positive)
 
-
-def ordered(values: list[sp.Expr]) -> bool:
-    """True when numeric values strictly increase (a helper for depth sequences)."""
-    return all(a < b for a, b in pairwise(values))

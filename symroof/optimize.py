@@ -138,7 +138,7 @@ def _power_form(f: sp.Expr, constraint: sp.Eq,
 
 def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[sp.Expr],
                      budget: sp.Expr, xs: tuple[sp.Symbol, ...],
-                     ) -> tuple[dict[sp.Symbol, sp.Expr], sp.Eq, list[Step]]:
+                     ) -> tuple[dict[sp.Symbol, sp.Expr], sp.Eq | None, list[Step]]:
     """Solve the log-linear system: unknowns n_j = log x_j and m = log nu, where
     ``-e_j A_j x_j^e_j / k_j = nu`` for every j and ``c prod x_j^k_j = budget``."""
     ns = [sp.Symbol(f"n_{x}") for x in xs]
@@ -183,7 +183,7 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
         Step("solve", "the linear system", None, [sp.Eq(x, v) for x, v in solution.items()],
              "linsolve"),
     ]
-    return solution, balance if balance is not None else sp.Eq(0, 0), steps
+    return solution, balance, steps
 
 
 def _solve_general(conditions: tuple[sp.Eq, ...], g: sp.Expr,

@@ -61,7 +61,7 @@ class Roofline:
 
     def at(self, values: Mapping[str | sp.Symbol, sp.Expr | int]) -> Roofline:
         """The same roofline at concrete sizes (names or symbols to numbers)."""
-        subs = _subs(values)
+        subs = size_values(values)
         return replace(
             self, op=self.op.subs(subs), t_math=self.t_math.subs(subs),
             t_comms={k: v.subs(subs) for k, v in self.t_comms.items()},
@@ -124,5 +124,6 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None, unit: str | None =
     return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps)
 
 
-def _subs(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:
+def size_values(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:
+    """Names or symbols mapped to SymPy values: ``{"D": 8192}`` -> ``{D: 8192}``."""
     return {(symbol(k) if isinstance(k, str) else k): sp.sympify(v) for k, v in values.items()}

@@ -24,7 +24,7 @@ import sympy as sp
 from .asymptotics import Regime, expansion, parse_regime
 from .errors import DerivationError, InputError
 from .parse import symbol
-from .rooflines import Roofline, _subs
+from .rooflines import Roofline, size_values
 from .steps import Step
 
 
@@ -78,7 +78,7 @@ class Threshold:
 
     def at(self, values: Mapping[str | sp.Symbol, sp.Expr | int]) -> Threshold:
         """The threshold at concrete other sizes."""
-        subs = _subs(values)
+        subs = size_values(values)
         if self.symbol in subs:
             raise InputError(f"cannot fix {self.symbol}: it is the symbol solved for")
         exact = sp.cancel(self.exact.subs(subs))
@@ -148,13 +148,13 @@ def _positive(a: sp.Expr, b: sp.Expr) -> bool:
 def _existence(a: sp.Expr, b: sp.Expr) -> sp.Basic:
     """The condition for a positive root of a*s + b."""
     if b.is_negative:
-        return _simple(a > 0)
+        return solve_condition(a > 0)
     if b.is_positive:
-        return _simple(a < 0)
+        return solve_condition(a < 0)
     return sp.And(a * b < 0)
 
 
-def _simple(rel: sp.Basic) -> sp.Basic:
+def solve_condition(rel: sp.Basic) -> sp.Basic:
     """Solve a one-symbol condition (``D**2*c - D*k > 0`` becomes ``D > k/c``)."""
     if rel in (sp.true, sp.false) or not isinstance(rel, sp.Rel):
         return rel

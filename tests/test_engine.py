@@ -13,7 +13,7 @@ from symroof.hardware import chip, load_catalog
 from symroof.ops import einsum, elementwise, fuse, op, sequence
 from symroof.quantities import dtype_bytes, sizes
 from symroof.rooflines import roofline
-from symroof.thresholds import _simple, threshold
+from symroof.thresholds import solve_condition, threshold
 
 B, D, F, N = sizes("B D F N")
 V5E_CH1 = chip("tpu-v5e", hbm="B1")  # 1.97e14 FLOP/s, 8.2e11 B/s
@@ -113,7 +113,7 @@ def test_w8a16_threshold_and_its_existence_condition() -> None:
     w8a16 = einsum("B D, D F -> B F", ["bf16", "int8"], out="bf16")
     t = threshold(roofline(w8a16, V5E_CH1), "B")
     assert t.at({"D": 4096, "F": 4096}).exact == sp.Rational(5043200, 37059)
-    assert _simple(t.existence.subs(F, D)) == (D > 2 * RIDGE)
+    assert solve_condition(t.existence.subs(F, D)) == (D > 2 * RIDGE)
     with pytest.raises(DerivationError, match="no threshold in B"):
         t.at({"D": 400, "F": 400})
 
