@@ -35,19 +35,27 @@ class Regime:
     small: tuple[sp.Symbol, ...]
     named: tuple[sp.Symbol, ...] = ()
 
-    def scaling(self, eps: sp.Expr = EPS) -> dict[sp.Symbol, sp.Expr]:
-        """The substitution that takes an expression eps-deep into the regime."""
-        out: dict[sp.Symbol, sp.Expr] = {s: s / eps for s in self.large}
-        out.update({s: s * eps for s in self.small})
+    def scaling(self, eps: sp.Expr = EPS, like: sp.Basic | None = None,
+                ) -> dict[sp.Symbol, sp.Expr]:
+        """The substitution that takes an expression eps-deep into the regime.
+
+        Symbols are matched by name against ``like``'s, so a size declared integer is
+        scaled like the positive symbol the regime names."""
+        names = {s.name: s for s in like.free_symbols} if like is not None else {}
+
+        def own(s: sp.Symbol) -> sp.Symbol:
+            return names.get(s.name, s)
+        out: dict[sp.Symbol, sp.Expr] = {own(s): own(s) / eps for s in self.large}
+        out.update({own(s): own(s) * eps for s in self.small})
         return out
 
     def point(self, base: dict[sp.Symbol, sp.Expr], depth: sp.Expr) -> dict[sp.Symbol, sp.Expr]:
         """``base`` values moved ``depth`` deep (large ones times depth, small ones divided)."""
         out = dict(base)
         for s in self.large:
-            out[s] = base[s] * depth
+            out[s] = sp.sympify(base[s]) * depth
         for s in self.small:
-            out[s] = base[s] / depth
+            out[s] = sp.sympify(base[s]) / depth
         return out
 
     def __str__(self) -> str:
@@ -119,7 +127,8 @@ class Expansion:
 def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     """Leading term and first correction of ``expr`` deep in ``regime``."""
     reg = parse_regime(regime) if isinstance(regime, str) else regime
-    scaled = sp.sympify(expr).subs(reg.scaling())
+    scaling = reg.scaling(like=sp.sympify(expr))
+    scaled = sp.sympify(expr).subs(scaling)
     terms = _rational_terms(scaled)
     if terms is None:
         terms = _series_terms(scaled, expr, reg)
@@ -127,7 +136,7 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     lead, corr = sp.cancel(lead), sp.factor(sp.cancel(corr))
     steps = (
         Step("substitute", "scale into the regime", expr, scaled,
-             f"{reg.text}: " + ", ".join(f"{k} -> {v}" for k, v in reg.scaling().items())),
+             f"{reg.text}: " + ", ".join(f"{k} -> {v}" for k, v in scaling.items())),
         Step("series", "expand in epsilon; keep the leading term and the first correction",
              scaled, lead * EPS**p + corr * EPS ** (p + 1), reg.text),
         Step("limit", "leading term (epsilon -> 1 restores the sizes)", expr, lead, reg.text),
@@ -212,7 +221,7 @@ def _dominates(big: sp.Expr, small: sp.Expr, reg: Regime | None) -> bool:
         return False
     if reg is None:
         return False
-    scaled = sp.powsimp(sp.expand_power_base(ratio.subs(reg.scaling()), force=True))
+    scaled = sp.powsimp(sp.expand_power_base(ratio.subs(reg.scaling(like=ratio)), force=True))
     coeff, power = scaled.as_coeff_exponent(EPS)
     return bool(not coeff.has(EPS) and power.is_positive)
 

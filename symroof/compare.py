@@ -107,7 +107,7 @@ def judge_expr(stated: str, derived: Any, where: str | None = None) -> Judgement
     s = parse_expr(stated, where=where)
     d = sp.sympify(derived)
     shown = text(d)
-    how = _equal(s, d)
+    how = proof(s, d)
     if how:
         return Judgement(OK, shown, _float(d), 0.0 if d.is_number else None, how)
     if d.is_number and s.is_number:
@@ -178,8 +178,12 @@ def _float(value: sp.Expr) -> float | None:
     return float(value) if value.is_number and value.is_finite else None
 
 
-def _equal(a: sp.Expr, b: sp.Expr) -> str:
-    """How a and b were shown equal, or '' when they were not."""
+def proof(a: sp.Expr, b: sp.Expr) -> str:
+    """How a and b were shown equal, or '' when they were not.
+
+    >>> proof(parse_expr("2*B/(B + B**2)"), parse_expr("2/(1 + B)"))
+    'equal rational functions'
+    """
     if a == b:
         return "same expression"
     diff = a - b

@@ -96,12 +96,14 @@ class Threshold:
 def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = None,
               regime: Regime | str | None = None) -> Threshold:
     """Solve T_math = T_resource for ``name`` (default resource: the roofline's primary)."""
-    s = symbol(name) if isinstance(name, str) else name
     res = resource or rl.primary
+    wanted = name if isinstance(name, str) else name.name
     if res not in rl.t_comms:
         raise InputError(f"the roofline has no time on {res!r} "
                          f"(it has: {', '.join(rl.t_comms)})")
     free = rl.t_math.free_symbols | rl.t_comms[res].free_symbols
+    # by name, so a size declared integer is found too
+    s = next((f for f in free if f.name == wanted), symbol(wanted))
     if s not in free:
         raise InputError(f"symbol {s} is not in the formulas (they use: "
                          f"{', '.join(sorted(map(str, free))) or 'no symbols'})")
@@ -120,6 +122,9 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
         exact = sp.cancel(-b / a)
         direction = ">" if _positive(a, b) else "<"
         existence = _existence(a, b)
+        if existence is sp.false:
+            raise DerivationError(f"T_math and T_{res} cross at {s} = {exact}, which is not "
+                                  f"positive: the op is never compute-bound against {res}")
     elif poly.degree() < 1:
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies")
     else:

@@ -11,7 +11,7 @@ from tests.conftest import ROOT
 
 
 @pytest.mark.parametrize("tool", [["ruff", "check", "symroof", "tests", "derivations",
-                                   "benchmarks"], ["mypy"]])
+                                   "benchmarks", "examples"], ["mypy"]])
 def test_tool_is_clean(tool: list[str]) -> None:
     done = subprocess.run([sys.executable, "-m", *tool], cwd=ROOT, capture_output=True,
                           text=True, timeout=600)
