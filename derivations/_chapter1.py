@@ -14,6 +14,7 @@ PCIe estimate); hardware figures come from the chip catalogue, by label.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy as sp
 
@@ -112,6 +113,7 @@ def basics(d: DerivationBuilder) -> Basics:
     return Basics(rl, criterion, attainable, bound_ratio)
 
 
+@lru_cache(maxsize=8)
 def _supremum(expr: sp.Expr, r: sp.Symbol) -> sp.Expr:
     """Supremum over r > 0 of a piecewise expression (a ratio with a Max in it)."""
     pieces = sp.piecewise_fold(expr.rewrite(sp.Piecewise))

@@ -125,14 +125,14 @@ def build() -> Derivation:
     d.claim("softmax_merged_max", kind="expr", section=THEOREM,
             quote="$$m^{\\text{new}}=\\max \\left(m^{(1)},m^{(2)}\\right)$$",
             statement="The merged max is the max of the two block maxima.",
-            stated="max(m1, m2)", derive=lambda: recurrence().m_new)
+            stated="max(m1, m2)", derive=lambda: rec.m_new)
     d.claim("softmax_merged_normaliser", kind="expr", section=THEOREM,
             quote="$$d^{\\text{new}}=d^{(1)}{e}^{m^{(1)}-m^{\\text{new}}}+d^{(2)}{e}^{m^{(2)}-"
                   "m^{\\text{new}}}$$",
             statement="d_new = d1 exp(m1 - m_new) + d2 exp(m2 - m_new), derived for blocks of "
                       "any lengths.",
             stated="d1*exp(m1 - m_new) + d2*exp(m2 - m_new)",
-            derive=lambda: recurrence().d_new)
+            derive=lambda: rec.d_new)
     d.claim("softmax_merged_output", kind="expr", section=THEOREM,
             quote="$${\\mathbf{O}}^{\\text{new}}=\\frac{d^{(1)}{e}^{m^{(1)}-m^{\\text{new}}}}"
                   "{d^{\\text{new}}}{\\mathbf{O}}^{(1)}+\\frac{e^{m^{(2)}-m^{\\text{new}}}}"
@@ -141,7 +141,7 @@ def build() -> Derivation:
             statement="O_new = d1 exp(m1 - m_new)/d_new O1 + exp(m2 - m_new)/d_new U2, with U2 "
                       "the block-2 sum of exp(x_j - m2) V_j (per coordinate).",
             stated="d1*exp(m1 - m_new)/d_new*O1 + exp(m2 - m_new)/d_new*U2",
-            derive=lambda: recurrence().o_new)
+            derive=lambda: rec.o_new)
     d.claim("softmax_recurrence_exact", kind="qualitative", section=THEOREM,
             quote="удовлетворяют точным соотношениям рекуррентности",
             statement="Merging blocks with the recurrence reproduces softmax(x) V exactly, "

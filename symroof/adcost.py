@@ -257,26 +257,50 @@ def random_expression(rng: random.Random, symbols: Sequence[sp.Symbol], size: in
     the bounds); subexpressions are reused at random, so the result is a DAG."""
     if not symbols:
         raise InputError("random_expression needs at least one symbol")
-    pool: list[sp.Expr] = [*symbols, sp.Integer(2), sp.Rational(1, 3)]
+    leaves: list[sp.Expr] = [*symbols, sp.Integer(2), sp.Rational(1, 3)]
+    # draw the whole DAG first (the draws depend only on the pool's length), then build
+    # only the nodes the result reaches: most of the pool is never used
+    plan: list[tuple[str, int, int]] = []
     for _ in range(size):
         op = rng.choice(list(kinds))
-        a = rng.choice(pool)
-        if op in UNARY:
-            made = _unary(op, a)
-        else:
-            b = rng.choice(pool)
-            made = {"add": a + b, "sub": a - b, "mul": a * b, "div": a / b}[op]
-        pool.append(made)
-    return pool[-1]
+        n = len(leaves) + len(plan)
+        a = _draw(rng, n)
+        b = _draw(rng, n) if op not in UNARY else -1
+        plan.append((op, a, b))
+    built: dict[int, sp.Expr] = dict(enumerate(leaves))
+
+    def node(i: int) -> sp.Expr:
+        if i not in built:
+            op, a, b = plan[i - len(leaves)]
+            x = node(a)
+            if op in UNARY:
+                built[i] = _unary(op, x)
+            else:
+                y = node(b)
+                built[i] = {"add": x + y, "sub": x - y, "mul": x * y, "div": x / y}[op]
+        return built[i]
+
+    return node(len(leaves) + len(plan) - 1) if plan else leaves[-1]
+
+
+def _draw(rng: random.Random, n: int) -> int:
+    """The index ``rng.choice`` picks from a sequence of length ``n`` (same draw)."""
+    return rng.choice(range(n))
 
 
 def _unary(op: str, a: sp.Expr) -> sp.Expr:
     # keep arguments of exp and log tame so values stay finite and logs real
     if op == "exp":
-        return sp.exp(a / (1 + a * a))
+        return _call(sp.exp, a / (1 + a * a))
     if op == "log":
-        return sp.log(1 + a * a)
+        return _call(sp.log, 1 + a * a)
     return {"sqrt": sp.sqrt(1 + a * a), "sin": sp.sin(a), "cos": sp.cos(a)}[op]
+
+
+def _call(f: Any, arg: sp.Expr) -> sp.Expr:
+    """``f(arg)``; evaluated only for a number (a symbolic argument here is a quotient or a
+    sum of squares plus one, which exp and log leave as they are, after a costly look)."""
+    return f(arg) if arg.is_number else f(arg, evaluate=False)
 
 
 class _Tape:

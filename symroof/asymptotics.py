@@ -133,7 +133,7 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     if terms is None:
         terms = _series_terms(scaled, expr, reg)
     (p, lead), (_, corr) = terms
-    lead, corr = sp.cancel(lead), sp.factor(sp.cancel(corr))
+    lead, corr = sp.cancel(lead), sp.factor_terms(sp.cancel(corr))
     steps = (
         Step("substitute", "scale into the regime", expr, scaled,
              f"{reg.text}: " + ", ".join(f"{k} -> {v}" for k, v in scaling.items())),

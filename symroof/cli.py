@@ -85,6 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="limit per claim (default 30)")
     v.add_argument("--only", metavar="VERDICTS", help="show only these verdicts, e.g. "
                    "MISMATCH,ERRATUM (the summary and exit code still count all)")
+    v.add_argument("--no-cache", action="store_true",
+                   help="derive every claim afresh (verdicts of unchanged files are otherwise "
+                        "reused from the cache, see $SYMROOF_CACHE_DIR)")
     v.add_argument("--no-timing", action="store_true",
                    help="leave seconds out of --json, for output that is identical across runs")
     v.add_argument("--json", action="store_true", help="machine-readable output")
@@ -112,6 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write nothing; exit 1 when DIR differs from a fresh render")
     r.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
                    help="limit per claim (default 30)")
+    r.add_argument("--no-cache", action="store_true", help="derive every claim afresh")
     r.set_defaults(run=_report)
 
     o = verbs.add_parser(
@@ -219,7 +223,7 @@ def _derive(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from .errors import InputError
     from .show import verdict_lines
-    from .verify import VERDICTS, load_derivations, verify
+    from .verify import VERDICTS, VerdictCache, load_derivations, verify
     if args.timeout <= 0:
         raise InputError(f"must be positive, got {args.timeout:g}", "--timeout")
     only = None
@@ -236,7 +240,8 @@ def _verify(args: argparse.Namespace) -> int:
         def progress(done: int, total: int, v: Any) -> None:
             print(f"\r\033[K[{done}/{total}] {v.derivation}: {v.claim.id}", end="",
                   file=sys.stderr, flush=True)
-    result = verify(derivations, timeout=args.timeout, progress=progress)
+    cache = None if args.no_cache else VerdictCache()
+    result = verify(derivations, timeout=args.timeout, progress=progress, cache=cache)
     if tty:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     if args.json:
@@ -254,7 +259,7 @@ def _report(args: argparse.Namespace) -> int:
 
     from .errors import InputError
     from .report import FORMATS, render, stale, write
-    from .verify import load_derivations, verify
+    from .verify import VerdictCache, load_derivations, verify
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -266,7 +271,8 @@ def _report(args: argparse.Namespace) -> int:
     tty = sys.stderr.isatty()
     if tty:
         print("verifying...", end="", file=sys.stderr, flush=True)
-    result = verify(derivations, timeout=args.timeout)
+    result = verify(derivations, timeout=args.timeout,
+                    cache=None if args.no_cache else VerdictCache())
     if tty:
         print("\r\033[Krendering...", end="", file=sys.stderr, flush=True)
     rendered = render(result, formats, lang=args.lang)

@@ -141,6 +141,7 @@ class Derivation:
     expansions: tuple[Expansion, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
     curves: tuple[Curve, ...] = ()
+    origin: str = ""  # the file it was loaded from, when it was
 
     def _repr_markdown_(self) -> str:
         from .printing import latex_value, md_escape

@@ -77,7 +77,7 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
         raise InputError(f"the constraint must be an equation, got {constraint}")
     g = constraint.lhs - constraint.rhs
     lagrangian = f + LAMBDA * g
-    conditions = tuple(sp.Eq(sp.diff(lagrangian, x), 0) for x in xs)
+    conditions = tuple(sp.Eq(sp.diff(lagrangian, x), 0, evaluate=False) for x in xs)
     steps = [
         Step("define", "Lagrangian", None, sp.Eq(sp.Symbol("L"), lagrangian, evaluate=False),
              f"minimise {f} subject to {constraint}"),
@@ -99,7 +99,7 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
         balance = None
         chosen = "general"
         steps.append(Step("solve", "stationarity and constraint", None,
-                          [sp.Eq(x, solution[x]) for x in xs], "sympy.solve"))
+                          [sp.Eq(x, solution[x], evaluate=False) for x in xs], "sympy.solve"))
     return Optimum(f, constraint, xs, lagrangian, conditions, solution, balance, chosen,
                    tuple(steps))
 
@@ -153,9 +153,9 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
     rows = []
     for (coeff, e), k, n in zip(terms, ks, ns, strict=True):
         # log(-e A / k) + e n = m
-        rows.append(sp.Eq(log_of(-e * coeff / k) + e * n, m))
+        rows.append(sp.Eq(log_of(-e * coeff / k) + e * n, m, evaluate=False))
     rows.append(sp.Eq(log_of(c) + sum(k * n for k, n in zip(ks, ns, strict=True)),
-                      log_of(budget)))
+                      log_of(budget), evaluate=False))
     solved = sp.linsolve(rows, [*ns, m])
     if not solved:
         raise DerivationError("the log-linear stationarity system has no solution")
@@ -177,11 +177,11 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
     balance = sp.Eq(lhs_terms[0], lhs_terms[1], evaluate=False) if len(xs) > 1 else None
     steps = [
         Step("simplify", "multiply each condition by its variable", None,
-             [sp.Eq(t, sp.Symbol("nu")) for t in lhs_terms],
+             [sp.Eq(t, sp.Symbol("nu"), evaluate=False) for t in lhs_terms],
              "x dL/dx = 0 with a monomial constraint: every term is proportional to nu"),
         Step("substitute", "take logs: n = log x", None, rows, "linear in the logs"),
-        Step("solve", "the linear system", None, [sp.Eq(x, v) for x, v in solution.items()],
-             "linsolve"),
+        Step("solve", "the linear system", None,
+             [sp.Eq(x, v, evaluate=False) for x, v in solution.items()], "linsolve"),
     ]
     return solution, balance, steps
 

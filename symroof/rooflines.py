@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import sympy as sp
 
@@ -67,6 +68,32 @@ class Roofline:
             t_comms={k: v.subs(subs) for k, v in self.t_comms.items()},
             intensity=self.intensity.subs(subs),
             steps=(*self.steps, Step("substitute", "sizes", None, dict(subs), "given")))
+
+    def sweep(self, name: str | sp.Symbol, values: Any,
+              fixed: Mapping[str | sp.Symbol, sp.Expr | int] | None = None) -> Any:
+        """Attainable FLOP/s, min(peak, intensity x primary bandwidth), at every one of
+        ``values`` (a NumPy array) of the size ``name``, the other sizes ``fixed``: the
+        intensity is compiled once with ``lambdify`` and evaluated vectorised.
+
+        >>> import numpy as np
+        >>> from symroof import chip, einsum
+        >>> rl = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+        >>> rl.sweep("B", np.array([1.0, 4096.0]), {"D": 8192, "F": 32768}).round(-6).tolist()
+        [809876000000.0, 197000000000000.0]
+        """
+        import numpy as np
+        s = symbol(name) if isinstance(name, str) else name
+        intensity = self.intensity.subs(size_values(fixed or {}))
+        rest = intensity.free_symbols - {s}
+        if rest:
+            raise InputError(f"give a value for {', '.join(sorted(map(str, rest)))} in fixed")
+        peak, bandwidth = self.peak, self.bandwidths[self.primary]
+        if not (peak.is_number and bandwidth.is_number):
+            raise InputError(f"the chip's peak and {self.primary} bandwidth must be numbers")
+        x = np.asarray(values, dtype=np.float64)
+        f = sp.lambdify(s, intensity, "numpy")
+        rate = np.broadcast_to(f(x), x.shape) * float(bandwidth)
+        return np.minimum(float(peak), rate)
 
     def bound(self) -> str:
         """``compute``, the name of the binding memory level or link, or ``undetermined``

@@ -113,7 +113,8 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
         num = -num
     poly = sp.Poly(sp.expand(num), s)
     steps: list[Step] = [Step("solve", f"T_math = T_{res} for {s}",
-                              sp.Eq(rl.t_math, rl.t_comms[res]), None, "balance point")]
+                              sp.Eq(rl.t_math, rl.t_comms[res], evaluate=False), None,
+                              "balance point")]
     if poly.degree() == 1 and poly.all_coeffs()[1] == 0:
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies: their ratio "
                               f"does not depend on {s}")
@@ -129,7 +130,7 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies")
     else:
         exact, direction, existence = _nonlinear(poly, s, res)
-    steps[0] = replace(steps[0], output=sp.Eq(s, exact))
+    steps[0] = replace(steps[0], output=sp.Eq(s, exact, evaluate=False))
     asym = corr = None
     reg = parse_regime(regime) if isinstance(regime, str) else regime
     if reg is not None:

@@ -13,14 +13,18 @@ derivation marks as known), STALE (an erratum mark on a claim that holds), UNVER
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
+import json
+import os
 import signal
 import sys
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -56,6 +60,7 @@ class Verdict:
     rel_error: float | None
     detail: str
     seconds: float
+    cached: bool = False
 
     def to_json(self, timing: bool = True) -> dict[str, Any]:
         c = self.claim
@@ -77,6 +82,7 @@ class Verdict:
             "erratum": None if c.erratum is None else {"why": c.erratum.why,
                                                        "right": c.erratum.right},
             "seconds": round(self.seconds, 4) if timing else None,
+            "cached": self.cached if timing else None,
         }
 
 
@@ -185,17 +191,110 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
 
 
 def verify(derivations: Sequence[Derivation], timeout: float = 30,
-           progress: Callable[[int, int, Verdict], None] | None = None) -> Verification:
-    """Run every claim of every derivation."""
+           progress: Callable[[int, int, Verdict], None] | None = None,
+           cache: VerdictCache | None = None) -> Verification:
+    """Run every claim of every derivation (or take its verdicts from ``cache`` when the
+    derivation's file, its helpers, symroof and SymPy are all unchanged)."""
     total = sum(len(d.claims) for d in derivations)
-    verdicts = []
+    verdicts: list[Verdict] = []
     for d in derivations:
+        key = cache.key(d, timeout) if cache is not None else None
+        known = cache.get(key, d) if cache is not None and key else None
+        if known is not None:
+            for v in known:
+                verdicts.append(v)
+                if progress:
+                    progress(len(verdicts), total, v)
+            continue
+        fresh = []
         for claim in d.claims:
             v = run_claim(claim, d.id, timeout)
+            fresh.append(v)
             verdicts.append(v)
             if progress:
                 progress(len(verdicts), total, v)
+        if cache is not None and key:
+            cache.put(key, fresh)
     return Verification(tuple(derivations), tuple(verdicts))
+
+
+class VerdictCache:
+    """Verdicts of whole derivation files, keyed by a hash of everything they depend on:
+    the file, the helper modules beside it, symroof's own code and data, and the versions
+    of SymPy, NumPy and Python. A hit skips the claims' SymPy work; any change misses.
+
+    Stored as JSON (never pickle), written atomically; ERROR and TIMEOUT are not kept.
+    """
+
+    VERSION = 1
+
+    def __init__(self, folder: Path | None = None) -> None:
+        self.folder = folder or default_cache_folder()
+        self._base: str | None = None
+
+    def key(self, d: Derivation, timeout: float) -> str | None:
+        if not d.origin:
+            return None
+        file = Path(d.origin)
+        try:
+            h = hashlib.sha256(self.base().encode())
+            h.update(f"{timeout!r}|{d.id}|".encode())
+            h.update(file.read_bytes())
+            for helper in sorted(file.parent.glob("_*.py")):
+                h.update(helper.name.encode() + helper.read_bytes())
+        except OSError:
+            return None
+        return h.hexdigest()
+
+    def base(self) -> str:
+        if self._base is None:
+            import numpy
+            import sympy
+            h = hashlib.sha256(f"{self.VERSION}|{sympy.__version__}|{numpy.__version__}|"
+                               f"{sys.version}".encode())
+            package = Path(__file__).resolve().parent
+            for path in sorted(package.rglob("*")):
+                if path.suffix in (".py", ".toml") and "__pycache__" not in path.parts:
+                    h.update(str(path.relative_to(package)).encode() + path.read_bytes())
+            self._base = h.hexdigest()
+        return self._base
+
+    def get(self, key: str | None, d: Derivation) -> list[Verdict] | None:
+        if key is None:
+            return None
+        try:
+            rows = json.loads((self.folder / f"{key}.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            return None
+        if not isinstance(rows, list) or [r.get("id") for r in rows] != \
+                [c.id for c in d.claims]:
+            return None
+        return [Verdict(c, d.id, r["verdict"], r["derived"], r["derived_value"],
+                        r["rel_error"], r["detail"], r["seconds"], cached=True)
+                for c, r in zip(d.claims, rows, strict=True)]
+
+    def put(self, key: str, verdicts: list[Verdict]) -> None:
+        if any(v.verdict in ("ERROR", "TIMEOUT") for v in verdicts):
+            return
+        rows = [{"id": v.claim.id, "verdict": v.verdict, "derived": v.derived,
+                 "derived_value": v.derived_value, "rel_error": v.rel_error,
+                 "detail": v.detail, "seconds": v.seconds} for v in verdicts]
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(rows, handle)
+            os.replace(tmp, self.folder / f"{key}.json")
+        except OSError:
+            pass  # a cache that cannot be written is only slower
+
+
+def default_cache_folder() -> Path:
+    """``$SYMROOF_CACHE_DIR``, else ``$XDG_CACHE_HOME/symroof``, else ``~/.cache/symroof``."""
+    if os.environ.get("SYMROOF_CACHE_DIR"):
+        return Path(os.environ["SYMROOF_CACHE_DIR"])
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "symroof"
 
 
 def derivation_files(paths: Iterable[str]) -> list[Path]:
@@ -260,7 +359,7 @@ def load_file(file: Path) -> Derivation:
             sys.path.remove(folder)
     if not isinstance(result, Derivation):
         raise InputError(f"build() returned {type(result).__name__}, not a Derivation", where)
-    return result
+    return replace(result, origin=str(file))
 
 
 def _located(file: Path, inner: str | None, exc: BaseException | None = None) -> str:

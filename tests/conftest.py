@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,9 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
 
 ROOT = Path(__file__).resolve().parent.parent
+
+# verdicts cached by the command line go to a folder of this test session, not the user's
+os.environ.setdefault("SYMROOF_CACHE_DIR", tempfile.mkdtemp(prefix="symroof-test-cache-"))
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,

@@ -187,3 +187,37 @@ def test_bundled_derivations_verify_clean() -> None:
     assert len(chapter1) >= 70
     by_id = {c["id"]: c for c in data["claims"]}
     assert by_id["zh_tiled_gemm_total_bytes"]["verdict"] == "ERRATUM"
+
+
+def test_verdict_cache_hits_only_unchanged_files(tmp_path: Path) -> None:
+    from symroof.verify import VerdictCache, load_derivations
+    cache = VerdictCache(tmp_path / "cache")
+    path = write(tmp_path, "240")
+    first = verify(load_derivations([str(path)]), cache=cache)
+    again = verify(load_derivations([str(path)]), cache=cache)
+    assert [v.cached for v in first.verdicts] == [False]
+    assert [v.cached for v in again.verdicts] == [True]
+    assert [(v.verdict, v.derived) for v in again.verdicts] == \
+        [(v.verdict, v.derived) for v in first.verdicts]
+    write(tmp_path, "250")  # the same file, another stated value: a miss, a fresh verdict
+    changed = verify(load_derivations([str(path)]), cache=cache)
+    assert [(v.verdict, v.cached) for v in changed.verdicts] == [("MISMATCH", False)]
+
+
+def test_errors_are_never_cached(tmp_path: Path) -> None:
+    from symroof.verify import VerdictCache, load_derivations
+    path = tmp_path / "boom.py"
+    path.write_text(MODULE.replace("derive=lambda: rl.ridge", "derive=lambda: 1 / 0")
+                    .replace("{stated}", "1"))
+    cache = VerdictCache(tmp_path / "cache")
+    for _ in range(2):
+        result = verify(load_derivations([str(path)]), cache=cache)
+        assert [(v.verdict, v.cached) for v in result.verdicts] == [("ERROR", False)]
+
+
+def test_cli_no_cache(tmp_path: Path) -> None:
+    path = str(write(tmp_path, "240"))
+    run_cli("verify", path)
+    cached = json.loads(run_cli("verify", path, "--json").stdout)["claims"][0]["cached"]
+    fresh = json.loads(run_cli("verify", path, "--json", "--no-cache").stdout)
+    assert cached is True and fresh["claims"][0]["cached"] is False
