@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from .errors import DerivationError, InputError
+from .limits import TimeLimit, time_limit
 from .steps import Step
 
 LAMBDA = sp.Symbol("lambda")
@@ -60,11 +61,13 @@ class Optimum:
 
 
 def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbol],
-             *, method: str = "auto") -> Optimum:
+             *, method: str = "auto", timeout: float = 30) -> Optimum:
     """Minimise ``objective`` subject to ``constraint`` over ``variables``.
 
     ``method`` is ``auto`` (the power-law fast path when the form allows it), ``power-law``
-    (fail when it does not) or ``general`` (``sympy.solve`` on the stationarity system).
+    (fail when it does not) or ``general`` (``sympy.solve`` on the stationarity system,
+    given ``timeout`` seconds). An objective that is a positive power (or a positive
+    multiple) of a power-law sum has the same optimum as the sum, and takes the fast path.
     """
     xs = tuple(variables)
     if not xs:
@@ -86,7 +89,11 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
     ]
     if method not in ("auto", "power-law", "general"):
         raise InputError(f"unknown method {method!r} (auto, power-law, general)")
-    form = _power_form(f, constraint, xs) if method != "general" else None
+    inner = _monotone_core(f, xs)
+    if inner != f:
+        steps.append(Step("simplify", "the same optimum", f, inner,
+                          "a positive power or multiple of a positive sum is increasing in it"))
+    form = _power_form(inner, constraint, xs) if method != "general" else None
     if form is None and method == "power-law":
         raise DerivationError("the objective is not a sum of one power law per variable under "
                               "a monomial constraint")
@@ -95,7 +102,7 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
         steps += more
         chosen = "power-law"
     else:
-        solution = _solve_general(conditions, g, xs)
+        solution = _solve_general(conditions, g, xs, timeout)
         balance = None
         chosen = "general"
         steps.append(Step("solve", "stationarity and constraint", None,
@@ -115,6 +122,7 @@ def _power_form(f: sp.Expr, constraint: sp.Eq,
     for term in sp.Add.make_args(sp.expand(f)):
         if not term.free_symbols & set(xs):
             continue  # a constant such as E shifts the value, not the optimum
+        term = sp.expand_power_base(term, force=True)  # (N_c/N)**a -> N_c**a * N**-a
         coeff, rest = term.as_independent(*xs, as_Add=False)
         powers = sp.powsimp(rest).as_powers_dict()
         if len(powers) != 1:
@@ -167,12 +175,14 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
         linear = sp.Poly(n_value, *logs)
         if linear.total_degree() > 1 or linear.coeff_monomial(1) != 0:
             raise DerivationError(f"the solution for log {x} is not linear in the logs")
-        product = sp.Integer(1)
+        factors = []
         for L, base in zip(logs, bases, strict=True):
             weight = sp.cancel(linear.coeff_monomial(L))
             if weight != 0:
-                product *= sp.Pow(base, weight)
-        solution[x] = product
+                # numeric bases stay as written: evaluated, SymPy would merge them into
+                # integers of hundreds of digits
+                factors.append(sp.Pow(base, weight, evaluate=not base.is_number))
+        solution[x] = sp.Mul(*factors)
     lhs_terms = [-e * coeff * x**e / k for (coeff, e), k, x in zip(terms, ks, xs, strict=True)]
     balance = sp.Eq(lhs_terms[0], lhs_terms[1], evaluate=False) if len(xs) > 1 else None
     steps = [
@@ -186,14 +196,33 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
     return solution, balance, steps
 
 
-def _solve_general(conditions: tuple[sp.Eq, ...], g: sp.Expr,
-                   xs: tuple[sp.Symbol, ...]) -> dict[sp.Symbol, sp.Expr]:
+def _monotone_core(f: sp.Expr, xs: tuple[sp.Symbol, ...]) -> sp.Expr:
+    """``f`` without outer positive powers and positive factors free of the variables:
+    ``((N_c/N)**a + D_c/D)**b`` becomes ``(N_c/N)**a + D_c/D``."""
+    while True:
+        if isinstance(f, sp.Pow) and not f.exp.free_symbols & set(xs) and f.exp.is_positive \
+                and f.base.is_positive:
+            f = f.base
+            continue
+        coeff, rest = f.as_independent(*xs, as_Add=False)
+        if coeff != 1 and coeff.is_positive and rest.is_positive:
+            f = rest
+            continue
+        return f
+
+
+def _solve_general(conditions: tuple[sp.Eq, ...], g: sp.Expr, xs: tuple[sp.Symbol, ...],
+                   timeout: float) -> dict[sp.Symbol, sp.Expr]:
     system = [c.lhs for c in conditions] + [g]
     try:
-        found = sp.solve(system, [*xs, LAMBDA], dict=True)
+        with time_limit(timeout):
+            found = sp.solve(system, [*xs, LAMBDA], dict=True)
     except NotImplementedError as exc:
         raise DerivationError(f"sympy.solve cannot solve the stationarity system: {exc}") \
             from None
+    except TimeLimit:
+        raise DerivationError(f"sympy.solve found no solution within {timeout:g} s (the "
+                              "power-law fast path does not apply to this form)") from None
     positive = [s for s in found if all(s.get(x, x).is_positive is not False for x in xs)]
     if not positive:
         raise DerivationError("no positive stationary point")

@@ -17,16 +17,13 @@ import hashlib
 import importlib.util
 import json
 import os
-import signal
 import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import FrameType
 from typing import Any
 
 from .compare import (
@@ -42,6 +39,7 @@ from .compare import (
 )
 from .derivation import Claim, Derivation
 from .errors import InputError, SymroofError
+from .limits import TimeLimit, time_limit
 from .resources import bundled
 
 VERDICTS = (OK, ROUNDING, "ERRATUM", "UNVERIFIABLE", MISMATCH, "STALE", "ERROR", "TIMEOUT")
@@ -116,33 +114,7 @@ class Verification:
                 f"{len(self.verdicts)} claims: {counts}\n")
 
 
-class ClaimTimeout(Exception):
-    """Raised inside a claim that ran past its limit."""
-
-
-@contextmanager
-def time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the block after ``seconds`` (SIGALRM on the main thread; no limit elsewhere)."""
-    usable = seconds > 0 and hasattr(signal, "setitimer") and _main_thread()
-    if not usable:
-        yield
-        return
-
-    def expire(signum: int, frame: FrameType | None) -> None:
-        raise ClaimTimeout
-
-    previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-
-
-def _main_thread() -> bool:
-    import threading
-    return threading.current_thread() is threading.main_thread()
+ClaimTimeout = TimeLimit  # the name verify's callers know
 
 
 def judge(claim: Claim) -> Judgement:

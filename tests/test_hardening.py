@@ -234,10 +234,15 @@ def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> N
     before = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     (out / "small.md").write_bytes(b"previous\n")
     before["small.md"] = b"previous\n"
-    proc = subprocess.Popen([sys.executable, "-m", "symroof", "report", "--format", "md",
-                             "--out", str(out)], cwd=ROOT, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    time.sleep(1.5)  # verifying the bundled derivations: nothing is written yet
+    slow = tmp_path / "slow.py"  # a claim that takes a minute: the run is surely verifying
+    slow.write_text("import time\nfrom symroof.derivation import Derivation, Source\n"
+                    "def build():\n    d = Derivation.begin('slow', 'slow', Source('b'))\n"
+                    "    d.claim('c', stated='1', statement='s', quote='q', "
+                    "derive=lambda: time.sleep(60) or 1)\n    return d.build()\n")
+    proc = subprocess.Popen([sys.executable, "-m", "symroof", "report", str(small), str(slow),
+                             "--format", "md", "--no-cache", "--out", str(out)], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "symroof: interrupted" in err
