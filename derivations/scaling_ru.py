@@ -215,7 +215,7 @@ def build() -> Derivation:
 
     # ---------------------------------------------------------------- N*(C), D*(C)
     d_of_n = d.step("solve", "the optimality condition for D", opt.balance,
-                    sp.solve(opt.balance, D)[0], "D > 0")
+                    sp.solve(opt.balance, D, simplify=False, check=False)[0], "D > 0")
     c_of_n = d.step("substitute", "D(N) into the budget", opt.constraint.lhs,
                     opt.constraint.lhs.subs(D, d_of_n), "C = 6 N D")
     n_star, d_star = (opt.solution[x].subs(C0, C) for x in (N, D))

@@ -223,7 +223,15 @@ def _derive(args: argparse.Namespace) -> int:
 def _verify(args: argparse.Namespace) -> int:
     from .errors import InputError
     from .show import verdict_lines
-    from .verify import VERDICTS, VerdictCache, load_derivations, verify
+    from .verify import (
+        FAILING,
+        VERDICTS,
+        VerdictCache,
+        cached_rows,
+        load_derivations,
+        summary_of,
+        verify,
+    )
     if args.timeout <= 0:
         raise InputError(f"must be positive, got {args.timeout:g}", "--timeout")
     only = None
@@ -233,25 +241,31 @@ def _verify(args: argparse.Namespace) -> int:
         if unknown:
             raise InputError(f"unknown verdict {unknown[0]!r} (verdicts: "
                              f"{', '.join(VERDICTS)})", "--only")
-    derivations = load_derivations(args.paths)
-    tty = sys.stderr.isatty() and not args.json
-    progress = None
-    if tty:
-        def progress(done: int, total: int, v: Any) -> None:
-            print(f"\r\033[K[{done}/{total}] {v.derivation}: {v.claim.id}", end="",
-                  file=sys.stderr, flush=True)
     cache = None if args.no_cache else VerdictCache()
-    result = verify(derivations, timeout=args.timeout, progress=progress, cache=cache)
-    if tty:
-        print("\r\033[K", end="", file=sys.stderr, flush=True)
-    if args.json:
-        data = result.to_json(timing=not args.no_timing)
-        if only:
-            data["claims"] = [c for c in data["claims"] if c["verdict"] in only]
-        _emit(data)
+    known = cached_rows(args.paths, cache, args.timeout) if cache is not None else None
+    if known is not None:  # every file unchanged: no SymPy work at all
+        count, rows = known
     else:
-        print("\n".join(verdict_lines(result, color=sys.stdout.isatty(), only=only)))
-    return 1 if result.failed else 0
+        derivations = load_derivations(args.paths)
+        tty = sys.stderr.isatty() and not args.json
+        progress = None
+        if tty:
+            def progress(done: int, total: int, v: Any) -> None:
+                print(f"\r\033[K[{done}/{total}] {v.derivation}: {v.claim.id}", end="",
+                      file=sys.stderr, flush=True)
+        result = verify(derivations, timeout=args.timeout, progress=progress, cache=cache)
+        if tty:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        count, rows = len(derivations), result.to_json()["claims"]
+    if args.no_timing:
+        rows = [{**r, "seconds": None, "cached": None} for r in rows]
+    failed = any(r["verdict"] in FAILING for r in rows)
+    if args.json:
+        shown = [r for r in rows if only is None or r["verdict"] in only]
+        _emit({"claims": shown, "summary": summary_of(rows)})
+    else:
+        print("\n".join(verdict_lines(rows, count, color=sys.stdout.isatty(), only=only)))
+    return 1 if failed else 0
 
 
 def _report(args: argparse.Namespace) -> int:

@@ -12,7 +12,6 @@ import sympy as sp
 from .adhoc import AdHoc, AdHocOptimum
 from .hardware import Catalog, Chip, Figure
 from .printing import approx, latex, number_value, text
-from .verify import Verification
 
 
 def _num(value: sp.Expr) -> str:
@@ -189,25 +188,26 @@ def _cut(text_: str, width: int) -> str:
     return out + "…"
 
 
-def verdict_lines(result: Verification, color: bool = False,
+def verdict_lines(rows: list[dict[str, Any]], derivations: int, color: bool = False,
                   only: set[str] | None = None) -> list[str]:
-    """A table of verdicts, one line per claim, then the summary."""
-    shown = [v for v in result.verdicts if only is None or v.verdict in only]
-    w_id = max([len(v.claim.id) for v in shown] + [5])
-    w_st = min(max([_width(v.claim.stated) for v in shown] + [6]), 28)
+    """A table of verdicts (the JSON rows of ``symroof verify``), one line per claim, then
+    the summary."""
+    from .verify import summary_of
+    shown = [r for r in rows if only is None or r["verdict"] in only]
+    w_id = max([len(r["id"]) for r in shown] + [5])
+    w_st = min(max([_width(r["stated"]) for r in shown] + [6]), 28)
     lines = [f"{'verdict':<12} {'claim':<{w_id}} {'stated':<{w_st}} derived"]
-    for v in shown:
-        mark = f"{v.verdict:<12}"
+    for r in shown:
+        mark = f"{r['verdict']:<12}"
         if color:
-            mark = f"\033[{COLORS[v.verdict]}m{mark}\033[0m"
-        stated = _pad(_cut(v.claim.stated, w_st), w_st)
-        derived = _cut(v.derived, 40)
-        extra = f"  ({v.detail})" if v.verdict not in ("OK",) and v.detail else ""
-        lines.append(f"{mark} {v.claim.id:<{w_id}} {stated} {derived}{extra}")
-    counts = ", ".join(f"{n} {k}" for k, n in result.summary.items())
-    total = len(result.verdicts)
+            mark = f"\033[{COLORS[r['verdict']]}m{mark}\033[0m"
+        stated = _pad(_cut(r["stated"], w_st), w_st)
+        derived = _cut(r["derived"], 40)
+        extra = f"  ({r['detail']})" if r["verdict"] != "OK" and r["detail"] else ""
+        lines.append(f"{mark} {r['id']:<{w_id}} {stated} {derived}{extra}")
+    counts = ", ".join(f"{n} {k}" for k, n in summary_of(rows).items())
     lines.append("")
-    lines.append(f"{total} claims in {len(result.derivations)} derivations: {counts}")
+    lines.append(f"{len(rows)} claims in {derivations} derivations: {counts}")
     return lines
 
 

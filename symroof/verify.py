@@ -21,7 +21,7 @@ import sys
 import tempfile
 import time
 import traceback
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -93,10 +93,7 @@ class Verification:
 
     @property
     def summary(self) -> dict[str, int]:
-        counts = {v: 0 for v in VERDICTS}
-        for v in self.verdicts:
-            counts[v.verdict] += 1
-        return {k: n for k, n in counts.items() if n}
+        return summary_of({"verdict": v.verdict} for v in self.verdicts)
 
     @property
     def failed(self) -> bool:
@@ -205,12 +202,13 @@ class VerdictCache:
         self._base: str | None = None
 
     def key(self, d: Derivation, timeout: float) -> str | None:
-        if not d.origin:
-            return None
-        file = Path(d.origin)
+        return self.key_for(Path(d.origin), timeout) if d.origin else None
+
+    def key_for(self, file: Path, timeout: float) -> str | None:
+        """The key of a derivation file's verdicts; None when it cannot be read."""
         try:
             h = hashlib.sha256(self.base().encode())
-            h.update(f"{timeout!r}|{d.id}|".encode())
+            h.update(f"{timeout!r}|".encode())
             h.update(file.read_bytes())
             for helper in sorted(file.parent.glob("_*.py")):
                 h.update(helper.name.encode() + helper.read_bytes())
@@ -231,34 +229,65 @@ class VerdictCache:
             self._base = h.hexdigest()
         return self._base
 
-    def get(self, key: str | None, d: Derivation) -> list[Verdict] | None:
+    def rows(self, key: str | None) -> dict[str, Any] | None:
+        """The stored entry: ``{"derivation": id, "claims": [verdict JSON, ...]}``."""
         if key is None:
             return None
         try:
-            rows = json.loads((self.folder / f"{key}.json").read_text("utf-8"))
+            entry = json.loads((self.folder / f"{key}.json").read_text("utf-8"))
         except (OSError, ValueError):
             return None
-        if not isinstance(rows, list) or [r.get("id") for r in rows] != \
-                [c.id for c in d.claims]:
+        ok = isinstance(entry, dict) and isinstance(entry.get("claims"), list)
+        return entry if ok else None
+
+    def get(self, key: str | None, d: Derivation) -> list[Verdict] | None:
+        entry = self.rows(key)
+        if entry is None or entry.get("derivation") != d.id:
+            return None
+        rows = entry["claims"]
+        if [r.get("id") for r in rows] != [c.id for c in d.claims]:
             return None
         return [Verdict(c, d.id, r["verdict"], r["derived"], r["derived_value"],
                         r["rel_error"], r["detail"], r["seconds"], cached=True)
                 for c, r in zip(d.claims, rows, strict=True)]
 
     def put(self, key: str, verdicts: list[Verdict]) -> None:
-        if any(v.verdict in ("ERROR", "TIMEOUT") for v in verdicts):
+        if not verdicts or any(v.verdict in ("ERROR", "TIMEOUT") for v in verdicts):
             return
-        rows = [{"id": v.claim.id, "verdict": v.verdict, "derived": v.derived,
-                 "derived_value": v.derived_value, "rel_error": v.rel_error,
-                 "detail": v.detail, "seconds": v.seconds} for v in verdicts]
+        entry = {"derivation": verdicts[0].derivation,
+                 "claims": [v.to_json(timing=True) for v in verdicts]}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(rows, handle)
+                json.dump(entry, handle, ensure_ascii=False)
             os.replace(tmp, self.folder / f"{key}.json")
         except OSError:
             pass  # a cache that cannot be written is only slower
+
+
+def cached_rows(paths: Iterable[str], cache: VerdictCache, timeout: float,
+                ) -> tuple[int, list[dict[str, Any]]] | None:
+    """Every verdict of the derivation files from the cache, without building them; None
+    unless every file hits. Returns (derivation count, verdict JSON rows)."""
+    rows: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    files = derivation_files(paths)
+    for file in files:
+        entry = cache.rows(cache.key_for(file, timeout))
+        if entry is None or entry["derivation"] in seen:
+            return None
+        seen.add(entry["derivation"])
+        rows += [{**r, "cached": True} for r in entry["claims"]]
+    return len(files), rows
+
+
+def summary_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Verdict counts, in the order of VERDICTS."""
+    counts = {v: 0 for v in VERDICTS}
+    for r in rows:
+        counts[r["verdict"]] += 1
+    return {k: n for k, n in counts.items() if n}
 
 
 def default_cache_folder() -> Path:

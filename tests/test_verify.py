@@ -4,6 +4,7 @@ errata, exit codes, timeouts."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -221,3 +222,15 @@ def test_cli_no_cache(tmp_path: Path) -> None:
     cached = json.loads(run_cli("verify", path, "--json").stdout)["claims"][0]["cached"]
     fresh = json.loads(run_cli("verify", path, "--json", "--no-cache").stdout)
     assert cached is True and fresh["claims"][0]["cached"] is False
+
+
+def test_cached_run_prints_what_a_fresh_run_prints(tmp_path: Path) -> None:
+    env = {**os.environ, "SYMROOF_CACHE_DIR": str(tmp_path / "cache")}
+    fresh = run_cli("verify", "--json", "--no-timing", "--no-cache", env=env)
+    run_cli("verify", env=env)  # fills the cache
+    cached = run_cli("verify", "--json", "--no-timing", env=env)
+    assert cached.returncode == fresh.returncode == 0
+    assert cached.stdout == fresh.stdout
+    table = run_cli("verify", env=env).stdout
+    assert table.splitlines()[-1] == run_cli("verify", "--no-cache", env=env).stdout \
+        .splitlines()[-1]
