@@ -118,11 +118,6 @@ class Expansion:
     def _repr_markdown_(self) -> str:
         return self._repr_latex_()
 
-    @property
-    def relative_correction(self) -> sp.Expr:
-        """correction / leading: how far the leading term is off, to first order."""
-        return sp.cancel(self.correction / self.leading)
-
 
 def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     """Leading term and first correction of ``expr`` deep in ``regime``."""

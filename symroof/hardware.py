@@ -30,6 +30,7 @@ from .quantities import DTYPES, canonical_dtype
 from .units import BANDWIDTH, CAPACITY, COMPUTE, Dimension, parse_quantity
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
+COMMAND_LINE = "set on the command line"
 DIRECTIONS = ("one-way", "bidirectional")
 
 
@@ -122,7 +123,7 @@ class Chip:
         return self.peak(dtype, unit) / self.bandwidth(over)
 
     def with_figures(self, overrides: Mapping[str, str],
-                     source: str = "set on the command line") -> Chip:
+                     source: str = COMMAND_LINE) -> Chip:
         """A copy with figures set for one run: a value with unit, a bare number, or the
         label of a listed alternative.
 
@@ -131,7 +132,7 @@ class Chip:
         """
         figures = dict(self.figures)
         for key, text in overrides.items():
-            where = f"--set {key}" if source == "set on the command line" else key
+            where = f"--set {key}" if source == COMMAND_LINE else key
             try:
                 full = self.resolve(key)
             except InputError as exc:

@@ -17,6 +17,7 @@ import sympy as sp
 
 from .derivation import Derivation
 from .parse import symbol
+from .printing import tex_escape
 
 SAMPLES = 64
 
@@ -135,11 +136,10 @@ def pgfplots(fig: FigureData, xlabel: str, ylabel: str, caption: str) -> str:
         coords = " ".join(f"({_num(x)},{_num(y)})" for x, y in zip(s.xs, s.ys, strict=True))
         style = "only marks, mark=*" if s.points else "thick, no marks"
         lines.append(rf"\addplot+[{style}] coordinates {{{coords}}};")
-        lines.append(r"\addlegendentry{" + _legend(s.label) + "}")
-    for x, label in fig.marks:
+        lines.append(r"\addlegendentry{" + tex_escape(s.label) + "}")
+    for x, _ in fig.marks:
         lines.append(rf"\draw[dotted, gray] ({{axis cs:{_num(x)},1}}|-{{rel axis cs:0,0}}) -- "
                      rf"({{axis cs:{_num(x)},1}}|-{{rel axis cs:0,1}});")
-        del label
     lines += [r"\end{loglogaxis}", r"\end{tikzpicture}", r"\caption{" + caption + "}",
               r"\end{figure}"]
     return "\n".join(lines)
@@ -150,7 +150,3 @@ def _num(x: float) -> str:
         return "0"
     return f"{x:.6e}"
 
-
-def _legend(label: str) -> str:
-    from .printing import tex_escape
-    return tex_escape(label)

@@ -144,18 +144,6 @@ def math_text(value: str, fmt: str = "tex") -> str:
     return r"\text{" + "".join(_MATH_TEXT.get(ch, ch) for ch in value) + "}"
 
 
-def text_value(value: Any) -> str:
-    """Plain text of whatever a step or claim holds."""
-    if value is None:
-        return ""
-    if isinstance(value, Mapping):
-        return ", ".join(f"{k} = {text(v)}" for k, v in sorted(value.items(),
-                                                              key=lambda kv: str(kv[0])))
-    if isinstance(value, list | tuple):
-        return "; ".join(text_value(v) for v in value)
-    return text(value)
-
-
 # Characters that pdflatex with utf8 inputenc, T1/T2A fonts and CJKutf8 cannot take as they
 # are, and what to write instead (text mode).
 TEX_SPECIALS = {

@@ -111,9 +111,6 @@ class Verification:
                 f"{len(self.verdicts)} claims: {counts}\n")
 
 
-ClaimTimeout = TimeLimit  # the name verify's callers know
-
-
 def judge(claim: Claim) -> Judgement:
     """Derive the claim's value and compare it with what the text states."""
     where = f"claim {claim.id!r}"
@@ -139,7 +136,7 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
     try:
         with time_limit(timeout):
             j = judge(claim)
-    except ClaimTimeout:
+    except TimeLimit:
         j = Judgement("TIMEOUT", "", None, None, f"no result within {timeout:g} s")
     except SymroofError as exc:
         j = Judgement("ERROR", "", None, None, str(exc))
