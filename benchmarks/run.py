@@ -15,7 +15,7 @@ the ratio (or difference) of the medians against the project's targets. ``--repe
               both subprocesses; target: at most 5x. Also the 10 slowest claims (from
               ``symroof verify --json``, which is also side A's warm-up) and where the time
               goes, phase by phase (``verify_breakdown.py``; skipped with ``--quick``).
-2. optimize   ``symroof.optimize.lagrange`` on ``E + A/N**alpha + B/D**beta`` under
+2. optimize   ``symroof.engine.optimize.lagrange`` on ``E + A/N**alpha + B/D**beta`` under
               ``6 N D = C`` (the power-law fast path) vs ``sympy.solve`` on the raw
               stationarity system with symbolic exponents; SymPy's cache is cleared before
               every timed call; target: at least 20x faster.
@@ -189,7 +189,7 @@ def _verify_phases() -> None:
     phases = json.loads(run([PYTHON, str(HERE / "verify_breakdown.py")]).stdout)
     say(f"  where the time goes (one process, {phases['total']:.3f} s in all):")
     say(f"    {phases['import sympy']:8.3f} s  import sympy")
-    say(f"    {phases['import symroof.verify']:8.3f} s  import symroof.verify")
+    say(f"    {phases['import symroof.claims.runner']:8.3f} s  import symroof.claims.runner")
     say(f"    {phases['load total']:8.3f} s  load derivations (import + build()):")
     for name, s in sorted(phases["load (import + build) per module"].items(),
                           key=lambda kv: -kv[1]):
@@ -206,7 +206,7 @@ def bench_optimize(repeats: int) -> Row:
     import sympy as sp
     from sympy.core.cache import clear_cache
 
-    from symroof.optimize import LAMBDA, lagrange
+    from symroof.engine.optimize import LAMBDA, lagrange
 
     N, D, C, A, B, E, alpha, beta = sp.symbols("N D C A B E alpha beta", positive=True)
     objective = E + A / N**alpha + B / D**beta
@@ -252,7 +252,7 @@ def bench_concrete(limit: float) -> Row:
     import sympy as sp
     from sympy.core.cache import clear_cache
 
-    from symroof.optimize import lagrange
+    from symroof.engine.optimize import lagrange
 
     N, D, C, A, B = sp.symbols("N D C A B", positive=True)
     clear_cache()
@@ -315,10 +315,10 @@ def sweep_by_lambdify(rl: Any, symbol: Any, values: Any, fixed: Mapping[Any, Any
 def bench_sweeps(repeats: int, size: int) -> Row:
     import numpy as np
 
-    from symroof.hardware import chip
-    from symroof.ops import einsum
-    from symroof.parse import symbol
-    from symroof.rooflines import Roofline, roofline
+    from symroof.core.parse import symbol
+    from symroof.engine.ops import einsum
+    from symroof.engine.rooflines import Roofline, roofline
+    from symroof.hardware.catalog import chip
 
     B, D, F = symbol("B"), symbol("D"), symbol("F")
     fixed = {D: SWEEP_D, F: SWEEP_F}

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from symroof.derivation import Source
-from symroof.hardware import Chip, chip
+from symroof.claims.model import Source
+from symroof.hardware.catalog import Chip, chip
 
 SEED = "002_1b672fc5051ea3f6"
 BOOK = "ML-systems appendix «Основы алгоритмов» (Russian)"

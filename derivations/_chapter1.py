@@ -19,14 +19,14 @@ from functools import lru_cache
 import sympy as sp
 
 from symroof import chip, einsum, elementwise, sizes
-from symroof.asymptotics import Expansion
-from symroof.derivation import DerivationBuilder
-from symroof.hardware import Chip, Figure
-from symroof.ops import Op, op
-from symroof.parse import symbol
-from symroof.quantities import dtype_bytes
-from symroof.rooflines import Roofline
-from symroof.thresholds import Threshold
+from symroof.claims.model import DerivationBuilder
+from symroof.core.parse import symbol
+from symroof.core.sizes import dtype_bytes
+from symroof.engine.asymptotics import Expansion
+from symroof.engine.ops import Op, op
+from symroof.engine.rooflines import Roofline
+from symroof.engine.thresholds import Threshold
+from symroof.hardware.catalog import Chip, Figure
 
 BOOK = "How To Scale Your Model"
 MS = sp.Integer(10) ** 3  # seconds -> milliseconds

@@ -14,12 +14,18 @@ import random
 import sympy as sp
 from _appendix_ru import source
 
-from symroof.adcost import TEXT_KINDS, gradient, random_expression, recipe_bounds, reverse_cost
-from symroof.asymptotics import theta
-from symroof.derivation import Derivation
-from symroof.ops import einsum
-from symroof.parse import symbol
-from symroof.quantities import sizes
+from symroof.claims.model import Derivation
+from symroof.core.parse import symbol
+from symroof.core.sizes import sizes
+from symroof.engine.asymptotics import theta
+from symroof.engine.ops import einsum
+from symroof.models.adcost import (
+    TEXT_KINDS,
+    gradient,
+    random_expression,
+    recipe_bounds,
+    reverse_cost,
+)
 
 THEOREM = "Теорема сложности Баура–Штрассена"
 PROOF = "Пошаговое доказательство распространения сопряженных величин по правилу цепочки"

@@ -10,8 +10,12 @@ import numpy as np
 import sympy as sp
 from _appendix_ru import source
 
-from symroof.asymptotics import theta
-from symroof.attention import (
+from symroof.claims.model import Derivation, Erratum
+from symroof.core.errors import DerivationError
+from symroof.core.parse import symbol
+from symroof.core.sizes import dtype_bytes, sizes
+from symroof.engine.asymptotics import theta
+from symroof.models.attention import (
     ALGORITHM_1,
     Recurrence,
     absorb,
@@ -25,10 +29,6 @@ from symroof.attention import (
     standard_attention,
     tiled_attention,
 )
-from symroof.derivation import Derivation, Erratum
-from symroof.errors import DerivationError
-from symroof.parse import symbol
-from symroof.quantities import dtype_bytes, sizes
 
 IO = "Узкое место ввода-вывода HBM у стандартного softmax"
 THEOREM = "Теорема о рекуррентности online softmax"

@@ -15,10 +15,10 @@ import numpy as np
 import sympy as sp
 from _appendix_ru import a100_vendor, source
 
-from symroof.asymptotics import theta
-from symroof.derivation import Derivation
-from symroof.ops import einsum, elementwise, op, sequence
-from symroof.quantities import dtype_bytes, sizes
+from symroof.claims.model import Derivation
+from symroof.core.sizes import dtype_bytes, sizes
+from symroof.engine.asymptotics import theta
+from symroof.engine.ops import einsum, elementwise, op, sequence
 
 GEMM = "Обобщенное матричное умножение (GEMM)"
 SPARSE = "Форматы разреженных матриц"

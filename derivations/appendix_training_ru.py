@@ -8,14 +8,14 @@ from __future__ import annotations
 import sympy as sp
 from _appendix_ru import a100_vendor, source
 
-from symroof.adcost import reverse_cost
-from symroof.asymptotics import theta
-from symroof.attention import standard_attention, tiled_attention
-from symroof.derivation import Derivation, Erratum
-from symroof.ops import einsum, elementwise, fuse, sequence
-from symroof.quantities import dtype_bytes, sizes
-from symroof.rooflines import roofline
-from symroof.units import CAPACITY, parse_quantity
+from symroof.claims.model import Derivation, Erratum
+from symroof.core.sizes import dtype_bytes, sizes
+from symroof.core.units import CAPACITY, parse_quantity
+from symroof.engine.asymptotics import theta
+from symroof.engine.ops import einsum, elementwise, fuse, sequence
+from symroof.engine.rooflines import roofline
+from symroof.models.adcost import reverse_cost
+from symroof.models.attention import standard_attention, tiled_attention
 
 CHAIN = "Правило цепочки и автоматическое дифференцирование"
 BACKWARD = "Обратный проход"

@@ -31,9 +31,9 @@ from _chapter1 import (
 )
 
 from symroof import einsum
-from symroof.derivation import Derivation, Erratum, Source
-from symroof.parse import symbol
-from symroof.units import COMPUTE, parse_quantity
+from symroof.claims.model import Derivation, Erratum, Source
+from symroof.core.parse import symbol
+from symroof.core.units import COMPUTE, parse_quantity
 
 SEED = "000_7ecbd45bc382eb10"
 TIME = "Куда уходит время?"

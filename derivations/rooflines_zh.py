@@ -29,9 +29,9 @@ from _chapter1 import (
 )
 
 from symroof import chip
-from symroof.derivation import Derivation, Erratum, Source
-from symroof.quantities import dtype_bytes
-from symroof.units import COMPUTE, parse_quantity
+from symroof.claims.model import Derivation, Erratum, Source
+from symroof.core.sizes import dtype_bytes
+from symroof.core.units import COMPUTE, parse_quantity
 
 SEED = "004_866ce906d5d3747c"
 TIME = "1. Where Does the Time Go?"

@@ -13,12 +13,12 @@ from collections.abc import Callable
 
 import sympy as sp
 
-from symroof.derivation import Derivation, DerivationBuilder, Erratum, Source
-from symroof.ops import einsum
-from symroof.optimize import LAMBDA, Optimum, lagrange
-from symroof.quantities import dtype_bytes, sizes
-from symroof.scaling import ConstantSet, constant_set
-from symroof.steps import Step
+from symroof.claims.model import Derivation, DerivationBuilder, Erratum, Source
+from symroof.core.sizes import dtype_bytes, sizes
+from symroof.core.steps import Step
+from symroof.engine.ops import einsum
+from symroof.engine.optimize import LAMBDA, Optimum, lagrange
+from symroof.models.scaling_laws import ConstantSet, constant_set
 
 SEED = "002_1b672fc5051ea3f6"
 BOOK = "ML-systems appendix «Основы алгоритмов» (Russian)"

@@ -14,8 +14,8 @@ import sympy as sp
 from hypothesis import given, settings
 
 from symroof import chip, einsum, roofline, sizes
-from symroof.hardware import Chip
-from symroof.ops import op
+from symroof.engine.ops import op
+from symroof.hardware.catalog import Chip
 from symroof.testing import (
     Point,
     assert_identity,

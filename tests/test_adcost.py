@@ -8,7 +8,9 @@ import sympy as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from symroof.adcost import (
+from symroof.core.errors import InputError
+from symroof.core.sizes import sizes
+from symroof.models.adcost import (
     ADJOINT,
     KINDS,
     TEXT_KINDS,
@@ -18,8 +20,6 @@ from symroof.adcost import (
     reverse_cost,
     tape,
 )
-from symroof.errors import InputError
-from symroof.quantities import sizes
 
 x, y, z = sizes("x y z")
 

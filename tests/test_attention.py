@@ -10,8 +10,11 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symroof.asymptotics import theta
-from symroof.attention import (
+from symroof.core.errors import DerivationError, InputError
+from symroof.core.parse import parse_expr
+from symroof.core.sizes import sizes
+from symroof.engine.asymptotics import theta
+from symroof.models.attention import (
     absorb,
     block_sizes,
     block_state,
@@ -26,9 +29,6 @@ from symroof.attention import (
     standard_attention,
     tiled_attention,
 )
-from symroof.errors import DerivationError, InputError
-from symroof.parse import parse_expr
-from symroof.quantities import sizes
 
 N, d, M = sizes("N d M")
 

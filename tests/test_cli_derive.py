@@ -104,7 +104,7 @@ def test_usage_errors_exit_2() -> None:
 
 
 def test_help_does_not_import_sympy() -> None:
-    code = ("import sys; from symroof.cli import main\n"
+    code = ("import sys; from symroof.cli.main import main\n"
             "try:\n    main(['--help'])\nexcept SystemExit:\n    pass\n"
             "assert 'sympy' not in sys.modules, 'sympy imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

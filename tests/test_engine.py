@@ -7,13 +7,13 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symroof.asymptotics import expansion, parse_regime, theta
-from symroof.errors import DerivationError, InputError
-from symroof.hardware import chip, load_catalog
-from symroof.ops import einsum, elementwise, fuse, op, sequence
-from symroof.quantities import dtype_bytes, sizes
-from symroof.rooflines import roofline
-from symroof.thresholds import solve_condition, threshold
+from symroof.core.errors import DerivationError, InputError
+from symroof.core.sizes import dtype_bytes, sizes
+from symroof.engine.asymptotics import expansion, parse_regime, theta
+from symroof.engine.ops import einsum, elementwise, fuse, op, sequence
+from symroof.engine.rooflines import roofline
+from symroof.engine.thresholds import solve_condition, threshold
+from symroof.hardware.catalog import chip, load_catalog
 
 B, D, F, N = sizes("B D F N")
 V5E_CH1 = chip("tpu-v5e", hbm="B1")  # 1.97e14 FLOP/s, 8.2e11 B/s

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symroof.cli import main
-from symroof.errors import InputError
-from symroof.parse import parse_expr
-from symroof.verify import time_limit
+from symroof.claims.runner import time_limit
+from symroof.cli.main import main
+from symroof.core.errors import InputError
+from symroof.core.parse import parse_expr
 from tests.conftest import ROOT, run_cli
 
 MM = ["derive", "--einsum", "B D, D F -> B F"]
@@ -136,7 +136,7 @@ def test_bad_catalogue_file(body: str, message: str, tmp_path: Path,
     assert str(path) in err and message in err, err
 
 
-HEAD = "from symroof.derivation import Derivation, Source\n"
+HEAD = "from symroof.claims.model import Derivation, Source\n"
 DERIVATIONS: list[tuple[str, str]] = [
     ("", "defines no build() function"),
     ("def build():\n    x = 1\n    return x / 0\n",
@@ -235,7 +235,7 @@ def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> N
     (out / "small.md").write_bytes(b"previous\n")
     before["small.md"] = b"previous\n"
     slow = tmp_path / "slow.py"  # a claim that takes a minute: the run is surely verifying
-    slow.write_text("import time\nfrom symroof.derivation import Derivation, Source\n"
+    slow.write_text("import time\nfrom symroof.claims.model import Derivation, Source\n"
                     "def build():\n    d = Derivation.begin('slow', 'slow', Source('b'))\n"
                     "    d.claim('c', stated='1', statement='s', quote='q', "
                     "derive=lambda: time.sleep(60) or 1)\n    return d.build()\n")
@@ -263,8 +263,8 @@ def test_verify_json_is_identical_across_runs_and_hash_seeds() -> None:
 
 def test_latex_user_text_is_escaped_and_pdflatex_never_gets_shell_escape(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from symroof import report
-    from symroof.printing import tex_escape
+    from symroof.core.printer import tex_escape
+    from symroof.render import report
     hostile = r"\input{/etc/passwd} \write18{id} 100% x_1 $y$ a&b #3"
     assert tex_escape(hostile) == (r"\textbackslash{}input\{/etc/passwd\} "
                                    r"\textbackslash{}write18\{id\} 100\% x\_1 \$y\$ a\&b \#3")

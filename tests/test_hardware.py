@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from symroof.errors import InputError
-from symroof.hardware import chip, load_catalog
+from symroof.core.errors import InputError
+from symroof.hardware.catalog import chip, load_catalog
 
 REQUIRED = ["tpu-v4", "tpu-v5e", "tpu-v5p", "tpu-v6e", "a100-40gb", "a100-80gb", "h100-sxm",
             "h100-pcie", "h200", "b200", "rtx-4080"]

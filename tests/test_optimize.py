@@ -1,4 +1,4 @@
-"""Constrained optima (symroof.optimize.lagrange) and ``symroof optimize``: the laws of the
+"""Constrained optima (symroof.engine.optimize.lagrange) and ``symroof optimize``: the laws of the
 Chinchilla optimum over random exponents and constants, exact exponents of the published
 constant sets, errors, and the command line."""
 
@@ -17,10 +17,10 @@ import sympy as sp
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from symroof.errors import DerivationError, InputError
-from symroof.optimize import LAMBDA, lagrange
-from symroof.quantities import sizes
-from symroof.scaling import constant_set
+from symroof.core.errors import DerivationError, InputError
+from symroof.core.sizes import sizes
+from symroof.engine.optimize import LAMBDA, lagrange
+from symroof.models.scaling_laws import constant_set
 from tests.conftest import run_cli
 
 N, D, C, A, B, E, alpha, beta, k = sizes("N D C A B E alpha beta k")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import sympy as sp
 
-from symroof.errors import InputError
-from symroof.parse import parse_assignments, parse_expr, parse_relation, symbol
+from symroof.core.errors import InputError
+from symroof.core.parse import parse_assignments, parse_expr, parse_relation, symbol
 
 B, D, F = (symbol(n) for n in "BDF")
 

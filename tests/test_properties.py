@@ -15,12 +15,14 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symroof.asymptotics import Expansion
-from symroof.errors import DerivationError
-from symroof.hardware import Chip, chip
-from symroof.ops import Op, einsum, op
-from symroof.quantities import sizes
-from symroof.rooflines import roofline
+from symroof.claims.runner import load_derivations
+from symroof.core.errors import DerivationError
+from symroof.core.sizes import sizes
+from symroof.engine.asymptotics import Expansion
+from symroof.engine.ops import Op, einsum, op
+from symroof.engine.rooflines import roofline
+from symroof.engine.thresholds import Threshold, threshold
+from symroof.hardware.catalog import Chip, chip
 from symroof.testing import (
     Point,
     assert_flips,
@@ -29,8 +31,6 @@ from symroof.testing import (
     einsum_ops,
     points,
 )
-from symroof.thresholds import Threshold, threshold
-from symroof.verify import load_derivations
 
 DERIVATIONS = load_derivations()
 EXPANSIONS = {f"{d.id}:expansion-{i}": x for d in DERIVATIONS for i, x in enumerate(d.expansions)}

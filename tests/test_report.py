@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from symroof.report import compile_pdf, render, stale, write
-from symroof.verify import load_derivations, verify
+from symroof.claims.runner import load_derivations, verify
+from symroof.render.report import compile_pdf, render, stale, write
 from tests.conftest import ROOT, require_tool, run_cli
 
 SMALL = ROOT / "tests" / "data" / "small.py"
@@ -113,7 +113,7 @@ def test_renders_are_identical_across_hash_seeds(tmp_path: Path) -> None:
 
 
 def _have_matplotlib() -> bool:
-    from symroof.plot import have_matplotlib
+    from symroof.render.plots import have_matplotlib
     return have_matplotlib()
 
 
@@ -152,7 +152,7 @@ def test_pdf_compiles_without_shell_escape() -> None:
 
 def test_pdflatex_failure_names_the_first_error() -> None:
     require_tool("pdflatex")
-    from symroof.report import LatexFailed
+    from symroof.render.report import LatexFailed
     with pytest.raises(LatexFailed, match=r"^broken.tex: pdflatex failed: Undefined control "
                                           r"sequence"):
         compile_pdf("\\documentclass{article}\\begin{document}\\nosuchmacro\\end{document}",

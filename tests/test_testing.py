@@ -17,11 +17,12 @@ from hypothesis import HealthCheck, find, given, settings
 from hypothesis.database import InMemoryExampleDatabase
 from hypothesis.errors import NoSuchExample
 
-from symroof.errors import DerivationError, InputError
-from symroof.hardware import Chip, chip
-from symroof.ops import Op, einsum, op
-from symroof.quantities import DTYPES, sizes
-from symroof.rooflines import roofline
+from symroof.core.errors import DerivationError, InputError
+from symroof.core.sizes import DTYPES, sizes
+from symroof.engine.ops import Op, einsum, op
+from symroof.engine.rooflines import roofline
+from symroof.engine.thresholds import threshold
+from symroof.hardware.catalog import Chip, chip
 from symroof.testing import (
     Point,
     active_settings,
@@ -37,7 +38,6 @@ from symroof.testing import (
     points,
     size_values,
 )
-from symroof.thresholds import threshold
 from tests.conftest import ROOT
 
 B, D, F, N = sizes("B D F N")
@@ -104,7 +104,7 @@ def test_dtypes_of_a_chip_and_impossible_requests() -> None:
     assert find(dtypes(chip=h100), lambda d: d == "fp8") == "fp8"
     with pytest.raises(NoSuchExample):
         find(dtypes(chip=h100), lambda d: d in ("int4", "fp4", "fp64"))
-    with pytest.raises(InputError, match="no chip in symroof/data/chips.toml has mxu.fp64"):
+    with pytest.raises(InputError, match="no chip in symroof/hardware/chips.toml has mxu.fp64"):
         chips(having=["mxu.fp64"])
 
 

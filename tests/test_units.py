@@ -7,8 +7,8 @@ import sympy as sp
 from hypothesis import given
 from hypothesis import strategies as st
 
-from symroof.errors import InputError
-from symroof.units import (
+from symroof.core.errors import InputError
+from symroof.core.units import (
     BANDWIDTH,
     BINARY_PREFIXES,
     CAPACITY,

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
-from symroof.compare import judge_expr, judge_number, judge_relation, printed
-from symroof.derivation import Derivation, Erratum, Source
-from symroof.errors import InputError
-from symroof.parse import symbol
-from symroof.verify import run_claim, verify
+from symroof.claims.model import Derivation, Erratum, Source
+from symroof.claims.rules import judge_expr, judge_number, judge_relation, printed
+from symroof.claims.runner import run_claim, verify
+from symroof.core.errors import InputError
+from symroof.core.parse import symbol
 from tests.conftest import run_cli
 
 B, D, N = symbol("B"), symbol("D"), symbol("N")
@@ -130,7 +130,7 @@ def test_a_claim_that_hangs_times_out_and_the_run_goes_on() -> None:
 
 MODULE = '''
 from symroof import chip, einsum
-from symroof.derivation import Derivation, Erratum, Source
+from symroof.claims.model import Derivation, Erratum, Source
 
 def build():
     d = Derivation.begin("tmp", "tmp", Source("book", "1", "s", "000", "ru"))
@@ -191,7 +191,7 @@ def test_bundled_derivations_verify_clean() -> None:
 
 
 def test_verdict_cache_hits_only_unchanged_files(tmp_path: Path) -> None:
-    from symroof.verify import VerdictCache, load_derivations
+    from symroof.claims.runner import VerdictCache, load_derivations
     cache = VerdictCache(tmp_path / "cache")
     path = write(tmp_path, "240")
     first = verify(load_derivations([str(path)]), cache=cache)
@@ -206,7 +206,7 @@ def test_verdict_cache_hits_only_unchanged_files(tmp_path: Path) -> None:
 
 
 def test_errors_are_never_cached(tmp_path: Path) -> None:
-    from symroof.verify import VerdictCache, load_derivations
+    from symroof.claims.runner import VerdictCache, load_derivations
     path = tmp_path / "boom.py"
     path.write_text(MODULE.replace("derive=lambda: rl.ridge", "derive=lambda: 1 / 0")
                     .replace("{stated}", "1"))

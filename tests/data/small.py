@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from symroof import chip, einsum
-from symroof.derivation import Derivation, Erratum, Source
+from symroof.claims.model import Derivation, Erratum, Source
 
 
 def build() -> Derivation:

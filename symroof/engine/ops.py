@@ -24,8 +24,8 @@ from operator import mul
 
 import sympy as sp
 
-from .errors import InputError
-from .quantities import canonical_dtype, dtype_bytes
+from ..core.errors import InputError
+from ..core.sizes import canonical_dtype, dtype_bytes
 
 Cost = Mapping[str, sp.Expr]
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")

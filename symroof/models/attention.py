@@ -32,14 +32,14 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
-from .asymptotics import (
+from ..core.errors import DerivationError, InputError
+from ..core.parse import symbol
+from ..core.sizes import sizes  # noqa: F401  (used by the doctests)
+from ..core.steps import Step
+from ..engine.asymptotics import (
     expansion,
     theta,  # noqa: F401  (used by the doctests)
 )
-from .errors import DerivationError, InputError
-from .parse import symbol
-from .quantities import sizes  # noqa: F401  (used by the doctests)
-from .steps import Step
 
 #: Where the block sizes come from: Algorithm 1, line 1 of Dao et al. (2022).
 ALGORITHM_1 = "Dao et al. (2022), FlashAttention, Algorithm 1, line 1"

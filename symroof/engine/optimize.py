@@ -22,9 +22,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .errors import DerivationError, InputError
-from .limits import TimeLimit, time_limit
-from .steps import Step
+from ..core.errors import DerivationError, InputError
+from ..core.steps import Step
+from ..core.timelimits import TimeLimit, time_limit
 
 LAMBDA = sp.Symbol("lambda")
 

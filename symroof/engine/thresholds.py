@@ -21,11 +21,11 @@ from dataclasses import dataclass, replace
 
 import sympy as sp
 
+from ..core.errors import DerivationError, InputError
+from ..core.parse import symbol
+from ..core.steps import Step
 from .asymptotics import Regime, expansion, parse_regime
-from .errors import DerivationError, InputError
-from .parse import symbol
 from .rooflines import Roofline, size_values
-from .steps import Step
 
 
 @dataclass(frozen=True)
@@ -52,7 +52,7 @@ class Threshold:
         return sp.Rel(self.symbol, crit, self.direction)
 
     def _repr_latex_(self) -> str:
-        from .printing import latex
+        from ..core.printer import latex
         shown = latex(self.inequality)
         if self.asymptotic is not None:
             shown += rf",\quad {latex(self.symbol)} \to {latex(self.asymptotic)}" \

@@ -51,15 +51,15 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import sympy as sp
 from sympy.printing.pycode import PythonCodePrinter
 
-from .asymptotics import Regime, expansion, parse_regime
-from .compare import proof
-from .errors import InputError
-from .hardware import Catalog, Chip, load_catalog
-from .ops import Op, einsum
-from .parse import parse_expr
-from .quantities import DTYPES
-from .rooflines import roofline
-from .thresholds import Threshold, threshold
+from ..claims.rules import proof
+from ..core.errors import InputError
+from ..core.parse import parse_expr
+from ..core.sizes import DTYPES
+from ..engine.asymptotics import Regime, expansion, parse_regime
+from ..engine.ops import Op, einsum
+from ..engine.rooflines import roofline
+from ..engine.thresholds import Threshold, threshold
+from ..hardware.catalog import Catalog, Chip, load_catalog
 
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
@@ -249,7 +249,7 @@ def assert_threshold(op: Op, chip: Chip | str, symbol: str | sp.Symbol,
     engine's exact threshold, checked with delta = 1e-6; a stated value with delta = 1%.
     ``dtype`` and ``unit`` pick the chip's peak as for ``roofline``.
     """
-    from .hardware import chip as named_chip
+    from ..hardware.catalog import chip as named_chip
     the_chip = named_chip(chip) if isinstance(chip, str) else chip
     t = threshold(roofline(op, the_chip, dtype=dtype, unit=unit), symbol, resource=resource,
                   regime=regime)

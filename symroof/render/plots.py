@@ -15,9 +15,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .derivation import Derivation
-from .parse import symbol
-from .printing import tex_escape
+from ..claims.model import Derivation
+from ..core.parse import symbol
+from ..core.printer import tex_escape
 
 SAMPLES = 64
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from .errors import InputError
 
-_PACKAGE = Path(__file__).resolve().parent
+_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def bundled(name: str) -> Path:

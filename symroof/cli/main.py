@@ -178,7 +178,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
-    from .errors import SymroofError
+    from ..core.errors import SymroofError
     try:
         return run(args)
     except SymroofError as exc:
@@ -190,7 +190,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _overrides(pairs: list[str]) -> dict[str, str]:
-    from .errors import InputError
+    from ..core.errors import InputError
     out: dict[str, str] = {}
     for pair in pairs:
         key, eq, value = pair.partition("=")
@@ -205,7 +205,7 @@ def _emit(data: Any) -> None:
 
 
 def _derive(args: argparse.Namespace) -> int:
-    from .adhoc import derive_adhoc
+    from ..engine.formulas import derive_adhoc
     result = derive_adhoc(
         flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
         einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
@@ -215,15 +215,13 @@ def _derive(args: argparse.Namespace) -> int:
     if args.json:
         _emit(result.to_json())
         return 0
-    from .show import derive_lines
+    from ..render.terminal import derive_lines
     print("\n".join(derive_lines(result, args.format)))
     return 0
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from .errors import InputError
-    from .show import verdict_lines
-    from .verify import (
+    from ..claims.runner import (
         FAILING,
         VERDICTS,
         VerdictCache,
@@ -232,6 +230,8 @@ def _verify(args: argparse.Namespace) -> int:
         summary_of,
         verify,
     )
+    from ..core.errors import InputError
+    from ..render.terminal import verdict_lines
     if args.timeout <= 0:
         raise InputError(f"must be positive, got {args.timeout:g}", "--timeout")
     only = None
@@ -271,9 +271,9 @@ def _verify(args: argparse.Namespace) -> int:
 def _report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .errors import InputError
-    from .report import FORMATS, render, stale, write
-    from .verify import VerdictCache, load_derivations, verify
+    from ..claims.runner import VerdictCache, load_derivations, verify
+    from ..core.errors import InputError
+    from ..render.report import FORMATS, render, stale, write
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -311,21 +311,21 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _optimize(args: argparse.Namespace) -> int:
-    from .adhoc import optimize_adhoc
+    from ..models.optimum import optimize_formulas as optimize_adhoc
     result = optimize_adhoc(minimize=args.minimize, subject_to=args.subject_to,
                             variables=args.vars, values=args.values,
                             constants=args.constants, at=args.at, method=args.method)
     if args.json:
         _emit(result.to_json())
     else:
-        from .show import optimum_lines
+        from ..render.terminal import optimum_lines
         print("\n".join(optimum_lines(result)))
     return 0
 
 
 def _chips(args: argparse.Namespace) -> int:
-    from .hardware import load_catalog
-    from .show import chip_json, chips_lines
+    from ..hardware.catalog import load_catalog
+    from ..render.terminal import chip_json, chips_lines
     catalog = load_catalog(args.catalog)
     if args.json:
         _emit({"catalog": catalog.path if args.catalog else "bundled",
@@ -336,8 +336,8 @@ def _chips(args: argparse.Namespace) -> int:
 
 
 def _chip(args: argparse.Namespace) -> int:
-    from .hardware import load_catalog
-    from .show import chip_json, chip_lines
+    from ..hardware.catalog import load_catalog
+    from ..render.terminal import chip_json, chip_lines
     found = load_catalog(args.catalog)[args.name].with_figures(_overrides(args.set))
     if args.json:
         _emit(chip_json(found))
@@ -347,7 +347,7 @@ def _chip(args: argparse.Namespace) -> int:
 
 
 def _version() -> str:
-    from . import __version__
+    from .. import __version__
     return f"symroof {__version__}"
 
 

@@ -17,15 +17,13 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.errors import DerivationError, InputError
+from ..core.parse import parse_assignments, parse_expr, symbol
+from ..core.printer import number_value, text
+from ..hardware.catalog import Chip, chip, load_catalog
 from .asymptotics import Expansion, expansion, parse_regime
-from .errors import DerivationError, InputError
-from .hardware import Chip, chip, load_catalog
 from .ops import Op, einsum, op
-from .optimize import Optimum, lagrange
-from .parse import parse_assignments, parse_expr, parse_relation, symbol
-from .printing import number_value, text
 from .rooflines import Roofline, roofline
-from .scaling import constant_set
 from .thresholds import Threshold, solve_condition, threshold
 
 
@@ -192,90 +190,3 @@ def _values(subs: str | None, used: set[sp.Basic]) -> dict[sp.Symbol, sp.Expr]:
                              f"{', '.join(sorted(map(str, used)))}", "--subs")
         out[s] = value
     return out
-
-
-@dataclass(frozen=True)
-class AdHocOptimum:
-    """What ``symroof optimize`` derived: the optimum, its exponents, and numbers at ``at``."""
-
-    optimum: Optimum
-    budget: sp.Symbol
-    exponents: Mapping[sp.Symbol, sp.Expr]
-    numbers: Mapping[str, sp.Expr]
-    constants: str | None
-
-    def to_json(self) -> dict[str, Any]:
-        o = self.optimum
-        out: dict[str, Any] = {
-            "objective": text(o.objective), "constraint": text(o.constraint),
-            "variables": [str(x) for x in o.variables], "method": o.method,
-            "constants": self.constants, "budget": str(self.budget),
-            "conditions": [text(c) for c in o.conditions],
-            "balance": text(o.balance) if o.balance is not None else None,
-            "solution": {str(x): text(v) for x, v in o.solution.items()},
-            "exponents": {str(x): text(e) for x, e in self.exponents.items()},
-            "exponents_value": {str(x): number_value(e) for x, e in self.exponents.items()},
-        }
-        if self.numbers:
-            out["at"] = {k: text(v) if v.is_Rational else None for k, v in self.numbers.items()}
-            out["at_value"] = {k: number_value(v) for k, v in self.numbers.items()}
-        return out
-
-
-def optimize_adhoc(*, minimize: str | None, subject_to: str | None, variables: str | None,
-                   values: str | None = None, constants: str | None = None,
-                   at: str | None = None, method: str = "auto") -> AdHocOptimum:
-    """Parse, substitute known constants, and solve by Lagrange multipliers."""
-    chosen = constant_set(constants) if constants else None
-    objective = parse_expr(minimize, where="--minimize") if minimize else (
-        chosen.form if chosen else None)
-    constraint = parse_relation(subject_to, where="--subject-to") if subject_to else (
-        chosen.budget if chosen else None)
-    if objective is None:
-        raise InputError("give --minimize EXPR (or --constants NAME for a published form)",
-                         "optimize")
-    if constraint is None or not isinstance(constraint, sp.Equality):
-        raise InputError("give an equation such as '6*N*D = C'", "--subject-to")
-    names = [v.strip() for v in (variables or "N,D").split(",") if v.strip()]
-    xs = [symbol(n) for n in names]
-    for x in xs:
-        if x not in objective.free_symbols:
-            raise InputError(f"unknown variable {x}: the objective uses "
-                             f"{', '.join(sorted(map(str, objective.free_symbols)))}", "--vars")
-    known: dict[sp.Symbol, sp.Expr] = dict(chosen.subs()) if chosen else {}
-    for name, raw in parse_assignments(values or "", where="--values").items():
-        s = symbol(name)
-        if s not in objective.free_symbols | constraint.free_symbols:
-            raise InputError(f"unknown symbol {name!r}", "--values")
-        known[s] = parse_expr(raw, where=f"--values {name}")
-    free_budget = sorted(constraint.free_symbols - set(xs) - set(known), key=str)
-    if len(free_budget) != 1:
-        raise InputError("the constraint needs exactly one budget symbol besides the "
-                         f"variables, found {', '.join(map(str, free_budget)) or 'none'}",
-                         "--subject-to")
-    (budget,) = free_budget
-    # exponents are substituted exactly before solving; coefficients stay symbolic and are
-    # evaluated numerically at the end (exact powers of long rationals are needlessly slow)
-    in_exponents = set().union(*(p.exp.free_symbols for p in objective.atoms(sp.Pow)))
-    exact = {k: v for k, v in known.items() if k in in_exponents}
-    later = {k: v for k, v in known.items() if k not in in_exponents}
-    try:
-        opt = lagrange(objective.subs(exact), constraint.subs(known), xs, method=method)
-    except DerivationError as exc:
-        raise DerivationError(exc.message, "optimize") from None
-    exponents = {x: opt.exponent(x, budget) for x in xs}
-    numbers: dict[str, sp.Expr] = {}
-    if at:
-        point = {symbol(k): parse_expr(v, where=f"--at {k}") for k, v in
-                 parse_assignments(at, where="--at").items()}
-        if budget not in point:
-            raise InputError(f"give the budget {budget}, e.g. {budget}=5.76e23", "--at")
-        values_at = {**later, **point}
-        sol = {x: v.evalf(30, subs=values_at) for x, v in opt.solution.items()}
-        for x, v in sol.items():
-            numbers[f"{x}*"] = v
-        if len(xs) == 2:
-            numbers[f"{xs[1]}*/{xs[0]}*"] = sol[xs[1]] / sol[xs[0]]
-        loss = objective.subs(exact).evalf(30, subs={**values_at, **sol})
-        numbers["objective"] = loss if loss.is_number else sp.nan
-    return AdHocOptimum(opt, budget, exponents, numbers, constants)

@@ -22,15 +22,15 @@ from typing import Any
 
 import sympy as sp
 
-from .asymptotics import Expansion, Regime, expansion
-from .compare import TOLERANCE, printed
-from .errors import InputError
-from .hardware import Chip
-from .ops import Op
-from .parse import parse_expr, parse_relation
-from .rooflines import Roofline, roofline
-from .steps import Step
-from .thresholds import Threshold, threshold
+from ..core.errors import InputError
+from ..core.parse import parse_expr, parse_relation
+from ..core.steps import Step
+from ..engine.asymptotics import Expansion, Regime, expansion
+from ..engine.ops import Op
+from ..engine.rooflines import Roofline, roofline
+from ..engine.thresholds import Threshold, threshold
+from ..hardware.catalog import Chip
+from .rules import TOLERANCE, printed
 
 KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -144,7 +144,7 @@ class Derivation:
     origin: str = ""  # the file it was loaded from, when it was
 
     def _repr_markdown_(self) -> str:
-        from .printing import latex_value, md_escape
+        from ..core.printer import latex_value, md_escape
         steps = "\n".join(f"{i}. **{s.kind}** {md_escape(s.title)}: ${latex_value(s.output)}$"
                           for i, s in enumerate(self.steps, 1) if s.output is not None)
         claims = "\n".join(f"- `{c.id}`: {md_escape(c.statement)} (stated "
@@ -189,7 +189,7 @@ class DerivationBuilder:
 
     def define(self, title: str, name: str, value: Any, justification: str = "") -> Any:
         """Record a definition ``name = value`` and return the value."""
-        from .parse import symbol
+        from ..core.parse import symbol
         self.steps.append(Step("define", title, symbol(name), value, justification))
         return value
 

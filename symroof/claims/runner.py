@@ -1,6 +1,6 @@
 """Run claims and give verdicts: load derivation files, time each claim, bound it.
 
->>> from symroof.derivation import Derivation, Source
+>>> from symroof.claims.model import Derivation, Source
 >>> d = Derivation.begin("t", "t", Source("book"))
 >>> _ = d.claim("half", stated="0.5", statement="s", quote="q", derive=lambda: 1 / 2)
 >>> [v.verdict for v in verify([d.build()]).verdicts]
@@ -26,7 +26,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from .compare import (
+from ..core.errors import InputError, SymroofError
+from ..core.resources import bundled
+from ..core.timelimits import TimeLimit, time_limit
+from .model import Claim, Derivation
+from .rules import (
     MISMATCH,
     OK,
     ROUNDING,
@@ -37,10 +41,6 @@ from .compare import (
     judge_relation,
     judge_within,
 )
-from .derivation import Claim, Derivation
-from .errors import InputError, SymroofError
-from .limits import TimeLimit, time_limit
-from .resources import bundled
 
 VERDICTS = (OK, ROUNDING, "ERRATUM", "UNVERIFIABLE", MISMATCH, "STALE", "ERROR", "TIMEOUT")
 FAILING = frozenset({MISMATCH, "STALE", "ERROR", "TIMEOUT"})
@@ -103,7 +103,7 @@ class Verification:
         return {"claims": [v.to_json(timing) for v in self.verdicts], "summary": self.summary}
 
     def _repr_markdown_(self) -> str:
-        from .printing import md_escape
+        from ..core.printer import md_escape
         rows = "\n".join(f"| {v.verdict} | `{v.claim.id}` | {md_escape(v.claim.stated, True)} "
                          f"| {md_escape(v.derived, True)} |" for v in self.verdicts)
         counts = ", ".join(f"{n} {k}" for k, n in self.summary.items())

@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from .errors import DerivationError, InputError
-from .parse import symbol
-from .steps import Step
+from ..core.errors import DerivationError, InputError
+from ..core.parse import symbol
+from ..core.steps import Step
 
 EPS = sp.Symbol("epsilon", positive=True)
 _NAMES = r"[A-Za-z][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z][A-Za-z0-9_]*)*"
@@ -109,7 +109,7 @@ class Expansion:
     steps: tuple[Step, ...]
 
     def _repr_latex_(self) -> str:
-        from .printing import latex
+        from ..core.printer import latex
         corr = self.correction
         sign, magnitude = ("-", -corr) if corr.could_extract_minus_sign() else ("+", corr)
         return (f"${latex(self.expr)} = {latex(self.leading)} {sign} {latex(magnitude)} + "

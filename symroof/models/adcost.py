@@ -35,8 +35,8 @@ from typing import Any
 import mpmath
 import sympy as sp
 
-from .errors import DerivationError, InputError
-from .quantities import sizes  # noqa: F401  (used by the doctests)
+from ..core.errors import DerivationError, InputError
+from ..core.sizes import sizes  # noqa: F401  (used by the doctests)
 
 BINARY = ("add", "sub", "mul", "div")
 UNARY = ("exp", "log", "sqrt", "sin", "cos")

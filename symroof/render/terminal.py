@@ -9,9 +9,10 @@ from typing import Any
 
 import sympy as sp
 
-from .adhoc import AdHoc, AdHocOptimum
-from .hardware import Catalog, Chip, Figure
-from .printing import approx, latex, number_value, text
+from ..core.printer import approx, latex, number_value, text
+from ..engine.formulas import AdHoc
+from ..hardware.catalog import Catalog, Chip, Figure
+from ..models.optimum import AdHocOptimum
 
 
 def _num(value: sp.Expr) -> str:
@@ -192,7 +193,7 @@ def verdict_lines(rows: list[dict[str, Any]], derivations: int, color: bool = Fa
                   only: set[str] | None = None) -> list[str]:
     """A table of verdicts (the JSON rows of ``symroof verify``), one line per claim, then
     the summary."""
-    from .verify import summary_of
+    from ..claims.runner import summary_of
     shown = [r for r in rows if only is None or r["verdict"] in only]
     w_id = max([len(r["id"]) for r in shown] + [5])
     w_st = min(max([_width(r["stated"]) for r in shown] + [6]), 28)

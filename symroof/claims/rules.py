@@ -22,9 +22,9 @@ from typing import Any
 
 import sympy as sp
 
-from .errors import InputError
-from .parse import parse_expr, parse_relation
-from .printing import approx, text
+from ..core.errors import InputError
+from ..core.parse import parse_expr, parse_relation
+from ..core.printer import approx, text
 
 OK, ROUNDING, MISMATCH = "OK", "ROUNDING", "MISMATCH"
 _NUMBER = re.compile(r"\s*(?:≈|~|about\s+)?\s*([-+]?)(\d+)(?:\.(\d+))?(?:[eE]([-+]?\d+))?"

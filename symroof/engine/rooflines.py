@@ -23,11 +23,11 @@ from typing import Any
 
 import sympy as sp
 
-from .errors import InputError
-from .hardware import Chip
+from ..core.errors import InputError
+from ..core.parse import symbol
+from ..core.steps import Step
+from ..hardware.catalog import Chip
 from .ops import Op
-from .parse import symbol
-from .steps import Step
 
 COMPUTE = "compute"
 
@@ -104,7 +104,7 @@ class Roofline:
         return max(times, key=lambda k: (times[k], k == COMPUTE))
 
     def _repr_markdown_(self) -> str:
-        from .printing import latex
+        from ..core.printer import latex
         rows = [("FLOPs", self.op.flops), ("peak", self.peak), ("intensity", self.intensity),
                 ("critical intensity", self.ridge), ("T_math", self.t_math),
                 *((f"T_{k}", v) for k, v in self.t_comms.items())]
@@ -113,7 +113,7 @@ class Roofline:
                 f"| quantity | value |\n|---|---|\n{body}\n")
 
     def _repr_latex_(self) -> str:
-        from .printing import latex
+        from ..core.printer import latex
         return f"$I = {latex(self.intensity)},\\; I^* = {latex(self.ridge)}$"
 
     def condition(self) -> sp.Rel:

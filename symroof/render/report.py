@@ -25,12 +25,12 @@ from typing import Any
 import jinja2
 import sympy as sp
 
-from .derivation import Derivation
-from .errors import InputError, SymroofError
-from .plot import FigureData, figures, have_matplotlib, pgfplots, svg
-from .printing import approx, latex, latex_value, math_text, md_escape, tex_escape
-from .resources import bundled
-from .verify import Verdict, Verification
+from ..claims.model import Derivation
+from ..claims.runner import Verdict, Verification
+from ..core.errors import InputError, SymroofError
+from ..core.printer import approx, latex, latex_value, math_text, md_escape, tex_escape
+from ..core.resources import bundled
+from .plots import FigureData, figures, have_matplotlib, pgfplots, svg
 
 FORMATS = ("md", "tex", "pdf")
 LANGUAGES = ("en", "ru", "zh")
@@ -173,7 +173,7 @@ def _derived_math(v: Verdict, fmt: str) -> str:
     if not v.derived:
         return ""
     try:
-        from .parse import parse_expr, parse_relation
+        from ..core.parse import parse_expr, parse_relation
         expr: sp.Basic = (parse_relation(v.derived) if re.search(r"[<>]", v.derived)
                           else parse_expr(v.derived))
     except SymroofError:
@@ -202,7 +202,7 @@ def _step_math(input: Any, output: Any, kind: str, fmt: str) -> str:
 
 
 def _counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
-    from .verify import VERDICTS
+    from ..claims.runner import VERDICTS
     counts = {k: 0 for k in VERDICTS}
     for v in verdicts:
         counts[v.verdict] += 1

@@ -25,9 +25,9 @@ from typing import Any
 
 import sympy as sp
 
-from .errors import InputError
-from .quantities import DTYPES, canonical_dtype
-from .units import BANDWIDTH, CAPACITY, COMPUTE, Dimension, parse_quantity
+from ..core.errors import InputError
+from ..core.sizes import DTYPES, canonical_dtype
+from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, Dimension, parse_quantity
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
 COMMAND_LINE = "set on the command line"
@@ -184,8 +184,8 @@ def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip
 def load_catalog(path: str | None = None) -> Catalog:
     """Load a catalogue TOML file; the bundled one when ``path`` is None."""
     if path is None:
-        text = resources.files("symroof.data").joinpath("chips.toml").read_text("utf-8")
-        where = "symroof/data/chips.toml"
+        text = resources.files("symroof.hardware").joinpath("chips.toml").read_text("utf-8")
+        where = "symroof/hardware/chips.toml"
     else:
         file = Path(path)
         where = str(path)

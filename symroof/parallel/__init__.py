@@ -1,0 +1,1 @@
+"""Meshes, sharded arrays and collectives: the multi-chip vocabulary."""
