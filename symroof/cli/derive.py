@@ -1,0 +1,67 @@
+"""symroof derive: a roofline, its regime and threshold from formulas typed on the command line."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import chip_options, emit, overrides
+
+EXAMPLES_DERIVE = """\
+examples:
+  symroof derive --einsum "B D, D F -> B F" --dtypes bf16 --chip tpu-v5e --set hbm=B1 \\
+      --solve B --regime "B<<D,F"
+  symroof derive --flops "2*N - 1" --bytes "4*N + 2" --regime "N->oo"
+  symroof derive --flops "B*D*F" --comm-bytes "2*B*F" --link ici --solve D
+  symroof derive --einsum "B D, D F -> B F" --dtypes bf16,int8 --out-dtype bf16 \\
+      --set hbm=8.2e11 --solve B --subs "D=4096,F=4096" --json
+
+Formulas use + - * / ** ( ), numbers (1.97e14 is read exactly), names (every name is a
+positive size) and sqrt exp log min max floor ceil. Nothing is evaluated as Python.
+"""
+
+
+def register(verbs: Any) -> None:
+    d = verbs.add_parser(
+        "derive", help="derive a roofline from formulas typed on the command line",
+        description="Derive intensity, roofline times and bounds, the asymptotic intensity "
+                    "in a regime and the critical threshold of one op on one chip.",
+        epilog=EXAMPLES_DERIVE, formatter_class=argparse.RawDescriptionHelpFormatter)
+    src = d.add_argument_group("the op (formulas or an einsum spec)")
+    src.add_argument("--flops", metavar="EXPR", help="FLOPs, e.g. '2*B*D*F'")
+    src.add_argument("--bytes", metavar="EXPR", help="bytes moved to and from HBM")
+    src.add_argument("--comm-bytes", metavar="EXPR", help="bytes sent over --link")
+    src.add_argument("--link", metavar="NAME", help="link of --comm-bytes (default ici)")
+    src.add_argument("--einsum", metavar="SPEC", help="einsum spec, e.g. 'B D, D F -> B F'")
+    src.add_argument("--dtypes", metavar="LIST", help="dtype of each einsum operand, or one "
+                     "for all (default bf16)")
+    src.add_argument("--out-dtype", metavar="NAME", help="dtype of the einsum output "
+                     "(default: the first operand's)")
+    chip_options(d)
+    d.add_argument("--dtype", metavar="NAME", help="dtype whose peak applies (default: the "
+                   "first operand's, or bf16)")
+    d.add_argument("--unit", default="mxu", choices=("mxu", "vpu"),
+                   help="matrix (mxu, tensor cores) or vector unit (default mxu)")
+    d.add_argument("--solve", metavar="SYMBOL", help="solve T_math = T_memory for SYMBOL")
+    d.add_argument("--regime", metavar="R", help="asymptotic regime, e.g. 'B<<D,F' or 'N->oo'")
+    d.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'D=8192,F=32768'")
+    d.add_argument("--format", default="text", choices=("text", "md", "tex"),
+                   help="output format (default text)")
+    d.add_argument("--json", action="store_true", help="machine-readable output")
+    d.set_defaults(run=run_derive)
+
+
+def run_derive(args: argparse.Namespace) -> int:
+    from ..engine.formulas import derive_adhoc
+    result = derive_adhoc(
+        flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
+        einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
+        chip_name=args.chip, catalog=args.catalog, overrides=overrides(args.set),
+        dtype=args.dtype, unit=args.unit, solve=args.solve, regime=args.regime,
+        subs=args.subs)
+    if args.json:
+        emit(result.to_json())
+        return 0
+    from ..render.terminal import derive_lines
+    print("\n".join(derive_lines(result, args.format)))
+    return 0
