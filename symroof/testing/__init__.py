@@ -7,26 +7,22 @@
 True
 
 The public face of ``symroof.testing``; it needs the ``test`` extra (hypothesis).
+``assertions`` holds the checks, ``strategies`` the generators for one's own ``@given``
+tests, ``points`` exact sizes and regimes, ``compiled`` the formulas evaluated exactly.
 """
 
 from __future__ import annotations
 
 from .assertions import (
-    Point,
     Report,
     active_settings,
     assert_flips,
     assert_identity,
     assert_leading,
     assert_threshold,
-    chip_dtypes,
-    chips,
-    deep_points,
-    dtypes,
-    einsum_ops,
-    points,
-    size_values,
 )
+from .points import Point
+from .strategies import chip_dtypes, chips, deep_points, dtypes, einsum_ops, points, size_values
 
 __all__ = [
     "Point", "Report", "active_settings", "assert_flips", "assert_identity", "assert_leading",

@@ -43,40 +43,49 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import sympy as sp
-from sympy.printing.pycode import PythonCodePrinter
 
 from ..claims.rules import proof
 from ..core.errors import InputError
 from ..core.parse import parse_expr
-from ..core.sizes import DTYPES
-from ..engine.asymptotics import Regime, expansion, parse_regime
-from ..engine.ops import Op, einsum
+from ..engine.asymptotics import Regime, expansion
+from ..engine.ops import Op
 from ..engine.rooflines import roofline
 from ..engine.thresholds import Threshold, threshold
-from ..hardware.catalog import Catalog, Chip, load_catalog
+from ..hardware.catalog import Chip
+from .compiled import Compiled
+from .points import (
+    BASE,
+    SIZES,
+    Point,
+    Size,
+    bind,
+    deepen,
+    fraction,
+    regime_of,
+    scaled,
+    show,
+    size,
+    symbols_of,
+)
+from .strategies import points
 
 if TYPE_CHECKING:
     from hypothesis import settings as Settings
     from hypothesis.strategies import SearchStrategy
 
-Size = int | Fraction
-Point = dict[sp.Symbol, Size]
 
 EXAMPLES = 30                      # per assertion, unless the profile or the call says
-SIZES = (1, 2**16)                 # random sizes
-BASE = (1, 64)                     # sizes before they are moved deep into a regime
 DEEP = Fraction(1, 1000)           # deep enough: first correction / leading term below this
 DEPTHS = tuple(10**j for j in range(1, 19))
 SCALINGS = 25                      # sizes are scaled up to 2**24 to find a threshold
 STATED = Fraction(1, 100)          # a stated threshold may be off by this much
 EXACT = Fraction(1, 10**6)         # and the engine's exact threshold by this much
-DIGITS = 60                        # mpmath precision for formulas that are not rational
 
 
 @dataclass(frozen=True)
@@ -92,94 +101,6 @@ class Report:
 
 
 # -- strategies ---------------------------------------------------------------------------
-
-def size_values(lo: Size = SIZES[0], hi: Size = SIZES[1], *,
-                integer: bool = True) -> SearchStrategy[Size]:
-    """Sizes between ``lo`` and ``hi``: whole numbers, or exact fractions."""
-    from hypothesis import strategies as st
-    if integer:
-        return st.integers(math.ceil(Fraction(lo)), math.floor(Fraction(hi)))
-    return st.fractions(Fraction(lo), Fraction(hi), max_denominator=1000)
-
-
-def points(symbols: Iterable[sp.Symbol] | str | sp.Basic, *, lo: Size = SIZES[0],
-           hi: Size = SIZES[1], integer: bool = True) -> SearchStrategy[Point]:
-    """Random sizes for ``symbols`` (a list, ``"B D F"``, or an expression's symbols);
-    symbols declared integer always get whole numbers."""
-    from hypothesis import strategies as st
-    return st.fixed_dictionaries({s: size_values(lo, hi, integer=integer or bool(s.is_integer))
-                                  for s in _symbols(symbols)}).map(_ordered)
-
-
-def deep_points(regime: Regime | str, symbols: Iterable[sp.Symbol] | str | sp.Basic, *,
-                depth: int = 10**4, lo: Size = BASE[0], hi: Size = BASE[1],
-                integer: bool = True) -> SearchStrategy[Point]:
-    """Points ``depth`` deep in ``regime``: random sizes in [lo, hi], then the regime's large
-    symbols multiplied by ``depth`` and its small ones divided by it.
-
-    >>> from hypothesis import find
-    >>> find(deep_points("B<<D,F", "B D F", depth=1000), lambda p: True)
-    {B: 1, D: 1000, F: 1000}
-    """
-    reg = _bind(_regime(regime), _symbols(symbols))
-    return points(symbols, lo=lo, hi=hi, integer=integer).map(lambda p: _deepen(reg, p, depth))
-
-
-def chips(names: Iterable[str] | None = None, *, having: Iterable[str] = (),
-          catalog: Catalog | None = None) -> SearchStrategy[Chip]:
-    """Chips from the catalogue (all, or ``names``) that have every figure in ``having``
-    (``"mxu.int8"``, ``"ici"``)."""
-    from hypothesis import strategies as st
-    cat = catalog or load_catalog()
-    keys = list(having)
-    pool = [cat[n] for n in (sorted(cat.chips) if names is None else names)]
-    pool = [c for c in pool if all(_has(c, k) for k in keys)]
-    if not pool:
-        raise InputError(f"no chip in {cat.path} has {', '.join(keys)}")
-    return st.sampled_from(pool)
-
-
-def dtypes(names: Iterable[str] | None = None, *, chip: Chip | None = None,
-           unit: str = "mxu") -> SearchStrategy[str]:
-    """Dtype names (all, or ``names``), those ``chip`` has a ``unit`` peak for if given."""
-    from hypothesis import strategies as st
-    pool = list(DTYPES if names is None else names)
-    if chip is not None:
-        pool = [d for d in pool if f"{unit}.{d}" in chip.figures]
-    if not pool:
-        raise InputError(f"no dtype with a {unit} peak on {chip.name if chip else 'any chip'}")
-    return st.sampled_from(pool)
-
-
-def chip_dtypes(unit: str = "mxu", *, catalog: Catalog | None = None,
-                ) -> SearchStrategy[tuple[Chip, str]]:
-    """(chip, dtype) pairs such that the chip has a ``unit`` peak in that dtype."""
-    from hypothesis import strategies as st
-    cat = catalog or load_catalog()
-    return st.sampled_from([(cat.chips[n], d) for n in sorted(cat.chips) for d in DTYPES
-                            if f"{unit}.{d}" in cat.chips[n].figures])
-
-
-def einsum_ops(dims: str = "B D F G", *, max_operands: int = 2,
-               dtype_names: Sequence[str] | None = None) -> SearchStrategy[Op]:
-    """Random einsum ops over ``dims``: one to ``max_operands`` operands of one to three
-    dimensions each, any output, random dtypes per operand."""
-    from hypothesis import strategies as st
-    names = dims.split()
-    kinds = list(DTYPES if dtype_names is None else dtype_names)
-
-    @st.composite
-    def build(draw: Callable[[SearchStrategy[Any]], Any]) -> Op:
-        operand = st.lists(st.sampled_from(names), min_size=1, max_size=3, unique=True)
-        operands = draw(st.lists(operand, min_size=1, max_size=max_operands))
-        used = sorted({d for o in operands for d in o}, key=names.index)
-        output = draw(st.lists(st.sampled_from(used), unique=True, max_size=len(used)))
-        types = draw(st.lists(st.sampled_from(kinds), min_size=len(operands),
-                              max_size=len(operands)))
-        spec = ", ".join(" ".join(o) for o in operands) + " -> " + " ".join(output)
-        return einsum(spec, types)
-
-    return build()
 
 
 # -- assertions ---------------------------------------------------------------------------
@@ -197,36 +118,36 @@ def assert_leading(expr: sp.Expr | str, leading: sp.Expr | str, regime: Regime |
     if lead == 0:
         raise InputError(f"the leading term of {e} cannot be 0")
     given = None if correction is None else _expr(correction)
-    reg = _bind(_regime(regime), _symbols(e, lead, *([] if given is None else [given])))
+    reg = bind(regime_of(regime), symbols_of(e, lead, *([] if given is None else [given])))
     corr = _first_correction(e, reg) if given is None else given
     claim = f"{e} ~ {lead} when {reg}"
     checks = [e / lead - 1, corr / lead]
     if given is not None and corr != 0:
         checks.append((e - lead - corr) / corr)
-    syms = _symbols(e, lead, corr)
-    f = _Compiled(checks, syms)
+    syms = symbols_of(e, lead, corr)
+    f = Compiled(checks, syms)
 
     def check(base: Point) -> Point:
-        k = _depth(depth, lambda k: abs(f(_deepen(reg, base, k))[1]) <= DEEP) or DEPTHS[-1]
-        near, far = _deepen(reg, base, k), _deepen(reg, base, 10 * k)
+        k = _depth(depth, lambda k: abs(f(deepen(reg, base, k))[1]) <= DEEP) or DEPTHS[-1]
+        near, far = deepen(reg, base, k), deepen(reg, base, 10 * k)
         try:
             (rel1, bound1, *rest1), (rel2, bound2, *rest2) = f(near), f(far)
         except ZeroDivisionError:
-            _fail(f"{claim}: the leading term {lead} is 0 at {_show(near)}")
-        where = f"(depth {k} from {_show(base)})"
+            _fail(f"{claim}: the leading term {lead} is 0 at {show(near)}")
+        where = f"(depth {k} from {show(base)})"
         for rel, bound, at in ((rel1, bound1, near), (rel2, bound2, far)):
             if abs(rel) > factor * abs(bound):
                 _fail(f"leading term {lead} of {e} ({reg}) is off by {_pct(rel)} at "
-                      f"{_show(at)} {where}; the first correction {corr} allows "
+                      f"{show(at)} {where}; the first correction {corr} allows "
                       f"{factor} x {_pct(bound)}")
         if not (abs(rel2) < abs(rel1) or rel1 == rel2 == 0):
             _fail(f"the relative error of the leading term {lead} of {e} ({reg}) does not "
-                  f"shrink: {_pct(rel1)} at {_show(near)} {where}, {_pct(rel2)} at "
-                  f"{_show(far)}")
+                  f"shrink: {_pct(rel1)} at {show(near)} {where}, {_pct(rel2)} at "
+                  f"{show(far)}")
         if rest1 and not (abs(rest2[0]) <= abs(rest1[0]) * Fraction(4, 5)):
             _fail(f"{corr} is not the first correction of {e} ({reg}): what it leaves out "
-                  f"is {_pct(rest1[0])} of it at {_show(near)} {where} and "
-                  f"{_pct(rest2[0])} at {_show(far)}, ten times deeper")
+                  f"is {_pct(rest1[0])} of it at {show(near)} {where} and "
+                  f"{_pct(rest2[0])} at {show(far)}, ten times deeper")
         return near
 
     return _run("assert_leading", claim, check, points(syms, lo=lo, hi=hi, integer=integer),
@@ -281,16 +202,16 @@ def assert_flips(t: Threshold, value: sp.Expr | str | float | None = None, *,
     exists = sp.sympify(t.existence)
     if exists is sp.false:
         raise InputError(f"no positive threshold in {s} exists at any sizes ({s} = {t.exact})")
-    free = _symbols(t.t_math, t.t_other, t.exact, claimed, exists)
-    reg = None if regime is None else _bind(_regime(regime), free)
+    free = symbols_of(t.t_math, t.t_other, t.exact, claimed, exists)
+    reg = None if regime is None else bind(regime_of(regime), free)
     formulas = [t.exact, claimed, exists]
     if reg is not None and value is not None:  # how far the exact value is from its limit
         lead = t.asymptotic if t.regime == reg and t.asymptotic is not None else \
             expansion(t.exact, reg).leading
         formulas.append(t.exact / lead - 1)
-    syms = [x for x in _symbols(t.t_math, t.t_other, *formulas) if x != s]
-    at_sizes = _Compiled(formulas, syms)
-    times = _Compiled([t.t_math, t.t_other, t.t_math - t.t_other], [*syms, s])
+    syms = [x for x in symbols_of(t.t_math, t.t_other, *formulas) if x != s]
+    at_sizes = Compiled(formulas, syms)
+    times = Compiled([t.t_math, t.t_other, t.t_math - t.t_other], [*syms, s])
     tail = f" ({reg})" if reg is not None else ""
     digits = max(6, 3 - math.floor(math.log10(d)))  # enough to tell the two sides apart
     claim = f"compute-bound against {t.resource} when {s} {want} {claimed}{tail}"
@@ -304,24 +225,24 @@ def assert_flips(t: Threshold, value: sp.Expr | str | float | None = None, *,
 
     def check(base: Point) -> Point:
         if reg is None:  # sizes where it exists: these, or these scaled up by a power of 2
-            k = next((2**j for j in range(SCALINGS) if usable(_scale(base, 2**j))), None)
+            k = next((2**j for j in range(SCALINGS) if usable(scaled(base, 2**j))), None)
             assume(k is not None)
             assert k is not None
-            p, how = _scale(base, k), "scaled by"
+            p, how = scaled(base, k), "scaled by"
         else:
-            k = _depth(depth, lambda k: usable(_deepen(reg, base, k)))
+            k = _depth(depth, lambda k: usable(deepen(reg, base, k)))
             if k is None:
-                _fail(f"{claim}: no threshold near its leading term at {_show(base)} even "
+                _fail(f"{claim}: no threshold near its leading term at {show(base)} even "
                       f"at depth {DEPTHS[-1]}")
-            p, how = _deepen(reg, base, k), "depth"
+            p, how = deepen(reg, base, k), "depth"
         exact, v = at_sizes(p)[:2]
-        where = _show(p) + ("" if k == 1 else f" ({how} {k} from {_show(base)})")
+        where = show(p) + ("" if k == 1 else f" ({how} {k} from {show(base)})")
         if not (_real(v) and v > 0):
             _fail(f"the claimed threshold {s} = {claimed} is {_num(v)} at {where}")
         sides = []
-        for side, x in (("1 - delta", _fraction(v) * (1 - d)),
-                        ("1 + delta", _fraction(v) * (1 + d))):
-            t_math, t_other, gap = times({**p, s: _size(x)})
+        for side, x in (("1 - delta", fraction(v) * (1 - d)),
+                        ("1 + delta", fraction(v) * (1 + d))):
+            t_math, t_other, gap = times({**p, s: size(x)})
             sides.append((gap > 0, f"at {s} = {_num(x, digits)} ({side}) T_math = "
                                    f"{_num(t_math, digits)} {'>' if gap > 0 else '<='} "
                                    f"T_{t.resource} = {_num(t_other, digits)}"))
@@ -347,8 +268,8 @@ def assert_identity(lhs: sp.Expr | str, rhs: sp.Expr | str, *, lo: Size = SIZES[
     unless ``exact=False``."""
     from hypothesis import assume
     a, b = _expr(lhs), _expr(rhs)
-    syms = _symbols(a, b)
-    f = _Compiled([a, b, a - b], syms)
+    syms = symbols_of(a, b)
+    f = Compiled([a, b, a - b], syms)
     claim = f"{a} = {b}"
 
     def check(p: Point) -> Point:
@@ -359,7 +280,7 @@ def assert_identity(lhs: sp.Expr | str, rhs: sp.Expr | str, *, lo: Size = SIZES[
             raise
         scale = max(abs(va), abs(vb), 1)
         if not (diff == 0 if f.exact else abs(diff) <= scale * Fraction(1, 10**30)):
-            _fail(f"{a} != {b} at {_show(p)}: {_num(va)} against {_num(vb)} (they differ "
+            _fail(f"{a} != {b} at {show(p)}: {_num(va)} against {_num(vb)} (they differ "
                   f"by {_num(diff)})")
         return p
 
@@ -389,46 +310,6 @@ def active_settings(max_examples: int | None = None) -> Settings:
 
 
 # -- internals ----------------------------------------------------------------------------
-
-class _FractionPrinter(PythonCodePrinter):
-    """Python code whose numbers are Fractions: rational formulas evaluate exactly."""
-
-    def _print_Rational(self, expr: sp.Rational) -> str:
-        return f"Fraction({expr.p}, {expr.q})"
-
-    _print_Half = _print_Rational
-
-
-_EXACT = (sp.Symbol, sp.Rational, sp.Add, sp.Mul, sp.Max, sp.Min, sp.Abs, sp.Rel, sp.And,
-          sp.Or, sp.Not, sp.logic.boolalg.BooleanAtom)
-
-
-class _Compiled:
-    """Formulas lambdified once; Fractions in and out when every one is rational."""
-
-    def __init__(self, exprs: Sequence[sp.Basic], symbols: Sequence[sp.Symbol]) -> None:
-        self.symbols = tuple(symbols)
-        self.exact = all(_rational(e) for e in exprs)
-        if self.exact:
-            self.fn = sp.lambdify(self.symbols, list(exprs), modules=[{"Fraction": Fraction}],
-                                  printer=_FractionPrinter)
-        else:
-            self.fn = sp.lambdify(self.symbols, list(exprs), modules="mpmath")
-
-    def __call__(self, point: Mapping[sp.Symbol, Size]) -> list[Any]:
-        args = [Fraction(point[s]) for s in self.symbols]
-        if self.exact:
-            return list(self.fn(*args))
-        import mpmath
-        with mpmath.workdps(DIGITS):
-            out = self.fn(*(mpmath.mpf(x.numerator) / x.denominator for x in args))
-        return [_fraction(v.real) if isinstance(v, mpmath.mpf | mpmath.mpc) and v.imag == 0
-                and mpmath.isfinite(v.real) else v for v in out]
-
-
-def _rational(expr: sp.Basic) -> bool:
-    return all(isinstance(n, _EXACT) or (isinstance(n, sp.Pow) and n.exp.is_Integer)
-               for n in sp.preorder_traversal(expr))
 
 
 def _run(name: str, claim: str, check: Callable[[Point], Point], strategy: SearchStrategy[Point],
@@ -473,48 +354,6 @@ def _depth(fixed: int | None, deep_enough: Callable[[int], bool]) -> int | None:
     return None
 
 
-def _deepen(reg: Regime, base: Point, k: int) -> Point:
-    out = dict(base)
-    for s in reg.large:
-        if s in out:
-            out[s] = _size(out[s] * k)
-    for s in reg.small:
-        if s in out:
-            out[s] = _size(Fraction(out[s], k))
-    return out
-
-
-def _scale(base: Point, k: int) -> Point:
-    return {s: _size(v * k) for s, v in base.items()}
-
-
-def _bind(reg: Regime, symbols: Iterable[sp.Symbol]) -> Regime:
-    """The regime over the formulas' own symbols (``B`` in ``B<<D`` matches an integer B)."""
-    named = {s.name: s for s in symbols}
-    return replace(reg, large=tuple(named.get(s.name, s) for s in reg.large),
-                   small=tuple(named.get(s.name, s) for s in reg.small))
-
-
-def _symbols(*items: Iterable[sp.Symbol] | str | sp.Basic) -> list[sp.Symbol]:
-    found: set[sp.Symbol] = set()
-    for item in items:
-        if isinstance(item, str):
-            found |= {sp.Symbol(n, positive=True) for n in item.replace(",", " ").split()}
-        elif isinstance(item, sp.Basic):
-            found |= {s for s in item.free_symbols if isinstance(s, sp.Symbol)}
-        else:
-            found |= set(item)
-    names = [s.name for s in found]
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise InputError(f"symbol {twice[0]} appears with two different sets of assumptions")
-    return sorted(found, key=lambda s: s.name)
-
-
-def _regime(regime: Regime | str) -> Regime:
-    return parse_regime(regime, where=None) if isinstance(regime, str) else regime
-
-
 def _expr(value: sp.Expr | str | float) -> sp.Expr:
     if isinstance(value, str):
         return parse_expr(value)
@@ -523,31 +362,8 @@ def _expr(value: sp.Expr | str | float) -> sp.Expr:
     return sp.sympify(value)
 
 
-def _has(c: Chip, key: str) -> bool:
-    try:
-        c.resolve(key)
-    except InputError:
-        return False
-    return True
-
-
 def _real(v: Any) -> bool:
     return isinstance(v, Fraction) or getattr(v, "imag", 0) == 0
-
-
-def _fraction(x: Any) -> Fraction:
-    """A Fraction, exactly (an mpmath value is a binary fraction)."""
-    if isinstance(x, Fraction | int):
-        return Fraction(x)
-    sign, man, exp, _ = x._mpf_
-    man = -man if sign else man
-    return Fraction(man * 2**exp) if exp >= 0 else Fraction(man, 2**-exp)
-
-
-def _size(x: Any) -> Size:
-    """An int when whole, else a Fraction."""
-    f = _fraction(x)
-    return f.numerator if f.denominator == 1 else f
 
 
 def _num(v: Any, digits: int = 6) -> str:
@@ -555,15 +371,6 @@ def _num(v: Any, digits: int = 6) -> str:
     if isinstance(v, Fraction | int) and Fraction(v).denominator == 1:
         return str(v)
     return f"{float(v):.{digits}g}" if _real(v) else str(v)
-
-
-def _ordered(p: Point) -> Point:
-    return dict(sorted(p.items(), key=lambda kv: kv[0].name))
-
-
-def _show(p: Mapping[sp.Symbol, Size]) -> str:
-    """Sizes for a message, exactly, so that they can be pasted back."""
-    return ", ".join(f"{s}={Fraction(p[s])}" for s in sorted(p, key=lambda s: s.name))
 
 
 def _pct(r: Any) -> str:
