@@ -21,11 +21,10 @@ from symroof.engine.asymptotics import theta
 from symroof.engine.ops import einsum
 from symroof.models.adcost import (
     TEXT_KINDS,
-    gradient,
-    random_expression,
     recipe_bounds,
     reverse_cost,
 )
+from symroof.models.adcost_checks import gradient, random_expression
 
 THEOREM = "Теорема сложности Баура–Штрассена"
 PROOF = "Пошаговое доказательство распространения сопряженных величин по правилу цепочки"

@@ -17,17 +17,19 @@ from symroof.core.sizes import dtype_bytes, sizes
 from symroof.engine.asymptotics import theta
 from symroof.models.attention import (
     ALGORITHM_1,
-    Recurrence,
     absorb,
     block_sizes,
     dominance_condition,
-    online_softmax,
-    online_softmax_recurrence,
     reduction,
     score_bytes,
-    softmax_shift_residual,
     standard_attention,
     tiled_attention,
+)
+from symroof.models.online_softmax import (
+    Recurrence,
+    online_softmax,
+    online_softmax_recurrence,
+    softmax_shift_residual,
 )
 
 IO = "Узкое место ввода-вывода HBM у стандартного softmax"

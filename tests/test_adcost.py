@@ -14,12 +14,12 @@ from symroof.models.adcost import (
     ADJOINT,
     KINDS,
     TEXT_KINDS,
-    gradient,
     operation_cost,
     recipe_bounds,
     reverse_cost,
     tape,
 )
+from symroof.models.adcost_checks import gradient
 
 x, y, z = sizes("x y z")
 

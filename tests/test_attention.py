@@ -17,17 +17,19 @@ from symroof.engine.asymptotics import theta
 from symroof.models.attention import (
     absorb,
     block_sizes,
-    block_state,
     count_tiled,
     dominance_condition,
+    reduction,
+    score_bytes,
+    standard_attention,
+    tiled_attention,
+)
+from symroof.models.online_softmax import (
+    block_state,
     merge,
     online_softmax,
     online_softmax_recurrence,
-    reduction,
-    score_bytes,
     softmax_shift_residual,
-    standard_attention,
-    tiled_attention,
 )
 
 N, d, M = sizes("N d M")
