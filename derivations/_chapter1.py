@@ -150,7 +150,7 @@ def dot_product(d: DerivationBuilder, c: Chips, n_value: int | None = None) -> D
     rl = d.roofline(dot, c.v5e_ch1)
     limit = d.expansion(rl.intensity, "N->oo", title="dot-product intensity")
     at_n = rl.at({"N": n_value}) if n_value is not None else rl
-    vpu = d.roofline(dot, c.v5p_vpu, dtype="fp32", unit="vpu")
+    vpu = d.roofline(dot, c.v5p_vpu, dtype="fp32", compute="vpu")
     return Dot(dot, rl, limit, at_n, vpu.ridge)
 
 

@@ -72,7 +72,7 @@ CORPUS: list[tuple[list[str], str]] = [
     ([*F1, "B", "--link", "ici"], "--link: --link needs --comm-bytes"),
     (["derive"], "derive: give --flops (and --bytes or --comm-bytes), or --einsum"),
     ([*MM, "--catalog", "missing.toml"], "missing.toml: no such catalogue file"),
-    ([*MM, "--unit", "vpu"], "chip 'tpu-v5e' has no vpu peak for bf16"),
+    ([*MM, "--compute", "vpu"], "chip 'tpu-v5e' has no vpu peak for bf16"),
     ([*MM, "--solve", "B", "--subs", "B=4"], "--subs: B is solved for, so it cannot be "
                                             "given a value"),
     # optimize

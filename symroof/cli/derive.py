@@ -40,8 +40,8 @@ def register(verbs: Any) -> None:
     chip_options(d)
     d.add_argument("--dtype", metavar="NAME", help="dtype whose peak applies (default: the "
                    "first operand's, or bf16)")
-    d.add_argument("--unit", default="mxu", choices=("mxu", "vpu"),
-                   help="matrix (mxu, tensor cores) or vector unit (default mxu)")
+    d.add_argument("--compute", "--unit", dest="compute", default="mxu", choices=("mxu", "vpu"),
+                   help="compute unit: matrix (mxu, tensor cores) or vector (vpu; default mxu)")
     d.add_argument("--solve", metavar="SYMBOL", help="solve T_math = T_memory for SYMBOL")
     d.add_argument("--regime", metavar="R", help="asymptotic regime, e.g. 'B<<D,F' or 'N->oo'")
     d.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'D=8192,F=32768'")
@@ -57,7 +57,7 @@ def run_derive(args: argparse.Namespace) -> int:
         flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
         einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
         chip_name=args.chip, catalog=args.catalog, overrides=overrides(args.set),
-        dtype=args.dtype, unit=args.unit, solve=args.solve, regime=args.regime,
+        dtype=args.dtype, compute=args.compute, solve=args.solve, regime=args.regime,
         subs=args.subs)
     if args.json:
         emit(result.to_json())

@@ -45,7 +45,7 @@ class AdHoc:
             "op": rl.op.name,
             "chip": rl.chip.name,
             "dtype": rl.op.dtype,
-            "unit": rl.op.unit,
+            "compute": rl.op.compute,
             "values": {str(k): text(v) for k, v in self.values.items()},
         }
         fields = {"flops": rl.op.flops, "bytes": rl.op.bytes(rl.primary) if rl.primary in
@@ -90,11 +90,11 @@ def derive_adhoc(*, flops: str | None = None, bytes: str | None = None,
                  einsum_spec: str | None = None, dtypes: str | None = None,
                  out_dtype: str | None = None, chip_name: str = "tpu-v5e",
                  catalog: str | None = None, overrides: Mapping[str, str] | None = None,
-                 dtype: str | None = None, unit: str = "mxu", solve: str | None = None,
+                 dtype: str | None = None, compute: str = "mxu", solve: str | None = None,
                  regime: str | None = None, subs: str | None = None) -> AdHoc:
     """Parse, build the op, and derive roofline, expansion and threshold."""
     the_chip = _chip(chip_name, catalog, overrides or {})
-    the_op = _op(flops, bytes, comm_bytes, link, einsum_spec, dtypes, out_dtype, dtype, unit)
+    the_op = _op(flops, bytes, comm_bytes, link, einsum_spec, dtypes, out_dtype, dtype, compute)
     rl = roofline(the_op, the_chip)
     used = rl.op.flops.free_symbols.union(*(rl.t_comms[k].free_symbols for k in rl.t_comms))
     values = _values(subs, used)
@@ -140,7 +140,7 @@ def _chip(name: str, catalog: str | None, overrides: Mapping[str, str]) -> Chip:
 
 def _op(flops: str | None, bytes_: str | None, comm_bytes: str | None, link: str | None,
         spec: str | None, dtypes: str | None, out_dtype: str | None, dtype: str | None,
-        unit: str) -> Op:
+        compute: str) -> Op:
     if spec is not None:
         if flops or bytes_:
             raise InputError("give either --einsum or --flops/--bytes, not both", "--einsum")
@@ -148,7 +148,7 @@ def _op(flops: str | None, bytes_: str | None, comm_bytes: str | None, link: str
         built = einsum(spec, kinds[0] if len(kinds) == 1 else kinds, out=out_dtype,
                        compute=dtype, name=spec)
         comms = _comms(comm_bytes, link)
-        return Op(built.name, built.flops, built.reads, built.writes, comms, built.dtype, unit)
+        return Op(built.name, built.flops, built.reads, built.writes, comms, built.dtype, compute)
     if flops is None:
         raise InputError("give --flops (and --bytes or --comm-bytes), or --einsum", "derive")
     f = _formula(flops, "--flops")
@@ -156,7 +156,7 @@ def _op(flops: str | None, bytes_: str | None, comm_bytes: str | None, link: str
         raise InputError("give --bytes, --comm-bytes, or both", "derive")
     b = _formula(bytes_, "--bytes") if bytes_ is not None else 0
     name = f"flops {flops}" + (f", bytes {bytes_}" if bytes_ else "")
-    return op(name, f, b, comms=_comms(comm_bytes, link), dtype=dtype or "bf16", unit=unit)
+    return op(name, f, b, comms=_comms(comm_bytes, link), dtype=dtype or "bf16", compute=compute)
 
 
 def _comms(comm_bytes: str | None, link: str | None) -> dict[str, sp.Expr]:

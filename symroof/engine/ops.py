@@ -34,7 +34,7 @@ _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 @dataclass(frozen=True)
 class Op:
     """An operation's costs. ``reads``/``writes`` map memory levels (``hbm``, ``vmem``) to
-    bytes; ``comms`` maps links (``ici``, ``nvlink``) to bytes sent; ``dtype`` and ``unit``
+    bytes; ``comms`` maps links (``ici``, ``nvlink``) to bytes sent; ``dtype`` and ``compute``
     pick the chip's peak rate."""
 
     name: str
@@ -43,7 +43,7 @@ class Op:
     writes: Cost = field(default_factory=dict)
     comms: Cost = field(default_factory=dict)
     dtype: str = "bf16"
-    unit: str = "mxu"
+    compute: str = "mxu"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "flops", sp.sympify(self.flops))
@@ -65,13 +65,13 @@ class Op:
         """Run ``self`` then ``other``: every cost adds."""
         return Op(name or f"{self.name}; {other.name}", self.flops + other.flops,
                   _add(self.reads, other.reads), _add(self.writes, other.writes),
-                  _add(self.comms, other.comms), self.dtype, self.unit)
+                  _add(self.comms, other.comms), self.dtype, self.compute)
 
     def repeat(self, times: sp.Expr | int, name: str | None = None) -> Op:
         """Run ``self`` ``times`` times: every cost scales."""
         k = sp.sympify(times)
         return Op(name or f"{k} x {self.name}", k * self.flops, _scale(self.reads, k),
-                  _scale(self.writes, k), _scale(self.comms, k), self.dtype, self.unit)
+                  _scale(self.writes, k), _scale(self.comms, k), self.dtype, self.compute)
 
     def renamed(self, name: str) -> Op:
         return replace(self, name=name)
@@ -86,7 +86,7 @@ class Op:
 
 def op(name: str, flops: sp.Expr | int, bytes: sp.Expr | int | Cost = 0, *,
        writes: sp.Expr | int | Cost = 0, comms: Cost | None = None,
-       dtype: str = "bf16", unit: str = "mxu") -> Op:
+       dtype: str = "bf16", compute: str = "mxu") -> Op:
     """An op by hand; a bare ``bytes`` or ``writes`` is HBM traffic.
 
     >>> from symroof import sizes
@@ -98,7 +98,7 @@ def op(name: str, flops: sp.Expr | int, bytes: sp.Expr | int | Cost = 0, *,
         if isinstance(value, Mapping):
             return {k: sp.sympify(v) for k, v in value.items()}
         return {"hbm": sp.sympify(value)} if value != 0 else {}
-    return Op(name, sp.sympify(flops), cost(bytes), cost(writes), dict(comms or {}), dtype, unit)
+    return Op(name, sp.sympify(flops), cost(bytes), cost(writes), dict(comms or {}), dtype, compute)
 
 
 def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = None, *,

@@ -121,10 +121,12 @@ class Roofline:
         return sp.StrictGreaterThan(self.intensity, self.ridge, evaluate=False)
 
 
-def roofline(op: Op, chip: Chip, *, dtype: str | None = None, unit: str | None = None,
+def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
+             compute: str | None = None,
              primary: str | None = None) -> Roofline:
-    """The roofline of ``op`` on ``chip`` (peak from the op's dtype and unit unless given)."""
-    peak = chip.peak(dtype or op.dtype, unit or op.unit)
+    """The roofline of ``op`` on ``chip`` (peak from the op's dtype and compute unit
+    unless given)."""
+    peak = chip.peak(dtype or op.dtype, compute or op.compute)
     resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
     if not resources:
         raise InputError(f"op {op.name!r} moves no bytes: give bytes or comm bytes")
@@ -140,7 +142,7 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None, unit: str | None =
     ridge = peak / bandwidths[main]
     steps = (
         Step("define", "compute time", None, sp.Eq(symbol("T_math"), t_math, evaluate=False),
-             f"FLOPs / peak ({chip.name} {unit or op.unit} {dtype or op.dtype})"),
+             f"FLOPs / peak ({chip.name} {compute or op.compute} {dtype or op.dtype})"),
         *(Step("define", f"time on {r}", None,
                sp.Eq(symbol(f"T_{r}"), t, evaluate=False), f"bytes / {r} bandwidth")
           for r, t in t_comms.items()),

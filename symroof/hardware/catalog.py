@@ -90,13 +90,13 @@ class Chip:
         raise InputError(f"chip {self.name!r} has no figure {key!r} "
                          f"(keys: {', '.join(sorted(self.figures))})")
 
-    def peak(self, dtype: str = "bf16", unit: str = "mxu") -> sp.Expr:
-        """Peak dense operations per second of ``unit`` in ``dtype``."""
+    def peak(self, dtype: str = "bf16", compute: str = "mxu") -> sp.Expr:
+        """Peak dense operations per second of the compute unit ``compute`` in ``dtype``."""
         dtype = canonical_dtype(dtype)
-        key = f"{unit}.{dtype}"
+        key = f"{compute}.{dtype}"
         if key not in self.figures:
-            have = ", ".join(k for k in sorted(self.figures) if k.startswith(f"{unit}."))
-            raise InputError(f"chip {self.name!r} has no {unit} peak for {dtype} "
+            have = ", ".join(k for k in sorted(self.figures) if k.startswith(f"{compute}."))
+            raise InputError(f"chip {self.name!r} has no {compute} peak for {dtype} "
                              f"(it has: {have or 'none'})")
         return self.figures[key].value
 
@@ -114,13 +114,13 @@ class Chip:
     def bandwidth_names(self) -> list[str]:
         return sorted(k for k in self.figures if "." not in k)
 
-    def ridge(self, dtype: str = "bf16", over: str = "hbm", unit: str = "mxu") -> sp.Expr:
+    def ridge(self, dtype: str = "bf16", over: str = "hbm", compute: str = "mxu") -> sp.Expr:
         """Critical intensity: peak / bandwidth, in FLOP per byte.
 
         >>> chip("tpu-v5e", hbm="B1").ridge()
         9850/41
         """
-        return self.peak(dtype, unit) / self.bandwidth(over)
+        return self.peak(dtype, compute) / self.bandwidth(over)
 
     def with_figures(self, overrides: Mapping[str, str],
                      source: str = COMMAND_LINE) -> Chip:

@@ -50,7 +50,7 @@ def figures(d: Derivation) -> list[FigureData]:
         if not (rl.peak.is_number and rl.ridge.is_number):
             continue
         roofs = by_chip.setdefault(rl.chip.name, {})
-        label = f"{rl.op.unit} {rl.op.dtype} / {rl.primary}"
+        label = f"{rl.op.compute} {rl.op.dtype} / {rl.primary}"
         ops = roofs.setdefault((label, float(rl.peak), float(rl.bandwidths[rl.primary])), [])
         if rl.intensity.is_number:
             ops.append((rl.op.name, float(rl.intensity)))

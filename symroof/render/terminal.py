@@ -62,7 +62,7 @@ def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
 def derive_lines(result: AdHoc, fmt: str = "text") -> list[str]:
     """The derive result as lines of text, a Markdown table, or a LaTeX tabular."""
     rl = result.roofline
-    title = f"{rl.op.name} on {rl.chip.name} ({rl.op.unit} {rl.op.dtype})"
+    title = f"{rl.op.name} on {rl.chip.name} ({rl.op.compute} {rl.op.dtype})"
     rows = _rows(result)
     if fmt == "md":
         lines = [f"**{title}**", "", "| quantity | value |", "|---|---|"]

@@ -158,7 +158,7 @@ def assert_threshold(op: Op, chip: Chip | str, symbol: str | sp.Symbol,
                      value: sp.Expr | str | float | None = None, *,
                      regime: Regime | str | None = None, resource: str | None = None,
                      direction: str | None = None, dtype: str | None = None,
-                     unit: str | None = None, delta: Fraction | float | None = None,
+                     compute: str | None = None, delta: Fraction | float | None = None,
                      depth: int | None = None, lo: Size | None = None, hi: Size | None = None,
                      integer: bool = True, max_examples: int | None = None) -> Report:
     """The bound flips at ``symbol = value``: ``B > 240`` on ``chip`` means bound by
@@ -168,11 +168,11 @@ def assert_threshold(op: Op, chip: Chip | str, symbol: str | sp.Symbol,
     Checked at random other sizes where the threshold exists, or deep in ``regime`` when one
     is given (then ``value`` may be the asymptotic threshold). ``value`` defaults to the
     engine's exact threshold, checked with delta = 1e-6; a stated value with delta = 1%.
-    ``dtype`` and ``unit`` pick the chip's peak as for ``roofline``.
+    ``dtype`` and ``compute`` pick the chip's peak as for ``roofline``.
     """
     from ..hardware.catalog import chip as named_chip
     the_chip = named_chip(chip) if isinstance(chip, str) else chip
-    t = threshold(roofline(op, the_chip, dtype=dtype, unit=unit), symbol, resource=resource,
+    t = threshold(roofline(op, the_chip, dtype=dtype, compute=compute), symbol, resource=resource,
                   regime=regime)
     return assert_flips(t, value, regime=regime, direction=direction, delta=delta, depth=depth,
                         lo=lo, hi=hi, integer=integer, max_examples=max_examples)

@@ -75,24 +75,24 @@ def chips(names: Iterable[str] | None = None, *, having: Iterable[str] = (),
 
 
 def dtypes(names: Iterable[str] | None = None, *, chip: Chip | None = None,
-           unit: str = "mxu") -> SearchStrategy[str]:
-    """Dtype names (all, or ``names``), those ``chip`` has a ``unit`` peak for if given."""
+           compute: str = "mxu") -> SearchStrategy[str]:
+    """Dtype names (all, or ``names``), those ``chip`` has a ``compute`` peak for if given."""
     from hypothesis import strategies as st
     pool = list(DTYPES if names is None else names)
     if chip is not None:
-        pool = [d for d in pool if f"{unit}.{d}" in chip.figures]
+        pool = [d for d in pool if f"{compute}.{d}" in chip.figures]
     if not pool:
-        raise InputError(f"no dtype with a {unit} peak on {chip.name if chip else 'any chip'}")
+        raise InputError(f"no dtype with a {compute} peak on {chip.name if chip else 'any chip'}")
     return st.sampled_from(pool)
 
 
-def chip_dtypes(unit: str = "mxu", *, catalog: Catalog | None = None,
+def chip_dtypes(compute: str = "mxu", *, catalog: Catalog | None = None,
                 ) -> SearchStrategy[tuple[Chip, str]]:
-    """(chip, dtype) pairs such that the chip has a ``unit`` peak in that dtype."""
+    """(chip, dtype) pairs such that the chip has a ``compute`` peak in that dtype."""
     from hypothesis import strategies as st
     cat = catalog or load_catalog()
     return st.sampled_from([(cat.chips[n], d) for n in sorted(cat.chips) for d in DTYPES
-                            if f"{unit}.{d}" in cat.chips[n].figures])
+                            if f"{compute}.{d}" in cat.chips[n].figures])
 
 
 def einsum_ops(dims: str = "B D F G", *, max_operands: int = 2,
