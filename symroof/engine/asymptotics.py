@@ -21,6 +21,7 @@ import sympy as sp
 from ..core.errors import DerivationError, InputError
 from ..core.parse import symbol
 from ..core.steps import Step
+from .algebra import cancel
 
 EPS = sp.Symbol("epsilon", positive=True)
 _NAMES = r"[A-Za-z][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z][A-Za-z0-9_]*)*"
@@ -128,7 +129,7 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     if terms is None:
         terms = _series_terms(scaled, expr, reg)
     (p, lead), (_, corr) = terms
-    lead, corr = sp.cancel(lead), sp.factor_terms(sp.cancel(corr))
+    lead, corr = cancel(lead), sp.factor_terms(cancel(corr))
     steps = (
         Step("substitute", "scale into the regime", expr, scaled,
              f"{reg.text}: " + ", ".join(f"{k} -> {v}" for k, v in scaling.items())),

@@ -26,6 +26,7 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.sizes import canonical_dtype, dtype_bytes
+from .algebra import substitute
 
 Cost = Mapping[str, sp.Expr]
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
@@ -79,8 +80,8 @@ class Op:
     def subs(self, values: Mapping[sp.Symbol, sp.Expr]) -> Op:
         """Costs with sizes substituted."""
         def sub(cost: Cost) -> dict[str, sp.Expr]:
-            return {k: v.subs(values) for k, v in cost.items()}
-        return replace(self, flops=self.flops.subs(values), reads=sub(self.reads),
+            return {k: substitute(v, values) for k, v in cost.items()}
+        return replace(self, flops=substitute(self.flops, values), reads=sub(self.reads),
                        writes=sub(self.writes), comms=sub(self.comms))
 
 
@@ -155,8 +156,13 @@ def sequence(*ops: Op, name: str | None = None) -> Op:
     """Ops run one after another, each through memory: their costs add."""
     if not ops:
         raise InputError("sequence of no ops")
-    result = reduce(Op.then, ops)
-    return result.renamed(name) if name else result
+    first = ops[0]
+    if len(ops) == 1:
+        return first.renamed(name) if name else first
+    # one sum per cost, not one per op: adding n terms one at a time costs n^2
+    return Op(name or "; ".join(o.name for o in ops), sp.Add(*(o.flops for o in ops)),
+              _total(o.reads for o in ops), _total(o.writes for o in ops),
+              _total(o.comms for o in ops), first.dtype, first.unit)
 
 
 def fuse(*ops: Op, name: str | None = None) -> Op:
@@ -183,6 +189,14 @@ def _dims(part: str, where: str, allow_empty: bool = False) -> list[str]:
 
 def _add(a: Cost, b: Cost) -> dict[str, sp.Expr]:
     return {k: sp.sympify(a.get(k, 0) + b.get(k, 0)) for k in sorted(set(a) | set(b))}
+
+
+def _total(costs: Iterable[Cost]) -> dict[str, sp.Expr]:
+    terms: dict[str, list[sp.Expr]] = {}
+    for cost in costs:
+        for k, v in cost.items():
+            terms.setdefault(k, []).append(v)
+    return {k: sp.Add(*terms[k]) for k in sorted(terms)}
 
 
 def _scale(a: Cost, k: sp.Expr) -> dict[str, sp.Expr]:

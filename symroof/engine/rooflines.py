@@ -27,6 +27,7 @@ from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.steps import Step
 from ..hardware.catalog import Chip
+from .algebra import cancel, substitute
 from .ops import Op
 
 COMPUTE = "compute"
@@ -64,9 +65,9 @@ class Roofline:
         """The same roofline at concrete sizes (names or symbols to numbers)."""
         subs = size_values(values)
         return replace(
-            self, op=self.op.subs(subs), t_math=self.t_math.subs(subs),
-            t_comms={k: v.subs(subs) for k, v in self.t_comms.items()},
-            intensity=self.intensity.subs(subs),
+            self, op=self.op.subs(subs), t_math=substitute(self.t_math, subs),
+            t_comms={k: substitute(v, subs) for k, v in self.t_comms.items()},
+            intensity=substitute(self.intensity, subs),
             steps=(*self.steps, Step("substitute", "sizes", None, dict(subs), "given")))
 
     def sweep(self, name: str | sp.Symbol, values: Any,
@@ -138,7 +139,7 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     if main not in bandwidths:
         raise InputError(f"op {op.name!r} moves no bytes over {main!r}")
     moved = op.bytes(main) if main in op.levels else op.comms[main]
-    intensity = sp.cancel(op.flops / moved)
+    intensity = cancel(op.flops / moved)
     ridge = peak / bandwidths[main]
     steps = (
         Step("define", "compute time", None, sp.Eq(symbol("T_math"), t_math, evaluate=False),

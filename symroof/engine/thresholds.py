@@ -16,7 +16,7 @@ concrete sizes ``integer`` is the first whole number on the compute-bound side.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
 import sympy as sp
@@ -24,6 +24,7 @@ import sympy as sp
 from ..core.errors import DerivationError, InputError
 from ..core.parse import symbol
 from ..core.steps import Step
+from .algebra import cancel, polynomial_coefficients, substitute
 from .asymptotics import Regime, expansion, parse_regime
 from .rooflines import Roofline, size_values
 
@@ -81,9 +82,11 @@ class Threshold:
         subs = size_values(values)
         if self.symbol in subs:
             raise InputError(f"cannot fix {self.symbol}: it is the symbol solved for")
-        exact = sp.cancel(self.exact.subs(subs))
-        exists = self.existence.subs(subs) if isinstance(self.existence, sp.Basic) else True
-        times = {"t_math": self.t_math.subs(subs), "t_other": self.t_other.subs(subs)}
+        exact = cancel(substitute(self.exact, subs))
+        exists = substitute(self.existence, subs) if isinstance(self.existence, sp.Basic) \
+            else True
+        times = {"t_math": substitute(self.t_math, subs),
+                 "t_other": substitute(self.t_other, subs)}
         if exists is sp.false:
             raise DerivationError(f"no threshold in {self.symbol} at "
                                   f"{', '.join(f'{k}={v}' for k, v in subs.items())}: "
@@ -107,29 +110,25 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
     if s not in free:
         raise InputError(f"symbol {s} is not in the formulas (they use: "
                          f"{', '.join(sorted(map(str, free))) or 'no symbols'})")
-    gap = sp.together(rl.t_math - rl.t_comms[res])
-    num, den = sp.fraction(gap)
-    if den.is_positive is False:
-        num = -num
-    poly = sp.Poly(sp.expand(num), s)
+    degree, coeffs, poly = _gap(rl.t_math - rl.t_comms[res], s)
     steps: list[Step] = [Step("solve", f"T_math = T_{res} for {s}",
                               sp.Eq(rl.t_math, rl.t_comms[res], evaluate=False), None,
                               "balance point")]
-    if poly.degree() == 1 and poly.all_coeffs()[1] == 0:
+    if degree == 1 and coeffs[0] == 0:
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies: their ratio "
                               f"does not depend on {s}")
-    if poly.degree() == 1:
-        a, b = poly.all_coeffs()
-        exact = sp.cancel(-b / a)
+    if degree == 1:
+        a, b = coeffs[1], coeffs[0]
+        exact = cancel(-b / a)
         direction = ">" if _positive(a, b) else "<"
         existence = _existence(a, b)
         if existence is sp.false:
             raise DerivationError(f"T_math and T_{res} cross at {s} = {exact}, which is not "
                                   f"positive: the op is never compute-bound against {res}")
-    elif poly.degree() < 1:
+    elif degree < 1:
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies")
     else:
-        exact, direction, existence = _nonlinear(poly, s, res)
+        exact, direction, existence = _nonlinear(poly(), s, res)
     steps[0] = replace(steps[0], output=sp.Eq(s, exact, evaluate=False))
     asym = corr = None
     reg = parse_regime(regime) if isinstance(regime, str) else regime
@@ -139,6 +138,30 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
         steps.append(Step("limit", "threshold in the regime", exact, asym, reg.text))
     return Threshold(s, res, exact, direction, existence, asym, corr, reg, tuple(steps),
                      rl.t_math, rl.t_comms[res])
+
+
+def _gap(gap: sp.Expr, s: sp.Symbol,
+         ) -> tuple[int, dict[int, sp.Expr], Callable[[], sp.Poly]]:
+    """The numerator of T_math - T_x over a positive denominator, as a polynomial in ``s``:
+    its degree, its coefficients, and (built only when asked) the SymPy ``Poly``.
+
+    When both times are polynomials in the sizes (the usual case: FLOPs and bytes over
+    numeric rates), the numerator's coefficients come from one pass over its terms;
+    otherwise from ``together``, a fraction and a ``Poly`` in ``s``."""
+    split = polynomial_coefficients(gap, s)
+    if split is not None:
+        _, coeffs = split
+        nonzero = [k for k, c in coeffs.items() if c != 0]
+        degree = max(nonzero) if nonzero else 0
+        full = {k: coeffs.get(k, sp.Integer(0)) for k in range(degree + 1)}
+        return degree, full, lambda: sp.Poly(sum((c * s**k for k, c in full.items()),
+                                                 sp.Integer(0)), s)
+    num, den = sp.fraction(sp.together(gap))
+    if den.is_positive is False:
+        num = -num
+    poly = sp.Poly(sp.expand(num), s)
+    coeffs = {k: c for k, c in enumerate(reversed(poly.all_coeffs()))}
+    return poly.degree(), coeffs, lambda: poly
 
 
 def _positive(a: sp.Expr, b: sp.Expr) -> bool:
