@@ -63,8 +63,8 @@ def chips() -> Chips:
         v6e_vendor=chip("tpu-v6e", bf16="GC-v6e", hbm="GC-v6e"),
         v5p_vpu=chip("tpu-v5p", **{"vpu.fp32": "B1", "hbm": "GC-v5p"}),
         rtx4080=chip("rtx-4080"),
-        rtx4080_no_p2p=chip("rtx-4080", pcie="1e10 B/s"),
-        v5e_link=chip("tpu-v5e", ici="4.5e10 B/s"),
+        rtx4080_no_p2p=chip("rtx-4080", pcie="1e10 B/s one-way"),
+        v5e_link=chip("tpu-v5e", ici="4.5e10 B/s one-way"),
     )
 
 

@@ -43,6 +43,20 @@ _EXPORTS = {
     "roofline": "engine.rooflines",
     "Threshold": "engine.thresholds",
     "threshold": "engine.thresholds",
+    "between": "engine.thresholds",
+    "Link": "hardware.links",
+    "Mesh": "parallel.mesh",
+    "mesh": "parallel.mesh",
+    "ShardedArray": "parallel.sharding",
+    "sharded": "parallel.sharding",
+    "Collective": "parallel.collectives",
+    "collective": "parallel.collectives",
+    "all_gather": "parallel.collectives",
+    "reduce_scatter": "parallel.collectives",
+    "all_reduce": "parallel.collectives",
+    "all_to_all": "parallel.collectives",
+    "permute": "parallel.collectives",
+    "sharded_matmul": "parallel.matmul",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -13,12 +13,26 @@ T_math = FLOPs / peak; T_x = bytes at x / bandwidth of x for each memory level a
 T_lower = max of them (perfect overlap), T_upper = their sum (no overlap). Intensity and
 ridge are taken against the primary resource: HBM when the op touches it, else its first
 memory level, else its first link.
+
+Named terms: ``terms`` maps ``compute``, each memory level and link, and any ``extra``
+time terms (a collective's ``latency``) to times. Terms overlap unless named in
+``serial``: T_lower = max(overlapping terms) + sum(serial terms), T_upper = sum of all.
+
+>>> from symroof import chip, sizes
+>>> from symroof.engine.ops import op
+>>> N, = sizes("N")
+>>> rl = roofline(op("send", 0, comms={"ici": N}), chip("tpu-v5e"),
+...               extra={"latency": sp.Rational(1, 10**6)}, serial=("latency",))
+>>> rl.terms
+{'compute': 0, 'ici': N/45000000000, 'latency': 1/1000000}
+>>> rl.t_lower
+N/45000000000 + 1/1000000
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
@@ -47,14 +61,23 @@ class Roofline:
     intensity: sp.Expr
     ridge: sp.Expr
     steps: tuple[Step, ...]
+    extra: Mapping[str, sp.Expr] = field(default_factory=dict)
+    serial: tuple[str, ...] = ()
+
+    @property
+    def terms(self) -> dict[str, sp.Expr]:
+        """Every named time term: ``compute``, each memory level and link, the extras."""
+        return {COMPUTE: self.t_math, **self.t_comms, **self.extra}
 
     @property
     def t_lower(self) -> sp.Expr:
-        return sp.Max(self.t_math, *self.t_comms.values())
+        terms = self.terms
+        overlapping = [t for k, t in terms.items() if k not in self.serial]
+        return sp.Max(*overlapping) + sp.Add(*(terms[k] for k in self.serial if k in terms))
 
     @property
     def t_upper(self) -> sp.Expr:
-        return sp.Add(self.t_math, *self.t_comms.values())
+        return sp.Add(*self.terms.values())
 
     @property
     def attainable(self) -> sp.Expr:
@@ -67,6 +90,7 @@ class Roofline:
         return replace(
             self, op=self.op.subs(subs), t_math=substitute(self.t_math, subs),
             t_comms={k: substitute(v, subs) for k, v in self.t_comms.items()},
+            extra={k: substitute(v, subs) for k, v in self.extra.items()},
             intensity=substitute(self.intensity, subs),
             steps=(*self.steps, Step("substitute", "sizes", None, dict(subs), "given")))
 
@@ -99,7 +123,7 @@ class Roofline:
     def bound(self) -> str:
         """``compute``, the name of the binding memory level or link, or ``undetermined``
         while sizes are symbolic."""
-        times = {COMPUTE: self.t_math, **self.t_comms}
+        times = self.terms
         if not all(t.is_number for t in times.values()):
             return "undetermined"
         return max(times, key=lambda k: (times[k], k == COMPUTE))
@@ -124,14 +148,21 @@ class Roofline:
 
 def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
              compute: str | None = None,
-             primary: str | None = None) -> Roofline:
+             primary: str | None = None, bandwidths: Mapping[str, sp.Expr] | None = None,
+             extra: Mapping[str, sp.Expr] | None = None,
+             serial: tuple[str, ...] = ()) -> Roofline:
     """The roofline of ``op`` on ``chip`` (peak from the op's dtype and compute unit
-    unless given)."""
+    unless given).
+
+    ``bandwidths`` replaces the chip's figure for some resources (a mesh axis's per-chip
+    share of a link); ``extra`` adds named time terms; ``serial`` names the terms that do
+    not overlap the others."""
     peak = chip.peak(dtype or op.dtype, compute or op.compute)
     resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
     if not resources:
         raise InputError(f"op {op.name!r} moves no bytes: give bytes or comm bytes")
-    bandwidths = {r: chip.bandwidth(r) for r in resources}
+    given = dict(bandwidths or {})
+    bandwidths = {r: given[r] if r in given else chip.bandwidth(r) for r in resources}
     t_math = op.flops / peak
     t_comms = {r: (op.bytes(r) if r in op.levels else op.comms[r]) / bandwidths[r]
                for r in resources}
@@ -151,7 +182,17 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
              "FLOPs / bytes"),
         Step("evaluate", "critical intensity", None, ridge, f"peak / {main} bandwidth"),
     )
-    return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps)
+    added = {k: sp.sympify(v) for k, v in (extra or {}).items()}
+    clash = [k for k in added if k == COMPUTE or k in t_comms]
+    unknown = [k for k in serial if k != COMPUTE and k not in t_comms and k not in added]
+    if clash or unknown:
+        raise InputError(f"term {(clash or unknown)[0]!r} is " +
+                         ("already a term of the roofline" if clash else "not a term"))
+    steps += tuple(Step("define", f"time term {k}", None,
+                        sp.Eq(symbol(f"T_{k}"), t, evaluate=False), "given") for k, t in
+                   added.items())
+    return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps,
+                    added, tuple(serial))
 
 
 def size_values(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:

@@ -217,3 +217,101 @@ def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str) -> tuple[sp.Expr, str, sp.
     slope = sp.diff(poly.as_expr(), s).subs(s, root)
     direction = "<" if slope.is_negative else ">"
     return sp.simplify(root), direction, sp.true
+
+
+ALIASES = {"math": "compute", "flops": "compute"}
+NO_CLOSED_FORM_SECONDS = 10
+
+
+def term_time(rl: Roofline, name: str) -> sp.Expr:
+    """A named term's time: ``compute`` (or ``math``), a memory level, a link, an extra
+    term such as ``latency``, or ``bandwidth`` (every link term summed)."""
+    key = ALIASES.get(name.strip(), name.strip())
+    terms = rl.terms
+    if key in terms:
+        return terms[key]
+    links = [k for k in rl.t_comms if k not in rl.op.levels]
+    if key == "bandwidth" and links:
+        return sp.Add(*(rl.t_comms[k] for k in links))
+    known = ["math", *(k for k in terms if k != "compute"), *(["bandwidth"] if links else [])]
+    raise InputError(f"no term {name!r} in the roofline (terms: {', '.join(known)})",
+                     "--between")
+
+
+def between(rl: Roofline, first: str, second: str, name: str | sp.Symbol, *,
+            regime: Regime | str | None = None) -> Threshold:
+    """Where term ``first`` meets term ``second``, solved for ``name``; ``direction``
+    says on which side of the threshold ``first`` is the larger.
+
+    >>> from symroof import einsum, chip, roofline
+    >>> rl = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+    >>> between(rl, "math", "hbm", "B", regime="B<<D,F").asymptotic
+    9850/41
+
+    A gap that is not polynomial in ``name`` (a square root of a size) is solved in closed
+    form when SymPy can; otherwise the answer is a DerivationError saying there is no
+    closed form.
+    """
+    ta, tb = term_time(rl, first), term_time(rl, second)
+    label = f"T_{first} = T_{second}"
+    wanted = name if isinstance(name, str) else name.name
+    free = ta.free_symbols | tb.free_symbols
+    s = next((f for f in free if getattr(f, "name", None) == wanted), symbol(wanted))
+    if s not in free:
+        raise InputError(f"symbol {s} is not in T_{first} or T_{second} (they use: "
+                         f"{', '.join(sorted(map(str, free))) or 'no symbols'})")
+    exact, direction, existence = solve_gap(ta - tb, s, label)
+    steps: list[Step] = [Step("solve", f"{label} for {s}", sp.Eq(ta, tb, evaluate=False),
+                              sp.Eq(s, exact, evaluate=False), "balance point")]
+    asym = corr = None
+    reg = parse_regime(regime) if isinstance(regime, str) else regime
+    if reg is not None:
+        x = expansion(exact, reg)
+        asym, corr = x.leading, x.correction
+        steps.append(Step("limit", "threshold in the regime", exact, asym, reg.text))
+    return Threshold(s, f"{first},{second}", exact, direction, existence, asym, corr, reg,
+                     tuple(steps), ta, tb)
+
+
+def solve_gap(gap: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.Basic]:
+    """The positive root of ``gap`` in ``s``, the side where ``gap > 0``, and the
+    condition for the root to exist."""
+    num, den = sp.fraction(sp.together(gap))
+    if den.is_positive is False:
+        num = -num
+    num = sp.expand(num)
+    if num.is_polynomial(s):
+        poly = sp.Poly(num, s)
+        if poly.degree() < 1 or (poly.degree() == 1 and poly.all_coeffs()[1] == 0):
+            raise DerivationError(f"the terms of {label} do not cross as {s} varies: their "
+                                  f"ratio does not depend on {s}")
+        if poly.degree() == 1:
+            a, b = poly.all_coeffs()
+            existence = _existence(a, b)
+            if existence is sp.false:
+                raise DerivationError(f"{label} at {s} = {sp.cancel(-b / a)}, which is not "
+                                      f"positive: the terms never cross")
+            return sp.cancel(-b / a), ">" if _positive(a, b) else "<", existence
+        return _nonlinear(poly, s, label.split(" = ")[1].removeprefix("T_"))
+    return _closed_form(num, s, label)
+
+
+def _closed_form(num: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.Basic]:
+    from ..core.timelimits import TimeLimit, time_limit
+    try:
+        with time_limit(NO_CLOSED_FORM_SECONDS):
+            roots = sp.solve(num, s)
+    except (NotImplementedError, TimeLimit, ValueError, TypeError):
+        roots = None
+    if roots is None:
+        raise DerivationError(f"{label} has no closed form in {s}")
+    positive = [r for r in roots if r.is_positive is not False and r.is_real is not False
+                and not r.has(sp.I)]
+    if len(positive) != 1:
+        raise DerivationError(f"{label} has no closed form in {s}: {len(positive)} "
+                              f"positive solutions found")
+    root = sp.simplify(positive[0])
+    slope = sp.diff(num, s).subs(s, root)
+    if not slope.is_number:
+        slope = slope.subs({f: 1 for f in slope.free_symbols})
+    return root, "<" if sp.sign(slope) < 0 else ">", sp.true

@@ -27,11 +27,14 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.sizes import DTYPES, canonical_dtype
-from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, Dimension, parse_quantity
+from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
+from .links import Link, convention, latency_symbol, parse_link_value
+from .topology import Topology, build_topologies
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
 COMMAND_LINE = "set on the command line"
 DIRECTIONS = ("one-way", "bidirectional")
+PER = ("link", "chip", "host", "node")
 
 
 @dataclass(frozen=True)
@@ -44,6 +47,7 @@ class Figure:
     label: str = "default"
     note: str = ""
     alternatives: tuple[Figure, ...] = ()
+    direction: str = ""
 
     def pick(self, label: str) -> Figure:
         """This figure with the alternative ``label`` made the value in force."""
@@ -75,6 +79,7 @@ class Chip:
     figures: Mapping[str, Figure]
     links: Mapping[str, LinkInfo] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
+    topologies: Mapping[str, Topology] = field(default_factory=dict)
 
     def figure(self, key: str) -> Figure:
         """The figure under ``key`` (``mxu.bf16``, ``hbm``, ``hbm.capacity``, ``ici``)."""
@@ -101,11 +106,40 @@ class Chip:
         return self.figures[key].value
 
     def bandwidth(self, name: str = "hbm") -> sp.Expr:
-        """Bytes per second of a memory level or a link (the convention its source uses)."""
+        """Bytes per second of a memory level, or of a link one way (``link(name).one_way``,
+        counted per what its source counts: link, chip, host or node)."""
         if name not in self.figures or "." in name:
             raise InputError(f"chip {self.name!r} has no bandwidth {name!r} "
                              f"(it has: {', '.join(self.bandwidth_names()) or 'none'})")
+        if name in self.links:
+            return self.link(name).one_way
         return self.figures[name].value
+
+    def link(self, name: str) -> Link:
+        """A link with its convention and per-hop latency.
+
+        >>> chip("tpu-v5p").link("ici").bidirectional
+        180000000000
+        """
+        if name not in self.links:
+            raise InputError(f"chip {self.name!r} has no link {name!r} "
+                             f"(links: {', '.join(sorted(self.links)) or 'none'})")
+        info, fig = self.links[name], self.figures[name]
+        lat = self.figures.get(f"{name}.latency")
+        return Link(name, fig.value, fig.direction or info.direction, info.per, fig.source,
+                    lat.value if lat else latency_symbol(name), lat.source if lat else "",
+                    info.count, info.note)
+
+    def topology(self, name: str | None = None) -> Topology:
+        """The chip's topology ``name``, or its first (default) one."""
+        if not self.topologies:
+            raise InputError(f"chip {self.name!r} has no topology in the catalogue")
+        if name is None:
+            return next(iter(self.topologies.values()))
+        if name not in self.topologies:
+            raise InputError(f"chip {self.name!r} has no topology {name!r} "
+                             f"(topologies: {', '.join(self.topologies)})")
+        return self.topologies[name]
 
     def capacity(self, name: str = "hbm") -> sp.Expr:
         """Bytes of a memory level."""
@@ -133,6 +167,10 @@ class Chip:
         figures = dict(self.figures)
         for key, text in overrides.items():
             where = f"--set {key}" if source == COMMAND_LINE else key
+            if key.endswith(".latency") and key[:-len(".latency")] in self.links:
+                value = parse_quantity(text, TIME, where=where)
+                figures[key] = Figure(value, text, source, "override")
+                continue
             try:
                 full = self.resolve(key)
             except InputError as exc:
@@ -145,10 +183,14 @@ class Chip:
             if labels and not text[:1].isdigit() and not text.startswith("."):
                 raise InputError(f"{text!r} is neither a value nor the label of an "
                                  f"alternative (labels: {', '.join(sorted(labels))})", where)
-            value = parse_quantity(text, _dimension(full), where=where)
+            direction = ""
+            if full in self.links:
+                value, direction = parse_link_value(text, where=where)
+            else:
+                value = parse_quantity(text, _dimension(full), where=where)
             figures[full] = Figure(value, text, source, "override",
                                    alternatives=(replace(old, alternatives=()),
-                                                 *old.alternatives))
+                                                 *old.alternatives), direction=direction)
         return replace(self, figures=figures)
 
 
@@ -159,6 +201,7 @@ class Catalog:
     chips: Mapping[str, Chip]
     sources: Mapping[str, str]
     path: str
+    topologies: Mapping[str, Topology] = field(default_factory=dict)
 
     def __getitem__(self, name: str) -> Chip:
         try:
@@ -211,7 +254,12 @@ def _build_catalog(data: dict[str, Any], where: str) -> Catalog:
         raise InputError("no [chips.NAME] tables", where)
     chips = {name: _build_chip(name, body, sources, f"{where}: chips.{name}")
              for name, body in chips_data.items()}
-    return Catalog(chips, sources, where)
+    topologies = build_topologies(data.get("topologies", {}), chips, sources, where)
+    for name, found in chips.items():
+        own = {t.name: t for t in topologies.values() if name in t.chips}
+        if own:
+            chips[name] = replace(found, topologies=own)
+    return Catalog(chips, sources, where, topologies)
 
 
 def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Chip:
@@ -241,10 +289,19 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
         if "bandwidth" not in spec:
             raise InputError("missing 'bandwidth'", at)
         figures[link] = _figure(spec["bandwidth"], BANDWIDTH, sources, f"{at}.bandwidth")
-        direction = spec.get("direction", "one-way")
+        if "latency" in spec:
+            figures[f"{link}.latency"] = _figure(spec["latency"], TIME, sources,
+                                                 f"{at}.latency")
+        if "direction" not in spec:
+            raise InputError(f"missing 'direction' (one of {', '.join(DIRECTIONS)}): every "
+                             f"link bandwidth states its convention", at)
+        direction = spec["direction"]
         if direction not in DIRECTIONS:
             raise InputError(f"direction must be one of {', '.join(DIRECTIONS)}, "
                              f"got {direction!r}", at)
+        if spec.get("per", "link") not in PER:
+            raise InputError(f"per must be one of {', '.join(PER)}, got {spec.get('per')!r}",
+                             at)
         count = spec.get("count")
         if count is not None and (not isinstance(count, int) or count <= 0):
             raise InputError(f"count must be a positive integer, got {count!r}", at)
@@ -280,8 +337,9 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
     if len(set(labels)) != len(labels):
         raise InputError("alternative labels must be unique", where)
     value = parse_quantity(spec["value"], dimension, where=f"{where}.value")
+    direction = convention(str(spec["direction"]), where=where) if "direction" in spec else ""
     return Figure(value, spec["value"], spec["source"], label, str(spec.get("note", "")),
-                  tuple(alternatives))
+                  tuple(alternatives), direction)
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
@@ -291,6 +349,8 @@ def _table(value: Any, where: str) -> dict[str, Any]:
 
 
 def _dimension(key: str) -> Dimension:
+    if key.endswith(".latency"):
+        return TIME
     if key.endswith(".capacity"):
         return CAPACITY
     if key.split(".")[0] in UNITS_OF_COMPUTE:

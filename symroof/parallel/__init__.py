@@ -1,1 +1,65 @@
-"""Meshes, sharded arrays and collectives: the multi-chip vocabulary."""
+"""Meshes, sharded arrays and collectives: the multi-chip vocabulary.
+
+A mesh names logical axes and maps them onto a chip's topology (``chips.toml``):
+
+>>> from symroof.parallel import mesh, sharded, all_gather, collective
+>>> m = mesh("X=16,Y=4", "tpu-v5e")
+>>> m.axis("X").wraps, m.axis("Y").wraps, m.axis("X").link.one_way
+(True, False, 45000000000)
+
+A sharded array is written as the books write it; it knows its shapes and bytes:
+
+>>> a = sharded("bf16[B_X, D_Y]", m)
+>>> a.device_shape, a.device_bytes, a.replication
+((B/16, D/4), B*D/32, 1)
+
+A collective is an op with a bandwidth term and a latency term, both exact:
+
+>>> ag = all_gather(a, "X", m)
+>>> ag.result.text, ag.bytes_per_device, ag.bandwidth_time, ag.latency_time
+('bf16[B, D_Y]', 15*B*D/32, B*D/192000000000, 1/125000)
+>>> ag.latency_bound_below                  # bytes gathered per device, V
+768000
+
+Plans cost raw byte counts: gradients of P bf16 parameters all-reduced over X:
+
+>>> g = collective("allreduce", "2*P", "X", m)
+>>> g.bytes_per_device, g.time
+(15*P/4, P/24000000000 + 1/62500)
+
+The API:
+
+- ``mesh(spec, chip, topology=None)`` -> ``Mesh``; ``Mesh.axis(name)`` -> ``Axis`` with
+  ``size`` (an integer or a symbol), ``kind`` (torus, ring, switch, scale-out), ``link``
+  (a ``symroof.hardware.links.Link``), ``wraps``, ``bidirectional``, ``bandwidth`` (one-way
+  bytes/s per chip), ``latency`` (seconds per hop, or the symbol ``alpha_<link>``).
+  ``Mesh.with_axis(name, wraps=True)`` changes one axis.
+- ``sharded(spec, mesh)`` -> ``ShardedArray`` with ``global_shape``, ``device_shape``,
+  ``global_bytes``, ``device_bytes``, ``replication``.
+- ``all_gather``, ``reduce_scatter``, ``all_reduce``, ``all_to_all`` (array, axes, mesh)
+  and ``permute`` (array, axis, mesh); ``collective(kind, nbytes, axes, mesh)`` for a raw
+  byte count. Each returns a frozen ``Collective`` with ``bytes_per_device``,
+  ``bytes_per_link``, ``bandwidth_time``, ``latency_time``, ``time``,
+  ``latency_bound_below``, ``result``, ``op``, ``terms()``, ``roofline()`` and
+  ``threshold(symbol)``.
+- ``sharded_matmul(lhs, rhs, mesh)`` -> ``ShardedMatmul``: the collectives it needs, the
+  result's sharding, per-device FLOPs, bytes and comms, and its roofline over named terms.
+"""
+
+from .collectives import (
+    Collective,
+    Stage,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    collective,
+    permute,
+    reduce_scatter,
+)
+from .matmul import ShardedMatmul, sharded_matmul
+from .mesh import Axis, Mesh, mesh
+from .sharding import Dim, ShardedArray, sharded
+
+__all__ = ["Axis", "Collective", "Dim", "Mesh", "ShardedArray", "ShardedMatmul", "Stage",
+           "all_gather", "all_reduce", "all_to_all", "collective", "mesh", "permute",
+           "reduce_scatter", "sharded", "sharded_matmul"]

@@ -1,0 +1,348 @@
+"""Collectives over mesh axes: bytes per device and per link, a bandwidth and a latency term.
+
+>>> from symroof.parallel.mesh import mesh
+>>> m = mesh("X=16", "tpu-v5e")
+>>> ag = all_gather("bf16[B_X, D]", "X", m)
+>>> ag.result.text, ag.bytes_per_device, ag.bandwidth_time, ag.latency_time
+('bf16[B, D]', 15*B*D/8, B*D/48000000000, 1/125000)
+>>> ag.latency_bound_below
+768000
+>>> collective("allreduce", 1000, "X", m).bandwidth_time == 2 * collective(
+...     "allgather", 1000, "X", m).bandwidth_time
+True
+
+``nbytes`` (V) follows NCCL's size convention: the gathered bytes per device for an
+AllGather, the bytes reduced per device for a ReduceScatter and an AllReduce, the bytes
+each device holds for an AllToAll and a permute. On one axis of n chips with one-way
+bandwidth W per link or port:
+
+- ring with wraparound, both directions: AllGather (n-1)/n V / (2W), floor(n/2) hops;
+- ring in one direction, or a line (no wraparound): (n-1)/n V / W, n-1 hops;
+- switch (NVSwitch, a scale-out fabric): (n-1)/n V / W per port, n-1 steps;
+- ReduceScatter costs what AllGather costs; AllReduce = ReduceScatter + AllGather;
+- AllToAll: floor(n^2/4) V/(2nW) on a wrapped bidirectional ring, (n-1) V/(2W) one way,
+  floor(n^2/4) V/(nW) on a line, (n-1)/n V/W on a switch (one step);
+- permute (a shift by one along the axis): V/W, one hop (n-1 on a line).
+
+Over several axes (or a hierarchical axis) a collective runs stage by stage, AllGather in
+the order given (outermost network first), ReduceScatter in the reverse order: a bound on
+a torus, where the book lets several axes run at once. Latency = hops x per-hop latency,
+which stays the symbol ``alpha_<link>`` where no source gives one. Reductions' FLOPs are
+not counted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import sympy as sp
+
+from ..core.errors import DerivationError, InputError
+from ..core.parse import parse_expr
+from ..engine.ops import Op
+from .mesh import Axis, Mesh
+from .sharding import ShardedArray, sharded
+
+if TYPE_CHECKING:
+    from ..engine.rooflines import Roofline
+    from ..engine.thresholds import Threshold
+
+KINDS = ("allgather", "reducescatter", "allreduce", "alltoall", "permute")
+TITLES = {"allgather": "AllGather", "reducescatter": "ReduceScatter",
+          "allreduce": "AllReduce", "alltoall": "AllToAll", "permute": "permute"}
+LATENCY = "latency"
+AxesSpec = str | list[str] | tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One network a collective crosses: ``sent`` bytes per device, ``per_link`` bytes on
+    the busiest directed link (or switch port), ``hops`` latency steps."""
+
+    axis: str
+    size: sp.Expr
+    link: str
+    bandwidth: sp.Expr
+    sent: sp.Expr
+    per_link: sp.Expr
+    hops: sp.Expr
+    latency: sp.Expr
+
+    @property
+    def bandwidth_time(self) -> sp.Expr:
+        return self.per_link / self.bandwidth
+
+    @property
+    def latency_time(self) -> sp.Expr:
+        return self.hops * self.latency
+
+
+@dataclass(frozen=True)
+class Collective:
+    """A collective's costs; every value an exact SymPy expression."""
+
+    kind: str
+    axes: tuple[str, ...]
+    nbytes: sp.Expr
+    stages: tuple[Stage, ...]
+    mesh: Mesh
+    array: ShardedArray | None = None
+    result: ShardedArray | None = None
+
+    @property
+    def title(self) -> str:
+        on = "".join(self.axes)
+        what = self.array.text if self.array is not None else f"{sp.sstr(self.nbytes)} bytes"
+        return f"{TITLES[self.kind]}_{on} {what}"
+
+    @property
+    def devices(self) -> sp.Expr:
+        """Devices in one group: the product of the axes' sizes."""
+        return sp.Mul(*(self.mesh.axis(a).size for a in self.axes))
+
+    @property
+    def bytes_per_device(self) -> sp.Expr:
+        """Bytes each device sends."""
+        return sp.Add(*(s.sent for s in self.stages))
+
+    @property
+    def bytes_per_link(self) -> dict[str, sp.Expr]:
+        """Bytes on the busiest directed link (or port) of each link type."""
+        out: dict[str, sp.Expr] = {}
+        for s in self.stages:
+            out[s.link] = out.get(s.link, sp.S.Zero) + s.per_link
+        return out
+
+    @property
+    def bandwidth_time(self) -> sp.Expr:
+        return sp.Add(*(s.bandwidth_time for s in self.stages))
+
+    @property
+    def latency_time(self) -> sp.Expr:
+        return sp.Add(*(s.latency_time for s in self.stages))
+
+    @property
+    def hops(self) -> sp.Expr:
+        return sp.Add(*(s.hops for s in self.stages))
+
+    @property
+    def time(self) -> sp.Expr:
+        """Bandwidth term plus latency term."""
+        return self.bandwidth_time + self.latency_time
+
+    @property
+    def latency_bound_below(self) -> sp.Expr | None:
+        """The size V (bytes, in ``nbytes``' convention) below which the latency term
+        exceeds the bandwidth term; None when the collective costs nothing."""
+        per_byte = sp.cancel(self.bandwidth_time / self.nbytes) if self.nbytes != 0 \
+            else sp.S.Zero
+        if per_byte == 0 or per_byte.has(*self.nbytes.free_symbols):
+            return None
+        return sp.cancel(self.latency_time / per_byte)
+
+    @property
+    def op(self) -> Op:
+        """The collective as an op: no FLOPs, bytes on each link (for a roofline)."""
+        return Op(self.title, sp.S.Zero, comms=self._comms(), dtype=self._dtype())
+
+    def bandwidths(self) -> dict[str, sp.Expr]:
+        """The one-way bytes per second per chip each link term is divided by."""
+        out: dict[str, sp.Expr] = {}
+        for s in self.stages:
+            out.setdefault(s.link, s.bandwidth)
+        return out
+
+    def terms(self) -> dict[str, sp.Expr]:
+        """Named time terms: one per link, and ``latency``."""
+        bws = self.bandwidths()
+        return {**{k: v / bws[k] for k, v in self._comms().items()},
+                LATENCY: self.latency_time}
+
+    def roofline(self) -> Roofline:
+        """The collective's roofline: its link terms and its latency term."""
+        from ..engine.rooflines import roofline
+        if not self.stages or self.nbytes == 0:
+            raise DerivationError(f"{self.title} moves no bytes")
+        return roofline(self.op, self.mesh.chip, bandwidths=self.bandwidths(),
+                        extra={LATENCY: self.latency_time})
+
+    def threshold(self, name: str | sp.Symbol) -> Threshold:
+        """The size of ``name`` where the bandwidth term meets the latency term (above
+        it the collective is bandwidth-bound)."""
+        from ..engine.thresholds import between
+        return between(self.roofline(), "bandwidth", LATENCY, name)
+
+    def _comms(self) -> dict[str, sp.Expr]:
+        bws = self.bandwidths()
+        out: dict[str, sp.Expr] = {}
+        for s in self.stages:
+            out[s.link] = out.get(s.link, sp.S.Zero) + s.bandwidth_time * bws[s.link]
+        return {k: sp.simplify(v) for k, v in out.items()}
+
+    def _dtype(self) -> str:
+        return self.array.dtype if self.array is not None else "bf16"
+
+
+def canonical_kind(kind: str, where: str | None = None) -> str:
+    """``all_gather``, ``AllGather``, ``all-gather`` -> ``allgather``."""
+    key = kind.replace("_", "").replace("-", "").replace(" ", "").lower()
+    if key == "collectivepermute":
+        key = "permute"
+    if key not in KINDS:
+        raise InputError(f"unknown collective {kind!r} (known: {', '.join(KINDS)})", where)
+    return key
+
+
+def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
+               on: Mesh) -> Collective:
+    """A collective of ``nbytes`` (NCCL's size convention) over ``axes`` of a mesh.
+
+    >>> from symroof.parallel.mesh import mesh
+    >>> m = mesh("X=8", "h100-sxm")
+    >>> c = collective("allreduce", "2*P", "X", m)
+    >>> c.bytes_per_device, c.bandwidth_time
+    (7*P/2, 7*P/900000000000)
+    """
+    k = canonical_kind(kind)
+    v = parse_expr(nbytes, where="nbytes") if isinstance(nbytes, str) else sp.sympify(nbytes)
+    names = on.resolve(axes)
+    if k == "permute" and len(names) != 1:
+        raise InputError(f"a permute runs along one axis, got {', '.join(names)}")
+    return Collective(k, names, v, _stages(k, v, [on.axis(n) for n in names]), on)
+
+
+def all_gather(array: str | ShardedArray, axes: AxesSpec, on: Mesh) -> Collective:
+    """Gather the shards of ``array`` over ``axes``: ``[B_X, D] -> [B, D]``."""
+    a = sharded(array, on)
+    names = on.resolve(axes)
+    result = a
+    for name in names:
+        dim = next((d for d in a.dims if name in d.axes), None)
+        if dim is None:
+            raise InputError(f"no dimension of {a.text} is split over {name}: nothing to "
+                             f"gather", f"AllGather over {''.join(names)}")
+        current = result.dim(dim.name)
+        result = result.with_axes(dim.name, tuple(x for x in current.axes if x != name))
+    v = result.device_bytes
+    return Collective("allgather", names, v, _stages("allgather", v, _axes(on, names)), on,
+                      a, result)
+
+
+def reduce_scatter(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
+                   dim: str | None = None) -> Collective:
+    """Sum partial results of ``array`` over ``axes`` and split ``dim`` over them:
+    ``[B, F] {partial over X} -> [B, F_X]`` (default dim: the last one not split)."""
+    a = _partial(array, axes, on, "ReduceScatter")
+    names = on.resolve(axes)
+    target = a.dim(dim) if dim else next((d for d in reversed(a.dims) if not d.axes),
+                                         a.dims[-1])
+    result = a.with_axes(target.name, (*target.axes, *names))
+    sharded(result.text, on)  # checks divisibility
+    v = a.device_bytes
+    return Collective("reducescatter", names, v, _stages("reducescatter", v, _axes(on, names)),
+                      on, a, result)
+
+
+def all_reduce(array: str | ShardedArray, axes: AxesSpec, on: Mesh) -> Collective:
+    """Sum partial results of ``array`` over ``axes``; every device keeps the sum."""
+    a = _partial(array, axes, on, "AllReduce")
+    names = on.resolve(axes)
+    v = a.device_bytes
+    return Collective("allreduce", names, v, _stages("allreduce", v, _axes(on, names)), on,
+                      a, a)
+
+
+def all_to_all(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
+               dim: str | None = None) -> Collective:
+    """Move the split over ``axes`` from one dimension to ``dim``: ``[B_X, D] -> [B, D_X]``
+    (default: the first dimension not split)."""
+    a = sharded(array, on)
+    names = on.resolve(axes)
+    source = next((d for d in a.dims if set(names) <= set(d.axes)), None)
+    if source is None:
+        raise InputError(f"no dimension of {a.text} is split over {''.join(names)}",
+                         f"AllToAll over {''.join(names)}")
+    target = a.dim(dim) if dim else next((d for d in a.dims if not d.axes), None)
+    if target is None or target.name == source.name:
+        raise InputError(f"give the dimension of {a.text} to split over {''.join(names)}",
+                         f"AllToAll over {''.join(names)}")
+    result = a.with_axes(source.name, tuple(x for x in source.axes if x not in names))
+    result = result.with_axes(target.name, (*target.axes, *names))
+    sharded(result.text, on)
+    v = a.device_bytes
+    return Collective("alltoall", names, v, _stages("alltoall", v, _axes(on, names)), on,
+                      a, result)
+
+
+def permute(array: str | ShardedArray, axis: str, on: Mesh) -> Collective:
+    """Send every device's shard to its neighbour along ``axis`` (a shift by one)."""
+    a = sharded(array, on)
+    names = on.resolve(axis)
+    if len(names) != 1:
+        raise InputError(f"a permute runs along one axis, got {', '.join(names)}")
+    v = a.device_bytes
+    return Collective("permute", names, v, _stages("permute", v, _axes(on, names)), on, a, a)
+
+
+def _partial(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
+             what: str) -> ShardedArray:
+    a = sharded(array, on)
+    names = on.resolve(axes)
+    clash = [n for n in names if n in a.used_axes]
+    if clash:
+        raise InputError(f"{a.text} is already split over {clash[0]}; {what} sums partial "
+                         f"results over axes no dimension is split over", f"{what} over "
+                         f"{''.join(names)}")
+    return a
+
+
+def _axes(on: Mesh, names: tuple[str, ...]) -> list[Axis]:
+    return [on.axis(n) for n in names]
+
+
+def _stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
+    flat = [(a.name, s) for a in axes for s in a.stages()]
+    if kind in ("allgather", "reducescatter"):
+        out = _gather(v, flat)
+        return out if kind == "allgather" else tuple(reversed(out))
+    if kind == "allreduce":
+        gather = _gather(v, flat)
+        return (*reversed(gather), *gather)
+    return tuple(_one(kind, name, s, v) for name, s in flat)
+
+
+def _gather(v: sp.Expr, flat: list[tuple[str, Axis]]) -> tuple[Stage, ...]:
+    out = []
+    for i, (name, s) in enumerate(flat):
+        later = sp.Mul(*(t.size for _, t in flat[i + 1:]))
+        out.append(_one("allgather", name, s, v / later))
+    return tuple(out)
+
+
+def _one(kind: str, name: str, s: Axis, v: sp.Expr) -> Stage:
+    """One stage on one network; ``v`` is the gathered size (AllGather) or the per-device
+    size (AllToAll, permute)."""
+    n = s.size
+    if n == 1:
+        zero = sp.S.Zero
+        return Stage(name, n, s.link.name, s.bandwidth, zero, zero, zero, s.latency)
+    wrapped = s.ring and s.wraps and s.bidirectional
+    one_way = s.ring and s.wraps and not s.bidirectional
+    line = s.ring and not s.wraps
+    quarter = sp.floor(n ** 2 / 4)
+    if kind == "allgather":
+        sent = (n - 1) / n * v
+        per_link = sent / 2 if wrapped else sent
+        hops = sp.floor(n / 2) if wrapped else n - 1
+    elif kind == "alltoall":
+        sent = (n - 1) / n * v
+        per_link = (quarter * v / (2 * n) if wrapped else (n - 1) * v / 2 if one_way
+                    else quarter * v / n if line else sent)
+        hops = sp.floor(n / 2) if wrapped else n - 1 if s.ring else sp.S.One
+    else:  # permute
+        sent = per_link = v
+        hops = n - 1 if line else sp.S.One
+    return Stage(name, n, s.link.name, s.bandwidth, sp.cancel(sent), sp.cancel(per_link),
+                 sp.sympify(hops), s.latency)
+

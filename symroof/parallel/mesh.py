@@ -1,0 +1,281 @@
+"""Meshes: named logical axes mapped onto a chip's topology.
+
+>>> m = mesh("X=8,Y=4", "tpu-v5e")
+>>> x = m.axis("X")
+>>> x.size, x.kind, x.link.name, x.wraps, x.bandwidth, x.latency
+(8, 'torus', 'ici', False, 45000000000, 1/1000000)
+>>> mesh("X=16", "tpu-v5e").axis("X").wraps
+True
+>>> g = mesh("node=2,gpu=8", "h100-sxm")
+>>> [(a.name, a.kind, a.link.name, a.bandwidth) for a in g.axes.values()]
+[('node', 'scale-out', 'ib', 50000000000), ('gpu', 'switch', 'nvlink', 450000000000)]
+
+On a torus the axes take its dimensions in order (``X`` the first, ``Y`` the second); an
+axis wraps around only where the topology says. On a GPU system the last axes fill the
+NVLink switch domain and the first ones go over the scale-out network; an axis larger
+than what is left of the domain is hierarchical (its ``parts``: inside the domain, then
+across it). ``NAME=SIZE@LINK`` puts an axis on a named link (``pod=2@dcn``). A size may
+be a symbol (``X=N``); where a symbol's fit cannot be checked, the mesh records the
+assumption. ``bandwidth`` is one-way bytes per second per chip on the axis (per link on a
+torus ring); ``latency`` is seconds per hop, a sourced number or ``alpha_<link>``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from math import prod
+
+import sympy as sp
+
+from ..core.errors import InputError
+from ..core.parse import parse_assignments, parse_expr
+from ..hardware.catalog import Chip, chip
+from ..hardware.links import Link
+from ..hardware.topology import Topology
+
+KINDS = ("ring", "torus", "switch", "scale-out")
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One mesh axis: its size and the network its collectives run on.
+
+    ``kind`` is ``torus`` (a ring along a torus dimension), ``ring`` (a ring of any
+    link), ``switch`` (all-to-all at full per-chip bandwidth) or ``scale-out`` (a
+    switched network past the pod or node). ``wraps`` says whether a ring closes;
+    ``bidirectional`` whether a ring's collectives use both directions. A hierarchical axis
+    lists its ``parts``, outermost first.
+    """
+
+    name: str
+    size: sp.Expr
+    kind: str
+    link: Link
+    bandwidth: sp.Expr
+    latency: sp.Expr
+    wraps: bool = False
+    bidirectional: bool = True
+    parts: tuple[Axis, ...] = ()
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "size", sp.sympify(self.size))
+        if self.kind not in KINDS:
+            raise InputError(f"axis kind must be one of {', '.join(KINDS)}, got {self.kind!r}",
+                             f"axis {self.name}")
+
+    @property
+    def ring(self) -> bool:
+        return self.kind in ("ring", "torus")
+
+    def stages(self) -> tuple[Axis, ...]:
+        """The networks a collective over this axis crosses, outermost first."""
+        return self.parts or (self,)
+
+    def describe(self) -> str:
+        """``X=8: torus ring over ici, no wraparound, 4.5e10 B/s one way, 1e-6 s per hop``."""
+        if self.parts:
+            return f"{self.name}={self.size}: hierarchical, " + "; then ".join(
+                p.describe().split(": ", 1)[1] for p in self.parts)
+        shape = {"torus": "ring on the torus", "ring": "ring", "switch": "switch",
+                 "scale-out": "scale-out network"}[self.kind]
+        wrap = (", wraps around" if self.wraps else ", no wraparound") if self.ring else ""
+        way = "" if self.bidirectional or not self.ring else ", one direction"
+        return (f"{self.name}={self.size}: {shape} over {self.link.name}{wrap}{way}, "
+                f"{sp.sstr(self.bandwidth)} B/s one way per chip, latency "
+                f"{sp.sstr(self.latency)} s per hop")
+
+
+@dataclass(frozen=True)
+class Mesh:
+    """Named axes over the chips of one topology. ``assumptions`` says what could not be
+    checked (a symbolic size assumed to fit)."""
+
+    chip: Chip
+    axes: Mapping[str, Axis]
+    topology: Topology | None = None
+    assumptions: tuple[str, ...] = ()
+    spec: str = field(default="", compare=False)
+
+    def axis(self, name: str) -> Axis:
+        """The axis ``name``; an input error names the mesh's axes otherwise."""
+        if name not in self.axes:
+            raise InputError(f"unknown mesh axis {name!r} (axes: {', '.join(self.axes)})",
+                             self.spec or None)
+        return self.axes[name]
+
+    @property
+    def devices(self) -> sp.Expr:
+        """Chips in the mesh: the product of the axis sizes."""
+        return sp.Mul(*(a.size for a in self.axes.values()))
+
+    def resolve(self, axes: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
+        """Axis names from ``"X"``, ``"XY"``, ``"X,Y"`` or a list.
+
+        >>> mesh("X=8,Y=4", "tpu-v5e").resolve("XY")
+        ('X', 'Y')
+        """
+        if isinstance(axes, str):
+            text = axes.strip()
+            names = [p.strip() for p in text.split(",")] if "," in text else \
+                [text] if text in self.axes else split_axes(text, tuple(self.axes))
+        else:
+            names = list(axes)
+        if not names or any(not n for n in names):
+            raise InputError(f"no axes in {axes!r} (axes: {', '.join(self.axes)})")
+        for n in names:
+            self.axis(n)
+        if len(set(names)) != len(names):
+            raise InputError(f"an axis appears twice in {axes!r}")
+        return tuple(names)
+
+    def with_axis(self, name: str, **changes: object) -> Mesh:
+        """A copy with one axis changed (``wraps=True``, ``bidirectional=False``)."""
+        axes = dict(self.axes)
+        axes[name] = replace(self.axis(name), **changes)  # type: ignore[arg-type]
+        return replace(self, axes=axes)
+
+
+def split_axes(text: str, known: tuple[str, ...]) -> list[str]:
+    """``"XY"`` into ``["X", "Y"]`` by the mesh's axis names, longest first; [] if it
+    does not split."""
+    out: list[str] = []
+    rest = text
+    while rest:
+        match = next((k for k in sorted(known, key=len, reverse=True) if rest.startswith(k)),
+                     None)
+        if match is None:
+            return []
+        out.append(match)
+        rest = rest[len(match):]
+    return out
+
+
+def mesh(spec: str | Mapping[str, int | str | sp.Expr], on: Chip | str, *,
+         topology: str | None = None) -> Mesh:
+    """A mesh from ``"X=8,Y=4"`` (or ``{"X": 8, "Y": 4}``) on a chip (or chip name).
+
+    >>> mesh("X=N", "tpu-v5e").axis("X").size
+    N
+    """
+    where = f"mesh {spec!r}" if isinstance(spec, str) else "mesh"
+    the_chip = chip(on) if isinstance(on, str) else on
+    pairs = parse_assignments(spec, where=where) if isinstance(spec, str) else \
+        {k: str(v) for k, v in spec.items()}
+    if not pairs:
+        raise InputError("a mesh needs at least one axis, e.g. 'X=8,Y=4'", where)
+    sizes: dict[str, tuple[sp.Expr, str | None]] = {}
+    for name, raw in pairs.items():
+        size_text, at, link = raw.partition("@")
+        size = parse_expr(size_text, where=f"{where}: axis {name}")
+        if size.free_symbols and not size.is_Symbol:
+            raise InputError(f"axis {name} has size {size_text!r}: give a whole number or "
+                             f"one symbol", where)
+        if size.is_number and (not size.is_Integer or size < 1):
+            raise InputError(f"axis {name} has size {size_text!r}: a mesh axis needs a "
+                             f"whole number of chips, at least 1", where)
+        sizes[name] = (size, link.strip() if at else None)
+    topo = the_chip.topology(topology)
+    builder = _torus if topo.kind == "torus" else _switch
+    axes, notes = builder(the_chip, topo, sizes, where)
+    ordered = {name: axes[name] for name in pairs}
+    return Mesh(the_chip, ordered, topo, tuple(notes), spec if isinstance(spec, str) else "")
+
+
+def _link_axis(the_chip: Chip, topo: Topology, name: str, size: sp.Expr, link_name: str,
+               kind: str, where: str) -> Axis:
+    try:
+        link = the_chip.link(link_name)
+    except InputError as exc:
+        raise InputError(exc.message, where) from None
+    if kind in ("ring", "torus") or link.per == "chip":
+        bw = link.one_way
+    elif link.per == "link":
+        bw = link.one_way * (link.count or 1)
+    else:  # per host or node: the chips behind it share it
+        bw = link.one_way / topo.chips_per_host
+    return Axis(name, size, kind, link, bw, link.latency)
+
+
+def _explicit(the_chip: Chip, topo: Topology, name: str, size: sp.Expr, link: str,
+              where: str) -> Axis:
+    kind = "switch" if (link == topo.link and topo.kind == "switch") else "scale-out"
+    if link == topo.link and topo.kind == "torus":
+        kind = "ring"
+    return _link_axis(the_chip, topo, name, size, link, kind, where)
+
+
+def _torus(the_chip: Chip, topo: Topology, sizes: Mapping[str, tuple[sp.Expr, str | None]],
+           where: str) -> tuple[dict[str, Axis], list[str]]:
+    axes: dict[str, Axis] = {}
+    notes: list[str] = []
+    dim = 0
+    for name, (size, link) in sizes.items():
+        if link is not None:
+            axes[name] = _explicit(the_chip, topo, name, size, link, where)
+            continue
+        if dim >= len(topo.shape):
+            raise InputError(f"the mesh has more ICI axes than the {topo.name} torus has "
+                             f"dimensions ({len(topo.shape)}); put an axis on the scale-out "
+                             f"network with {name}={size}@{topo.scale_out or 'dcn'}", where)
+        if size.is_Integer and int(size) > topo.shape[dim]:
+            shape = "x".join(map(str, topo.shape))
+            raise InputError(f"axis {name}={size} is larger than dimension {dim + 1} of the "
+                             f"{topo.name} torus ({shape}); the mesh is larger than the "
+                             f"topology", where)
+        if not size.is_Integer:
+            notes.append(f"{name} = {size} is assumed to fit dimension {dim + 1} of "
+                         f"{topo.name} ({topo.shape[dim]} chips) without wraparound")
+        axis = _link_axis(the_chip, topo, name, size, topo.link, "torus", where)
+        axes[name] = replace(axis, wraps=topo.wraps(size, dim))
+        dim += 1
+    return axes, notes
+
+
+def _switch(the_chip: Chip, topo: Topology, sizes: Mapping[str, tuple[sp.Expr, str | None]],
+            where: str) -> tuple[dict[str, Axis], list[str]]:
+    axes: dict[str, Axis] = {}
+    notes: list[str] = []
+    total = prod(int(s) for s, link in sizes.values() if s.is_Integer and link is None)
+    if topo.scale_out is None and total > topo.size:
+        raise InputError(f"the mesh has {total} chips but the {topo.name} topology holds "
+                         f"{topo.size} and the catalogue gives no scale-out network for it: "
+                         f"the mesh is larger than the topology", where)
+    room = topo.size
+    for name, (size, link) in reversed(list(sizes.items())):
+        if link is not None:
+            axes[name] = _explicit(the_chip, topo, name, size, link, where)
+            continue
+        if not size.is_Integer:
+            kind = "switch" if room > 1 else "scale-out"
+            notes.append(f"{name} = {size} is assumed to fit " + (
+                f"the {topo.size}-chip {topo.link} domain" if room > 1 else
+                f"the {topo.scale_out} network"))
+            room = 1
+            axes[name] = _on(the_chip, topo, name, size, kind, where)
+            continue
+        n = int(size)
+        if n <= room:
+            axes[name] = _link_axis(the_chip, topo, name, size, topo.link, "switch", where)
+            room //= n
+        elif room > 1 and n % room == 0:
+            inner = _link_axis(the_chip, topo, name, room, topo.link, "switch", where)
+            outer = _on(the_chip, topo, name, sp.Integer(n // room), "scale-out", where)
+            axes[name] = replace(outer, size=size, parts=(outer, inner))
+            room = 1
+        else:
+            room = 1
+            axes[name] = _on(the_chip, topo, name, size, "scale-out", where)
+    return axes, notes
+
+
+def _on(the_chip: Chip, topo: Topology, name: str, size: sp.Expr, kind: str,
+        where: str) -> Axis:
+    if kind == "scale-out":
+        if topo.scale_out is None:
+            raise InputError(f"axis {name}={size} does not fit the {topo.size}-chip "
+                             f"{topo.link} domain of {topo.name}, and the catalogue gives no "
+                             f"scale-out network for it: the mesh is larger than the topology",
+                             where)
+        return _link_axis(the_chip, topo, name, size, topo.scale_out, kind, where)
+    return _link_axis(the_chip, topo, name, size, topo.link, kind, where)

@@ -1,0 +1,223 @@
+"""Meshes, sharded arrays and collectives: laws as properties, NCCL's bus-bandwidth factors,
+the book's sharded-matmul threshold, and errors that point at the bad input."""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symroof.core.errors import DerivationError, InputError
+from symroof.hardware.catalog import chip
+from symroof.parallel import (
+    Mesh,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    collective,
+    mesh,
+    permute,
+    reduce_scatter,
+    sharded,
+    sharded_matmul,
+)
+from symroof.parallel.collectives import KINDS
+
+V = sp.Symbol("V", positive=True)
+FEW = settings(max_examples=30, deadline=None)
+
+
+@st.composite
+def axes(draw: st.DrawFn) -> Mesh:
+    """A one-axis mesh X of 1..16 chips: a TPU ring (wrapped or not, one or two ways), an
+    NVSwitch node, or a hierarchical GPU axis across nodes."""
+    where = draw(st.sampled_from(["torus", "switch", "nodes"]))
+    if where == "torus":
+        n = draw(st.integers(1, 16))
+        m = mesh(f"X={n}", "tpu-v5e")
+        return m.with_axis("X", wraps=draw(st.booleans()),
+                           bidirectional=draw(st.booleans()))
+    if where == "switch":
+        return mesh(f"X={draw(st.integers(1, 8))}", "h100-sxm")
+    return mesh(f"X={8 * draw(st.integers(2, 6))}", "h100-sxm")
+
+
+sizes = st.one_of(st.just(V), st.integers(1, 10**12).map(sp.Integer))
+
+
+@FEW
+@given(axes(), sizes)
+def test_allreduce_is_reducescatter_plus_allgather(m: Mesh, v: sp.Expr) -> None:
+    ar, rs, ag = (collective(k, v, "X", m) for k in ("allreduce", "reducescatter",
+                                                      "allgather"))
+    assert sp.simplify(ar.time - rs.time - ag.time) == 0
+    assert sp.simplify(ar.bytes_per_device - rs.bytes_per_device - ag.bytes_per_device) == 0
+
+
+@FEW
+@given(st.integers(2, 16), sizes, st.sampled_from(["allgather", "reducescatter",
+                                                   "allreduce"]))
+def test_a_bidirectional_ring_halves_a_one_way_ring(n: int, v: sp.Expr, kind: str) -> None:
+    ring = mesh(f"X={n}", "tpu-v5e").with_axis("X", wraps=True)
+    both = collective(kind, v, "X", ring)
+    one = collective(kind, v, "X", ring.with_axis("X", bidirectional=False))
+    assert sp.simplify(one.bandwidth_time - 2 * both.bandwidth_time) == 0
+
+
+@FEW
+@given(st.integers(1, 16), st.integers(1, 10**9), st.sampled_from(KINDS),
+       st.sampled_from(["tpu-v5e", "tpu-v5p", "tpu-v4", "tpu-v6e"]))
+def test_wraparound_never_costs_more(n: int, v: int, kind: str, name: str) -> None:
+    line = mesh(f"X={n}", name).with_axis("X", wraps=False)
+    ring = line.with_axis("X", wraps=True)
+    closed, open_ = collective(kind, v, "X", ring), collective(kind, v, "X", line)
+    assert closed.bandwidth_time <= open_.bandwidth_time
+    assert closed.latency_time <= open_.latency_time
+
+
+@FEW
+@given(axes(), sizes, st.sampled_from(KINDS))
+def test_a_collective_on_a_one_chip_axis_costs_nothing(m: Mesh, v: sp.Expr, kind: str) -> None:
+    one = mesh("X=1", m.chip)
+    c = collective(kind, v, "X", one)
+    assert (c.time, c.bytes_per_device) == (0, 0)
+    assert c.latency_bound_below is None
+
+
+MESHES = ["X=8,Y=4", "X=16,Y=16", "X=2,Y=8,Z=4", "X=N,Y=M"]
+
+
+@FEW
+@given(st.sampled_from(MESHES), st.data())
+def test_device_bytes_times_devices_is_global_bytes_times_replication(
+        spec: str, data: st.DataObject) -> None:
+    m = mesh(spec, "tpu-v4")
+    names = list(m.axes)
+    dims = []
+    free = list(names)
+    for dim in ("B", "T", "D"):
+        k = data.draw(st.integers(0, len(free)))
+        picked = data.draw(st.permutations(free))[:k] if free else []
+        free = [a for a in free if a not in picked]
+        dims.append(dim + ("_" + "".join(picked) if picked else ""))
+    dtype = data.draw(st.sampled_from(["bf16", "fp32", "int8", "int4"]))
+    a = sharded(f"{dtype}[{', '.join(dims)}]", m)
+    assert sp.simplify(a.device_bytes * m.devices - a.global_bytes * a.replication) == 0
+
+
+@pytest.mark.parametrize("n", range(2, 9))
+def test_nccl_bus_bandwidth_factors_on_an_nvswitch_node(n: int) -> None:
+    """nccl-tests doc/PERFORMANCE.md: busBw = algBw x factor, algBw = size / time; the bus
+    bandwidth of a switch node is the per-GPU NVLink bandwidth one way."""
+    m = mesh(f"X={n}", "h100-sxm")
+    bus = chip("h100-sxm").link("nvlink").one_way
+    factors = {"allreduce": sp.Rational(2 * (n - 1), n),
+               "allgather": sp.Rational(n - 1, n),
+               "reducescatter": sp.Rational(n - 1, n),
+               "alltoall": sp.Rational(n - 1, n)}
+    for kind, factor in factors.items():
+        c = collective(kind, V, "X", m)
+        alg = V / c.bandwidth_time
+        assert sp.simplify(bus / alg) == factor, kind
+
+
+def test_book_two_chip_matmul_contracted_over_d() -> None:
+    """How To Scale Your Model ch. 1 (seed 000): X[B, D] x Y[D, F] split over D on two
+    chips, partial sums exchanged at 4.5e10 B/s each way: T_comms = 2BF / 4.5e10 and the op
+    is compute-bound against the link when D > 8755."""
+    m = mesh("X=2", "tpu-v5e")
+    mm = sharded_matmul("bf16[B, D_X]", "bf16[D_X, F]", m)
+    B, D, F = sp.symbols("B D F", positive=True)
+    rl = mm.roofline()
+    assert rl.t_comms["ici"] == 2 * B * F / 45_000_000_000
+    assert rl.t_math == B * D * F / 197_000_000_000_000
+    from symroof.engine.thresholds import between
+    t = between(rl, "math", "ici", "D")
+    assert (t.exact, t.integer, t.direction) == (sp.Rational(78800, 9), 8756, ">")
+
+
+def test_matmul_cases() -> None:
+    m = mesh("X=4,Y=2", "tpu-v5e")
+    local = sharded_matmul("bf16[B_X, D]", "bf16[D, F_Y]", m)
+    assert local.collectives == () and local.result.text == "bf16[B_X, F_Y]"
+    gather = sharded_matmul("bf16[B, D_X]", "bf16[D, F]", m)
+    assert [c.kind for c in gather.before] == ["allgather"] and gather.after == ()
+    assert gather.result.text == "bf16[B, F]"
+    scatter = sharded_matmul("bf16[B, D_X]", "bf16[D_X, F]", m, scatter="F")
+    assert scatter.result.text == "bf16[B, F_X]"
+    both = sharded_matmul("bf16[B_X, D]", "bf16[D, F_X]", m)
+    assert [c.title for c in both.before] == ["AllGather_X bf16[D, F_X]"]
+    assert both.result.text == "bf16[B_X, F]"
+
+
+def test_collectives_on_arrays_move_the_sharding() -> None:
+    m = mesh("X=8,Y=4", "tpu-v5e")
+    assert all_gather("bf16[B_XY, D]", "Y", m).result.text == "bf16[B_X, D]"
+    assert reduce_scatter("bf16[B, F]", "X", m).result.text == "bf16[B, F_X]"
+    assert all_to_all("bf16[B_X, D]", "X", m, dim="D").result.text == "bf16[B, D_X]"
+    assert all_reduce("fp32[B, F_Y]", "X", m).result.text == "fp32[B, F_Y]"
+    assert permute("bf16[B_X, D]", "X", m).bytes_per_device == \
+        sharded("bf16[B_X, D]", m).device_bytes
+
+
+def test_latency_bound_size_of_an_allgather_on_a_tpu_axis() -> None:
+    """v5e, X = 16 (wraps around): bandwidth term 15/16 V / (2 x 4.5e10), latency
+    floor(16/2) hops of 1 us: equal at V = 8e-6 x 9e10 x 16/15 = 768000 bytes."""
+    c = collective("allgather", V, "X", mesh("X=16", "tpu-v5e"))
+    assert c.latency_bound_below == 768_000
+    t = all_gather("bf16[B_X, D]", "X", mesh("X=16", "tpu-v5e")).threshold("B")
+    assert sp.simplify(t.exact - sp.Rational(768_000, 2) / sp.Symbol("D", positive=True)) == 0
+
+
+def test_latency_bound_size_on_an_nvswitch_node_stays_symbolic() -> None:
+    """No source in the fact sheet gives an NVLink per-hop latency: it stays alpha_nvlink,
+    and a value set by the user makes it a number."""
+    c = collective("allgather", V, "X", mesh("X=8", "h100-sxm"))
+    alpha = sp.Symbol("alpha_nvlink", positive=True)
+    assert c.latency_bound_below == 7 * alpha * 450_000_000_000 * 8 / 7
+    timed = mesh("X=8", chip("h100-sxm").with_figures({"nvlink.latency": "2 us"}))
+    assert collective("allgather", V, "X", timed).latency_bound_below == 7_200_000
+
+
+@pytest.mark.parametrize(("make", "message"), [
+    (lambda: mesh("X=32", "tpu-v5e"), "axis X=32 is larger than dimension 1 of the "
+     "tpu-v5e-pod torus (16x16); the mesh is larger than the topology"),
+    (lambda: mesh("X=8,X=4", "tpu-v5e"), "'X' is given twice"),
+    (lambda: mesh("X=16,Y=16,Z=2", "tpu-v5e"), "more ICI axes than the tpu-v5e-pod torus"),
+    (lambda: mesh("X=16", "a100-80gb"), "holds 8 and the catalogue gives no scale-out"),
+    (lambda: sharded("bf16[B_Z, D]", mesh("X=8", "tpu-v5e")),
+     "token 'B_Z' at column 6: dimension 'B' is sharded over unknown mesh axis 'Z'"),
+    (lambda: sharded("bf16[B_X, D_X]", mesh("X=8", "tpu-v5e")),
+     "mesh axis 'X' already splits dimension 'B'"),
+    (lambda: sharded("bf16[10_X]", mesh("X=4", "tpu-v5e")), "10 does not divide into 4"),
+    (lambda: chip("tpu-v5e").with_figures({"ici": "9e10"}),
+     "must state its convention, one-way or bidirectional"),
+    (lambda: all_gather("bf16[B, D]", "X", mesh("X=8", "tpu-v5e")), "nothing to gather"),
+    (lambda: collective("allscatter", 1, "X", mesh("X=8", "tpu-v5e")), "unknown collective"),
+])
+def test_bad_input_is_one_clear_line(make: object, message: str) -> None:
+    with pytest.raises(InputError) as err:
+        make()  # type: ignore[operator]
+    assert message in str(err.value)
+    assert "\n" not in str(err.value)
+
+
+def test_overrides_state_their_convention() -> None:
+    bidi = chip("tpu-v5e").with_figures({"ici": "1.8e11 B/s bidi"}).link("ici")
+    assert (bidi.one_way, bidi.bidirectional) == (90_000_000_000, 180_000_000_000)
+    vendor = chip("h100-sxm", nvlink="NV-H100").link("nvlink")
+    assert vendor.direction == "bidirectional" and vendor.one_way == 450_000_000_000
+
+
+def test_a_gap_with_a_square_root_is_solved_or_said_to_have_no_closed_form() -> None:
+    from symroof.engine.ops import op
+    from symroof.engine.rooflines import roofline
+    from symroof.engine.thresholds import between
+    N = sp.Symbol("N", positive=True)
+    rl = roofline(op("s", N * sp.sqrt(N) * 197, comms={"ici": N * 45}), chip("tpu-v5e"))
+    t = between(rl, "math", "ici", "N")  # N^(3/2)/10^12 = N/10^9 at sqrt(N) = 1000
+    assert (t.exact, t.direction) == (10**6, ">")
+    odd = roofline(op("t", sp.exp(N) + N, comms={"ici": sp.log(N + 2)}), chip("tpu-v5e"))
+    with pytest.raises(DerivationError, match="no closed form"):
+        between(odd, "math", "ici", "N")
