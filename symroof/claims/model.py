@@ -9,8 +9,10 @@
 >>> [s.kind for s in d.build().steps][:2]
 ['define', 'define']
 
-A derivation module defines ``build() -> Derivation``. It states what the text says and how
-to derive it; the verdict is the engine's (``symroof.verify``), never the module's.
+A derivation module defines ``build() -> Derivation``; a chapter folder holds a
+language-free ``claims.py`` and one table per translation (:mod:`symroof.claims.chapter`).
+Either states what the text says and how to derive it; the verdict is the engine's
+(:mod:`symroof.claims.rules`), never the module's.
 """
 
 from __future__ import annotations
@@ -30,9 +32,9 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .rules import TOLERANCE, printed
+from .stated import TOLERANCE, read
 
-KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement")
+KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
 
 
@@ -65,15 +67,50 @@ class Erratum:
 
 
 @dataclass(frozen=True)
+class Law:
+    """A yes/no fact the engine derives (``degree == 1``), with what it means.
+
+    >>> Law(True, "linear in B").holds
+    True
+    """
+
+    holds: bool
+    meaning: str
+
+
+@dataclass(frozen=True)
+class Conflict:
+    """One figure (or one claim) printed with two values: each value with the claims that
+    use it, as ``(value, (claim id, ...))`` pairs, and where they are. ``known`` says why a
+    conflict is accepted; an unknown one makes its claims INCONSISTENT."""
+
+    figure: str
+    values: tuple[tuple[str, tuple[str, ...]], ...]
+    text: str = ""  # the derivation (or derivations) it was found in
+    known: str = ""
+
+    def describe(self, claim: str = "") -> str:
+        others = "; ".join(f"{v} in {', '.join(ids)}" for v, ids in self.values)
+        return f"{self.figure} printed as {others}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"figure": self.figure, "text": self.text, "known": self.known or None,
+                "values": [{"value": v, "claims": list(ids)} for v, ids in self.values]}
+
+
+@dataclass(frozen=True)
 class Claim:
     """What a text states, next to how to derive it.
 
     ``stated`` is the value as printed, written in formula syntax: a number (``240``,
     ``9.89e14``, ``13.9%``), an expression (``(2*N - 1)/(4*N + 2)``), a relation
     (``B > 240``), a label (``memory``) or, for a qualitative claim, the words
-    (``nearly twice``) whose meaning ``within`` spells out as an interval. ``derive``
-    returns the engine's value. A ``measurement`` cannot be derived: it is recorded with
-    its ``evidence``.
+    (``nearly twice``) that a :class:`Law` decides (or ``within`` spells out as an
+    interval). ``value`` is the engine's value (``derive``, a function, computes it late in
+    the module-with-build() form). A ``measurement`` cannot be derived: it is recorded
+    with its ``evidence``. ``assumed`` names an input the text does not give that was
+    chosen because it reproduces the stated value: the claim is then UNVERIFIABLE, with
+    what the assumption gives. ``conflicts`` are the consistency findings it is part of.
     """
 
     id: str
@@ -81,14 +118,19 @@ class Claim:
     statement: str
     quote: str
     stated: str
-    derive: Callable[[], Any] | None
+    derive: Callable[[], Any] | None = None
     kind: str = "number"
     within: tuple[sp.Rational, sp.Rational] | None = None
     meaning: str = ""
     erratum: Erratum | None = None
     tolerance: sp.Rational = TOLERANCE
     evidence: str = ""
-    unit: str = ""
+    value: Any = None
+    assumed: str = ""
+    assumptions: tuple[str, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    figures: tuple[tuple[str, str], ...] = ()  # (figure, value as printed) of the passage
+    sums_up: tuple[str, ...] = ()  # ids of the claims a summary restates
 
     def __post_init__(self) -> None:
         where = f"claim {self.id!r}"
@@ -100,12 +142,16 @@ class Claim:
             if not self.evidence:
                 raise InputError("a measurement needs its evidence (where it was measured)",
                                  where)
-        elif self.derive is None:
-            raise InputError("a claim needs derive=", where)
-        if self.kind == "qualitative" and (self.within is None or not self.meaning):
-            raise InputError("a qualitative claim needs within=(lo, hi) and meaning=", where)
-        if self.kind == "number":
-            printed(self.stated, where=f"{where}: stated")
+        elif self.derive is None and self.value is None:
+            raise InputError("a claim needs a value (or derive=)", where)
+        if self.kind == "qualitative" and not isinstance(self.value, Law) and \
+                (self.within is None or not self.meaning):
+            raise InputError("a qualitative claim needs a law (or within=(lo, hi) and "
+                             "meaning=)", where)
+        if self.kind == "number" and read(self.stated, self.source.language) is None:
+            if not parse_expr(self.stated, where=f"{where}: stated").is_Rational:
+                raise InputError(f"cannot read the stated value {self.stated!r} as a "
+                                 "number", f"{where}: stated")
         elif self.kind == "expr":
             parse_expr(self.stated, where=f"{where}: stated")
         elif self.kind == "relation":
@@ -135,13 +181,14 @@ class Derivation:
     steps: tuple[Step, ...] = ()
     assumptions: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
-    ops: tuple[Op, ...] = ()
-    chips: tuple[Chip, ...] = ()
     rooflines: tuple[Roofline, ...] = ()
     expansions: tuple[Expansion, ...] = ()
     thresholds: tuple[Threshold, ...] = ()
     curves: tuple[Curve, ...] = ()
     origin: str = ""  # the file it was loaded from, when it was
+    conflicts: tuple[Conflict, ...] = ()  # consistency findings (symroof.claims.consistency)
+    figures: tuple[Conflict, ...] = ()  # every figure the text prints, with its claims
+    known: tuple[tuple[str, str], ...] = ()  # (figure, why) of conflicts accepted as known
 
     def _repr_markdown_(self) -> str:
         from ..core.printer import latex_value, md_escape
@@ -168,8 +215,6 @@ class DerivationBuilder:
     steps: list[Step] = field(default_factory=list)
     assumptions: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    ops: list[Op] = field(default_factory=list)
-    chips: list[Chip] = field(default_factory=list)
     rooflines: list[Roofline] = field(default_factory=list)
     expansions: list[Expansion] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
@@ -195,9 +240,6 @@ class DerivationBuilder:
 
     def roofline(self, op: Op, chip: Chip, **kwargs: Any) -> Roofline:
         rl = roofline(op, chip, **kwargs)
-        self.ops.append(op)
-        if chip not in self.chips:
-            self.chips.append(chip)
         self.rooflines.append(rl)
         self.steps.extend(replace(s, title=f"{op.name}: {s.title}") for s in rl.steps)
         return rl
@@ -222,6 +264,10 @@ class DerivationBuilder:
         self.curves.append(made)
         return made
 
+    def holds(self, condition: Any, meaning: str) -> Law:
+        """A yes/no law for a claim stated in words (``sp.degree(x, B) == 1``)."""
+        return Law(bool(condition), meaning)
+
     def claim(self, id: str, *, stated: str, statement: str, quote: str,
               derive: Callable[[], Any] | None = None, section: str | None = None,
               source: Source | None = None, **options: Any) -> Claim:
@@ -238,12 +284,13 @@ class DerivationBuilder:
     def build(self) -> Derivation:
         return Derivation(self.id, self.title, self.source, tuple(self.claims),
                           tuple(self.steps), tuple(self.assumptions), tuple(self.notes),
-                          tuple(self.ops), tuple(self.chips), tuple(self.rooflines),
+                          tuple(self.rooflines),
                           tuple(self.expansions), tuple(self.thresholds), tuple(self.curves))
 
 
 def _options(options: Mapping[str, Any]) -> dict[str, Any]:
     out = dict(options)
+    out.pop("unit", None)  # v1 display hint; a v2 stated value carries its unit
     if "within" in out and out["within"] is not None:
         lo, hi = out["within"]
         out["within"] = (sp.nsimplify(lo, rational=True), sp.nsimplify(hi, rational=True))

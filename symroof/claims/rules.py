@@ -1,23 +1,28 @@
 """Verdict rules: a stated value against a derived one, at the printed precision.
 
 >>> judge_number("240", sp.Rational(9850, 41)).verdict
-'OK'
+<Verdict.OK: 'OK'>
 >>> judge_number("8755", sp.Rational(78800, 9)).detail
 'truncated: 8755.56 printed as 8755'
 >>> judge_expr("(2*N - 1)/(4*N + 2)", parse_expr("(N - 1/2)/(2*N + 1)")).verdict
-'OK'
+<Verdict.OK: 'OK'>
 
-A printed number states its precision: ``240`` means 240 +/- 0.5, ``9.89e14`` means
-(9.89 +/- 0.005) x 10^14. Within that it holds (OK). If the printed digits are the derived
-value cut off or rounded the other way (8755.56 printed as 8755) it is ROUNDING, provided
-the relative error stays within the claim's tolerance. Anything else is a MISMATCH.
+A printed number states its precision (:mod:`symroof.claims.stated`): within it the claim
+holds (OK). If the printed digits are the derived value cut off or rounded the other way
+(8755.56 printed as 8755) it is ROUNDING, provided the relative error stays within the
+claim's tolerance. Anything else is a MISMATCH. Which comparison a claim gets is the table
+``RULES`` (by kind); how a claim's marks (an erratum, a definition, an assumption chosen
+to reproduce the text, a conflict with another passage) turn that comparison into its
+verdict is the table ``MARKS``.
 """
 
 from __future__ import annotations
 
 import random
 import re
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from enum import StrEnum
 from typing import Any
 
 import sympy as sp
@@ -25,81 +30,101 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from ..core.printer import approx, text
+from .model import Claim, Law
+from .stated import TOLERANCE, Stated, read, stated
 
-OK, ROUNDING, MISMATCH = "OK", "ROUNDING", "MISMATCH"
-_NUMBER = re.compile(r"\s*(?:≈|~|about\s+)?\s*([-+]?)(\d+)(?:\.(\d+))?(?:[eE]([-+]?\d+))?"
-                     r"\s*(%?)\s*\Z")
-TOLERANCE = sp.Rational(2, 100)
+
+class Verdict(StrEnum):
+    """The outcome of a claim, in report order."""
+
+    OK = "OK"  # equal, or equal at the printed precision
+    ROUNDING = "ROUNDING"  # the printed digits are the derived value cut off
+    DEFINITION = "DEFINITION"  # restates a definition: holds, counted apart
+    ERRATUM = "ERRATUM"  # a known error of the text
+    UNVERIFIABLE = "UNVERIFIABLE"  # a measurement, or an input chosen to fit the text
+    INCONSISTENT = "INCONSISTENT"  # the text prints another value elsewhere
+    MISMATCH = "MISMATCH"
+    STALE = "STALE"  # an erratum mark on a claim that holds
+    ERROR = "ERROR"
+    TIMEOUT = "TIMEOUT"
+
+    @property
+    def fails(self) -> bool:
+        """Whether this verdict fails a run (exit code 1)."""
+        return self in FAILING
+
+
+# INCONSISTENT is a finding about the text (it contradicts itself), like ERRATUM: reported,
+# listed under conflicts, and it does not fail a run
+FAILING = frozenset({Verdict.MISMATCH, Verdict.STALE, Verdict.ERROR, Verdict.TIMEOUT})
+OK, ROUNDING, MISMATCH = Verdict.OK, Verdict.ROUNDING, Verdict.MISMATCH
 
 
 @dataclass(frozen=True)
 class Judgement:
     """A verdict with the derived value, its relative error and why."""
 
-    verdict: str
+    verdict: Verdict
     derived: str
     derived_value: float | None = None
     rel_error: float | None = None
     detail: str = ""
 
 
-@dataclass(frozen=True)
-class Printed:
-    """A printed decimal: its exact value and half a unit of its last digit."""
-
-    value: sp.Rational
-    half_unit: sp.Rational
-
-    @property
-    def unit(self) -> sp.Rational:
-        return 2 * self.half_unit
-
-
-def printed(stated: str, where: str | None = None) -> Printed:
-    """Read a printed number with its precision.
+def printed(text_: str, where: str | None = None, language: str = "en") -> Stated:
+    """Read a printed number with its precision (see :func:`symroof.claims.stated.stated`).
 
     >>> printed("9.89e14").half_unit
     500000000000
-    >>> printed("13.9%").value
-    139/1000
     """
-    m = _NUMBER.match(stated)
-    if m:
-        sign, whole, frac, exp, pct = m.groups()
-        frac = frac or ""
-        e = int(exp or 0) - len(frac) - (2 if pct else 0)
-        value = sp.Integer(int(whole + frac)) * sp.Rational(10) ** e
-        return Printed(-value if sign == "-" else value, sp.Rational(10) ** e / 2)
-    value = parse_expr(stated, where=where)
-    if not value.is_Rational:
-        raise InputError(f"cannot read the stated value {stated!r} as a number", where)
-    return Printed(value, sp.Integer(0))
+    try:
+        return stated(text_, language, where)
+    except InputError:
+        value = parse_expr(text_, where=where)
+        if not value.is_Rational:
+            raise
+        return Stated(value, sp.Integer(0))
+
+
+def shown_number(value: Any) -> str:
+    """A derived number with the digits that tell it from a printed one: 1.395, not 1.4.
+
+    >>> shown_number(sp.Rational(78800, 9)), shown_number(sp.Rational(1979, 2) * 10**12)
+    ('8755.56', '9.895e14')
+    """
+    number = float(sp.N(value, 30))
+    if number == 0 or 1e-4 <= abs(number) < 1e3:
+        return f"{number:.6g}"
+    return approx(number, 6)
 
 
 def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
-                 where: str | None = None) -> Judgement:
+                 where: str | None = None, language: str = "en") -> Judgement:
     """OK within the printed precision, ROUNDING for truncation or rounding the other way,
-    MISMATCH otherwise."""
-    p = printed(stated, where)
+    MISMATCH otherwise. A stated unit (``1.01 ms``) reads the derived value (seconds) in
+    that unit."""
+    p = printed(stated, where, language)
     d = _exact_number(derived, where)
     diff = d - p.value
     rel = float(abs(diff) / abs(p.value)) if p.value != 0 else float(abs(diff))
-    shown = text(d) if d.is_Rational and d.q < 10**6 else approx(d, 8)
-    value = float(d)
+    inu = p.in_unit(d)
+    shown = text(inu) if inu.is_Rational and inu.q < 10**6 else approx(inu, 8)
+    shown = f"{shown} {p.unit}" if p.unit else shown
+    value = float(inu)
+    real = shown_number(inu) + (f" {p.unit}" if p.unit else "")
     # a tie (9.895 printed at two decimals) holds only when rounded half away from zero
     tie_ok = abs(diff) == p.half_unit and abs(p.value) > abs(d)
     if abs(diff) < p.half_unit or tie_ok or diff == 0:
-        detail = "exact" if diff == 0 else f"{approx(d, 6)} at the printed precision"
+        detail = "exact" if diff == 0 else f"{real} at the printed precision"
         return Judgement(OK, shown, value, rel, detail)
-    if p.unit > 0:
-        down = sp.floor(d / p.unit) * p.unit
-        up = sp.ceiling(d / p.unit) * p.unit
+    if p.unit_size > 0:
+        down = sp.floor(d / p.unit_size) * p.unit_size
+        up = sp.ceiling(d / p.unit_size) * p.unit_size
         if p.value in (down, up) and rel <= tolerance:
             cut = "truncated" if (p.value == down) == (d > 0) else "rounded up"
             return Judgement(ROUNDING, shown, value, rel,
-                             f"{cut}: {approx(d, 6)} printed as {stated.strip()}")
-    return Judgement(MISMATCH, shown, value, rel,
-                     f"derived {approx(d, 6)}, stated {stated.strip()}")
+                             f"{cut}: {real} printed as {stated.strip()}")
+    return Judgement(MISMATCH, shown, value, rel, f"derived {real}, stated {stated.strip()}")
 
 
 def judge_expr(stated: str, derived: Any, where: str | None = None) -> Judgement:
@@ -235,3 +260,97 @@ def _numerically_equal(a: sp.Expr, b: sp.Expr, points: int = 8) -> bool:
         if abs(va - vb) > sp.Float("1e-25") * scale:
             return False
     return True
+
+
+def judge_law(stated: str, derived: Any, where: str | None = None) -> Judgement:
+    """A yes/no law the engine derives: OK when it holds."""
+    if not isinstance(derived, Law):
+        raise InputError(f"words ({stated!r}) state a law; the claim gives {derived!r}", where)
+    verdict = OK if derived.holds else MISMATCH
+    return Judgement(verdict, "holds" if derived.holds else "fails", None, None,
+                     f"{derived.meaning}: {'holds' if derived.holds else 'does not hold'}")
+
+
+def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
+    return judge_number(c.stated, v, c.tolerance, w, c.source.language)
+
+
+def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:
+    if isinstance(v, sp.Rel):
+        return judge_relation(c.stated, v, c.tolerance, w)
+    if read_number(c.stated, c.source.language):
+        return _number_rule(c, v, w)
+    return judge_expr(c.stated, v, w)
+
+
+def _qualitative_rule(c: Claim, v: Any, w: str) -> Judgement:
+    if isinstance(v, Law):
+        return judge_law(c.stated, v, w)
+    assert c.within is not None
+    return judge_within(v, c.within, c.meaning, w)
+
+
+# which comparison a claim of each kind gets: (claim, derived value, where) -> Judgement
+RULES: dict[str, Callable[[Any, Any, str], Judgement]] = {
+    "number": _number_rule,
+    "expr": lambda c, v, w: judge_expr(c.stated, v, w),
+    "relation": lambda c, v, w: judge_relation(c.stated, v, c.tolerance, w),
+    "qualitative": _qualitative_rule,
+    "label": lambda c, v, w: judge_label(c.stated, v),
+    "definition": _definition_rule,
+}
+
+# how a claim's mark turns the comparison's verdict into the claim's verdict, applied in
+# this order; a (mark, verdict) pair that is not listed keeps the verdict
+_COMPARED = (OK, ROUNDING, MISMATCH)
+MARKS: dict[tuple[str, Verdict], Verdict] = {
+    ("definition", OK): Verdict.DEFINITION,
+    **{("assumed", v): Verdict.UNVERIFIABLE for v in _COMPARED},
+    ("erratum", MISMATCH): Verdict.ERRATUM,
+    ("erratum", Verdict.UNVERIFIABLE): Verdict.ERRATUM,
+    ("erratum", OK): Verdict.STALE,
+    ("erratum", ROUNDING): Verdict.STALE,
+    # a conflict explains a claim that holds on its passage's figures; a MISMATCH stays one
+    **{("conflict", v): Verdict.INCONSISTENT
+       for v in (OK, ROUNDING, Verdict.DEFINITION, Verdict.ERRATUM, Verdict.UNVERIFIABLE)},
+}
+
+
+def read_number(value: str, language: str = "en") -> bool:
+    """Whether ``value`` reads as a stated number."""
+    return read(value, language) is not None
+
+
+def judge(claim: Claim) -> Judgement:
+    """Derive the claim's value (or take the one it was built with) and compare it with
+    what the text states, by the claim's kind (``RULES``)."""
+    where = f"claim {claim.id!r}"
+    if claim.kind == "measurement":
+        return Judgement(Verdict.UNVERIFIABLE, "", None, None,
+                         f"a measurement: {claim.evidence}")
+    derived = claim.derive() if claim.derive is not None else claim.value
+    return RULES[claim.kind](claim, derived, where)
+
+
+def mark(claim: Claim, j: Judgement) -> Judgement:
+    """The claim's verdict: its judgement turned by its marks (``MARKS``)."""
+    marks: list[tuple[str, str]] = []
+    if claim.kind == "definition":
+        marks.append(("definition", "restates a definition"))
+    if claim.assumed:
+        marks.append(("assumed", f"assumes {claim.assumed}, which gives {j.derived or '-'}"
+                                 f" ({j.verdict.value.lower()}: {j.detail})"))
+    if claim.erratum is not None:
+        marks.append(("erratum", ""))
+    unknown = [c for c in claim.conflicts if not c.known]
+    if unknown:
+        marks.append(("conflict", "; ".join(c.describe(claim.id) for c in unknown)))
+    for name, why in marks:
+        turned = MARKS.get((name, j.verdict))
+        if turned is None:
+            continue
+        if name == "erratum":
+            why = (f"known erratum: {claim.erratum.why}" if turned == Verdict.ERRATUM  # type: ignore[union-attr]
+                   else f"marked as an erratum but holds ({j.detail})")
+        j = replace(j, verdict=turned, detail=why or j.detail)
+    return j

@@ -3,12 +3,14 @@
 >>> from symroof.claims.model import Derivation, Source
 >>> d = Derivation.begin("t", "t", Source("book"))
 >>> _ = d.claim("half", stated="0.5", statement="s", quote="q", derive=lambda: 1 / 2)
->>> [v.verdict for v in verify([d.build()]).verdicts]
+>>> [str(v.verdict) for v in verify([d.build()]).verdicts]
 ['OK']
 
-Verdicts: OK, ROUNDING (truncation or rounding only), MISMATCH, ERRATUM (a mismatch the
-derivation marks as known), STALE (an erratum mark on a claim that holds), UNVERIFIABLE
-(a measurement), ERROR, TIMEOUT. MISMATCH, STALE, ERROR and TIMEOUT fail a run.
+Verdicts (:class:`symroof.claims.rules.Verdict`): OK, ROUNDING (truncation or rounding
+only), DEFINITION, ERRATUM (a mismatch the derivation marks as known), UNVERIFIABLE (a
+measurement, or an input chosen to fit), INCONSISTENT (the text prints another value
+elsewhere), MISMATCH, STALE (an erratum mark on a claim that holds), ERROR, TIMEOUT.
+MISMATCH, INCONSISTENT, STALE, ERROR and TIMEOUT fail a run.
 """
 
 from __future__ import annotations
@@ -30,20 +32,10 @@ from ..core.errors import InputError, SymroofError
 from ..core.resources import bundled
 from ..core.timelimits import TimeLimit, time_limit
 from .model import Claim, Derivation
-from .rules import (
-    MISMATCH,
-    OK,
-    ROUNDING,
-    Judgement,
-    judge_expr,
-    judge_label,
-    judge_number,
-    judge_relation,
-    judge_within,
-)
+from .rules import FAILING, Judgement, judge, mark
+from .rules import Verdict as V
 
-VERDICTS = (OK, ROUNDING, "ERRATUM", "UNVERIFIABLE", MISMATCH, "STALE", "ERROR", "TIMEOUT")
-FAILING = frozenset({MISMATCH, "STALE", "ERROR", "TIMEOUT"})
+VERDICTS = tuple(V)
 
 
 @dataclass(frozen=True)
@@ -52,7 +44,7 @@ class Verdict:
 
     claim: Claim
     derivation: str
-    verdict: str
+    verdict: V
     derived: str
     derived_value: float | None
     rel_error: float | None
@@ -74,8 +66,10 @@ class Verdict:
             "stated": c.stated,
             "derived": self.derived,
             "derived_value": self.derived_value,
-            "verdict": self.verdict,
+            "verdict": str(self.verdict),
             "rel_error": self.rel_error,
+            "assumptions": list(c.assumptions) + ([c.assumed] if c.assumed else []),
+            "conflicts": [k.to_json() for k in c.conflicts],
             "detail": self.detail,
             "erratum": None if c.erratum is None else {"why": c.erratum.why,
                                                        "right": c.erratum.right},
@@ -111,25 +105,6 @@ class Verification:
                 f"{len(self.verdicts)} claims: {counts}\n")
 
 
-def judge(claim: Claim) -> Judgement:
-    """Derive the claim's value and compare it with what the text states."""
-    where = f"claim {claim.id!r}"
-    if claim.kind == "measurement":
-        return Judgement("UNVERIFIABLE", "", None, None, f"a measurement: {claim.evidence}")
-    assert claim.derive is not None
-    derived = claim.derive()
-    if claim.kind == "number":
-        return judge_number(claim.stated, derived, claim.tolerance, where)
-    if claim.kind == "expr":
-        return judge_expr(claim.stated, derived, where)
-    if claim.kind == "relation":
-        return judge_relation(claim.stated, derived, claim.tolerance, where)
-    if claim.kind == "qualitative":
-        assert claim.within is not None
-        return judge_within(derived, claim.within, claim.meaning, where)
-    return judge_label(claim.stated, derived)
-
-
 def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
     """One claim, bounded by ``timeout`` seconds; errors become ERROR, never a crash."""
     start = time.perf_counter()
@@ -137,23 +112,15 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
         with time_limit(timeout):
             j = judge(claim)
     except TimeLimit:
-        j = Judgement("TIMEOUT", "", None, None, f"no result within {timeout:g} s")
+        j = Judgement(V.TIMEOUT, "", None, None, f"no result within {timeout:g} s")
     except SymroofError as exc:
-        j = Judgement("ERROR", "", None, None, str(exc))
+        j = Judgement(V.ERROR, "", None, None, str(exc))
     except Exception as exc:  # a derivation's own bug: report it, go on with the run
-        j = Judgement("ERROR", "", None, None, f"{type(exc).__name__}: {exc}")
+        j = Judgement(V.ERROR, "", None, None, f"{type(exc).__name__}: {exc}")
     seconds = time.perf_counter() - start
-    verdict = j.verdict
-    detail = j.detail
-    if claim.erratum is not None:
-        if verdict == MISMATCH:
-            verdict = "ERRATUM"
-            detail = f"known erratum: {claim.erratum.why}"
-        elif verdict in (OK, ROUNDING):
-            verdict = "STALE"
-            detail = f"marked as an erratum but holds ({j.detail})"
-    return Verdict(claim, derivation, verdict, j.derived, j.derived_value, j.rel_error,
-                   detail, seconds)
+    j = mark(claim, j)
+    return Verdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
+                   j.detail, seconds)
 
 
 def verify(derivations: Sequence[Derivation], timeout: float = 30,
@@ -244,12 +211,12 @@ class VerdictCache:
         rows = entry["claims"]
         if [r.get("id") for r in rows] != [c.id for c in d.claims]:
             return None
-        return [Verdict(c, d.id, r["verdict"], r["derived"], r["derived_value"],
+        return [Verdict(c, d.id, V(r["verdict"]), r["derived"], r["derived_value"],
                         r["rel_error"], r["detail"], r["seconds"], cached=True)
                 for c, r in zip(d.claims, rows, strict=True)]
 
     def put(self, key: str, verdicts: list[Verdict]) -> None:
-        if not verdicts or any(v.verdict in ("ERROR", "TIMEOUT") for v in verdicts):
+        if not verdicts or any(v.verdict in (V.ERROR, V.TIMEOUT) for v in verdicts):
             return
         entry = {"derivation": verdicts[0].derivation,
                  "claims": [v.to_json(timing=True) for v in verdicts]}

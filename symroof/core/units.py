@@ -95,6 +95,16 @@ def parse_quantity(text: str, expected: Dimension, *, where: str | None = None) 
     return sp.Rational(value.numerator, value.denominator)
 
 
+def unit_scale(unit: str, *, where: str | None = None) -> sp.Rational:
+    """One ``unit`` in base units, whatever its dimension.
+
+    >>> unit_scale("ms"), unit_scale("KiB"), unit_scale("TB/s")
+    (1/1000, 1024, 1000000000000)
+    """
+    scale, _ = _unit(unit, unit, where)
+    return sp.Rational(scale.numerator, scale.denominator)
+
+
 def _unit(unit: str, text: str, where: str | None) -> tuple[Fraction, tuple[int, int, int]]:
     numerator, slash, denominator = unit.partition("/")
     for spelled, rate in RATES.items():

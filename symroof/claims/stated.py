@@ -1,0 +1,137 @@
+"""Stated values as a reader reads them: the number, its unit and its printed precision.
+
+>>> s = stated("1.01 ms")
+>>> s.value, s.half_unit, s.unit
+(101/100000, 1/200000, 'ms')
+>>> stated("≈61,000").half_unit, stated("61,000").half_unit
+(500, 1/2)
+>>> stated("1,5", "ru").value, stated("61 000", "ru").value
+(3/2, 61000)
+
+A printed number states its precision: ``240`` is 240 +/- 0.5 and ``9.89e14`` is
+(9.89 +/- 0.005) x 10^14. An approximation mark (``~``, ``≈``, "about", "roughly",
+"примерно", "около", "约", "大约") means only the significant digits count: ``≈61,000`` is
+6.1e4 at two digits (60,500 to 61,500), ``~400`` is 350 to 450. A bare ``400`` keeps its
+exact reading. Thousands separators and the decimal mark follow the text's language:
+``61,000`` in English and Chinese, ``61 000`` (a space or a no-break space) and the decimal
+comma ``1,5`` in Russian. A unit after the number (``160 KiB``, ``1.6 TB/s``, ``13.9%``)
+is parsed by :mod:`symroof.core.units`; value and precision are kept in base units
+(bytes, FLOP, seconds), so a claim derives seconds and states milliseconds.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..core.errors import InputError
+from ..core.units import unit_scale
+
+APPROXIMATE = ("~", "≈", "about", "roughly", "approximately", "примерно", "около", "大约",
+               "约")
+TOLERANCE = sp.Rational(2, 100)  # the largest relative error a ROUNDING verdict allows
+SPACES = " \u00a0\u202f\u2009"
+# units as the texts spell them -> the units module's spelling
+UNIT_WORDS = {"ТБ/с": "TB/s", "ГБ/с": "GB/s", "МБ/с": "MB/s", "ГБ": "GB", "МБ": "MB",
+              "КБ": "kB", "ТБ": "TB", "мс": "ms", "мкс": "us", "нс": "ns", "с": "s",
+              "байт": "B", "μs": "us"}
+_MARK = re.compile(r"\s*(" + "|".join(re.escape(m) for m in APPROXIMATE) + r")\s*", re.I)
+_SCI = re.compile(r"\s*(?:[eE]|\s*[x×·]\s*10\^?)\s*([-+]?\d+)")
+
+
+@dataclass(frozen=True)
+class Stated:
+    """A stated number: exact value and half a unit of its last significant digit, both
+    in base units, with the unit as printed and whether it was marked approximate."""
+
+    value: sp.Rational
+    half_unit: sp.Rational
+    unit: str = ""
+    approximate: bool = False
+    scale: sp.Rational = sp.S.One  # one printed unit in base units
+
+    @property
+    def unit_size(self) -> sp.Rational:
+        return 2 * self.half_unit
+
+    def in_unit(self, value: sp.Expr) -> sp.Expr:
+        """``value`` (base units) expressed in the printed unit."""
+        return value / self.scale
+
+
+def stated(text: str, language: str = "en", where: str | None = None) -> Stated:
+    """Read ``text`` as a stated number in ``language`` (``en``, ``ru``, ``zh``).
+
+    >>> stated("~400").half_unit, stated("400").half_unit
+    (50, 1/2)
+    >>> stated("13.9%").value
+    139/1000
+    >>> stated("160 KiB").value
+    163840
+    """
+    parsed = read(text, language)
+    if parsed is None:
+        raise InputError(f"cannot read the stated value {text!r} as a number", where)
+    return parsed
+
+
+def read(text: str, language: str = "en") -> Stated | None:
+    """Like :func:`stated`, but None when ``text`` is not a number (an expression, a
+    relation or words)."""
+    rest = text.strip()
+    mark = _MARK.match(rest)
+    approximate = mark is not None and not rest[mark.end():mark.end() + 1].isalpha()
+    if mark is not None and approximate:
+        rest = rest[mark.end():]
+    number = _number(rest, language)
+    if number is None:
+        return None
+    sign, digits, frac, end = number
+    exponent = 0
+    sci = _SCI.match(rest, end)
+    if sci:
+        exponent, end = int(sci.group(1)), sci.end()
+    unit = rest[end:].strip()
+    if unit == "%":
+        scale = sp.Rational(1, 100)
+    elif unit:
+        try:
+            scale = unit_scale(UNIT_WORDS.get(unit, unit))
+        except InputError:
+            return None
+    else:
+        scale = sp.Integer(1)
+    last = exponent - len(frac)
+    mantissa = int(digits + frac)
+    if approximate and not frac and mantissa:
+        zeros = len(digits) - len(digits.rstrip("0"))
+        last += zeros
+    value = sp.Integer(mantissa) * sp.Rational(10) ** (exponent - len(frac)) * scale
+    half = sp.Rational(10) ** last / 2 * scale
+    return Stated(-value if sign == "-" else value, half, unit, approximate, scale)
+
+
+def _number(text: str, language: str) -> tuple[str, str, str, int] | None:
+    """(sign, integer digits, fraction digits, end index) of the number at the start."""
+    decimal = ",." if language == "ru" else "."
+    thousands = SPACES if language == "ru" else ","
+    m = re.match(r"([-+]?)(\d+)", text)
+    if not m:
+        return None
+    sign, digits, i = m.group(1), m.group(2), m.end()
+    while i < len(text) and text[i] in thousands and _group(text, i):
+        digits += text[i + 1:i + 4]
+        i += 4
+    frac = ""
+    if i < len(text) and text[i] in decimal and re.match(r"\d", text[i + 1:i + 2]):
+        f = re.match(r"\d+", text[i + 1:])
+        assert f is not None
+        frac, i = f.group(0), i + 1 + f.end()
+    return sign, digits, frac, i
+
+
+def _group(text: str, i: int) -> bool:
+    """A thousands separator at ``i``: exactly three digits follow."""
+    return re.match(r"\d{3}(?!\d)", text[i + 1:]) is not None
