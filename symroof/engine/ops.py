@@ -162,7 +162,7 @@ def sequence(*ops: Op, name: str | None = None) -> Op:
     # one sum per cost, not one per op: adding n terms one at a time costs n^2
     return Op(name or "; ".join(o.name for o in ops), sp.Add(*(o.flops for o in ops)),
               _total(o.reads for o in ops), _total(o.writes for o in ops),
-              _total(o.comms for o in ops), first.dtype, first.unit)
+              _total(o.comms for o in ops), first.dtype, first.compute)
 
 
 def fuse(*ops: Op, name: str | None = None) -> Op:
