@@ -118,3 +118,12 @@ def test_rational_functions_are_told_apart() -> None:
     assert not is_rational_function(b**sp.Rational(1, 2) + d)
     assert not is_rational_function(sp.log(b))
     assert polynomial_coefficients(b / d, b) is None
+
+
+def test_cancel_of_powers_and_functions_is_sympy_cancel() -> None:
+    b, d, f, _ = X
+    alpha = sizes("alpha")[0]
+    for expr in (sp.sqrt(b) * d / (sp.sqrt(b) * f + sp.sqrt(b)), b**alpha * d / (b**alpha + b),
+                 sp.log(b) * (d + f) / (2 * d + 2 * f), (1.5 * b + 3) / (b + 2),
+                 sp.Max(b, d) / (2 * sp.Max(b, d))):
+        assert cancel(expr) == sp.cancel(expr)

@@ -6,60 +6,81 @@
 (B*D*F + B*F**2)/(B*D + B*F + D*F)
 
 ``cancel`` returns exactly what ``sympy.cancel`` returns (the unique coprime numerator and
-denominator with integer coefficients and a positive leading coefficient below), but it
-finds the common factor another way. SymPy's heuristic GCD evaluates both polynomials at
-one integer per variable, and those integers grow with the number of variables: a chain of
-matmuls whose widths all differ takes seconds at 20 ops and hours at 50. Here the common
-monomial and the integer content are taken out structurally, and that nothing else is
-common is *proved* one variable at a time: the two polynomials, evaluated modulo a prime
-at a point for every other variable, have a constant GCD in that variable. (If G divided
-both and had degree d in x, its image there would divide both images with the same degree
-d whenever the leading coefficient in x does not vanish, which is checked.) Each check
-costs one pass over the terms. The variables a check cannot clear are the only ones a
-common factor can involve; with a few of them, that factor is the GCD of the
-coefficients over the other variables, found exactly by SymPy on the few; with more,
-nothing beyond the monomial and the content is cancelled (the result is still exact).
+denominator with integer coefficients, the denominator's leading coefficient positive), but
+finds the common factor another way (``symroof.engine.sparse``). SymPy's heuristic GCD
+evaluates both polynomials at one integer per variable, and those integers grow with the
+number of variables: a chain of matmuls whose widths all differ takes seconds at 20 ops and
+hours at 50. Here the cost grows with the number of terms and their variables.
 """
 
 from __future__ import annotations
 
-import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from fractions import Fraction
-from math import gcd, lcm
-from typing import Any
+from math import lcm
 
 import sympy as sp
 
-PRIME = 2**61 - 1
-MAX_SHARED = 4  # a common factor in more variables than this is left in place
-Monomial = tuple[int, ...]
+from .sparse import Sparse, lowest_terms, to_expr, to_sparse
 
 
 def cancel(expr: sp.Expr) -> sp.Expr:
     """``sympy.cancel(expr)``, in time polynomial in its terms and symbols."""
-    from sympy.polys.polyerrors import PolynomialError
-    from sympy.polys.rings import sring
-    from sympy.simplify.simplify import signsimp
-
     f = sp.sympify(expr)
     if not isinstance(f, sp.Expr) or f.is_Number or f.has(sp.Piecewise) or \
             not f.is_commutative:
         return sp.cancel(f)
-    if not is_rational_function(f):
-        # the generators may depend on the form: prepare it as sympy.cancel does
-        f = sp.factor_terms(signsimp(f), radical=True)
-    p, q = f.as_numer_denom()
+    if is_rational_function(f):
+        p, q = f.as_numer_denom()
+        gens = ordered_symbols(p.free_symbols | q.free_symbols)
+        index = {g: i for i, g in enumerate(gens)}
+        num, den = to_sparse(p, index), to_sparse(q, index)
+        if num is None or den is None:  # not reached: p and q are polynomials
+            return sp.cancel(f)
+    else:
+        split = _through_ring(f)
+        if split is None:
+            return sp.cancel(f)
+        gens, num, den = split
+    top, bottom = lowest_terms(num, den)
+    return to_expr(top, gens) / to_expr(bottom, gens)
+
+
+def _through_ring(f: sp.Expr) -> tuple[list[sp.Basic], Sparse, Sparse] | None:
+    """Numerator and denominator over SymPy's generators (powers, functions) for an
+    expression that is not a rational function of its symbols, prepared as
+    ``sympy.cancel`` prepares it, since then the generators depend on the form."""
+    from sympy.polys.polyerrors import PolynomialError
+    from sympy.polys.rings import sring
+    from sympy.simplify.simplify import signsimp
+
+    p, q = sp.factor_terms(signsimp(f), radical=True).as_numer_denom()
     try:
         ring, (num, den) = sring((p, q))
     except PolynomialError:
-        return sp.cancel(f)
-    if not ring.ngens:
-        return f.expand()
-    if not (ring.domain.is_ZZ or ring.domain.is_QQ):
-        return sp.cancel(f)
-    top, bottom = _lowest_terms(num, den)
-    return ring.from_dict(top).as_expr() / ring.from_dict(bottom).as_expr()
+        return None
+    if not ring.ngens or not (ring.domain.is_ZZ or ring.domain.is_QQ):
+        return None
+
+    def sparse(poly: object) -> Sparse:
+        return {tuple((v, e) for v, e in enumerate(m) if e): ring.domain.to_sympy(c)
+                for m, c in poly.items()}  # type: ignore[attr-defined]
+    return list(ring.symbols), sparse(num), sparse(den)
+
+
+def ordered_symbols(symbols: set[sp.Basic]) -> list[sp.Basic]:
+    """Symbols in the order of the generators of SymPy's polynomial rings.
+
+    >>> from symroof import sizes
+    >>> ordered_symbols(set(sizes("D10 B D9 D2")))
+    [B, D2, D9, D10]
+    """
+    from sympy.polys.rings import sring
+
+    if not symbols:
+        return []
+    ring, _ = sring(sp.Add(*symbols))
+    return list(ring.symbols)
 
 
 def substitute(expr: sp.Basic, values: Mapping[sp.Basic, sp.Basic]) -> sp.Basic:
@@ -113,180 +134,17 @@ def polynomial_coefficients(expr: sp.Expr, s: sp.Symbol,
     >>> polynomial_coefficients(B*D/6 - D/4 + 1, B)
     (12, {0: 12 - 3*D, 1: 2*D})
     """
-    from sympy.polys.polyerrors import PolynomialError
-    from sympy.polys.rings import sring
-
     if not is_rational_function(expr):
         return None
-    try:
-        ring, poly = sring(sp.expand(expr))
-    except PolynomialError:
+    gens = ordered_symbols(expr.free_symbols | {s})
+    index = {g: i for i, g in enumerate(gens)}
+    poly = to_sparse(expr, index)
+    if poly is None:
         return None
-    if not all(g.is_Symbol for g in ring.symbols) or \
-            not (ring.domain.is_ZZ or ring.domain.is_QQ):
-        return None
-    terms = _fractions(poly)
-    scale = lcm(*(c.denominator for c in terms.values())) if terms else 1
-    at = ring.symbols.index(s) if s in ring.symbols else None
-    parts: dict[int, dict[Monomial, int]] = {}
-    for m, c in terms.items():
-        k = m[at] if at is not None else 0
-        rest = m if at is None else (*m[:at], 0, *m[at + 1:])
-        parts.setdefault(k, {})[rest] = int(c * scale)
-    return sp.Integer(scale), {k: ring.from_dict(part).as_expr()
-                               for k, part in sorted(parts.items())}
-
-
-def _lowest_terms(num: object, den: object) -> tuple[dict[Monomial, int], dict[Monomial, int]]:
-    """Coprime integer numerator and denominator of ``num / den`` (ring elements over ZZ or
-    QQ), the denominator's leading coefficient positive."""
-    f, g = _fractions(num), _fractions(den)
-    scale = lcm(*(c.denominator for c in (*f.values(), *g.values())))
-    f_int = {m: int(c * scale) for m, c in f.items()}
-    g_int = {m: int(c * scale) for m, c in g.items()}
-    if not f_int:
-        return {}, {(0,) * len(next(iter(g_int))): 1}
-    n = len(next(iter(f_int)))
-    low = tuple(min(m[i] for m in (*f_int, *g_int)) for i in range(n))
-    content = 0
-    for c in (*f_int.values(), *g_int.values()):
-        content = gcd(content, c)
-    f_int = {_minus(m, low): c // content for m, c in f_int.items()}
-    g_int = {_minus(m, low): c // content for m, c in g_int.items()}
-    shared = _shared_variables(f_int, g_int, n)
-    if shared and len(shared) <= MAX_SHARED:
-        f_int, g_int = _divide_common(f_int, g_int, shared, n)
-    lead = max(g_int)  # lex order on exponent tuples: the ring's leading term
-    if g_int[lead] < 0:
-        f_int = {m: -c for m, c in f_int.items()}
-        g_int = {m: -c for m, c in g_int.items()}
-    return f_int, g_int
-
-
-def _fractions(poly: object) -> dict[Monomial, Fraction]:
-    """A ring element's terms with its coefficients (ZZ or QQ) as exact fractions."""
-    return {m: Fraction(int(getattr(c, "numerator", c)), int(getattr(c, "denominator", 1)))
-            for m, c in poly.items()}  # type: ignore[attr-defined]
-
-
-def _minus(m: Monomial, low: Monomial) -> Monomial:
-    return tuple(a - b for a, b in zip(m, low, strict=True))
-
-
-def _shared_variables(f: dict[Monomial, int], g: dict[Monomial, int], n: int) -> set[int]:
-    """Variables in which a common factor of ``f`` and ``g`` might have positive degree:
-    all others are proved absent from it."""
-    rng = random.Random(len(f) * 1_000_003 + len(g))
-    suspects = set(range(n))
-    for _ in range(2):  # a second point clears what an unlucky first one kept
-        point = [rng.randrange(2, PRIME - 1) for _ in range(n)]
-        fv, gv = _Values(f, point), _Values(g, point)
-        suspects = {i for i in suspects if not _cleared(fv, gv, i)}
-        if not suspects:
-            break
-    return suspects
-
-
-class _Values:
-    """A polynomial's terms evaluated modulo PRIME at one point, kept per variable so that
-    its image as a polynomial in any one variable costs one pass over that variable's terms."""
-
-    def __init__(self, terms: dict[Monomial, int], point: Sequence[int]) -> None:
-        self.point = point
-        self.by_var: dict[int, list[tuple[int, int]]] = {}
-        self.total = 0
-        for m, c in terms.items():
-            v = c % PRIME
-            for i, e in enumerate(m):
-                if e:
-                    v = v * pow(point[i], e, PRIME) % PRIME
-            for i, e in enumerate(m):
-                if e:
-                    self.by_var.setdefault(i, []).append((e, v))
-            self.total = (self.total + v) % PRIME
-
-    def image(self, i: int) -> list[int]:
-        """Dense coefficients (constant first) in variable ``i``, the others at the point."""
-        terms = self.by_var.get(i, [])
-        degree = max((e for e, _ in terms), default=0)
-        coeffs = [0] * (degree + 1)
-        coeffs[0] = self.total
-        inverse = pow(self.point[i], -1, PRIME)
-        for e, v in terms:
-            coeffs[0] = (coeffs[0] - v) % PRIME
-            coeffs[e] = (coeffs[e] + v * pow(inverse, e, PRIME)) % PRIME
-        return coeffs
-
-
-def _cleared(f: _Values, g: _Values, i: int) -> bool:
-    """True when a common factor of the two polynomials provably has degree 0 in ``i``."""
-    if i not in f.by_var or i not in g.by_var:
-        return True
-    a, b = f.image(i), g.image(i)
-    if a[-1] == 0 and b[-1] == 0:
-        return False  # the degree may have dropped at this point: no proof
-    return len(_gcd_mod(a, b)) == 1
-
-
-def _gcd_mod(a: list[int], b: list[int]) -> list[int]:
-    """GCD of two dense polynomials over the integers modulo PRIME (constant first)."""
-    a, b = _trim(a), _trim(b)
-    while b != [0]:
-        a, b = b, _remainder(a, b)
-    return a
-
-
-def _trim(a: list[int]) -> list[int]:
-    while len(a) > 1 and a[-1] == 0:
-        a = a[:-1]
-    return a
-
-
-def _remainder(a: list[int], b: list[int]) -> list[int]:
-    """``a mod b`` for dense polynomials modulo PRIME, ``b`` not zero."""
-    a = list(a)
-    inverse = pow(b[-1], -1, PRIME)
-    while len(a) >= len(b) and a != [0]:
-        k = a[-1] * inverse % PRIME
-        shift = len(a) - len(b)
-        for j, c in enumerate(b):
-            a[shift + j] = (a[shift + j] - k * c) % PRIME
-        a = _trim(a)
-    return a
-
-
-def _divide_common(f: dict[Monomial, int], g: dict[Monomial, int], shared: set[int],
-                   n: int) -> tuple[dict[Monomial, int], dict[Monomial, int]]:
-    """Divide out the common factor, which lives in the ``shared`` variables only: it is the
-    GCD of the coefficients of ``f`` and ``g`` as polynomials in the other variables."""
-    from sympy.polys.domains import ZZ
-    from sympy.polys.rings import ring as make_ring
-
-    keep = sorted(shared)
-    small, *_ = make_ring([f"x{i}" for i in keep], ZZ)
-
-    def split(terms: dict[Monomial, int]) -> dict[Monomial, object]:
-        parts: dict[Monomial, dict[Monomial, int]] = {}
-        for m, c in terms.items():
-            rest = tuple(0 if i in shared else e for i, e in enumerate(m))
-            parts.setdefault(rest, {})[tuple(m[i] for i in keep)] = c
-        return {rest: small.from_dict(p) for rest, p in parts.items()}
-
-    fs, gs = split(f), split(g)
-    common: Any = None
-    for part in (*fs.values(), *gs.values()):
-        common = part if common is None else common.gcd(part)
-        if common.is_ground:
-            return f, g
-    assert common is not None
-
-    def join(parts: dict[Monomial, object]) -> dict[Monomial, int]:
-        out: dict[Monomial, int] = {}
-        for rest, p in parts.items():
-            for m, c in p.exquo(common).items():  # type: ignore[attr-defined]
-                full = list(rest)
-                for i, e in zip(keep, m, strict=True):
-                    full[i] = e
-                out[tuple(full)] = int(c)
-        return out
-    return join(fs), join(gs)
+    scale = lcm(*(Fraction(c).denominator for c in poly.values()))
+    at = index[s]
+    parts: dict[int, Sparse] = {}
+    for m, c in poly.items():
+        k = next((e for v, e in m if v == at), 0)
+        parts.setdefault(k, {})[tuple((v, e) for v, e in m if v != at)] = int(c * scale)
+    return sp.Integer(scale), {k: to_expr(part, gens) for k, part in sorted(parts.items())}
