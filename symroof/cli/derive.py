@@ -15,6 +15,10 @@ examples:
   symroof derive --flops "B*D*F" --comm-bytes "2*B*F" --link ici --solve D
   symroof derive --einsum "B D, D F -> B F" --dtypes bf16,int8 --out-dtype bf16 \\
       --set hbm=8.2e11 --solve B --subs "D=4096,F=4096" --json
+  symroof derive --mesh "X=2" --chip tpu-v5e --matmul "bf16[B, D_X] x bf16[D_X, F]" \\
+      --between math,ici --solve D
+  symroof derive --mesh "X=8" --chip h100-sxm --flops "2*B*D*F/8" --comm-bytes "2*B*F" \\
+      --link X --between math,nvlink --solve D
 
 Formulas use + - * / ** ( ), numbers (1.97e14 is read exactly), names (every name is a
 positive size) and sqrt exp log min max floor ceil. Nothing is evaluated as Python.
@@ -47,18 +51,45 @@ def register(verbs: Any) -> None:
     d.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'D=8192,F=32768'")
     d.add_argument("--format", default="text", choices=("text", "md", "tex"),
                    help="output format (default text)")
+    on = d.add_argument_group("many chips")
+    on.add_argument("--mesh", metavar="SPEC", help="a mesh, e.g. 'X=8,Y=4' (then --link "
+                    "may name an axis)")
+    on.add_argument("--matmul", metavar="'LHS x RHS'", help="a sharded matmul on --mesh, "
+                    "e.g. 'bf16[B, D_X] x bf16[D_X, F]'")
+    on.add_argument("--scatter", metavar="DIM", help="reduce-scatter the matmul's partial "
+                    "sums onto DIM instead of all-reducing them")
+    on.add_argument("--topology", metavar="NAME", help="the chip's topology (default: its "
+                    "first)")
+    d.add_argument("--between", metavar="TERM,TERM", help="the threshold between two terms: "
+                   "math, a memory level, a link, latency, bandwidth (e.g. math,ici)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     d.set_defaults(run=run_derive)
 
 
 def run_derive(args: argparse.Namespace) -> int:
-    from ..engine.formulas import derive_adhoc
-    result = derive_adhoc(
-        flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
-        einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
-        chip_name=args.chip, catalog=args.catalog, overrides=overrides(args.set),
-        dtype=args.dtype, compute=args.compute, solve=args.solve, regime=args.regime,
-        subs=args.subs)
+    from ..core.errors import InputError
+    if args.mesh is not None:
+        if args.einsum is not None:
+            raise InputError("with --mesh use --matmul 'LHS x RHS' (sharded arrays) instead "
+                             "of --einsum", "--einsum")
+        from ..parallel.adhoc import derive_on_mesh
+        result = derive_on_mesh(
+            mesh_spec=args.mesh, chip_name=args.chip, catalog=args.catalog,
+            overrides=overrides(args.set), topology=args.topology, matmul=args.matmul,
+            flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
+            dtype=args.dtype, solve=args.solve, regime=args.regime, subs=args.subs,
+            between=args.between, scatter=args.scatter)
+    else:
+        for flag in ("matmul", "scatter", "topology"):
+            if getattr(args, flag) is not None:
+                raise InputError(f"--{flag} needs --mesh", f"--{flag}")
+        from ..engine.formulas import derive_adhoc
+        result = derive_adhoc(
+            flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
+            einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
+            chip_name=args.chip, catalog=args.catalog, overrides=overrides(args.set),
+            dtype=args.dtype, compute=args.compute, solve=args.solve, regime=args.regime,
+            subs=args.subs, between=args.between)
     if args.json:
         emit(result.to_json())
         return 0

@@ -24,7 +24,8 @@ from ..hardware.catalog import Chip, chip, load_catalog
 from .asymptotics import Expansion, expansion, parse_regime
 from .ops import Op, einsum, op
 from .rooflines import Roofline, roofline
-from .thresholds import Threshold, solve_condition, threshold
+from .thresholds import Threshold, solve_condition, term_time, threshold
+from .thresholds import between as between_terms
 
 
 @dataclass(frozen=True)
@@ -57,6 +58,9 @@ class AdHoc:
         out["primary"] = rl.primary
         out["t_comms"] = {k: text(v) for k, v in rl.t_comms.items()}
         out["t_comms_value"] = {k: number_value(v) for k, v in rl.t_comms.items()}
+        out["terms"] = {k: text(v) for k, v in rl.terms.items()}
+        out["terms_value"] = {k: number_value(v) for k, v in rl.terms.items()}
+        out["serial"] = list(rl.serial)
         out["bound"] = rl.bound()
         out["compute_bound_when"] = text(rl.condition())
         if self.expansion is not None:
@@ -70,6 +74,8 @@ class AdHoc:
             out["threshold"] = None
         else:
             block: dict[str, Any] = {"symbol": str(th.symbol), "resource": th.resource,
+                                     "between": th.resource.split(",") if "," in
+                                     th.resource else ["math", th.resource],
                                      "relation": text(th.inequality),
                                      "direction": th.direction}
             _put(block, "exact", th.exact)
@@ -91,12 +97,29 @@ def derive_adhoc(*, flops: str | None = None, bytes: str | None = None,
                  out_dtype: str | None = None, chip_name: str = "tpu-v5e",
                  catalog: str | None = None, overrides: Mapping[str, str] | None = None,
                  dtype: str | None = None, compute: str = "mxu", solve: str | None = None,
-                 regime: str | None = None, subs: str | None = None) -> AdHoc:
+                 regime: str | None = None, subs: str | None = None,
+                 between: str | None = None) -> AdHoc:
     """Parse, build the op, and derive roofline, expansion and threshold."""
-    the_chip = _chip(chip_name, catalog, overrides or {})
+    the_chip = command_line_chip(chip_name, catalog, overrides or {})
     the_op = _op(flops, bytes, comm_bytes, link, einsum_spec, dtypes, out_dtype, dtype, compute)
     rl = roofline(the_op, the_chip)
-    used = rl.op.flops.free_symbols.union(*(rl.t_comms[k].free_symbols for k in rl.t_comms))
+    return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between)
+
+
+def derive_from(rl: Roofline, *, solve: str | None = None, regime: str | None = None,
+                subs: str | None = None, between: str | None = None) -> AdHoc:
+    """Expansion, threshold and values for a roofline built elsewhere (on a mesh).
+
+    ``between`` (``"math,ici"``, ``"hbm,ici"``, ``"latency,bandwidth"``) asks for the
+    threshold between two named terms instead of compute against the primary resource."""
+    pair = _pair(between)
+    used = rl.op.flops.free_symbols.union(*(t.free_symbols for t in rl.terms.values()))
+    if pair is not None:
+        for name in pair:
+            term_time(rl, name)
+        if solve is None:
+            raise InputError("--between needs --solve SYMBOL: the size to solve for",
+                             "--between")
     values = _values(subs, used)
     solve_symbol = None
     if solve is not None:
@@ -117,20 +140,31 @@ def derive_adhoc(*, flops: str | None = None, bytes: str | None = None,
     existence = None
     if solve_symbol is not None:
         try:
-            th = threshold(rl, solve_symbol, regime=reg)
+            th = threshold(rl, solve_symbol, regime=reg) if pair is None else \
+                between_terms(rl, pair[0], pair[1], solve_symbol, regime=reg)
             existence = th.existence
             if values:
                 th = th.at(values)
                 existence = solve_condition(th.existence) if isinstance(th.existence, sp.Rel) \
                     else th.existence
         except DerivationError as exc:
-            raise DerivationError(exc.message, "--solve") from None
+            raise DerivationError(exc.message, "--between" if pair else "--solve") from None
     if values:
         rl = rl.at(values)
     return AdHoc(rl, exp, th, existence, values)
 
 
-def _chip(name: str, catalog: str | None, overrides: Mapping[str, str]) -> Chip:
+def _pair(between: str | None) -> tuple[str, str] | None:
+    if between is None:
+        return None
+    parts = [p.strip() for p in between.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise InputError(f"expected two different terms, e.g. 'math,ici', got {between!r}",
+                         "--between")
+    return parts[0], parts[1]
+
+
+def command_line_chip(name: str, catalog: str | None, overrides: Mapping[str, str]) -> Chip:
     try:
         found = chip(name, catalog=load_catalog(catalog))
     except InputError as exc:

@@ -118,7 +118,7 @@ class Mesh:
         if isinstance(axes, str):
             text = axes.strip()
             names = [p.strip() for p in text.split(",")] if "," in text else \
-                [text] if text in self.axes else split_axes(text, tuple(self.axes))
+                [text] if text in self.axes else split_axes(text, tuple(self.axes)) or [text]
         else:
             names = list(axes)
         if not names or any(not n for n in names):

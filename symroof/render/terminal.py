@@ -40,6 +40,7 @@ def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
         ("critical intensity", rl.ridge, "FLOP/byte"),
         ("T_math", rl.t_math, "s"),
         *((f"T_{k}", v, "s") for k, v in rl.t_comms.items()),
+        *((f"T_{k}", v, "s") for k, v in rl.extra.items()),
         ("bound", rl.bound(), ""),
     ]
     if result.expansion is not None:
@@ -126,7 +127,7 @@ def chip_lines(c: Chip) -> list[str]:
     lines = [f"{c.name}: {c.title}" + (f" ({c.vendor})" if c.vendor else "")]
     for key in sorted(c.figures):
         fig = c.figures[key]
-        link = c.links.get(key)
+        link = c.link(key) if key in c.links else None
         conv = f" [{link.direction} per {link.per}" + (f", {link.count} links" if link.count
                                                        else "") + "]" if link else ""
         lines.append(f"  {key:<14} {fig.text:<18} = {approx(fig.value, 4):<9} "
@@ -134,8 +135,20 @@ def chip_lines(c: Chip) -> list[str]:
         for alt in fig.alternatives:
             lines.append(f"  {'':<14}   alternative {alt.label}: {alt.text} "
                          f"(source {alt.source})" + (f"  ({alt.note})" if alt.note else ""))
+    if c.links:
+        lines.append("  links (one way / both ways):")
+        for name in sorted(c.links):
+            ln = c.link(name)
+            lat = (f"{approx(ln.latency, 3)} s per hop (source {ln.latency_source})"
+                   if ln.latency_known else f"{ln.latency} (no source gives a per-hop latency)")
+            lines.append(f"    {name:<8} {approx(ln.one_way, 4)} / {approx(ln.bidirectional, 4)}"
+                         f" B/s per {ln.per}; latency {lat}")
+    if c.topologies:
+        lines.append("  topologies:")
+        lines += [f"    {t.describe()}" for t in c.topologies.values()]
     used = sorted({f.source for f in c.figures.values()} |
-                  {a.source for f in c.figures.values() for a in f.alternatives})
+                  {a.source for f in c.figures.values() for a in f.alternatives} |
+                  {t.source for t in c.topologies.values()})
     lines.append("  sources:")
     lines += [f"    {k}: {c.sources[k]}" for k in used if k in c.sources]
     if c.figures.get("mxu.bf16") and c.figures.get("hbm"):
@@ -156,12 +169,29 @@ def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:
     data: dict[str, Any] = {"name": c.name, "title": c.title, "vendor": c.vendor,
                             "figures": {k: fig(c.figures[k]) for k in sorted(c.figures)}}
     if not brief:
-        data["links"] = {k: {"direction": v.direction, "per": v.per, "count": v.count}
-                         for k, v in sorted(c.links.items())}
+        data["links"] = {k: _link_json(c, k) for k in sorted(c.links)}
+        data["topologies"] = {t.name: {"title": t.title, "kind": t.kind,
+                                       "shape": list(t.shape), "link": t.link,
+                                       "wraparound": t.wraparound,
+                                       "wrap_multiple": t.wrap_multiple or None,
+                                       "chips_per_host": t.chips_per_host,
+                                       "scale_out": t.scale_out, "source": t.source,
+                                       "note": t.note} for t in c.topologies.values()}
         data["sources"] = {k: c.sources[k] for k in sorted(
             {f.source for f in c.figures.values()} |
-            {a.source for f in c.figures.values() for a in f.alternatives}) if k in c.sources}
+            {a.source for f in c.figures.values() for a in f.alternatives} |
+            {t.source for t in c.topologies.values()}) if k in c.sources}
     return data
+
+
+def _link_json(c: Chip, name: str) -> dict[str, Any]:
+    ln = c.link(name)
+    return {"direction": ln.direction, "per": ln.per, "count": ln.count,
+            "one_way": text(ln.one_way), "one_way_value": number_value(ln.one_way),
+            "bidirectional": text(ln.bidirectional),
+            "bidirectional_value": number_value(ln.bidirectional),
+            "latency": text(ln.latency), "latency_value": number_value(ln.latency),
+            "latency_source": ln.latency_source or None}
 
 
 COLORS = {"OK": "32", "ROUNDING": "36", "ERRATUM": "33", "UNVERIFIABLE": "2",

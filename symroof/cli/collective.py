@@ -1,0 +1,61 @@
+"""symroof collective: the bytes, bandwidth and latency terms of one collective on a mesh."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import chip_options, emit, overrides
+
+EXAMPLES = """\
+examples:
+  symroof collective allgather --array "bf16[B_X, D]" --axes X --mesh "X=16" --chip tpu-v5e
+  symroof collective allreduce --bytes "2*P" --axes X --mesh "X=8" --chip h100-sxm \\
+      --set "nvlink.latency=2 us" --json
+  symroof collective reducescatter --array "bf16[B, F]" --axes XY --mesh "X=8,Y=4" \\
+      --subs "B=1024,F=8192"
+
+--bytes follows NCCL's size convention: the gathered bytes per device (AllGather), the bytes
+reduced per device (ReduceScatter, AllReduce), the bytes each device holds (AllToAll,
+permute). A link with no sourced per-hop latency keeps the symbol alpha_<link>.
+"""
+
+KINDS = ("allgather", "reducescatter", "allreduce", "alltoall", "permute")
+
+
+def register(verbs: Any) -> None:
+    c = verbs.add_parser(
+        "collective", help="cost a collective over mesh axes",
+        description="Bytes per device and per link, the bandwidth and latency terms, the time "
+                    "and the size below which a collective is latency-bound.",
+        epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("kind", choices=KINDS, help="the collective")
+    what = c.add_mutually_exclusive_group()
+    what.add_argument("--array", metavar="SPEC", help="a sharded array, e.g. 'bf16[B_X, D]'")
+    what.add_argument("--bytes", metavar="EXPR", help="a byte count, e.g. '2*P'")
+    c.add_argument("--axes", required=True, metavar="AXES", help="mesh axes, e.g. X or XY")
+    c.add_argument("--mesh", required=True, metavar="SPEC", help="mesh, e.g. 'X=8,Y=4'")
+    chip_options(c)
+    c.add_argument("--topology", metavar="NAME", help="the chip's topology (default: its "
+                   "first; see 'symroof chip NAME')")
+    c.add_argument("--dim", metavar="NAME", help="the dimension a ReduceScatter or AllToAll "
+                   "splits")
+    c.add_argument("--solve", metavar="SYMBOL", help="the size below which it is "
+                   "latency-bound, in SYMBOL")
+    c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
+    c.add_argument("--json", action="store_true", help="machine-readable output")
+    c.set_defaults(run=run_collective)
+
+
+def run_collective(args: argparse.Namespace) -> int:
+    from ..parallel.adhoc import run_collective as derive
+    result = derive(kind=args.kind, mesh_spec=args.mesh, axes=args.axes, array=args.array,
+                    nbytes=args.bytes, chip_name=args.chip, catalog=args.catalog,
+                    overrides=overrides(args.set), topology=args.topology, dim=args.dim,
+                    subs=args.subs, solve=args.solve)
+    if args.json:
+        emit(result.to_json())
+        return 0
+    from ..render.collective import collective_lines
+    print("\n".join(collective_lines(result)))
+    return 0
