@@ -181,8 +181,9 @@ def test_latency_bound_size_on_an_nvswitch_node_stays_symbolic() -> None:
 
 
 @pytest.mark.parametrize(("make", "message"), [
-    (lambda: mesh("X=32", "tpu-v5e"), "axis X=32 is larger than dimension 1 of the "
-     "tpu-v5e-pod torus (16x16); the mesh is larger than the topology"),
+    (lambda: mesh("X=512", "tpu-v5e"), "axis X=512 does not fit what is left of the "
+     "tpu-v5e-pod torus (16x16): the mesh is larger than the topology"),
+    (lambda: mesh("X=16,Y=32", "tpu-v5e"), "axis Y=32 does not fit what is left"),
     (lambda: mesh("X=8,X=4", "tpu-v5e"), "'X' is given twice"),
     (lambda: mesh("X=16,Y=16,Z=2", "tpu-v5e"), "more ICI axes than the tpu-v5e-pod torus"),
     (lambda: mesh("X=16", "a100-80gb"), "holds 8 and the catalogue gives no scale-out"),
@@ -221,3 +222,41 @@ def test_a_gap_with_a_square_root_is_solved_or_said_to_have_no_closed_form() -> 
     odd = roofline(op("t", sp.exp(N) + N, comms={"ici": sp.log(N + 2)}), chip("tpu-v5e"))
     with pytest.raises(DerivationError, match="no closed form"):
         between(odd, "math", "ici", "N")
+
+
+def test_book_pop_quiz_allgather_without_wraparound() -> None:
+    """How To Scale Your Model ch. 3, Pop Quiz 2: AllGather_Y([E_Y, F]) on a v5e mesh
+    {X: 8, Y: 4}, E = 2048, F = 8192, bf16: no wraparound on an axis of 4, so "3 * 8.4e6 /
+    4.5e10 = 560us"; the book's multi-axis rule T = V / (W_ici N_axes), latency
+    T_min sum |X_i| / 2."""
+    m = mesh("X=8,Y=4", "tpu-v5e")
+    quiz = all_gather("bf16[2048_Y, 8192]", "Y", m)
+    assert f"{float(quiz.bandwidth_time):.2g}" == "0.00056"
+    assert quiz.hops == 3
+    pod = mesh("X=16,Y=16", "tpu-v5e")
+    both, one = collective("allgather", V, "XY", pod), collective("allgather", V, "X", pod)
+    assert both.hops == 16 and one.hops == 8
+    # 255/256 V over 2 axes of 9e10 B/s, against 15/16 V over one
+    assert sp.simplify(both.bandwidth_time / one.bandwidth_time -
+                       sp.Rational(255, 256) / 2 / sp.Rational(15, 16)) == 0
+
+
+@st.composite
+def two_axes(draw: st.DrawFn) -> Mesh:
+    """Two-axis meshes: a TPU torus (either axis may span dimensions) or GPU nodes."""
+    if draw(st.booleans()):
+        x, y = draw(st.sampled_from([(1, 4), (4, 4), (16, 4), (16, 16), (64, 1), (2, 16)]))
+        return mesh(f"X={x},Y={y}", draw(st.sampled_from(["tpu-v5e", "tpu-v6e"])))
+    x, y = draw(st.sampled_from([(1, 8), (2, 8), (4, 2), (3, 16), (2, 4)]))
+    return mesh(f"X={x},Y={y}", draw(st.sampled_from(["h100-sxm", "b200"])))
+
+
+@FEW
+@given(two_axes(), sizes, st.sampled_from(["XY", "X", "Y"]))
+def test_the_laws_hold_over_several_axes(m: Mesh, v: sp.Expr, axes_: str) -> None:
+    ar, rs, ag = (collective(k, v, axes_, m) for k in ("allreduce", "reducescatter",
+                                                       "allgather"))
+    assert sp.simplify(ar.time - rs.time - ag.time) == 0
+    # every device receives what it lacks: (n-1)/n of the gathered bytes, whatever the route
+    n = sp.Mul(*(m.axis(a).size for a in m.resolve(axes_)))
+    assert sp.simplify(ag.bytes_per_device - (n - 1) / n * v) == 0

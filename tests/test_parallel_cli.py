@@ -87,7 +87,7 @@ def test_derive_between_latency_and_bandwidth(capsys: pytest.CaptureFixture[str]
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["collective", "allgather", "--array", "bf16[B_X]", "--axes", "X", "--mesh", "X=32"],
+    (["collective", "allgather", "--array", "bf16[B_X]", "--axes", "X", "--mesh", "X=512"],
      "the mesh is larger than the topology"),
     (["collective", "allgather", "--array", "bf16[B_X]", "--axes", "X", "--mesh", "X=8,X=4"],
      "'X' is given twice"),

@@ -25,8 +25,9 @@ bandwidth W per link or port:
 - permute (a shift by one along the axis): V/W, one hop (n-1 on a line).
 
 Over several axes (or a hierarchical axis) a collective runs stage by stage, AllGather in
-the order given (outermost network first), ReduceScatter in the reverse order: a bound on
-a torus, where the book lets several axes run at once. Latency = hops x per-hop latency,
+the order given (outermost network first), ReduceScatter in the reverse order; rings of one
+torus link gather at once, their bandwidths adding up and their hops too (the book's
+AllGather_XY: V / (W N_axes), T_min sum |X_i| / 2). Latency = hops x per-hop latency,
 which stays the symbol ``alpha_<link>`` where no source gives one. Reductions' FLOPs are
 not counted.
 """
@@ -313,11 +314,36 @@ def _stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
 
 
 def _gather(v: sp.Expr, flat: list[tuple[str, Axis]]) -> tuple[Stage, ...]:
+    """AllGather stages in order; neighbouring rings of one link run at once (their
+    bandwidths add, their hops add), as the book has it for AllGather_XY on a torus."""
+    groups: list[list[tuple[str, Axis]]] = []
+    for name, s in flat:
+        joins = (groups and s.ring and s.size != 1 and groups[-1][-1][1].ring
+                 and groups[-1][-1][1].size != 1 and groups[-1][-1][1].link.name == s.link.name)
+        if joins:
+            groups[-1].append((name, s))
+        else:
+            groups.append([(name, s)])
     out = []
-    for i, (name, s) in enumerate(flat):
-        later = sp.Mul(*(t.size for _, t in flat[i + 1:]))
-        out.append(_one("allgather", name, s, v / later))
+    for i, group in enumerate(groups):
+        later = sp.Mul(*(t.size for g in groups[i + 1:] for _, t in g))
+        if len(group) == 1:
+            out.append(_one("allgather", group[0][0], group[0][1], v / later))
+        else:
+            out.append(_concurrent(group, v / later))
     return tuple(out)
+
+
+def _concurrent(group: list[tuple[str, Axis]], v: sp.Expr) -> Stage:
+    """Rings of one link gathering at once: (n-1)/n V over the sum of their bandwidths."""
+    n = sp.Mul(*(s.size for _, s in group))
+    base = group[0][1].bandwidth
+    rate = sp.Add(*((2 if s.wraps and s.bidirectional else 1) * s.bandwidth for _, s in group))
+    sent = sp.cancel((n - 1) / n * v)
+    hops = sp.Add(*(sp.floor(s.size / 2) if s.wraps and s.bidirectional else s.size - 1
+                    for _, s in group))
+    return Stage("".join(name for name, _ in group), n, group[0][1].link.name, base, sent,
+                 sp.cancel(sent * base / rate), hops, group[0][1].latency)
 
 
 def _one(kind: str, name: str, s: Axis, v: sp.Expr) -> Stage:

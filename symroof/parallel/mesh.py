@@ -11,8 +11,10 @@ True
 [('node', 'scale-out', 'ib', 50000000000), ('gpu', 'switch', 'nvlink', 450000000000)]
 
 On a torus the axes take its dimensions in order (``X`` the first, ``Y`` the second); an
-axis wraps around only where the topology says. On a GPU system the last axes fill the
-NVLink switch domain and the first ones go over the scale-out network; an axis larger
+axis wraps around only where the topology says, and an axis larger than its dimension
+spans the next ones too (``X=256`` on a 16x16 pod: two rings gathering at once). On a GPU
+system the last axes fill the NVLink switch domain and the first ones go over the
+scale-out network; an axis larger
 than what is left of the domain is hierarchical (its ``parts``: inside the domain, then
 across it). ``NAME=SIZE@LINK`` puts an axis on a named link (``pod=2@dcn``). A size may
 be a symbol (``X=N``); where a symbol's fit cannot be checked, the mesh records the
@@ -75,8 +77,8 @@ class Axis:
     def describe(self) -> str:
         """``X=8: torus ring over ici, no wraparound, 4.5e10 B/s one way, 1e-6 s per hop``."""
         if self.parts:
-            return f"{self.name}={self.size}: hierarchical, " + "; then ".join(
-                p.describe().split(": ", 1)[1] for p in self.parts)
+            return f"{self.name}={self.size}: " + "; then ".join(
+                f"{p.size} chips, " + p.describe().split(": ", 1)[1] for p in self.parts)
         shape = {"torus": "ring on the torus", "ring": "ring", "switch": "switch",
                  "scale-out": "scale-out network"}[self.kind]
         wrap = (", wraps around" if self.wraps else ", no wraparound") if self.ring else ""
@@ -214,15 +216,16 @@ def _torus(the_chip: Chip, topo: Topology, sizes: Mapping[str, tuple[sp.Expr, st
         if link is not None:
             axes[name] = _explicit(the_chip, topo, name, size, link, where)
             continue
+        if size == 1:  # a one-chip axis takes no dimension
+            axes[name] = _link_axis(the_chip, topo, name, size, topo.link, "torus", where)
+            continue
         if dim >= len(topo.shape):
             raise InputError(f"the mesh has more ICI axes than the {topo.name} torus has "
                              f"dimensions ({len(topo.shape)}); put an axis on the scale-out "
                              f"network with {name}={size}@{topo.scale_out or 'dcn'}", where)
         if size.is_Integer and int(size) > topo.shape[dim]:
-            shape = "x".join(map(str, topo.shape))
-            raise InputError(f"axis {name}={size} is larger than dimension {dim + 1} of the "
-                             f"{topo.name} torus ({shape}); the mesh is larger than the "
-                             f"topology", where)
+            axes[name], dim = _spanning(the_chip, topo, name, int(size), dim, where)
+            continue
         if not size.is_Integer:
             notes.append(f"{name} = {size} is assumed to fit dimension {dim + 1} of "
                          f"{topo.name} ({topo.shape[dim]} chips) without wraparound")
@@ -230,6 +233,25 @@ def _torus(the_chip: Chip, topo: Topology, sizes: Mapping[str, tuple[sp.Expr, st
         axes[name] = replace(axis, wraps=topo.wraps(size, dim))
         dim += 1
     return axes, notes
+
+
+def _spanning(the_chip: Chip, topo: Topology, name: str, size: int, dim: int,
+              where: str) -> tuple[Axis, int]:
+    """An axis laid over several torus dimensions: one ring per dimension, gathered at once."""
+    parts: list[Axis] = []
+    rest = size
+    while rest > 1:
+        if dim >= len(topo.shape) or rest % min(rest, topo.shape[dim]):
+            shape = "x".join(map(str, topo.shape))
+            raise InputError(f"axis {name}={size} does not fit what is left of the "
+                             f"{topo.name} torus ({shape}): the mesh is larger than the "
+                             f"topology", where)
+        take = min(rest, topo.shape[dim])
+        ring = _link_axis(the_chip, topo, name, sp.Integer(take), topo.link, "torus", where)
+        parts.append(replace(ring, wraps=topo.wraps(take, dim)))
+        rest //= take
+        dim += 1
+    return replace(parts[0], size=sp.Integer(size), parts=tuple(parts)), dim
 
 
 def _switch(the_chip: Chip, topo: Topology, sizes: Mapping[str, tuple[sp.Expr, str | None]],
