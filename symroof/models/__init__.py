@@ -1,1 +1,115 @@
-"""models"""
+"""Topic models: transformer configs and their costs, attention IO, AD cost, scaling laws.
+
+The transformer API, exact and symbolic:
+
+>>> from symroof import chip
+>>> from symroof.models import (model, params, attention_flops, flops_per_token,
+...     training_flops_per_token, kv_bytes_per_token, activation_bytes, training_memory,
+...     inference_memory, layer_ops,
+...     step_roofline, critical_batch, decode_intensity, max_batch, max_context, min_chips)
+>>> cfg = model("llama-2-7b")             # bundled name, Hugging Face id, or config.json path
+>>> p = params(cfg)
+>>> p.total, p.active, p.embedding
+(6738415616, 6738415616, 262144000)
+>>> params(model("mixtral-8x7b")).active
+12879925248
+>>> flops_per_token(cfg, context=1024)                 # forward, 2 per weight + attention
+13751558144
+>>> training_flops_per_token(cfg, 1024, recompute="full") == 4 * flops_per_token(cfg, 1024)
+True
+>>> attention_flops(cfg, symbolic=True)                # in the config's letters, T the context
+4*H*L*N*T
+>>> kv_bytes_per_token(cfg, "bf16")                    # 2 L K H x 2 bytes
+524288
+>>> activation_bytes(model("gpt2"), "none", context=1024).per_layer    # 34 D + 5 N T
+87552
+>>> training_memory(cfg).bytes_per_param              # mixed-precision Adam: 2 + 2 + 12
+16
+>>> inference_memory(cfg, batch=1, context=4096).parts["kv cache"]
+2147483648
+>>> step = layer_ops(cfg, "decode", batch=1, context=1024)   # blocks of einsum ops
+>>> [(b.name, b.count, len(b.ops)) for b in step.blocks]
+[('layer', 32, 8), ('head', 1, 3)]
+>>> step_roofline(step, chip("a100-80gb")).bound()
+'hbm'
+>>> critical_batch(cfg, chip("a100-80gb"), context=128).integer
+1082
+>>> decode_intensity(cfg)[1]                           # as T grows: N H / (K H + ...)
+128/129
+>>> max_batch(cfg, chip("a100-80gb"), context=4096).integer
+30
+>>> min_chips(model("llama-2-70b"), chip("a100-80gb"), context=4096).integer
+2
+
+Every count takes ``symbolic=True`` for its form in the letters of ``ModelConfig``
+(L, D, F, N, K, H, V, P, E, k, F_e, E_s, F_s, L_d) and context T, batch B.
+"""
+
+from .capacity import Fit, max_batch, max_context, min_chips
+from .config import ModelConfig, MoE
+from .counts import (
+    Flops,
+    Params,
+    attention_flops,
+    flops_per_token,
+    forward_flops,
+    kv_bytes_per_sequence,
+    kv_bytes_per_token,
+    multiplied_params,
+    params,
+    training_flops_per_token,
+)
+from .hf import bundled, from_hf, load_config, model
+from .layers import Block, Step, layer_ops
+from .memory import (
+    OPTIMIZERS,
+    Activations,
+    Memory,
+    activation_bytes,
+    inference_memory,
+    training_memory,
+)
+from .step_roofline import (
+    CriticalBatch,
+    StepRoofline,
+    critical_batch,
+    decode_intensity,
+    step_roofline,
+)
+
+__all__ = [
+    "OPTIMIZERS",
+    "Activations",
+    "Block",
+    "CriticalBatch",
+    "Fit",
+    "Flops",
+    "Memory",
+    "MoE",
+    "ModelConfig",
+    "Params",
+    "Step",
+    "StepRoofline",
+    "activation_bytes",
+    "attention_flops",
+    "bundled",
+    "critical_batch",
+    "decode_intensity",
+    "flops_per_token",
+    "forward_flops",
+    "from_hf",
+    "inference_memory",
+    "kv_bytes_per_sequence",
+    "kv_bytes_per_token",
+    "layer_ops",
+    "load_config",
+    "max_batch",
+    "max_context",
+    "min_chips",
+    "model",
+    "multiplied_params",
+    "params",
+    "step_roofline",
+    "training_flops_per_token",
+    "training_memory",
+]

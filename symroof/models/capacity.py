@@ -1,0 +1,105 @@
+"""Capacity as thresholds: the largest batch or context that fits, the fewest chips.
+
+>>> from symroof import chip
+>>> from symroof.models import model
+>>> fit = max_batch(model("llama-2-7b"), chip("a100-80gb"), context=4096)
+>>> fit.relation, fit.integer
+(B <= 1015063/32768, 30)
+>>> min_chips(model("llama-2-70b"), chip("a100-80gb"), batch=1, context=4096).integer
+2
+
+Serving memory is the weights plus the KV cache, W + B T kv (``inference_memory``); it fits
+n chips of capacity C when W + B T kv <= n u C, u the usable fraction of memory (1 unless
+stated, an assumption every result names). Each answer is the exact relation, solved for
+its size, and the first whole number that satisfies it. Weights and KV cache are split
+evenly over the n chips (tensor-parallel serving), nothing replicated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..core.errors import DerivationError, InputError
+from ..core.parse import symbol
+from ..hardware.catalog import Chip
+from .config import ModelConfig
+from .counts import context_symbol
+from .memory import Memory, inference_memory
+
+
+@dataclass(frozen=True)
+class Fit:
+    """``relation`` (``B <= 5001109/16384``) and ``integer`` (the largest or smallest whole
+    number that satisfies it), with the memory it was solved from."""
+
+    symbol: sp.Symbol
+    exact: sp.Expr
+    direction: str
+    memory: Memory
+    capacity: sp.Expr
+    assumptions: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def relation(self) -> sp.Rel:
+        return sp.Rel(self.symbol, self.exact, self.direction, evaluate=False)
+
+    @property
+    def integer(self) -> int:
+        if self.direction == "<=":
+            return int(sp.floor(self.exact))
+        return int(sp.ceiling(self.exact))
+
+
+def _capacity(chip: Chip, chips: int | sp.Expr, usable: sp.Expr | float | str,
+              ) -> tuple[sp.Expr, str]:
+    u = sp.Rational(str(usable))
+    if not 0 < u <= 1:
+        raise InputError(f"usable memory fraction must be in (0, 1], got {usable}", "--usable")
+    return sp.sympify(chips) * u * chip.capacity("hbm"), f"usable fraction of HBM {u}"
+
+
+def _solve(need: sp.Expr, limit: sp.Expr, s: sp.Symbol, what: str) -> tuple[sp.Expr, str]:
+    """``need(s) <= limit`` for ``s``, with ``need`` linear in ``s`` with a positive slope."""
+    poly = sp.Poly(sp.expand(need), s)
+    if poly.degree() != 1:
+        raise DerivationError(f"memory is not linear in {s}: {need}")
+    slope, base = poly.all_coeffs()
+    if (base - limit).is_number and base >= limit:
+        raise DerivationError(f"{what}: the weights alone ({base} bytes) do not fit in "
+                              f"{limit} bytes")
+    return sp.cancel((limit - base) / slope), "<="
+
+
+def max_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, chips: int = 1,
+              dtype: str = "bf16", kv_dtype: str | None = None,
+              usable: sp.Expr | float | str = 1) -> Fit:
+    """The largest batch whose weights and KV cache at ``context`` fit ``chips`` chips."""
+    B = symbol("B")
+    mem = inference_memory(cfg, batch=B, context=context, dtype=dtype, kv_dtype=kv_dtype)
+    cap, note = _capacity(chip, chips, usable)
+    exact, direction = _solve(mem.total, cap, B, f"{cfg.name} on {chips} x {chip.name}")
+    return Fit(B, exact, direction, mem, cap, {"memory": note})
+
+
+def max_context(cfg: ModelConfig, chip: Chip, *, batch: int | sp.Expr, chips: int = 1,
+                dtype: str = "bf16", kv_dtype: str | None = None,
+                usable: sp.Expr | float | str = 1) -> Fit:
+    """The longest context at ``batch`` whose weights and KV cache fit ``chips`` chips."""
+    T = context_symbol(None)
+    mem = inference_memory(cfg, batch=batch, context=T, dtype=dtype, kv_dtype=kv_dtype)
+    cap, note = _capacity(chip, chips, usable)
+    exact, direction = _solve(mem.total, cap, T, f"{cfg.name} on {chips} x {chip.name}")
+    return Fit(T, exact, direction, mem, cap, {"memory": note})
+
+
+def min_chips(cfg: ModelConfig, chip: Chip, *, batch: int | sp.Expr = 1,
+              context: int | sp.Expr | None = None, dtype: str = "bf16",
+              kv_dtype: str | None = None, usable: sp.Expr | float | str = 1) -> Fit:
+    """The fewest chips whose memory holds the weights and the KV cache of ``batch``
+    sequences of ``context`` tokens: n >= (W + B T kv) / (u C)."""
+    n = symbol("n")
+    mem = inference_memory(cfg, batch=batch, context=context, dtype=dtype, kv_dtype=kv_dtype)
+    per_chip, note = _capacity(chip, 1, usable)
+    return Fit(n, sp.cancel(mem.total / per_chip), ">=", mem, per_chip, {"memory": note})

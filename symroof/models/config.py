@@ -1,0 +1,155 @@
+"""A transformer's configuration: the sizes and the structure that its costs follow from.
+
+>>> cfg = ModelConfig("tiny", layers=2, d_model=64, d_ff=256, heads=4, kv_heads=2,
+...                   head_dim=16, vocab=1000)
+>>> cfg.dims()["K"], cfg.letters()["K"]
+(2, K)
+>>> cfg.gqa_group
+2
+
+Sizes have letters, as "How To Scale Your Model" writes them: L layers, D d_model, F d_ff,
+N query heads, K key/value heads, H head dim, V vocabulary, P learned positions; for a
+mixture of experts E routed experts of width F_e each, k of them per token, E_s shared
+experts of width F_s, and L_d dense layers (the rest, L - L_d, are MoE layers). The counts
+in ``symroof.models.counts`` are written once over these letters: ``dims()`` gives the
+config's integers, ``letters()`` positive symbols, and the same code yields both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..core.errors import InputError
+
+NORMS = ("rmsnorm", "layernorm")
+MLPS = ("gated", "plain")
+POSITIONS = ("rope", "learned", "none")
+LETTERS = ("L", "D", "F", "N", "K", "H", "V", "P", "E", "k", "F_e", "E_s", "F_s", "L_d")
+
+
+@dataclass(frozen=True)
+class MoE:
+    """Mixture-of-experts layers: ``experts`` routed experts of width ``d_ff`` (F_e), ``top_k``
+    of them per token; ``shared`` experts of width ``shared_d_ff`` (F_s) every token uses,
+    optionally behind a sigmoid gate (one D-vector); the first ``dense_layers`` layers (L_d)
+    keep a dense MLP of width F instead."""
+
+    experts: int
+    top_k: int
+    d_ff: int
+    shared: int = 0
+    shared_d_ff: int = 0
+    shared_gate: bool = False
+    dense_layers: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("experts", "top_k", "d_ff"):
+            _positive(getattr(self, name), f"moe.{name}")
+        for name in ("shared", "shared_d_ff", "dense_layers"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+                raise InputError(f"must be a whole number >= 0, got {value!r}", f"moe.{name}")
+        if self.top_k > self.experts:
+            raise InputError(f"top_k {self.top_k} exceeds the {self.experts} experts", "moe")
+        if self.shared and not self.shared_d_ff:
+            raise InputError("shared experts need a width", "moe.shared_d_ff")
+        if self.shared_gate and not self.shared:
+            raise InputError("a shared-expert gate needs shared experts", "moe.shared_gate")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A decoder-only transformer. ``mlp`` is ``gated`` (SwiGLU: gate, up, down) or ``plain``
+    (up, down); ``norm`` is ``rmsnorm`` (a weight) or ``layernorm`` (a weight and a bias);
+    ``qkv_bias``, ``out_bias`` and ``mlp_bias`` say which projections carry biases;
+    ``positions`` is ``rope``, ``learned`` (``max_positions`` rows, P) or ``none``;
+    ``dropout`` says whether training applies dropout (its masks are activations too);
+    ``context_length`` is the longest context the model was configured for (0: unknown)."""
+
+    name: str
+    layers: int
+    d_model: int
+    d_ff: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    vocab: int
+    mlp: str = "gated"
+    tied_embeddings: bool = False
+    norm: str = "rmsnorm"
+    qkv_bias: bool = False
+    out_bias: bool = False
+    mlp_bias: bool = False
+    positions: str = "rope"
+    max_positions: int = 0
+    moe: MoE | None = None
+    sliding_window: int | None = None
+    dropout: bool = False
+    context_length: int = 0
+    source: Mapping[str, str] = field(default_factory=dict)
+    aliases: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        where = self.name
+        for name in ("layers", "d_model", "d_ff", "heads", "kv_heads", "head_dim", "vocab"):
+            _positive(getattr(self, name), f"{where}: {name}")
+        if self.heads % self.kv_heads:
+            raise InputError(f"heads {self.heads} is not a multiple of kv_heads "
+                             f"{self.kv_heads}", where)
+        for value, allowed, what in ((self.mlp, MLPS, "mlp"), (self.norm, NORMS, "norm"),
+                                     (self.positions, POSITIONS, "positions")):
+            if value not in allowed:
+                raise InputError(f"{what} must be one of {', '.join(allowed)}, got {value!r}",
+                                 where)
+        if self.positions == "learned":
+            _positive(self.max_positions, f"{where}: max_positions")
+        if self.moe is not None and self.moe.dense_layers > self.layers:
+            raise InputError(f"{self.moe.dense_layers} dense layers exceed the "
+                             f"{self.layers} layers", f"{where}: moe.dense_layers")
+
+    @property
+    def gqa_group(self) -> int:
+        """Query heads per key/value head (N / K)."""
+        return self.heads // self.kv_heads
+
+    def dims(self) -> dict[str, sp.Expr]:
+        """The config's sizes by letter, as SymPy integers (absent features are 0)."""
+        moe = self.moe
+        values = {
+            "L": self.layers, "D": self.d_model, "F": self.d_ff, "N": self.heads,
+            "K": self.kv_heads, "H": self.head_dim, "V": self.vocab,
+            "P": self.max_positions if self.positions == "learned" else 0,
+            "E": moe.experts if moe else 0, "k": moe.top_k if moe else 0,
+            "F_e": moe.d_ff if moe else 0, "E_s": moe.shared if moe else 0,
+            "F_s": moe.shared_d_ff if moe else 0,
+            "L_d": moe.dense_layers if moe else self.layers,
+        }
+        return {k: sp.Integer(v) for k, v in values.items()}
+
+    def letters(self) -> dict[str, sp.Expr]:
+        """The same sizes as positive symbols; a feature the config lacks stays 0, and a
+        model without MoE layers has L_d = L (every layer dense)."""
+        numbers = self.dims()
+        out: dict[str, sp.Expr] = {}
+        for name in LETTERS:
+            out[name] = sp.Symbol(name, positive=True) if numbers[name] != 0 else sp.S.Zero
+        if self.moe is None:
+            out["L_d"] = out["L"]
+        return out
+
+    def values(self) -> dict[sp.Symbol, sp.Expr]:
+        """Symbol -> integer, to evaluate a symbolic count at this config."""
+        numbers = self.dims()
+        return {s: numbers[n] for n, s in self.letters().items() if isinstance(s, sp.Symbol)}
+
+    def sizes(self, symbolic: bool = False) -> dict[str, sp.Expr]:
+        """``letters()`` when ``symbolic``, else ``dims()``."""
+        return self.letters() if symbolic else self.dims()
+
+
+def _positive(value: object, where: str) -> None:
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        raise InputError(f"must be a positive whole number, got {value!r}", where)

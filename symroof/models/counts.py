@@ -1,0 +1,203 @@
+"""Exact counts of a transformer: parameters, FLOPs per token, KV-cache bytes.
+
+>>> from symroof.models import model
+>>> p = params(model("llama-2-7b"))
+>>> p.total, p.embedding
+(6738415616, 262144000)
+>>> params(model("llama-2-7b"), symbolic=True).total
+3*D*F*L + 2*D*H*K*L + 2*D*H*L*N + 2*D*L + 2*D*V + D
+
+The symbolic forms are over the config's letters (``ModelConfig.letters``, with N H = D
+written out only when the config says so). Conventions, stated once:
+
+- FLOPs per token forward are 2 per parameter a token multiplies (a multiply and an add;
+  norm weights and biases counted alike, as the 2N rule does), the output head included and
+  the input embedding and learned positions excluded (they are looked up), plus the
+  attention term 4 N H T per layer (scores Q K^T and values A V, each 2 N H T at context
+  T). Softmax, activation functions, residual adds and norm statistics are not counted.
+- Training is forward plus backward, the backward twice the forward (3x); selective
+  recomputation reruns the attention core once more, full recomputation the whole forward.
+- KV-cache bytes per token: a key and a value vector per KV head per layer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import sympy as sp
+
+from ..core.errors import InputError
+from ..core.parse import symbol
+from ..core.sizes import dtype_bytes
+from .config import ModelConfig
+
+RECOMPUTE = ("none", "selective", "full")
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameter counts by part (whole model); ``total``, ``active`` (per token, with only
+    top-k routed experts), ``embedding`` (vocabulary matrices and learned positions) and
+    ``non_embedding``."""
+
+    embedding: sp.Expr
+    attention: sp.Expr
+    mlp: sp.Expr
+    experts: sp.Expr
+    shared_experts: sp.Expr
+    router: sp.Expr
+    norms: sp.Expr
+    inactive: sp.Expr
+
+    @property
+    def total(self) -> sp.Expr:
+        return sp.expand(self.embedding + self.attention + self.mlp + self.experts
+                         + self.shared_experts + self.router + self.norms)
+
+    @property
+    def active(self) -> sp.Expr:
+        return sp.expand(self.total - self.inactive)
+
+    @property
+    def non_embedding(self) -> sp.Expr:
+        return sp.expand(self.total - self.embedding)
+
+    def parts(self) -> dict[str, sp.Expr]:
+        """The nonzero parts by name, in the order a table shows them."""
+        named = {"embedding": self.embedding, "attention": self.attention, "mlp": self.mlp,
+                 "routed experts": self.experts, "shared experts": self.shared_experts,
+                 "router": self.router, "norms": self.norms}
+        return {k: v for k, v in named.items() if v != 0}
+
+
+def sizes_of(cfg: ModelConfig, symbolic: bool) -> dict[str, sp.Expr]:
+    """The letters' values: symbols when ``symbolic``, else the config's integers."""
+    return cfg.sizes(symbolic)
+
+
+def attention_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
+    """One layer's attention: Q (D x N H), K and V (D x K H each), output (N H x D), biases."""
+    D, N, K, H = s["D"], s["N"], s["K"], s["H"]
+    weights = D * N * H + 2 * D * K * H + N * H * D
+    bias = (N * H + 2 * K * H if cfg.qkv_bias else 0) + (D if cfg.out_bias else 0)
+    return weights + bias
+
+
+def mlp_params(cfg: ModelConfig, s: Mapping[str, sp.Expr], width: sp.Expr) -> sp.Expr:
+    """An MLP of ``width``: gated has gate, up (D x W) and down (W x D); plain has up, down."""
+    D = s["D"]
+    if cfg.mlp == "gated":
+        return 3 * D * width + ((2 * width + D) if cfg.mlp_bias else 0)
+    return 2 * D * width + ((width + D) if cfg.mlp_bias else 0)
+
+
+def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
+    """One norm: a weight of D (RMSNorm), plus a bias of D (LayerNorm)."""
+    return s["D"] * (2 if cfg.norm == "layernorm" else 1)
+
+
+def params(cfg: ModelConfig, *, symbolic: bool = False) -> Params:
+    """Exact parameter counts of ``cfg`` (integers, or expressions in its letters)."""
+    s = sizes_of(cfg, symbolic)
+    L, D, V, P, E, k = s["L"], s["D"], s["V"], s["P"], s["E"], s["k"]
+    moe_layers = L - s["L_d"]
+    embedding = V * D + P * D + (0 if cfg.tied_embeddings else V * D)
+    expert = mlp_params(cfg, s, s["F_e"]) if cfg.moe else sp.S.Zero
+    shared = (s["E_s"] * mlp_params(cfg, s, s["F_s"]) if cfg.moe and cfg.moe.shared else 0) \
+        + (D if cfg.moe and cfg.moe.shared_gate else 0)
+    return Params(
+        embedding=sp.expand(embedding),
+        attention=sp.expand(L * attention_params(cfg, s)),
+        mlp=sp.expand(s["L_d"] * mlp_params(cfg, s, s["F"])),
+        experts=sp.expand(moe_layers * E * expert),
+        shared_experts=sp.expand(moe_layers * shared),
+        router=sp.expand(moe_layers * D * E),
+        norms=sp.expand((2 * L + 1) * norm_params(cfg, s)),
+        inactive=sp.expand(moe_layers * (E - k) * expert))
+
+
+def multiplied_params(cfg: ModelConfig, *, symbolic: bool = False) -> sp.Expr:
+    """Parameters a token multiplies: the active ones less the input embedding and learned
+    positions (looked up), the output head included (for tied embeddings the head is the
+    embedding matrix used a second time)."""
+    s = sizes_of(cfg, symbolic)
+    p = params(cfg, symbolic=symbolic)
+    return sp.expand(p.active - p.embedding + s["V"] * s["D"])
+
+
+def context_symbol(context: int | sp.Expr | None) -> sp.Expr:
+    """``T`` when no context is given, else the given value as SymPy."""
+    return symbol("T") if context is None else sp.sympify(context)
+
+
+@dataclass(frozen=True)
+class Flops:
+    """FLOPs per token: ``weights`` (2 per multiplied parameter), ``attention`` (scores and
+    values at the context), and their sum ``total``."""
+
+    weights: sp.Expr
+    attention: sp.Expr
+
+    @property
+    def total(self) -> sp.Expr:
+        return sp.expand(self.weights + self.attention)
+
+
+def attention_flops(cfg: ModelConfig, context: int | sp.Expr | None = None, *,
+                    symbolic: bool = False) -> sp.Expr:
+    """Scores and values of one token over ``context`` positions, all layers: 4 L N H T."""
+    s = sizes_of(cfg, symbolic)
+    return sp.expand(4 * s["L"] * s["N"] * s["H"] * context_symbol(context))
+
+
+def forward_flops(cfg: ModelConfig, context: int | sp.Expr | None = None, *,
+                  symbolic: bool = False) -> Flops:
+    """Forward FLOPs per token at ``context`` (symbol T when omitted), split in two."""
+    return Flops(2 * multiplied_params(cfg, symbolic=symbolic),
+                 attention_flops(cfg, context, symbolic=symbolic))
+
+
+def flops_per_token(cfg: ModelConfig, context: int | sp.Expr | None = None, *,
+                    symbolic: bool = False) -> sp.Expr:
+    """Forward FLOPs per token at ``context``.
+
+    >>> from symroof.models import model
+    >>> flops_per_token(model("llama-2-7b"), context=1024)
+    13751558144
+    """
+    return forward_flops(cfg, context, symbolic=symbolic).total
+
+
+def training_flops_per_token(cfg: ModelConfig, context: int | sp.Expr | None = None, *,
+                             recompute: str = "none", symbolic: bool = False) -> sp.Expr:
+    """Forward and backward FLOPs per token: 3x forward, plus the attention core again
+    under ``selective`` recomputation, plus a whole forward again under ``full``.
+
+    >>> from symroof.models import model
+    >>> training_flops_per_token(model("gpt2"), 1024) == 3 * flops_per_token(model("gpt2"), 1024)
+    True
+    """
+    if recompute not in RECOMPUTE:
+        raise InputError(f"recompute must be one of {', '.join(RECOMPUTE)}, got {recompute!r}")
+    f = forward_flops(cfg, context, symbolic=symbolic)
+    extra = {"none": 0, "selective": f.attention, "full": f.total}[recompute]
+    return sp.expand(3 * f.total + extra)
+
+
+def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
+                       symbolic: bool = False) -> sp.Expr:
+    """KV-cache bytes per token: 2 (a key and a value) x L x K x H x bytes per element.
+
+    >>> from symroof.models import model
+    >>> kv_bytes_per_token(model("llama-2-7b")), kv_bytes_per_token(model("llama-3-8b"), "int8")
+    (524288, 65536)
+    """
+    s = sizes_of(cfg, symbolic)
+    return sp.expand(2 * s["L"] * s["K"] * s["H"] * dtype_bytes(dtype, where="--kv-dtype"))
+
+
+def kv_bytes_per_sequence(cfg: ModelConfig, context: int | sp.Expr | None = None,
+                          dtype: str = "bf16", *, symbolic: bool = False) -> sp.Expr:
+    """KV-cache bytes of one sequence of ``context`` tokens."""
+    return sp.expand(kv_bytes_per_token(cfg, dtype, symbolic=symbolic) * context_symbol(context))

@@ -1,0 +1,219 @@
+"""Model configs from Hugging Face ``config.json`` files, and the bundled configs.
+
+>>> cfg = model("meta-llama/Llama-2-7b-hf")
+>>> cfg.name, cfg.layers, cfg.kv_heads, cfg.source["repo"]
+('llama-2-7b', 32, 32, 'meta-llama/Llama-2-7b-hf')
+>>> from_hf({"model_type": "llama", "hidden_size": 64, "num_attention_heads": 4})
+Traceback (most recent call last):
+...
+symroof.core.errors.InputError: config.json: missing field 'num_hidden_layers' (model_type llama)
+
+A reader per ``model_type`` maps the fields of Transformers' config classes onto
+``ModelConfig``, with the defaults those classes use when a field is absent (Llama's
+``num_key_value_heads`` defaults to the head count, ``head_dim`` to hidden/heads). The
+bundled configs (``symroof/models/configs/*.toml``) hold the fields of each model's
+published ``config.json`` that symroof reads, with the repository they come from, and go
+through the same readers.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InputError
+from .config import ModelConfig, MoE
+
+Reader = Callable[["_Fields", str], ModelConfig]
+
+
+class _Fields:
+    """A config.json's fields, read with errors that name the field and the file."""
+
+    def __init__(self, data: Mapping[str, Any], where: str, kind: str) -> None:
+        self.data, self.where, self.kind = data, where, kind
+
+    def whole(self, key: str, default: int | None = None) -> int:
+        value = self.data.get(key, default)
+        if value is None:
+            raise InputError(f"missing field {key!r} (model_type {self.kind})", self.where)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+            raise InputError(f"field {key!r} must be a whole number >= 0, got {value!r}",
+                             self.where)
+        return value
+
+    def optional(self, key: str) -> int | None:
+        return None if self.data.get(key) is None else self.whole(key)
+
+    def number(self, key: str, default: float) -> float:
+        value = self.data.get(key, default)
+        if not isinstance(value, int | float) or isinstance(value, bool):
+            raise InputError(f"field {key!r} must be a number, got {value!r}", self.where)
+        return float(value)
+
+    def bool(self, key: str, default: bool) -> bool:
+        value = self.data.get(key, default)
+        if not isinstance(value, bool):
+            raise InputError(f"field {key!r} must be true or false, got {value!r}", self.where)
+        return value
+
+
+def _llama_like(f: _Fields, name: str, *, qkv_bias: bool | None = None,
+                moe: MoE | None = None, tied_default: bool = False) -> ModelConfig:
+    hidden, heads = f.whole("hidden_size"), f.whole("num_attention_heads")
+    if heads == 0 or (hidden % heads and f.data.get("head_dim") is None):
+        raise InputError(f"hidden_size {hidden} is not a multiple of num_attention_heads "
+                         f"{heads}; give head_dim", f.where)
+    bias = f.bool("attention_bias", False) if qkv_bias is None else qkv_bias
+    window = f.optional("sliding_window") if f.data.get("use_sliding_window", True) else None
+    return ModelConfig(
+        name, layers=f.whole("num_hidden_layers"), d_model=hidden,
+        d_ff=f.whole("intermediate_size"), heads=heads,
+        kv_heads=f.whole("num_key_value_heads", heads),
+        head_dim=f.whole("head_dim", hidden // heads), vocab=f.whole("vocab_size"), mlp="gated",
+        tied_embeddings=f.bool("tie_word_embeddings", tied_default), norm="rmsnorm",
+        qkv_bias=bias, out_bias=bias if qkv_bias is None else False,
+        mlp_bias=f.bool("mlp_bias", False), positions="rope", moe=moe, sliding_window=window,
+        dropout=f.number("attention_dropout", 0) > 0,
+        context_length=f.whole("max_position_embeddings", 0))
+
+
+def _llama(f: _Fields, name: str) -> ModelConfig:
+    return _llama_like(f, name)
+
+
+def _qwen2(f: _Fields, name: str) -> ModelConfig:
+    return _llama_like(f, name, qkv_bias=True)
+
+
+def _mixtral(f: _Fields, name: str) -> ModelConfig:
+    moe = MoE(experts=f.whole("num_local_experts"), top_k=f.whole("num_experts_per_tok"),
+              d_ff=f.whole("intermediate_size"))
+    return _llama_like(f, name, moe=moe)
+
+
+def _qwen2_moe(f: _Fields, name: str) -> ModelConfig:
+    step = f.whole("decoder_sparse_step", 1)
+    only = f.data.get("mlp_only_layers") or []
+    layers = f.whole("num_hidden_layers")
+    if step != 1 or (only and list(only) != list(range(len(only)))):
+        raise InputError("only MoE layers from the first dense ones on are modelled: "
+                         "decoder_sparse_step must be 1 and mlp_only_layers a leading run",
+                         f.where)
+    shared = f.whole("shared_expert_intermediate_size", 0)
+    moe = MoE(experts=f.whole("num_experts"), top_k=f.whole("num_experts_per_tok"),
+              d_ff=f.whole("moe_intermediate_size"), shared=1 if shared else 0,
+              shared_d_ff=shared, shared_gate=bool(shared), dense_layers=min(len(only), layers))
+    return _llama_like(f, name, qkv_bias=True, moe=moe)
+
+
+def _gpt2(f: _Fields, name: str) -> ModelConfig:
+    hidden, heads = f.whole("n_embd"), f.whole("n_head")
+    if heads == 0 or hidden % heads:
+        raise InputError(f"n_embd {hidden} is not a multiple of n_head {heads}", f.where)
+    return ModelConfig(
+        name, layers=f.whole("n_layer"), d_model=hidden,
+        d_ff=4 * hidden if f.data.get("n_inner") is None else f.whole("n_inner"),
+        heads=heads, kv_heads=heads, head_dim=hidden // heads, vocab=f.whole("vocab_size"),
+        mlp="plain", tied_embeddings=True, norm="layernorm", qkv_bias=True, out_bias=True,
+        mlp_bias=True, positions="learned", max_positions=f.whole("n_positions"),
+        dropout=any(f.number(k, 0.1) > 0 for k in ("resid_pdrop", "attn_pdrop", "embd_pdrop")),
+        context_length=f.whole("n_positions"))
+
+
+READERS: dict[str, Reader] = {"llama": _llama, "mistral": _llama, "qwen2": _qwen2,
+                              "mixtral": _mixtral, "qwen2_moe": _qwen2_moe, "gpt2": _gpt2}
+
+
+def from_hf(data: Mapping[str, Any], *, name: str | None = None, where: str = "config.json",
+            source: Mapping[str, str] | None = None,
+            aliases: tuple[str, ...] = ()) -> ModelConfig:
+    """A ``ModelConfig`` from the fields of a Hugging Face ``config.json``."""
+    if not isinstance(data, Mapping):
+        raise InputError("a config must be a JSON object", where)
+    kind = data.get("model_type")
+    if kind is None:
+        raise InputError("missing field 'model_type'", where)
+    if kind not in READERS:
+        raise InputError(f"model_type {kind!r} is not modelled (known: "
+                         f"{', '.join(sorted(READERS))})", where)
+    label = name or str(data.get("_name_or_path") or kind)
+    try:
+        cfg = READERS[kind](_Fields(data, where, str(kind)), label)
+    except InputError as exc:
+        if (exc.where or "").startswith(where):
+            raise
+        raise exc.at(where) from None
+    return replace(cfg, source=dict(source or {}), aliases=aliases)
+
+
+def load_config(path: str | Path) -> ModelConfig:
+    """A config from a ``config.json`` file (or a bundled-style TOML file)."""
+    file = Path(path)
+    where = str(path)
+    if not file.is_file():
+        raise InputError("no such config file", where)
+    try:
+        text = file.read_text("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read: {exc}", where) from None
+    if file.suffix == ".toml":
+        return _from_toml(text, where)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}", where) from None
+    return from_hf(data, name=file.parent.name if file.name == "config.json" and
+                   file.parent.name else file.stem, where=where, source={"file": where})
+
+
+def _from_toml(text: str, where: str) -> ModelConfig:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"not valid TOML: {exc}", where) from None
+    for key in ("name", "config", "source"):
+        if key not in data:
+            raise InputError(f"missing table or key {key!r}", where)
+    source = {k: str(v) for k, v in data["source"].items()}
+    aliases = tuple(str(a) for a in data.get("aliases", []))
+    return from_hf(data["config"], name=str(data["name"]), where=where, source=source,
+                   aliases=aliases)
+
+
+@lru_cache(maxsize=1)
+def bundled() -> dict[str, ModelConfig]:
+    """The bundled configs by name."""
+    folder = resources.files("symroof.models").joinpath("configs")
+    out: dict[str, ModelConfig] = {}
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            cfg = _from_toml(entry.read_text("utf-8"), f"symroof/models/configs/{entry.name}")
+            out[cfg.name] = cfg
+    return out
+
+
+def model(name: str) -> ModelConfig:
+    """A bundled config by name or Hugging Face id, or a config file by path.
+
+    >>> model("gpt2-xl").d_model
+    1600
+    """
+    configs = bundled()
+    if name in configs:
+        return configs[name]
+    for cfg in configs.values():
+        if name in cfg.aliases or name.lower() in (a.lower() for a in cfg.aliases):
+            return cfg
+    if name.endswith((".json", ".toml")) or ("/" in name and Path(name).exists()):
+        return load_config(name)
+    near = [n for n in configs if name.lower() in n or n in name.lower()]
+    hint = f" (did you mean {', '.join(near)}?)" if near else ""
+    raise InputError(f"unknown model {name!r}{hint}; bundled: {', '.join(configs)}; "
+                     "or give a config.json path")

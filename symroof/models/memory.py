@@ -1,0 +1,163 @@
+"""Memory of a transformer: activations under a recomputation policy, training and inference.
+
+>>> from symroof.models import model
+>>> training_memory(model("llama-2-7b")).bytes_per_param
+16
+>>> activation_bytes(model("gpt2"), "selective", context=1024).per_layer
+26112
+
+Activations follow Korthikanti et al. 2022, "Reducing Activation Recomputation in Large
+Transformer Models", section 4: per layer and token, what the backward pass needs, at
+``dtype`` bytes per element (1 byte per dropout-mask element). For a GPT layer (4D MLP,
+dropout, 16-bit) the sum is 34 D + 5 N T bytes, their s b h (34 + 5 a s / h) per s b.
+A gated MLP keeps gate and up outputs, the activation output and their product (4 F); a
+plain MLP the activation input and output (2 F). Selective recomputation reruns the
+attention core (Q K^T, softmax, dropout, A V) and drops its T-wide terms; full
+recomputation keeps only each layer's input.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..core.errors import InputError
+from ..core.sizes import dtype_bytes
+from .config import ModelConfig
+from .counts import RECOMPUTE, context_symbol, kv_bytes_per_token, params, sizes_of
+
+# bytes per parameter (weights, gradients, optimizer state); sources in the docstring
+OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
+    "adam-mixed": (2, 2, 12, "mixed-precision Adam: bf16 weights and gradients, fp32 master "
+                   "weights and two fp32 moments (Rajbhandari et al. 2020, ZeRO, section 3.1)"),
+    "adam-fp32": (4, 4, 8, "fp32 Adam: fp32 weights, gradients and two moments"),
+    "sgd-mixed": (2, 2, 4, "mixed-precision SGD without momentum: fp32 master weights only"),
+}
+T_WIDE = ("softmax output", "softmax dropout mask", "softmax dropout output")
+
+
+@dataclass(frozen=True)
+class Activations:
+    """Activation bytes per token: ``dense`` and ``moe`` layer parts by name (a kind the
+    model lacks is empty), ``per_layer`` (a dense layer's sum, else a MoE layer's) and
+    ``total`` (all layers)."""
+
+    policy: str
+    dense: Mapping[str, sp.Expr]
+    moe: Mapping[str, sp.Expr]
+    layers_dense: sp.Expr
+    layers_moe: sp.Expr
+
+    @property
+    def per_layer(self) -> sp.Expr:
+        return sp.expand(sum((self.dense or self.moe).values(), sp.S.Zero))
+
+    @property
+    def total(self) -> sp.Expr:
+        return sp.expand(self.layers_dense * sum(self.dense.values(), sp.S.Zero)
+                         + self.layers_moe * sum(self.moe.values(), sp.S.Zero))
+
+
+def _layer_parts(cfg: ModelConfig, s: Mapping[str, sp.Expr], width: sp.Expr, T: sp.Expr, a: sp.Expr,
+                 dropout: bool) -> dict[str, sp.Expr]:
+    D, N, K, H = s["D"], s["N"], s["K"], s["H"]
+    m = sp.S.One if dropout else sp.S.Zero
+    parts = {
+        "attention norm input": a * D, "QKV input": a * D, "Q and K": a * (N + K) * H,
+        "V": a * K * H, "softmax output": a * N * T, "softmax dropout mask": m * N * T,
+        "softmax dropout output": a * N * T if dropout else sp.S.Zero,
+        "output projection input": a * N * H, "attention dropout mask": m * D,
+        "MLP norm input": a * D, "MLP input": a * D,
+    }
+    if cfg.mlp == "gated":
+        parts |= {"gate and up outputs": 2 * a * width, "activation output": a * width,
+                  "gated product": a * width}
+    else:
+        parts |= {"activation input": a * width, "activation output": a * width}
+    parts["MLP dropout mask"] = m * D
+    return {k: v for k, v in parts.items() if v != 0}
+
+
+def activation_bytes(cfg: ModelConfig, policy: str = "none", *,
+                     context: int | sp.Expr | None = None, dtype: str = "bf16",
+                     dropout: bool | None = None, symbolic: bool = False) -> Activations:
+    """Activation bytes per token kept for the backward pass under ``policy`` (``none``,
+    ``selective`` or ``full`` recomputation), for sequences of ``context`` tokens; dropout
+    masks count when ``dropout`` (default: the config's)."""
+    if policy not in RECOMPUTE:
+        raise InputError(f"recomputation policy must be one of {', '.join(RECOMPUTE)}, "
+                         f"got {policy!r}")
+    s = sizes_of(cfg, symbolic)
+    T, a = context_symbol(context), dtype_bytes(dtype, where="activation dtype")
+    moe_width = s["k"] * s["F_e"] + s["E_s"] * s["F_s"]
+
+    def kept(width: sp.Expr) -> dict[str, sp.Expr]:
+        parts = _layer_parts(cfg, s, width, T, a, cfg.dropout if dropout is None else dropout)
+        if policy == "selective":
+            return {k: v for k, v in parts.items() if k not in T_WIDE}
+        if policy == "full":
+            return {"layer input": a * s["D"]}
+        return parts
+
+    dense = kept(s["F"]) if s["L_d"] != 0 else {}
+    moe = kept(moe_width) if cfg.moe is not None and s["L"] - s["L_d"] != 0 else {}
+    return Activations(policy, dense, moe, s["L_d"], s["L"] - s["L_d"])
+
+
+@dataclass(frozen=True)
+class Memory:
+    """Bytes by part, and the assumptions (bytes per parameter, dtypes) they rest on."""
+
+    parts: Mapping[str, sp.Expr]
+    assumptions: Mapping[str, str] = field(default_factory=dict)
+    bytes_per_param: sp.Expr = sp.S.Zero
+
+    @property
+    def total(self) -> sp.Expr:
+        return sp.expand(sum(self.parts.values(), sp.S.Zero))
+
+
+def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
+                    weights: int | None = None, gradients: int | None = None,
+                    state: int | None = None, batch: int | sp.Expr | None = None,
+                    context: int | sp.Expr | None = None, recompute: str = "none",
+                    activation_dtype: str = "bf16", symbolic: bool = False) -> Memory:
+    """Training memory: weights, gradients and optimizer state at stated bytes per parameter
+    (``optimizer`` presets, or ``weights``/``gradients``/``state`` given), plus activations
+    for ``batch`` sequences of ``context`` tokens when a batch is given."""
+    if optimizer not in OPTIMIZERS:
+        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)})")
+    w0, g0, s0, why = OPTIMIZERS[optimizer]
+    w, g, st = (sp.Integer(x if x is not None else d) for x, d in
+                ((weights, w0), (gradients, g0), (state, s0)))
+    n = params(cfg, symbolic=symbolic).total
+    parts = {"weights": w * n, "gradients": g * n, "optimizer state": st * n}
+    notes = {"optimizer": why, "bytes per parameter": f"weights {w}, gradients {g}, "
+             f"optimizer state {st}"}
+    if batch is not None:
+        act = activation_bytes(cfg, recompute, context=context, dtype=activation_dtype,
+                               symbolic=symbolic)
+        parts["activations"] = sp.expand(sp.sympify(batch) * context_symbol(context)
+                                         * act.total)
+        notes["activations"] = f"{recompute} recomputation, {activation_dtype}"
+    return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
+
+
+def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
+                     context: int | sp.Expr | None = None, dtype: str = "bf16",
+                     kv_dtype: str | None = None, symbolic: bool = False) -> Memory:
+    """Serving memory: the weights in ``dtype`` plus the KV cache of ``batch`` sequences of
+    ``context`` tokens (symbols B and T when omitted).
+
+    >>> from symroof.models import model
+    >>> inference_memory(model("llama-2-7b"), batch=1, context=4096).total
+    15624314880
+    """
+    kv = kv_dtype or dtype
+    B = sp.Symbol("B", positive=True) if batch is None else sp.sympify(batch)
+    weights = params(cfg, symbolic=symbolic).total * dtype_bytes(dtype, where="--dtype")
+    cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
+    return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},
+                  {"weights": dtype, "kv cache": kv}, dtype_bytes(dtype))
