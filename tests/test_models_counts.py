@@ -91,7 +91,7 @@ def test_llama_2_7b_decode_flops_at_batch_1_over_1024_positions() -> None:
     assert flops_per_token(cfg, context=1024) == expected
     step = layer_ops(cfg, "decode", batch=1, context=1024)
     assert step.total().flops == expected
-    matmuls = sum(b.count * o.flops for b, o in step.rows() if o.unit == "mxu")
+    matmuls = sum(b.count * o.flops for b, o in step.rows() if o.compute == "mxu")
     norms = 2 * (2 * 32 + 1) * 4096
     assert matmuls == expected - norms
 

@@ -20,7 +20,8 @@ weights and biases at 2 per element, softmax and activations not counted), so a 
 FLOPs are its tokens times ``flops_per_token``. Scores are written to and read from memory
 (an unfused kernel); a fused attention kernel would drop that traffic.
 A routed-expert op reads the weights of the experts its tokens touch: under uniform routing
-of M tokens, each to k of E experts, E (1 - (1 - k/E)^M) of them on average.
+of M tokens, each to k of E experts, E (1 - (1 - k/E)^M) of them on average
+(``experts_touched``).
 """
 
 from __future__ import annotations
@@ -65,7 +66,7 @@ class Step:
         at the matrix unit in the compute dtype."""
         ops = sequence(*(o.repeat(b.count) for b in self.blocks for o in b.ops),
                        name=f"{self.phase} step")
-        return replace(ops, unit="mxu", dtype=self.dtype)
+        return replace(ops, compute="mxu", dtype=self.dtype)
 
     def rows(self) -> list[tuple[Block, Op]]:
         """(block, op) for every op, in order."""
@@ -98,7 +99,7 @@ def _matmul(name: str, M: sp.Expr, inner: sp.Expr, outer: sp.Expr, a: str, w: st
 def _norm(name: str, cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: str) -> Op:
     n = norm_params(cfg, s)
     return op(name, 2 * M * n, M * s["D"] * dtype_bytes(a) + n * dtype_bytes(w),
-              writes=M * s["D"] * dtype_bytes(a), dtype=a, unit="vpu")
+              writes=M * s["D"] * dtype_bytes(a), dtype=a, compute="vpu")
 
 
 def _mlp(prefix: str, cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, width: sp.Expr,
@@ -119,7 +120,7 @@ def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: 
     """Routed experts: M k token-expert pairs through the weights of the touched experts."""
     D, E, k, Fe = s["D"], s["E"], s["k"], s["F_e"]
     ab, wb = dtype_bytes(a), dtype_bytes(w)
-    touched = E * (1 - (1 - k / E) ** M)
+    touched = experts_touched(E, k, M)
     pairs = M * k
     wide = (2 if cfg.mlp == "gated" else 1) * Fe
     up_params = D * wide + (wide if cfg.mlp_bias else 0)
@@ -130,6 +131,15 @@ def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: 
     down = op("experts down", 2 * pairs * down_params, pairs * Fe * ab + touched * down_params
               * wb, writes=pairs * D * ab, dtype=a)
     return [up, down]
+
+
+def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
+    """Distinct experts M tokens reach, each routed uniformly to k of E: on average
+    E (1 - (1 - k/E)^M); taken as E once M k / E > 64, where the two differ by less than
+    E e^-64 (and the exact power would have millions of digits)."""
+    if M.is_number and M * k > 64 * E:
+        return E
+    return E * (1 - (1 - k / E) ** M)
 
 
 def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: str,
@@ -189,7 +199,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
         blocks.append(Block("layer" if dense_layers == 0 else "MoE layer", tuple(ops),
                             moe_layers))
     lookup = M * D * wb + (M * D * wb if cfg.positions == "learned" else 0)
-    once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, unit="vpu"),
+    once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, compute="vpu"),
             _norm("final norm", cfg, s, M, a, w), _matmul("output head", M, D, s["V"], a, w))
     blocks.append(Block("head", once, sp.S.One))
     return Step(phase, B, T, M, tuple(blocks), a)

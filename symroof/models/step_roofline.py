@@ -86,14 +86,14 @@ class StepRoofline:
 
 def op_roofline(o: Op, chip: Chip) -> tuple[Roofline, str]:
     """The roofline of ``o``; a vector-unit op without a listed peak falls back as noted."""
-    if o.unit != "vpu":
-        return roofline(o, chip), f"{o.unit} {o.dtype}"
-    for dtype, unit in ((o.dtype, "vpu"), ("fp32", "vpu")):
+    if o.compute != "vpu":
+        return roofline(o, chip), f"{o.compute} {o.dtype}"
+    for dtype in (o.dtype, "fp32"):
         try:
-            return roofline(o, chip, dtype=dtype, unit=unit), f"{unit} {dtype}"
+            return roofline(o, chip, dtype=dtype, compute="vpu"), f"vpu {dtype}"
         except InputError:
             continue
-    return (roofline(o, chip, unit="mxu"),
+    return (roofline(o, chip, compute="mxu"),
             f"mxu {o.dtype} (no vector-unit peak listed: an upper bound on its rate)")
 
 
