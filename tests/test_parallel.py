@@ -260,3 +260,31 @@ def test_the_laws_hold_over_several_axes(m: Mesh, v: sp.Expr, axes_: str) -> Non
     # every device receives what it lacks: (n-1)/n of the gathered bytes, whatever the route
     n = sp.Mul(*(m.axis(a).size for a in m.resolve(axes_)))
     assert sp.simplify(ag.bytes_per_device - (n - 1) / n * v) == 0
+
+
+def test_book_chapter_3_questions_on_a_v4_cube() -> None:
+    """How To Scale Your Model ch. 3, Questions 1-3 on TPU v4 with Mesh({X: 4, Y: 4, Z: 4}) (a
+    full 4x4x4 cube, so every axis wraps): the book drops the factor (n-1)/n of a ring, so
+    the engine's terms times n/(n-1) are the book's formulas exactly."""
+    assert sharded("bf16[I_X, J, K]", mesh("X=4,Y=8,Z=2", "tpu-v4")).replication == 16
+    m = mesh("X=4,Y=4,Z=4", "tpu-v4")
+    B, D = 1024, 4096
+    bidi = 9 * 10**10
+    one = all_gather(f"bf16[{B}_X, {D}_Y]", "X", m)
+    assert one.bandwidth_time * sp.Rational(4, 3) == sp.Rational(2 * B * D, bidi * 4)  # 23 us
+    two = all_gather(f"bf16[{B}_X, {D}_Y]", "XY", m)
+    assert two.bandwidth_time * sp.Rational(16, 15) == sp.Rational(2 * B * D, 2 * bidi)  # 46 us
+    assert two.latency_time == sp.Rational(4, 10**6)  # "the latency bound of 4us"
+    tiny = all_gather("bf16[128_X]", "X", m)
+    assert tiny.hops == 2 and tiny.latency_time > tiny.bandwidth_time  # "only 2 hops"
+
+
+@pytest.mark.parametrize("shape", ["X=16", "X=16,Y=4", "X=16,Y=16"])
+def test_book_alltoall_is_a_quarter_of_the_longest_ring(shape: str) -> None:
+    """Ch. 3: an AllToAll of V bytes in all over N chips costs V max(A, B, ...) /
+    (4 N W_bidi); per device, V/N bytes."""
+    m = mesh(shape, "tpu-v5e")
+    sizes_ = [int(a.size) for a in m.axes.values()]
+    n = sp.Mul(*sizes_)
+    a2a = collective("alltoall", V / n, "".join(m.axes), m)
+    assert sp.simplify(a2a.bandwidth_time - V * max(sizes_) / (4 * n * 9 * 10**10)) == 0

@@ -142,3 +142,14 @@ def test_readme_many_chips_shows_what_the_commands_print(
     kept = [line for line in shown if line.strip() != "..."]
     assert all(line in printed for line in kept), (kept, printed)
     assert [line for line in printed if line in kept] == kept  # same order
+
+
+def test_matmul_contracted_over_a_wrapped_ring(capsys: pytest.CaptureFixture[str]) -> None:
+    """X[B, D_X] x Y[D_X, F] on a v5e ring of 16 (wraps around): T_math = 2 B (D/16) F / C,
+    the AllReduce of 2BF bytes costs 2 (15/16) 2BF / (2 W) = 15 B F / (8 W); they meet at
+    D = 15 C / W = 15 x 1.97e14 / 4.5e10 = 197000/3."""
+    out = as_json(capsys, "derive", "--mesh", "X=16", "--chip", "tpu-v5e", "--matmul",
+                  "bf16[B, D_X] x bf16[D_X, F]", "--between", "math,ici", "--solve", "D")
+    th = out["threshold"]
+    assert (th["exact"], th["integer"], th["relation"]) == (  # type: ignore[index]
+        str(Fraction(15 * 197 * 10**12, 45 * 10**9)), 65667, "D > 197000/3")

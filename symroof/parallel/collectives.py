@@ -27,7 +27,8 @@ bandwidth W per link or port:
 Over several axes (or a hierarchical axis) a collective runs stage by stage, AllGather in
 the order given (outermost network first), ReduceScatter in the reverse order; rings of one
 torus link gather at once, their bandwidths adding up and their hops too (the book's
-AllGather_XY: V / (W N_axes), T_min sum |X_i| / 2). Latency = hops x per-hop latency,
+AllGather_XY: V / (W N_axes), T_min sum |X_i| / 2; an AllToAll waits for its longest
+ring). Latency = hops x per-hop latency,
 which stays the symbol ``alpha_<link>`` where no source gives one. Reductions' FLOPs are
 not counted.
 """
@@ -136,9 +137,10 @@ class Collective:
     def latency_bound_below(self) -> sp.Expr | None:
         """The size V (bytes, in ``nbytes``' convention) below which the latency term
         exceeds the bandwidth term; None when the collective costs nothing."""
-        per_byte = sp.cancel(self.bandwidth_time / self.nbytes) if self.nbytes != 0 \
-            else sp.S.Zero
-        if per_byte == 0 or per_byte.has(*self.nbytes.free_symbols):
+        probe = sp.Dummy("V", positive=True)
+        stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes])
+        per_byte = sp.cancel(sp.Add(*(s.bandwidth_time for s in stages)) / probe)
+        if per_byte == 0:
             return None
         return sp.cancel(self.latency_time / per_byte)
 
@@ -310,20 +312,39 @@ def _stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
     if kind == "allreduce":
         gather = _gather(v, flat)
         return (*reversed(gather), *gather)
+    if kind == "alltoall":
+        return tuple(_one(kind, g[0][0], g[0][1], v) if len(g) == 1 else _all_to_all_at_once(g, v)
+                     for g in _groups(flat))
     return tuple(_one(kind, name, s, v) for name, s in flat)
+
+
+def _groups(flat: list[tuple[str, Axis]]) -> list[list[tuple[str, Axis]]]:
+    """Neighbouring rings (more than one chip) of one link, which run at once."""
+    groups: list[list[tuple[str, Axis]]] = []
+    for name, s in flat:
+        last = groups[-1][-1][1] if groups else None
+        if last is not None and s.ring and s.size != 1 and last.ring and last.size != 1 \
+                and last.link.name == s.link.name:
+            groups[-1].append((name, s))
+        else:
+            groups.append([(name, s)])
+    return groups
+
+
+def _all_to_all_at_once(group: list[tuple[str, Axis]], v: sp.Expr) -> Stage:
+    """An AllToAll over several rings of a torus: every ring works at once and the longest
+    one decides (the book: V max(A, B, ...) / (4 N W_bidi) for V bytes over N chips)."""
+    parts = [_one("alltoall", name, s, v) for name, s in group]
+    n = sp.Mul(*(s.size for _, s in group))
+    return Stage("".join(name for name, _ in group), n, parts[0].link, parts[0].bandwidth,
+                 sp.cancel((n - 1) / n * v), sp.Max(*(p.per_link for p in parts)),
+                 sp.Add(*(p.hops for p in parts)), parts[0].latency)
 
 
 def _gather(v: sp.Expr, flat: list[tuple[str, Axis]]) -> tuple[Stage, ...]:
     """AllGather stages in order; neighbouring rings of one link run at once (their
     bandwidths add, their hops add), as the book has it for AllGather_XY on a torus."""
-    groups: list[list[tuple[str, Axis]]] = []
-    for name, s in flat:
-        joins = (groups and s.ring and s.size != 1 and groups[-1][-1][1].ring
-                 and groups[-1][-1][1].size != 1 and groups[-1][-1][1].link.name == s.link.name)
-        if joins:
-            groups[-1].append((name, s))
-        else:
-            groups.append([(name, s)])
+    groups = _groups(flat)
     out = []
     for i, group in enumerate(groups):
         later = sp.Mul(*(t.size for g in groups[i + 1:] for _, t in g))
