@@ -148,8 +148,8 @@ def _never(srl: StepRoofline, B: sp.Symbol) -> str:
     limit = intensity_limit_in_batch(srl.flops, srl.bytes, B)
     if limit is not None and limit <= srl.ridge:
         return (f"decode never turns compute-bound here: its intensity tends to "
-                f"{limit} <= {srl.ridge} FLOP/byte (the chip's ridge) as B grows, the KV "
-                f"cache read growing with B like the FLOPs")
+                f"{limit} (about {float(limit):.4g}) <= {srl.ridge} FLOP/byte, the chip's "
+                f"ridge, as B grows: the KV cache read grows with B like the FLOPs")
     return ""
 
 

@@ -1,0 +1,181 @@
+"""symroof model: a transformer's parameters, FLOPs, KV cache, step rooflines and capacity."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from .common import chip_options, emit, overrides
+
+EXAMPLES_MODEL = """\
+examples:
+  symroof model llama-2-7b
+  symroof model meta-llama/Llama-2-7b-hf --context 4096 --json
+  symroof model path/to/config.json --symbolic
+  symroof model llama-2-7b --decode --batch 64 --context 1024 --chip a100-80gb
+  symroof model mixtral-8x7b --prefill --tokens 2048 --chip h100-sxm --format md
+  symroof model llama-3-70b --fit --chip a100-80gb --context 8192
+
+Bundled models: symroof model --list. Weights and KV cache are bf16 unless --dtype and
+--kv-dtype say otherwise.
+"""
+
+
+def register(verbs: Any) -> None:
+    m = verbs.add_parser(
+        "model", help="a transformer's parameters, FLOPs, KV cache, rooflines and capacity",
+        description="Exact parameter counts, FLOPs per token, KV-cache bytes, per-layer "
+                    "rooflines of a decode or prefill step, and what fits in memory, for a "
+                    "bundled model or a Hugging Face config.json.",
+        epilog=EXAMPLES_MODEL, formatter_class=argparse.RawDescriptionHelpFormatter)
+    m.add_argument("name", nargs="?", metavar="NAME|config.json",
+                   help="bundled model (llama-2-7b), Hugging Face id, or a config file")
+    m.add_argument("--list", action="store_true", help="list the bundled models")
+    what = m.add_mutually_exclusive_group()
+    what.add_argument("--decode", action="store_true", help="roofline of one decode step")
+    what.add_argument("--prefill", action="store_true", help="roofline of one prefill step")
+    what.add_argument("--fit", action="store_true", help="memory, largest batch, fewest chips")
+    m.add_argument("--batch", type=int, metavar="B", help="sequences in the batch (default 1)")
+    m.add_argument("--context", type=int, metavar="T", help="positions attended (decode), "
+                   "or the context of the FLOP count and of --fit")
+    m.add_argument("--tokens", type=int, metavar="T", help="prompt tokens per sequence "
+                   "(prefill)")
+    m.add_argument("--dtype", default="bf16", metavar="NAME", help="weights (default bf16)")
+    m.add_argument("--kv-dtype", metavar="NAME", help="KV cache (default: --dtype)")
+    m.add_argument("--chips", type=int, default=1, metavar="N",
+                   help="chips holding the model for --fit's largest batch (default 1)")
+    m.add_argument("--usable", default="1", metavar="FRACTION",
+                   help="usable fraction of each chip's memory for --fit (default 1)")
+    m.add_argument("--symbolic", action="store_true",
+                   help="also print the counts in the config's letters")
+    chip_options(m)
+    m.add_argument("--format", default="text", choices=("text", "md"),
+                   help="output format (default text)")
+    m.add_argument("--json", action="store_true", help="machine-readable output")
+    m.set_defaults(run=run_model)
+
+
+def run_model(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
+    from ..models import bundled, model
+    if args.list:
+        return _list(args, bundled())
+    if not args.name:
+        raise InputError("give a model name or a config.json path (symroof model --list)")
+    for flag in ("batch", "context", "tokens", "chips"):
+        value = getattr(args, flag)
+        if value is not None and value <= 0:
+            raise InputError(f"must be a positive whole number, got {value}", f"--{flag}")
+    cfg = model(args.name)
+    if args.decode or args.prefill:
+        return _step(args, cfg)
+    if args.fit:
+        return _fit(args, cfg)
+    return _summary(args, cfg)
+
+
+def _list(args: argparse.Namespace, configs: dict[str, Any]) -> int:
+    from ..models import params
+    rows = [(n, c.source.get("repo", ""), params(c).total) for n, c in configs.items()]
+    if args.json:
+        emit({"models": [{"name": n, "repo": r, "params": int(p)} for n, r, p in rows]})
+    else:
+        width = max(len(n) for n, _, _ in rows)
+        print("\n".join(f"{n:<{width}}  {int(p):>14,}  {r}" for n, r, p in rows))
+    return 0
+
+
+def _summary(args: argparse.Namespace, cfg: Any) -> int:
+    from ..models import flops_per_token, kv_bytes_per_token, params, training_flops_per_token
+    from ..render.model_views import Summary, summary_json, summary_lines
+    kv = args.kv_dtype or args.dtype
+    symbolic = None
+    if args.symbolic:
+        symbolic = {"params": params(cfg, symbolic=True).total,
+                    "params_active": params(cfg, symbolic=True).active,
+                    "flops_per_token": flops_per_token(cfg, symbolic=True),
+                    "kv_bytes_per_token": kv_bytes_per_token(cfg, kv, symbolic=True)}
+    s = Summary(cfg, params(cfg), flops_per_token(cfg, args.context),
+                training_flops_per_token(cfg, args.context), kv_bytes_per_token(cfg, kv),
+                None if args.context is None else args.context, args.dtype, kv, symbolic)
+    if args.json:
+        emit(summary_json(s))
+    else:
+        print("\n".join(summary_lines(s, args.format)))
+    return 0
+
+
+def _chip(args: argparse.Namespace) -> Any:
+    from ..hardware.catalog import load_catalog
+    return load_catalog(args.catalog)[args.chip].with_figures(overrides(args.set))
+
+
+def _step(args: argparse.Namespace, cfg: Any) -> int:
+    from ..core.errors import InputError
+    from ..models import critical_batch, decode_intensity, layer_ops, step_roofline
+    from ..render.model_views import step_json, step_lines
+    phase = "decode" if args.decode else "prefill"
+    context = args.context if phase == "decode" else (args.tokens or args.context)
+    if context is None:
+        raise InputError("give the positions attended", "--context" if phase == "decode"
+                         else "--tokens")
+    batch = args.batch or 1
+    the_chip = _chip(args)
+    srl = step_roofline(layer_ops(cfg, phase, batch=batch, context=context, dtype=args.dtype,
+                                  kv_dtype=args.kv_dtype), the_chip)
+    critical = intensity = None
+    if phase == "decode":
+        critical = critical_batch(cfg, the_chip, context=context, dtype=args.dtype,
+                                  kv_dtype=args.kv_dtype)
+        intensity = decode_intensity(cfg, dtype=args.dtype, kv_dtype=args.kv_dtype)
+    if args.json:
+        emit({"model": cfg.name, **step_json(srl, critical, intensity)})
+        return 0
+    kv = args.kv_dtype or args.dtype
+    title = (f"{cfg.name} {phase}, batch {batch}, " +
+             (f"context {context}" if phase == "decode" else f"{context} tokens each") +
+             f", on {the_chip.name} ({args.dtype} weights, {kv} KV cache)")
+    print("\n".join(step_lines(srl, critical, intensity, args.format, title)))
+    return 0
+
+
+def _fit(args: argparse.Namespace, cfg: Any) -> int:
+    from ..core.errors import DerivationError, InputError
+    from ..models import inference_memory, kv_bytes_per_token, max_batch, max_context, \
+        min_chips
+    from ..render.model_views import fit_json, fit_lines
+    context = args.context or cfg.context_length
+    if not context:
+        raise InputError("the config names no context length: give one", "--context")
+    the_chip = _chip(args)
+    batch = args.batch or 1
+    common = {"dtype": args.dtype, "kv_dtype": args.kv_dtype, "usable": args.usable}
+    fits: dict[str, tuple[Any, str]] = {}
+    for key, call in (
+            ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=args.chips,
+                                            **common)),
+            ("max_context", lambda: max_context(cfg, the_chip, batch=batch, chips=args.chips,
+                                                **common)),
+            ("min_chips", lambda: min_chips(cfg, the_chip, batch=batch, context=context,
+                                            **common))):
+        try:
+            fits[key] = (call(), "")
+        except DerivationError as exc:
+            fits[key] = (None, exc.message)
+    kv = args.kv_dtype or args.dtype
+    mem = inference_memory(cfg, batch=batch, context=context, dtype=args.dtype, kv_dtype=kv)
+    cap = fits["min_chips"][0].capacity
+    facts = {"model": cfg.name, "chip": the_chip.name, "context": context, "batch": batch,
+             "chips": args.chips, "dtype": args.dtype, "kv_dtype": kv,
+             "kv_bytes_per_token": int(kv_bytes_per_token(cfg, kv))}
+    if args.json:
+        emit(fit_json(mem, cap, fits, facts))
+        return 0
+    on = f"{args.chips} x {the_chip.name}" if args.chips > 1 else the_chip.name
+    labels = {"max_batch": f"largest batch at context {context} on {on}",
+              "max_context": f"longest context at batch {batch} on {on}",
+              "min_chips": f"fewest chips at batch {batch}, context {context}"}
+    title = (f"{cfg.name} on {the_chip.name}: {args.dtype} weights, {kv} KV cache; memory "
+             f"at batch {batch}, context {context}")
+    print("\n".join(fit_lines(title, mem, cap, fits, labels, args.format)))
+    return 0

@@ -1,0 +1,266 @@
+"""Text, Markdown and JSON views of a transformer's counts, step rooflines and capacity.
+
+Renders only: every value shown was derived before it gets here.
+
+>>> exact_json(sp.Integer(6738415616)), exact_json(sp.Rational(1, 3))
+(6738415616, '1/3')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+
+from ..core.printer import approx, latex, md_escape, number_value, text
+from ..models.capacity import Fit
+from ..models.config import ModelConfig
+from ..models.counts import Params
+from ..models.memory import Memory
+from ..models.step_roofline import CriticalBatch, StepRoofline
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What ``symroof model NAME`` shows, derived by the caller."""
+
+    cfg: ModelConfig
+    params: Params
+    flops: sp.Expr
+    training_flops: sp.Expr
+    kv_bytes: sp.Expr
+    context: sp.Expr | None
+    dtype: str
+    kv_dtype: str
+    symbolic: Mapping[str, sp.Expr] | None = None
+
+
+def exact_json(value: sp.Basic) -> int | str:
+    """An exact value for JSON: an integer as a number, anything else as its text."""
+    value = sp.sympify(value)
+    return int(value) if value.is_Integer else text(value)
+
+
+def _with_value(data: dict[str, Any], key: str, value: sp.Basic) -> None:
+    data[key] = exact_json(value)
+    data[f"{key}_value"] = number_value(value)
+
+
+def _num(value: sp.Basic) -> str:
+    value = sp.sympify(value)
+    if value.is_number and (not value.is_Integer or abs(value) >= 10**7):
+        return f"{text(value)} ≈ {approx(value)}"
+    return text(value)
+
+
+def describe(cfg: ModelConfig) -> str:
+    """One line of the config's structure."""
+    parts = [f"{cfg.layers} layers", f"d_model {cfg.d_model}", f"d_ff {cfg.d_ff} ({cfg.mlp})",
+             f"{cfg.heads} heads", f"{cfg.kv_heads} KV heads", f"head dim {cfg.head_dim}",
+             f"vocab {cfg.vocab}", "tied" if cfg.tied_embeddings else "untied", cfg.norm,
+             f"learned positions {cfg.max_positions}" if cfg.positions == "learned"
+             else cfg.positions]
+    biases = [n for n, on in (("qkv", cfg.qkv_bias), ("out", cfg.out_bias),
+                              ("mlp", cfg.mlp_bias)) if on]
+    if biases:
+        parts.append("biases " + "/".join(biases))
+    if cfg.moe:
+        m = cfg.moe
+        moe = f"MoE {m.experts} experts x d_ff {m.d_ff}, top-{m.top_k}"
+        if m.shared:
+            moe += f", {m.shared} shared x d_ff {m.shared_d_ff}"
+        if m.dense_layers:
+            moe += f", first {m.dense_layers} layers dense"
+        parts.append(moe)
+    return ", ".join(parts)
+
+
+def config_json(cfg: ModelConfig) -> dict[str, Any]:
+    return {"layers": cfg.layers, "d_model": cfg.d_model, "d_ff": cfg.d_ff, "mlp": cfg.mlp,
+            "heads": cfg.heads, "kv_heads": cfg.kv_heads, "head_dim": cfg.head_dim,
+            "vocab": cfg.vocab, "tied_embeddings": cfg.tied_embeddings, "norm": cfg.norm,
+            "qkv_bias": cfg.qkv_bias, "out_bias": cfg.out_bias, "mlp_bias": cfg.mlp_bias,
+            "positions": cfg.positions, "max_positions": cfg.max_positions,
+            "moe": None if cfg.moe is None else {
+                "experts": cfg.moe.experts, "top_k": cfg.moe.top_k, "d_ff": cfg.moe.d_ff,
+                "shared": cfg.moe.shared, "shared_d_ff": cfg.moe.shared_d_ff,
+                "dense_layers": cfg.moe.dense_layers}}
+
+
+def summary_json(s: Summary) -> dict[str, Any]:
+    data: dict[str, Any] = {"model": s.cfg.name, "source": dict(s.cfg.source),
+                            "config": config_json(s.cfg), "dtype": s.dtype,
+                            "kv_dtype": s.kv_dtype,
+                            "context": None if s.context is None else exact_json(s.context)}
+    _with_value(data, "params", s.params.total)
+    _with_value(data, "params_active", s.params.active)
+    _with_value(data, "params_embedding", s.params.embedding)
+    data["params_parts"] = {k: exact_json(v) for k, v in s.params.parts().items()}
+    _with_value(data, "flops_per_token", s.flops)
+    _with_value(data, "training_flops_per_token", s.training_flops)
+    _with_value(data, "kv_bytes_per_token", s.kv_bytes)
+    if s.symbolic:
+        data["symbolic"] = {k: text(v) for k, v in s.symbolic.items()}
+    return data
+
+
+def summary_lines(s: Summary, fmt: str = "text") -> list[str]:
+    at = "" if s.context is None else f" at context {s.context}"
+    rows: list[tuple[str, sp.Basic | str]] = [
+        ("parameters", s.params.total),
+        *((f"  {k}", v) for k, v in s.params.parts().items()),
+        ("active per token", s.params.active),
+        ("non-embedding", s.params.non_embedding),
+        (f"forward FLOPs per token{at}", s.flops),
+        (f"training FLOPs per token{at}", s.training_flops),
+        (f"KV cache per token ({s.kv_dtype})", s.kv_bytes),
+    ]
+    if s.symbolic:
+        rows += [(f"{k} (symbolic)", v) for k, v in s.symbolic.items()]
+    title = f"{s.cfg.name}: {describe(s.cfg)}"
+    source = s.cfg.source.get("repo") or s.cfg.source.get("file", "")
+    if fmt == "md":
+        lines = [f"**{md_escape(s.cfg.name)}** ({md_escape(describe(s.cfg))})", "",
+                 "| quantity | value |", "|---|---|"]
+        lines += [f"| {md_escape(k.strip(), table=True)} | ${latex(v)}$ |" for k, v in rows]
+        return lines + ([f"\nsource: {md_escape(source)}"] if source else [])
+    width = max(len(k) for k, _ in rows)
+    lines = [title] + ([f"  source: {source}"] if source else [])
+    lines += [f"  {k:<{width}}  {_num(v) if isinstance(v, sp.Basic) else v}" for k, v in rows]
+    return lines
+
+
+# ---------------------------------------------------------------- steps
+
+def _row_json(srl: StepRoofline, i: int) -> dict[str, Any]:
+    r = srl.rows[i]
+    rl = r.roofline
+    data: dict[str, Any] = {"name": r.op.name, "block": r.block.name,
+                            "count": exact_json(r.count)}
+    _with_value(data, "flops", r.op.flops)
+    _with_value(data, "bytes", r.op.bytes())
+    _with_value(data, "intensity", rl.intensity)
+    data["bound"] = rl.bound()
+    _with_value(data, "t_lower", rl.t_lower)
+    data["compute"] = r.peak_note
+    return data
+
+
+def step_json(srl: StepRoofline, critical: CriticalBatch | None,
+              intensity: tuple[sp.Expr, sp.Expr] | None) -> dict[str, Any]:
+    step = srl.step
+    data: dict[str, Any] = {"phase": step.phase, "batch": exact_json(step.batch),
+                            "context": exact_json(step.context), "chip": srl.chip.name,
+                            "layers": [_row_json(srl, i) for i in range(len(srl.rows))]}
+    body: dict[str, Any] = {}
+    for key, value in (("flops", srl.flops), ("bytes", srl.bytes),
+                       ("intensity", srl.intensity), ("t_math", srl.t_math),
+                       ("t_memory", srl.t_memory), ("t_lower", srl.t_lower),
+                       ("t_upper", srl.t_upper), ("ridge", srl.ridge)):
+        _with_value(body, key, value)
+    body["bound"] = srl.bound()
+    data["step"] = body
+    if critical is not None:
+        cb: dict[str, Any] = {"relation": critical.relation, "integer": critical.integer,
+                              "exact": None if critical.exact is None
+                              else exact_json(critical.exact)}
+        if critical.reason:
+            cb["reason"] = critical.reason
+        data["critical_batch"] = cb
+    if intensity is not None:
+        data["decode_intensity"] = {"expression": text(intensity[0]),
+                                    "limit_T_to_oo": exact_json(intensity[1])}
+    return data
+
+
+def _time(value: sp.Basic) -> str:
+    """Seconds with an SI prefix: ``6.881 ms``."""
+    seconds = float(sp.N(value, 20))
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(seconds) >= scale or unit == "ns":
+            return f"{approx(seconds / scale, 4)} {unit}"
+    return f"{approx(seconds, 4)} s"
+
+
+def _short(value: sp.Basic) -> str:
+    return "0" if value == 0 else approx(value, 4)
+
+
+def step_lines(srl: StepRoofline, critical: CriticalBatch | None,
+               intensity: tuple[sp.Expr, sp.Expr] | None, fmt: str = "text",
+               title: str = "") -> list[str]:
+    head = ("op", "x", "FLOPs", "bytes", "intensity", "bound", "T_lower")
+    rows = [(r.op.name if r.block.name in ("layer", "head") else f"{r.op.name} "
+             f"({r.block.name})", text(r.count), _short(r.op.flops),
+             _short(r.op.bytes()), _short(r.roofline.intensity), r.roofline.bound(),
+             _time(r.roofline.t_lower)) for r in srl.rows]
+    step = ("step", "", _short(srl.flops), _short(srl.bytes), _short(srl.intensity),
+            srl.bound(), _time(srl.t_lower))
+    notes = [f"T_upper {_time(srl.t_upper)} (no overlap); critical intensity "
+             f"{approx(srl.ridge)} FLOP/byte"]
+    if critical is not None:
+        shown = critical.relation if critical.exact is None or not critical.exact.is_number \
+            else f"B > {_num(critical.exact)}"
+        notes.append(f"critical batch at context {text(srl.step.context)}: "
+                     + (f"{shown}, first whole batch {critical.integer}"
+                        if critical.integer is not None else "none")
+                     + (f" ({critical.reason})" if critical.reason else ""))
+    if intensity is not None:
+        notes.append(f"decode intensity: {text(intensity[0])}; as T -> oo: "
+                     f"{_num(intensity[1])}")
+    if fmt == "md":
+        lines = ([f"**{md_escape(title)}**", ""] if title else []) + [
+            "| " + " | ".join(head) + " |", "|" + "---|" * 2 + "---:|" * 3 + "---|---:|"]
+        lines += ["| " + " | ".join(md_escape(c, table=True) for c in row) + " |"
+                  for row in rows]
+        lines.append("| " + " | ".join(f"**{md_escape(c, table=True)}**" if c else ""
+                                       for c in step) + " |")
+        return lines + [""] + [md_escape(n) for n in notes]
+    widths = [max(len(str(row[i])) for row in (head, *rows, step)) for i in range(len(head))]
+    right = {1, 2, 3, 4, 6}
+
+    def line(row: tuple[str, ...]) -> str:
+        return "  ".join(c.rjust(w) if i in right else c.ljust(w)
+                         for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
+    return ([title] if title else []) + [line(head), *map(line, rows), line(step)] + notes
+
+
+# ---------------------------------------------------------------- capacity
+
+def _fit_json(fit: Fit | None, reason: str) -> dict[str, Any] | None:
+    if fit is None:
+        return {"relation": None, "exact": None, "integer": None, "reason": reason}
+    data: dict[str, Any] = {"relation": text(fit.relation), "integer": fit.integer}
+    _with_value(data, "exact", fit.exact)
+    return data
+
+
+def fit_json(memory: Memory, capacity: sp.Expr, fits: Mapping[str, tuple[Fit | None, str]],
+             facts: Mapping[str, Any]) -> dict[str, Any]:
+    data: dict[str, Any] = {**facts, "memory": {k: exact_json(v) for k, v in
+                                                memory.parts.items()}}
+    data["memory"]["capacity"] = exact_json(capacity)
+    data["assumptions"] = dict(memory.assumptions)
+    for key, (fit, reason) in fits.items():
+        data[key] = _fit_json(fit, reason)
+    return data
+
+
+def fit_lines(title: str, memory: Memory, capacity: sp.Expr,
+              fits: Mapping[str, tuple[Fit | None, str]], labels: Mapping[str, str],
+              fmt: str = "text") -> list[str]:
+    rows: list[tuple[str, str]] = [(k, f"{_num(v)} bytes") for k, v in memory.parts.items()]
+    rows.append(("memory per chip", f"{_num(capacity)} bytes"))
+    for key, (fit, reason) in fits.items():
+        shown = reason if fit is None else (
+            f"{text(fit.relation)}" + (f" (≈ {approx(fit.exact)})" if not fit.exact.is_Integer
+                                       else "") + f", so {fit.integer}")
+        rows.append((labels[key], shown))
+    if fmt == "md":
+        return [f"**{md_escape(title)}**", "", "| quantity | value |", "|---|---|",
+                *(f"| {md_escape(k, table=True)} | {md_escape(v, table=True)} |"
+                  for k, v in rows)]
+    width = max(len(k) for k, _ in rows)
+    return [title, *(f"  {k:<{width}}  {v}" for k, v in rows)]
