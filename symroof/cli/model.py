@@ -141,8 +141,7 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
 
 def _fit(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.errors import DerivationError, InputError
-    from ..models import inference_memory, kv_bytes_per_token, max_batch, max_context, \
-        min_chips
+    from ..models import inference_memory, kv_bytes_per_token, max_batch, max_context, min_chips
     from ..render.model_views import fit_json, fit_lines
     context = args.context or cfg.context_length
     if not context:
