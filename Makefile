@@ -5,7 +5,9 @@ TEX_PACKAGES = texlive-latex-base texlive-latex-recommended texlive-pictures \
 	texlive-lang-cyrillic latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp \
 	cm-super-minimal lmodern poppler-utils
 
-.PHONY: setup tex check reports bench
+BROWSER_PACKAGES = chromium nodejs npm
+
+.PHONY: setup tex browser katex check reports bench
 
 setup:
 	$(PYTHON) -m pip install -q -e ".[test,plot]"
@@ -20,12 +22,27 @@ tex:
 		echo "TeX Live is missing: sudo apt-get install $(TEX_PACKAGES)"; \
 	fi
 
-check: setup tex
+# Chromium (the HTML write-ups' browser tests) and node/npm (KaTeX) from Debian's packages
+browser:
+	@if command -v chromium >/dev/null && command -v npm >/dev/null; then \
+		echo "Chromium and npm: present"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(BROWSER_PACKAGES) >/dev/null; \
+	else \
+		echo "Chromium or npm is missing: sudo apt-get install $(BROWSER_PACKAGES)"; \
+	fi
+
+# KaTeX from the npm registry, as package-lock.json pins it (the HTML build copies its dist)
+katex: browser
+	@if [ -f node_modules/katex/dist/katex.min.js ]; then echo "KaTeX: present"; \
+	elif command -v npm >/dev/null; then npm ci --no-audit --no-fund --silent; fi
+
+check: setup tex katex
 	$(PYTHON) -m pytest
 
-reports: setup tex
-	symroof verify
-	symroof report --format md,tex,pdf --out reports
+reports: setup tex katex
+	$(PYTHON) -m symroof verify
+	$(PYTHON) -m symroof report --format md,tex,pdf,html --out reports
 
 bench: setup
 	$(PYTHON) benchmarks/run.py

@@ -264,7 +264,7 @@ def test_verify_json_is_identical_across_runs_and_hash_seeds() -> None:
 def test_latex_user_text_is_escaped_and_pdflatex_never_gets_shell_escape(
         monkeypatch: pytest.MonkeyPatch) -> None:
     from symroof.core.printer import tex_escape
-    from symroof.render import report
+    from symroof.render import pdf
     hostile = r"\input{/etc/passwd} \write18{id} 100% x_1 $y$ a&b #3"
     assert tex_escape(hostile) == (r"\textbackslash{}input\{/etc/passwd\} "
                                    r"\textbackslash{}write18\{id\} 100\% x\_1 \$y\$ a\&b \#3")
@@ -274,8 +274,8 @@ def test_latex_user_text_is_escaped_and_pdflatex_never_gets_shell_escape(
         calls.append(cmd)
         Path(str(kwargs["cwd"]), "doc.pdf").write_bytes(b"%PDF-fake")
         return subprocess.CompletedProcess(cmd, 0, b"", b"")
-    monkeypatch.setattr(report.subprocess, "run", fake_run)
-    assert report.compile_pdf("x", "x.tex", pdflatex="pdflatex") == b"%PDF-fake"
+    monkeypatch.setattr(pdf.subprocess, "run", fake_run)
+    assert pdf.compile_pdf("x", "x.tex", pdflatex="pdflatex") == b"%PDF-fake"
     assert calls and all("-no-shell-escape" in c and not any("shell-escape" in a and
                                                             a != "-no-shell-escape"
                                                             for a in c) for c in calls)

@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 
 from symroof.claims.runner import load_derivations, verify
-from symroof.render.report import compile_pdf, render, stale, write
+from symroof.render.files import stale, write
+from symroof.render.pdf import compile_pdf
+from symroof.render.report import render
 from tests.conftest import ROOT, require_tool, run_cli
 
 SMALL = ROOT / "tests" / "data" / "small.py"
@@ -31,7 +33,9 @@ KATEX = {
     "ddot", "prime", "Re", "Im", "wp", "lvert", "rvert", "mid", "vert", "textrm",
     "mathit", "mathbf", "displaystyle", "pm", "mp", "circ", "bmod", "pmod", "binom",
     "emptyset", "land", "lor", "neg", "not", "forall", "exists", "varepsilon",
-    "vartheta", "varphi", "upsilon", "iota",
+    "vartheta", "varphi", "upsilon", "iota", "nabla", "mathcal", "dfrac", "tfrac", "notin",
+    "Rightarrow", "mapsto", "lVert", "rVert", "underbrace", "top", "Xi", "Psi", "sin", "cos",
+    "fit",
 }
 
 
@@ -54,17 +58,19 @@ def test_golden(fmt: str, name: str) -> None:
 def test_small_write_up_shows_steps_verdicts_and_escaped_text() -> None:
     md = small_render("md")["small.md"]
     assert isinstance(md, str)
-    assert "| 3 | Compute-bound when B &gt; 240. <br>`threshold` | B &gt; 240 | " \
-        "$B > \\frac{9850}{41}$ | holds |" in md
+    assert "| 3 | Compute-bound when B &gt; 240. `threshold` | $B > 240$ | " \
+        "$B > \\frac{9850}{41} \\approx 240.24$ | holds |" in md
     assert "erratum" in md and "digits swapped" in md
-    assert "\\$y\\$" in md  # a dollar in user text cannot open math
+    assert "A dollar \\$y\\$ is text here" in md  # a dollar in user text cannot open math
+    # a quote's own math is shown as math, OCR spacing removed; unsafe math stays text
+    assert "$y_{max}$ \\$\\\\input{z}\\$" in md
     tex = small_render("tex")["small.tex"]
     assert isinstance(tex, str)
-    assert r"\textbackslash{}input\{x\} \$y\$" in tex
+    assert r"A dollar \$y\$ is text here, \textbackslash{}input\{x\} too." in tex
     assert r"50\% of readers skip this \& that\_1 \#2." in tex
     index = small_render("md")["index.md"]
     assert isinstance(index, str)
-    assert "| [`ridge_typo`](small.md) | Matmul | 204 | $\\frac{9850}{41} \\approx 240.24$ | " \
+    assert "| [ridge\\_typo](small.md)<br>Matmul | 204 | $\\frac{9850}{41} \\approx 240.24$ | " \
         "digits swapped |" in index
 
 
@@ -97,7 +103,8 @@ def test_languages_translate_the_words_not_the_formulas() -> None:
     assert isinstance(ru, str) and isinstance(zh, str)
     assert "## Утверждения" in ru and "ошибка в тексте" in ru
     assert "## 论断" in zh and "勘误" in zh
-    assert "$B > \\frac{9850}{41}$" in ru and "$B > \\frac{9850}{41}$" in zh
+    assert "$B > \\frac{9850}{41} \\approx 240.24$" in ru
+    assert "$B > \\frac{9850}{41} \\approx 240.24$" in zh
 
 
 def test_renders_are_identical_across_hash_seeds(tmp_path: Path) -> None:
@@ -125,10 +132,10 @@ def test_committed_reports_match_a_fresh_render() -> None:
 def test_check_reports_a_stale_file(tmp_path: Path) -> None:
     result = verify(load_derivations([str(SMALL)]))
     rendered = render(result, ["md"], plots=False)
-    write(rendered, tmp_path)
-    assert stale(rendered, tmp_path) == []
+    write(rendered.files, tmp_path)
+    assert stale(rendered.files, tmp_path) == []
     (tmp_path / "small.md").write_text("edited by hand\n")
-    assert stale(rendered, tmp_path) == ["small.md"]
+    assert stale(rendered.files, tmp_path) == ["small.md"]
     done = run_cli("report", str(SMALL), "--format", "md", "--out", str(tmp_path), "--check")
     assert done.returncode == 1 and "stale:" in done.stdout
 
@@ -152,7 +159,7 @@ def test_pdf_compiles_without_shell_escape() -> None:
 
 def test_pdflatex_failure_names_the_first_error() -> None:
     require_tool("pdflatex")
-    from symroof.render.report import LatexFailed
+    from symroof.render.pdf import LatexFailed
     with pytest.raises(LatexFailed, match=r"^broken.tex: pdflatex failed: Undefined control "
                                           r"sequence"):
         compile_pdf("\\documentclass{article}\\begin{document}\\nosuchmacro\\end{document}",

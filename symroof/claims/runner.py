@@ -24,7 +24,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,7 @@ from ..core.errors import InputError, SymroofError
 from ..core.resources import bundled
 from ..core.timelimits import TimeLimit, time_limit
 from .model import Claim, Derivation
-from .rules import FAILING, Judgement, judge, mark
+from .rules import FAILING, RULES, Judgement, judge, mark
 from .rules import Verdict as V
 
 VERDICTS = tuple(V)
@@ -51,6 +51,8 @@ class Verdict:
     detail: str
     seconds: float
     cached: bool = False
+    # the derived SymPy object, for write-ups (not in JSON; None when taken from the cache)
+    value: Any = field(default=None, compare=False, repr=False)
 
     def to_json(self, timing: bool = True) -> dict[str, Any]:
         c = self.claim
@@ -105,12 +107,22 @@ class Verification:
                 f"{len(self.verdicts)} claims: {counts}\n")
 
 
+def _derive(claim: Claim) -> Any:
+    """The claim's derived value (None for a measurement), as ``judge`` takes it."""
+    if claim.kind == "measurement":
+        return None
+    return claim.derive() if claim.derive is not None else claim.value
+
+
 def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
     """One claim, bounded by ``timeout`` seconds; errors become ERROR, never a crash."""
     start = time.perf_counter()
+    derived: Any = None
     try:
         with time_limit(timeout):
-            j = judge(claim)
+            derived = _derive(claim)
+            j = judge(claim) if claim.kind == "measurement" else \
+                RULES[claim.kind](claim, derived, f"claim {claim.id!r}")
     except TimeLimit:
         j = Judgement(V.TIMEOUT, "", None, None, f"no result within {timeout:g} s")
     except SymroofError as exc:
@@ -119,8 +131,11 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
         j = Judgement(V.ERROR, "", None, None, f"{type(exc).__name__}: {exc}")
     seconds = time.perf_counter() - start
     j = mark(claim, j)
+    if j.verdict in (V.ERROR, V.TIMEOUT):
+        derived = None
+    value = derived.inequality if hasattr(derived, "inequality") else derived
     return Verdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
-                   j.detail, seconds)
+                   j.detail, seconds, value=value)
 
 
 def verify(derivations: Sequence[Derivation], timeout: float = 30,

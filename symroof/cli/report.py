@@ -1,4 +1,4 @@
-"""symroof report: the write-ups in Markdown, LaTeX and PDF."""
+"""symroof report: the write-ups in Markdown, LaTeX, PDF and HTML."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 def register(verbs: Any) -> None:
     r = verbs.add_parser(
-        "report", help="write the derivations up as Markdown, LaTeX and PDF",
+        "report", help="write the derivations up as Markdown, LaTeX, PDF and HTML",
         description="Verify the derivations and write each one up (steps, claims with "
                     "stated and derived values and verdicts, figures), with an index that "
                     "lists every verdict and the errata. Files are written atomically once "
@@ -21,7 +21,8 @@ def register(verbs: Any) -> None:
     r.add_argument("paths", nargs="*", metavar="PATH",
                    help="derivation modules or folders (default: the bundled derivations)")
     r.add_argument("--format", default="md,tex", metavar="LIST",
-                   help="any of md, tex, pdf, comma-separated (default md,tex)")
+                   help="any of md, tex, pdf, html, comma-separated (default md,tex; html "
+                        "needs KaTeX from npm: npm ci)")
     r.add_argument("--out", default="reports", metavar="DIR", help="output folder "
                    "(default reports)")
     r.add_argument("--lang", default="en", choices=("en", "ru", "zh"),
@@ -30,37 +31,42 @@ def register(verbs: Any) -> None:
                    help="write nothing; exit 1 when DIR differs from a fresh render")
     r.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
                    help="limit per claim (default 30)")
-    r.add_argument("--no-cache", action="store_true", help="derive every claim afresh")
+    r.add_argument("--no-cache", action="store_true",
+                   help="accepted for symmetry with verify: a report always derives afresh")
     r.set_defaults(run=run_report)
 
 
 def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..claims.runner import VerdictCache, load_derivations, verify
+    from ..claims.runner import load_derivations, verify
     from ..core.errors import InputError
-    from ..render.report import FORMATS, render, stale, write
+    from ..render.files import stale, write
+    from ..render.report import FORMATS, render
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
         raise InputError(f"unknown format {unknown[0] if unknown else ''!r} (formats: "
                          f"{', '.join(FORMATS)})", "--format")
-    if args.check and "pdf" in formats:
+    if args.check and ("pdf" in formats or "html" in formats):
         raise InputError("--check compares md and tex only", "--format")
     derivations = load_derivations(args.paths)
     tty = sys.stderr.isatty()
     if tty:
         print("verifying...", end="", file=sys.stderr, flush=True)
-    result = verify(derivations, timeout=args.timeout,
-                    cache=None if args.no_cache else VerdictCache())
+    # derived afresh: a write-up shows the derived objects, which the verdict cache (text
+    # only) does not keep
+    result = verify(derivations, timeout=args.timeout)
     if tty:
         print("\r\033[Krendering...", end="", file=sys.stderr, flush=True)
     rendered = render(result, formats, lang=args.lang)
     if tty:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
+    for note in rendered.notes:
+        print(f"symroof report: {note}", file=sys.stderr)
     out = Path(args.out)
     if args.check:
-        differing = stale(rendered, out)
+        differing = stale(rendered.files, out)
         for name in differing:
             print(f"stale: {out / name}")
         if differing:
@@ -69,7 +75,7 @@ def run_report(args: argparse.Namespace) -> int:
             return 1
         print(f"{out}: {len(rendered.files)} files match a fresh render")
         return 0
-    written = write(rendered, out)
+    written = write(rendered.files, out)
     print(f"wrote {len(written)} files to {out} "
           f"({len(result.verdicts)} claims: "
           + ", ".join(f"{n} {k}" for k, n in result.summary.items()) + ")")

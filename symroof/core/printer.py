@@ -1,25 +1,45 @@
-"""One printer for all output: text, Markdown math and LaTeX share these rules.
+"""One printer for all output: text, Markdown math, LaTeX and HTML share these rules.
 
 >>> import sympy as sp
 >>> text(sp.Rational(9850, 41)), approx(sp.Rational(9850, 41)), approx(1.97e14)
 ('9850/41', '240.24', '1.97e14')
->>> latex(sp.Symbol("T_math") + sp.Symbol("d_model"))
-'T_{\\\\mathrm{math}} + d_{\\\\mathrm{model}}'
+>>> latex(sp.Symbol("T_math") + sp.Symbol("d_model") + sp.Symbol("lam"))
+'T_{\\\\mathrm{math}} + d_{\\\\mathrm{model}} + \\\\lambda'
+>>> shown(sp.Rational(9850, 41)).latex
+'\\\\frac{9850}{41} \\\\approx 240.24'
+
+The readable-form rule (``shown``): an exact value prints in closed form when it is short,
+else as its decimal (``Shown.exact`` is then False, and the caller says where the exact
+value is); never ``x ≈ x``; equations with ``=``; Greek names as Greek; long merged
+integers and radicals inside a formula become decimals while short exponents stay exact.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
-from sympy.printing.latex import LatexPrinter
+from sympy.printing.latex import LatexPrinter, greek_letters_set
+
+from .escape import escape, html_escape, math_text, md_escape, tex_escape
+
+__all__ = ["Shown", "SymroofLatexPrinter", "approx", "escape", "html_escape", "latex",
+           "latex_value", "math_text", "md_escape", "number_value", "shown", "tex_escape",
+           "text"]
+
+# names a derivation spells in ASCII for a Greek letter
+GREEK_ALIASES = {"lam": "lambda", "lamda": "lambda", "eps": "epsilon"}
+SHORT = 24        # characters of plain text an exact number may take in closed form
+LONG_DIGITS = 15  # an integer with more digits prints as a decimal
 
 
 class SymroofLatexPrinter(LatexPrinter):
-    """LaTeX with multi-letter subscripts set upright (``T_{\\mathrm{math}}``) and large
-    numbers printed as a text would (``1.97 \\cdot 10^{14}``)."""
+    """LaTeX with names printed literally (``hbm`` is not an accent; multi-letter names and
+    subscripts upright: ``T_{\\mathrm{math}}``), Greek names as Greek, and large numbers as
+    a text prints them (``1.97 \\cdot 10^{14}``)."""
 
     printmethod = "_symroof_latex"
 
@@ -28,17 +48,33 @@ class SymroofLatexPrinter(LatexPrinter):
         super().__init__({**base, **(settings or {})})
 
     def _print_Symbol(self, expr: sp.Symbol, style: str = "plain") -> str:
-        name = expr.name
-        head, sep, sub = name.partition("_")
-        if sep and len(sub) > 1 and sub.isalpha():
-            return f"{self._print(sp.Symbol(head))}_{{\\mathrm{{{sub}}}}}"
-        return str(super()._print_Symbol(expr))
+        head, sep, sub = expr.name.partition("_")
+        shown = _name(head)
+        if not sep:
+            return shown
+        if sub.isdigit() or len(sub) == 1 or sub.lower() in greek_letters_set:
+            return f"{shown}_{{{_name(sub)}}}"
+        return f"{shown}_{{\\mathrm{{{_plain(sub)}}}}}"
 
     def _print_Integer(self, expr: sp.Integer) -> str:
         return _scientific(int(expr)) or str(int(expr))
 
     def _print_Float(self, expr: sp.Float) -> str:
         return _scientific_float(float(expr))
+
+
+def _plain(name: str) -> str:
+    return name.replace("_", r"\_")
+
+
+def _name(name: str) -> str:
+    """A name's LaTeX: Greek as Greek, one letter italic, longer names upright."""
+    name = GREEK_ALIASES.get(name, name)
+    if name.lower() in greek_letters_set:
+        return "\\" + ("lambda" if name == "lamda" else name)
+    if len(name) == 1 or name.isdigit():
+        return name
+    return rf"\mathrm{{{_plain(name)}}}"
 
 
 def _scientific(value: int) -> str | None:
@@ -61,7 +97,7 @@ def _scientific(value: int) -> str | None:
 
 def _scientific_float(value: float) -> str:
     if value == 0 or 1e-3 <= abs(value) < 1e6:
-        return f"{value:.6g}"
+        return f"{value:.5g}"
     mantissa, exponent = f"{value:.4e}".split("e")
     return f"{mantissa.rstrip('0').rstrip('.')} \\cdot 10^{{{int(exponent)}}}"
 
@@ -75,7 +111,10 @@ def latex(expr: Any) -> str:
 
 
 def text(expr: Any) -> str:
-    """Plain text of an exact SymPy object: ``9850/41``, ``B*D*F/(B*D + B*F + D*F)``."""
+    """Plain text of an exact SymPy object: ``9850/41``, ``B*D*F/(B*D + B*F + D*F)``;
+    an equation with ``=`` (``6*D*N = C``, not ``Eq(6*D*N, C)``)."""
+    if isinstance(expr, sp.Equality):
+        return f"{text(expr.lhs)} = {text(expr.rhs)}"
     return sp.sstr(expr, order="lex") if isinstance(expr, sp.Basic) else str(expr)
 
 
@@ -94,8 +133,8 @@ def _decimal(number: float, digits: int) -> str:
     """Two decimals for numbers below 10^4 (240.24), fewer as they grow (8755.6)."""
     whole = len(str(int(abs(number))))
     places = max(digits - whole, 0) if whole > 3 else 2
-    return f"{number:.{places}f}".rstrip("0").rstrip(".") if "." in f"{number:.{places}f}" \
-        else f"{number:.{places}f}"
+    out = f"{number:.{places}f}"
+    return out.rstrip("0").rstrip(".") if "." in out else out
 
 
 def number_value(value: Any) -> float | None:
@@ -104,137 +143,97 @@ def number_value(value: Any) -> float | None:
     return float(expr) if expr.is_number and expr.is_finite else None
 
 
+@dataclass(frozen=True)
+class Shown:
+    """A value as a reader sees it: LaTeX, plain text, and whether it is the exact value
+    (False: a decimal stands in for a long exact form)."""
+
+    latex: str
+    text: str
+    exact: bool = True
+
+
+def _short(expr: sp.Expr) -> bool:
+    if expr.is_Integer:
+        return len(str(abs(int(expr)))) <= LONG_DIGITS
+    return len(text(expr)) <= SHORT
+
+
+def _decimal_shown(expr: sp.Expr) -> Shown:
+    value = float(sp.N(expr, 30))
+    return Shown(_scientific_float(value), approx(value), exact=False)
+
+
+def _tidy(expr: sp.Basic) -> tuple[sp.Basic, bool]:
+    """Long numbers inside a formula as 5-digit decimals; short exponents stay exact."""
+    if isinstance(expr, sp.Expr) and expr.is_number:
+        if _short(expr) or not expr.is_finite or not expr.is_real:
+            return expr, True
+        return sp.Float(sp.N(expr, 20), 5), False
+    if not expr.args or isinstance(expr, sp.Symbol):
+        return expr, True
+    parts = [_tidy(a) for a in expr.args]
+    if all(ok for _, ok in parts):
+        return expr, True
+    return expr.func(*[p for p, _ in parts]), False
+
+
+def shown(value: Any) -> Shown:
+    """The readable form of a value (the rule of this module).
+
+    >>> shown(sp.Integer(2) ** 200).text
+    '1.6069e60'
+    >>> shown(sp.Eq(sp.Symbol("a"), 2)).latex
+    'a = 2'
+    """
+    if value is None:
+        return Shown("", "")
+    if isinstance(value, bool) or value is sp.true or value is sp.false:
+        word = "true" if bool(value) else "false"
+        return Shown(rf"\text{{{word}}}", word)
+    if isinstance(value, str):
+        return Shown(math_text(value, "md"), value)
+    expr = sp.sympify(value)
+    if isinstance(expr, sp.Rel):
+        lhs, rhs = shown(expr.lhs), shown(expr.rhs)
+        op = {"==": "=", ">=": r"\geq", "<=": r"\leq", "!=": r"\neq"}.get(expr.rel_op,
+                                                                          expr.rel_op)
+        top = {"==": "="}.get(expr.rel_op, expr.rel_op)
+        return Shown(f"{lhs.latex} {op} {rhs.latex}", f"{lhs.text} {top} {rhs.text}",
+                     lhs.exact and rhs.exact)
+    if isinstance(expr, sp.Expr) and expr.is_number:
+        if not expr.is_finite or not expr.is_real:
+            return Shown(latex(expr), text(expr))
+        if expr.is_Float:
+            return _decimal_shown(expr)
+        if not _short(expr):
+            return _decimal_shown(expr)
+        if expr.is_Integer:
+            plain = text(expr) if abs(expr) < 10**7 else f"{text(expr)} ≈ {approx(expr)}"
+            return Shown(latex(expr), plain)
+        dec = approx(expr)
+        if dec == text(expr):
+            return Shown(latex(expr), dec)
+        return Shown(f"{latex(expr)} \\approx {_scientific_float(float(sp.N(expr, 30)))}",
+                     f"{text(expr)} ≈ {dec}")
+    tidy, exact = _tidy(expr)
+    return Shown(latex(tidy), text(tidy), exact)
+
+
 def latex_value(value: Any, fmt: str = "tex") -> str:
     """LaTeX of whatever a step holds: an expression, an equation, a list, a mapping.
 
-    ``fmt`` is ``tex`` (pdflatex) or ``md`` (KaTeX): text inside math is escaped for it."""
+    ``fmt`` is ``tex`` (pdflatex), ``md`` or ``html`` (KaTeX): text inside math is escaped
+    for it."""
     if value is None:
         return ""
     if isinstance(value, Mapping):
-        return ", ".join(f"{latex(k) if isinstance(k, sp.Basic) else latex(sp.Symbol(str(k)))}"
-                         f" = {latex_value(v, fmt)}" for k, v in
-                         sorted(value.items(), key=lambda kv: str(kv[0])))
+        return r",\quad ".join(
+            f"{latex(k) if isinstance(k, sp.Basic) else latex(sp.Symbol(str(k)))}"
+            f" = {latex_value(v, fmt)}" for k, v in sorted(value.items(),
+                                                          key=lambda kv: str(kv[0])))
     if isinstance(value, list | tuple):
-        return ",\\quad ".join(latex_value(v, fmt) for v in value)
-    if isinstance(value, bool):
-        return r"\text{true}" if value else r"\text{false}"
+        return r",\quad ".join(latex_value(v, fmt) for v in value)
     if isinstance(value, str):
         return math_text(value, fmt)
-    expr = sp.sympify(value)
-    shown = latex(expr)
-    if expr.is_number and not expr.is_Integer and expr.is_finite and expr.is_real:
-        shown += r" \approx " + _scientific_float(float(expr)) if abs(float(expr)) >= 1e6 \
-            or abs(float(expr)) < 1e-3 else r" \approx " + approx(expr)
-    return shown
-
-
-# Inside \text{} both pdflatex (T1) and KaTeX take these escapes.
-_MATH_TEXT = {"\\": "/", "{": r"\{", "}": r"\}", "$": r"\$", "%": r"\%", "&": r"\&",
-              "#": r"\#", "_": r"\_", "^": "**", "~": " "}
-
-
-def math_text(value: str, fmt: str = "tex") -> str:
-    """``\\text{...}`` holding user text, escaped for pdflatex (``tex``) or KaTeX (``md``).
-
-    >>> math_text("ik,kj->ij_1", "md")
-    '\\\\text{ik,kj->ij\\\\_1}'
-    """
-    if fmt == "tex":
-        return r"\text{" + tex_escape(value) + "}"
-    return r"\text{" + "".join(_MATH_TEXT.get(ch, ch) for ch in value) + "}"
-
-
-# Characters that pdflatex with utf8 inputenc, T1/T2A fonts and CJKutf8 cannot take as they
-# are, and what to write instead (text mode).
-TEX_SPECIALS = {
-    "\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#", "$": r"\$",
-    "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}",
-    "<": r"\textless{}", ">": r"\textgreater{}", "|": r"\textbar{}",
-}
-TEX_UNICODE = {
-    "≈": r"$\approx$", "×": r"$\times$", "·": r"$\cdot$", "⋅": r"$\cdot$", "≤": r"$\leq$",
-    "≥": r"$\geq$", "≪": r"$\ll$", "≫": r"$\gg$", "→": r"$\to$", "←": r"$\leftarrow$",
-    "−": r"$-$", "∞": r"$\infty$", "µ": r"$\mu$", "μ": r"$\mu$", "α": r"$\alpha$",
-    "β": r"$\beta$", "λ": r"$\lambda$", "Θ": r"$\Theta$", "θ": r"$\theta$", "∝": r"$\propto$",
-    "≠": r"$\neq$", "±": r"$\pm$", "√": r"$\surd$", "∑": r"$\sum$", "∂": r"$\partial$",
-    "ε": r"$\varepsilon$", "π": r"$\pi$", "σ": r"$\sigma$", "Δ": r"$\Delta$", "∈": r"$\in$",
-    "′": "'", "“": "``", "”": "''", "„": ",,", "‘": "`", "’": "'", "—": "---", "–": "--",
-    "…": r"\dots{}", "«": r"\guillemotleft{}", "»": r"\guillemotright{}", "\u00a0": "~",
-    "\u202f": r"\,", "\u2009": r"\,", "°": r"\textdegree{}", "€": "EUR", "✓": "v",
-    "⁰": r"\textsuperscript{0}", "¹": r"\textsuperscript{1}", "²": r"\textsuperscript{2}",
-    "³": r"\textsuperscript{3}", "⁴": r"\textsuperscript{4}", "⁵": r"\textsuperscript{5}",
-    "⁶": r"\textsuperscript{6}", "⁷": r"\textsuperscript{7}", "⁸": r"\textsuperscript{8}",
-    "⁹": r"\textsuperscript{9}", "⁻": r"\textsuperscript{-}", "₀": r"\textsubscript{0}",
-    "₁": r"\textsubscript{1}", "₂": r"\textsubscript{2}",
-}
-
-
-def _is_cjk(ch: str) -> bool:
-    code = ord(ch)
-    return (0x2E80 <= code <= 0x9FFF or 0xF900 <= code <= 0xFAFF or 0xFF00 <= code <= 0xFFEF
-            or 0x3000 <= code <= 0x303F)
-
-
-def _is_cyrillic(ch: str) -> bool:
-    return 0x0400 <= ord(ch) <= 0x04FF
-
-
-def tex_escape(value: str) -> str:
-    """User text made safe for pdflatex: specials escaped, runs of Cyrillic wrapped in
-    ``\\cyr{}`` (T2A, defined in the preamble), runs of CJK in a CJKutf8 environment, other
-    symbols spelled out.
-
-    >>> tex_escape(r"50% of $x_1$ \\input{evil}")
-    '50\\\\% of \\\\$x\\\\_1\\\\$ \\\\textbackslash{}input\\\\{evil\\\\}'
-    """
-    out: list[str] = []
-    cjk: list[str] = []
-    cyr: list[str] = []
-
-    def flush() -> None:
-        if cjk:
-            out.append(r"\begin{CJK}{UTF8}{gbsn}" + "".join(cjk) + r"\end{CJK}")
-            cjk.clear()
-        if cyr:
-            out.append(r"\cyr{" + "".join(cyr) + "}")
-            cyr.clear()
-
-    for ch in str(value):
-        if _is_cjk(ch):
-            if cyr:
-                flush()
-            cjk.append(TEX_SPECIALS.get(ch, ch))
-            continue
-        if _is_cyrillic(ch):
-            if cjk:
-                flush()
-            cyr.append(ch)
-            continue
-        flush()
-        if ch in TEX_SPECIALS:
-            out.append(TEX_SPECIALS[ch])
-        elif ch in TEX_UNICODE:
-            out.append(TEX_UNICODE[ch])
-        elif ch in "\n\r\t":
-            out.append(" ")
-        elif ord(ch) < 0x80 or 0xA0 <= ord(ch) <= 0xFF:
-            out.append(ch)
-        elif ord(ch) >= 0x1F000 or 0x2600 <= ord(ch) <= 0x27BF or 0xFE00 <= ord(ch) <= 0xFE0F:
-            continue  # emoji and pictographs have no glyph in the fonts used
-        else:
-            out.append(f"[U+{ord(ch):04X}]")
-    flush()
-    return "".join(out)
-
-
-def md_escape(value: str, table: bool = False) -> str:
-    """User text made safe for Markdown with math: ``$`` cannot open math, and in a table
-    ``|`` cannot end a cell.
-
-    >>> md_escape("costs $5 | 6", table=True)
-    'costs \\\\$5 \\\\| 6'
-    """
-    escaped = str(value).replace("\\", "\\\\").replace("$", "\\$").replace("*", "\\*")
-    escaped = escaped.replace("_", "\\_").replace("<", "&lt;").replace(">", "&gt;")
-    escaped = " ".join(escaped.split())
-    return escaped.replace("|", "\\|") if table else escaped
+    return shown(value).latex

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
+from ..core.printer import text
 from ..core.steps import Step
 from ..core.timelimits import TimeLimit, time_limit
 
@@ -83,7 +84,7 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
     conditions = tuple(sp.Eq(sp.diff(lagrangian, x), 0, evaluate=False) for x in xs)
     steps = [
         Step("define", "Lagrangian", None, sp.Eq(sp.Symbol("L"), lagrangian, evaluate=False),
-             f"minimise {f} subject to {constraint}"),
+             f"minimise {text(f)} subject to {text(constraint)}"),
         *(Step("define", f"stationarity in {x}", None, c, "dL/dx = 0")
           for x, c in zip(xs, conditions, strict=True)),
     ]

@@ -39,6 +39,7 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import symbol
+from ..core.sizes import canonical_dtype
 from ..core.steps import Step
 from ..hardware.catalog import Chip
 from .algebra import cancel, substitute
@@ -63,6 +64,8 @@ class Roofline:
     steps: tuple[Step, ...]
     extra: Mapping[str, sp.Expr] = field(default_factory=dict)
     serial: tuple[str, ...] = ()
+    compute: str = ""  # the compute unit and dtype whose peak is used (the op's unless given)
+    dtype: str = ""
 
     @property
     def terms(self) -> dict[str, sp.Expr]:
@@ -192,7 +195,8 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
                         sp.Eq(symbol(f"T_{k}"), t, evaluate=False), "given") for k, t in
                    added.items())
     return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps,
-                    added, tuple(serial))
+                    added, tuple(serial),
+                    compute or op.compute, canonical_dtype(dtype or op.dtype))
 
 
 def size_values(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:

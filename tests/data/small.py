@@ -22,6 +22,8 @@ def build() -> Derivation:
             statement="Compute-bound when B > 240.", quote="B > 240",
             derive=lambda: t.symbol > t.asymptotic)
     d.claim("ridge_typo", stated="204", statement="The ridge, misprinted.",
-            quote="about 204 FLOPs/byte \\input{x} $y$", derive=lambda: rl.ridge,
+            quote="about 204 FLOPs/byte \\input{x} $y_{ma x}$ $\\input{z}$",
+            derive=lambda: rl.ridge,
             erratum=Erratum("digits swapped", right="240"))
+    d.note("A dollar $y$ is text here, \\input{x} too.")
     return d.build()

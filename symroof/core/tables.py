@@ -1,0 +1,264 @@
+"""The one table writer: a table as data (columns, rows of cells made of parts), written
+for the terminal, Markdown, LaTeX, HTML, and as a math array for Jupyter's LaTeX view.
+
+>>> import sympy as sp
+>>> t = Table((Column("claim"), Column("value", align="r")),
+...           ((cell(text("ridge"), code("v5e")), cell(math(sp.Rational(9850, 41)))),))
+>>> print(t.render("text"))
+claim                 value
+ridge v5e  9850/41 ≈ 240.24
+>>> print(t.render("md"))
+| claim | value |
+|---|---:|
+| ridge `v5e` | $\\frac{9850}{41} \\approx 240.24$ |
+
+Cells hold parts (text, math, code, small print, links, breaks); every part is escaped or
+printed here, through ``core.escape`` and ``core.printer``, never by a caller.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .escape import escape, html_escape, md_escape, tex_escape
+from .printer import Shown, shown
+
+FORMATS = ("text", "md", "tex", "html", "array")
+
+
+@dataclass(frozen=True)
+class Part:
+    """A piece of a cell: ``kind`` is text, math, code, small, link or br."""
+
+    kind: str
+    value: Any = ""
+    href: str = ""
+
+
+def text(value: str) -> Part:
+    return Part("text", str(value))
+
+
+def math(value: Any) -> Part:
+    """A value through the readable-form rule (or a ``Shown`` already made)."""
+    return Part("math", value if isinstance(value, Shown) else shown(value))
+
+
+def code(value: str) -> Part:
+    return Part("code", str(value))
+
+
+def small(value: str) -> Part:
+    return Part("small", str(value))
+
+
+def link(value: str, href: str) -> Part:
+    return Part("link", str(value), href)
+
+
+BR = Part("br")
+
+
+def cell(*parts: Part) -> tuple[Part, ...]:
+    return tuple(p for p in parts if p.kind == "br" or p.value)
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its title, its share of the line in LaTeX (0: natural width) and its
+    alignment (``l`` or ``r``)."""
+
+    title: str
+    width: float = 0.0
+    align: str = "l"
+
+
+@dataclass(frozen=True)
+class Table:
+    columns: tuple[Column, ...]
+    rows: tuple[tuple[tuple[Part, ...], ...], ...]
+
+    def render(self, fmt: str, max_width: int = 60) -> str:
+        """The table in ``fmt`` (one of FORMATS); ``max_width`` cuts terminal cells."""
+        if fmt == "text":
+            return _text_table(self, max_width)
+        if fmt == "md":
+            return _md_table(self)
+        if fmt == "tex":
+            return _tex_table(self)
+        if fmt == "html":
+            return _html_table(self)
+        if fmt == "array":
+            return _array(self)
+        raise ValueError(f"unknown table format {fmt!r}")
+
+
+def part(p: Part, fmt: str) -> str:
+    """One part in ``fmt``."""
+    if p.kind == "br":
+        return {"md": "<br>", "html": "<br>", "tex": r"\newline "}.get(fmt, " ")
+    if p.kind == "math":
+        s: Shown = p.value
+        if fmt == "text":
+            return s.text
+        if fmt == "md":
+            return "$" + s.latex.replace("|", r"\vert ") + "$"
+        if fmt == "html":
+            return f'<span class="tex">{html_escape(s.latex)}</span>'
+        if fmt == "array":
+            return s.latex
+        return r"\fit{$" + s.latex + "$}"
+    value = str(p.value)
+    if fmt == "array":
+        return r"\text{" + tex_escape(value).replace("$", "") + "}"
+    if p.kind == "code":
+        return {"md": f"`{value}`", "html": f"<code>{html_escape(value)}</code>",
+                "tex": r"{\scriptsize\texttt{" + tex_escape(value, breaks=True) + "}}"
+                }.get(fmt, value)
+    if p.kind == "small":
+        return {"html": f"<small>{html_escape(value)}</small>",
+                "tex": r"{\scriptsize " + tex_escape(value, breaks=True) + "}",
+                "md": md_escape(value, table=True)}.get(fmt, value)
+    if p.kind == "link":
+        if fmt == "md":
+            return f"[{md_escape(value, table=True)}]({p.href})"
+        if fmt == "html":
+            return f'<a href="{html_escape(p.href)}">{html_escape(value)}</a>'
+    return escape(value, fmt, table=True)
+
+
+def cell_text(parts: Sequence[Part], fmt: str) -> str:
+    return " ".join(part(p, fmt) for p in parts).replace(" <br> ", "<br>").replace(
+        r" \newline  ", r"\newline ")
+
+
+def width(value: str) -> int:
+    """Columns a string takes on a terminal (CJK characters take two)."""
+    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in value)
+
+
+def cut(value: str, limit: int) -> str:
+    if width(value) <= limit:
+        return value
+    out = ""
+    for ch in value:
+        if width(out + ch) > limit - 1:
+            break
+        out += ch
+    return out + "…"
+
+
+def _text_table(t: Table, max_width: int) -> str:
+    cells = [[c.title for c in t.columns]] + [
+        [cut(cell_text(c, "text"), max_width) for c in row] for row in t.rows]
+    widths = [max(width(r[i]) for r in cells) for i in range(len(t.columns))]
+    lines = []
+    for r in cells:
+        padded = []
+        for i, (value, col) in enumerate(zip(r, t.columns, strict=True)):
+            fill = " " * (widths[i] - width(value))
+            last = i == len(r) - 1
+            padded.append(fill + value if col.align == "r" else value + ("" if last else fill))
+        lines.append("  ".join(padded).rstrip())
+    return "\n".join(lines)
+
+
+def _md_table(t: Table) -> str:
+    head = "| " + " | ".join(md_escape(c.title, table=True) for c in t.columns) + " |"
+    rule = "|" + "|".join("---:" if c.align == "r" else "---" for c in t.columns) + "|"
+    body = ["| " + " | ".join(cell_text(c, "md") for c in row) + " |" for row in t.rows]
+    return "\n".join([head, rule, *body])
+
+
+def _tex_spec(c: Column) -> str:
+    if not c.width:
+        return "r" if c.align == "r" else "l"
+    align = r"\raggedleft" if c.align == "r" else r"\raggedright"
+    return (rf">{{{align}\arraybackslash}}"
+            rf"p{{\dimexpr {c.width:g}\linewidth-2\tabcolsep\relax}}")
+
+
+def _tex_table(t: Table) -> str:
+    spec = "".join(_tex_spec(c) for c in t.columns)
+    head = " & ".join(r"\textbf{" + tex_escape(c.title) + "}" for c in t.columns)
+    lines = [r"\begin{longtable}{" + spec + "}", r"\toprule", head + r" \\", r"\midrule",
+             r"\endhead"]
+    lines += [" & ".join(cell_text(c, "tex") for c in row) + r" \\" for row in t.rows]
+    lines += [r"\bottomrule", r"\end{longtable}"]
+    return "\n".join(lines)
+
+
+def _html_table(t: Table) -> str:
+    def th(c: Column) -> str:
+        return f'<th class="{c.align}">{html_escape(c.title)}</th>'
+
+    head = "<tr>" + "".join(th(c) for c in t.columns) + "</tr>"
+    body = ["<tr>" + "".join(f'<td class="{col.align}">{cell_text(c, "html")}</td>'
+                             for c, col in zip(row, t.columns, strict=True)) + "</tr>"
+            for row in t.rows]
+    return "\n".join(["<table>", f"<thead>{head}</thead>", "<tbody>", *body, "</tbody>",
+                      "</table>"])
+
+
+def _array(t: Table) -> str:
+    """A math-mode array (for ``_repr_latex_``: Jupyter shows it with MathJax)."""
+    spec = "".join("r" if c.align == "r" else "l" for c in t.columns)
+    head = " & ".join(r"\textbf{" + tex_escape(c.title) + "}" for c in t.columns)
+    rows = [" & ".join(r"\;".join(part(p, "array") for p in c if p.kind != "br") or "{}"
+                       for c in row) for row in t.rows]
+    return r"\begin{array}{" + spec + "}\n" + " \\\\\n".join([head + r" \\ \hline", *rows]) \
+        + "\n\\end{array}"
+
+
+def rich_html(title: str, table: Table, note: str = "") -> str:
+    """A titled HTML table, as ``_repr_html_`` returns it."""
+    tail = f"<p>{html_escape(note)}</p>" if note else ""
+    return (f'<div class="symroof"><strong>{html_escape(title)}</strong>\n'
+            f"{table.render('html')}{tail}</div>")
+
+
+def rich_latex(title: str, table: Table) -> str:
+    """A titled math array, as ``_repr_latex_`` returns it."""
+    return "$$\\text{" + tex_escape(title).replace("$", "") + "}\\\\\n" + \
+        table.render("array") + "$$"
+
+
+def key_values(rows: Sequence[tuple[str, Any]]) -> Table:
+    """A two-column table of (name, value) rows: values through the readable-form rule,
+    strings as text."""
+    return Table((Column("quantity"), Column("value")),
+                 tuple((cell(text(k)), cell(text(v) if isinstance(v, str) else math(v)))
+                       for k, v in rows))
+
+
+class RichView:
+    """Rich notebook views for any object that says what it shows: ``_view()`` returns a
+    title and a Table; Jupyter then gets HTML, LaTeX and Markdown from the one table
+    writer.
+
+    >>> class Pair(RichView):
+    ...     def _view(self) -> tuple[str, Table]:
+    ...         return "pair", key_values([("x", 1)])
+    >>> print(Pair()._repr_markdown_())
+    **pair**
+    <BLANKLINE>
+    | quantity | value |
+    |---|---|
+    | x | $1$ |
+    """
+
+    def _view(self) -> tuple[str, Table]:
+        raise NotImplementedError
+
+    def _repr_html_(self) -> str:
+        return rich_html(*self._view())
+
+    def _repr_latex_(self) -> str:
+        return rich_latex(*self._view())
+
+    def _repr_markdown_(self) -> str:
+        title, table = self._view()
+        return f"**{md_escape(title)}**\n\n{table.render('md')}"

@@ -1,0 +1,202 @@
+"""What a write-up page shows, as strings ready for a template: tables from the one table
+writer, math from the one printer, user text escaped for the output.
+
+>>> from symroof.claims.runner import load_derivations, verify
+>>> from tests.conftest import ROOT
+>>> result = verify(load_derivations([str(ROOT / "tests" / "data" / "small.py")]))
+>>> words = strings()["en"]
+>>> page = derivation_page(result.derivations[0], list(result.verdicts), words, "md")
+>>> page["claims_table"].splitlines()[0]
+'| # | Claim | Stated | Derived | Verdict |'
+
+Nothing here derives: every value shown is a verdict's derived object or a step's output.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import sympy as sp
+
+from ..claims.model import Claim, Derivation
+from ..claims.runner import VERDICTS, Verdict, Verification
+from ..core.errors import SymroofError
+from ..core.escape import escape, html_escape
+from ..core.parse import parse_expr, parse_relation
+from ..core.printer import latex_value, shown
+from ..core.resources import bundled
+from ..core.tables import BR, Column, Part, Table, cell, code, link, math, small, text
+from .quotes import quote_markup
+
+INLINE = 70  # characters of LaTeX a step's math may take inline; longer ones get a line
+
+
+@lru_cache(maxsize=1)
+def strings() -> dict[str, dict[str, Any]]:
+    """The words of the write-ups per language (``templates/strings.toml``)."""
+    with open(bundled("templates") / "strings.toml", "rb") as handle:
+        return tomllib.load(handle)
+
+
+def stated_part(c: Claim) -> Part:
+    """The stated value: formulas and relations as math, numbers and words as printed."""
+    try:
+        if c.kind == "expr":
+            return math(parse_expr(c.stated))
+        if c.kind == "relation":
+            return math(_oriented(parse_relation(c.stated)))
+    except SymroofError:
+        pass
+    return text(c.stated)
+
+
+def _oriented(rel: sp.Basic) -> sp.Basic:
+    """A relation with its symbol side first (``B > 240``, not ``240 < B``)."""
+    if isinstance(rel, sp.Rel) and rel.lhs.is_number and not rel.rhs.is_number:
+        return rel.reversed
+    return rel
+
+
+def derived_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
+    """The derived value through the readable-form rule; a decimal that stands in for a
+    long exact form says where the exact one is."""
+    if v.value is None:
+        return cell(text(v.derived)) if v.derived else ()
+    if isinstance(v.value, str):
+        return cell(text(v.value))
+    try:
+        s = shown(_oriented(sp.sympify(v.value)))
+    except (sp.SympifyError, TypeError):
+        return cell(text(v.derived))
+    return cell(math(s)) if s.exact else cell(math(s), BR, small(words["exact_in_json"]))
+
+
+def verdict_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
+    c = v.claim
+    word = words["verdicts"][v.verdict]
+    if v.verdict == "OK" or not v.detail:
+        return cell(text(word))
+    detail = c.evidence if v.verdict == "UNVERIFIABLE" else \
+        c.erratum.why if v.verdict == "ERRATUM" and c.erratum else v.detail
+    return cell(text(word + ":"), small(detail))
+
+
+def claims_table(verdicts: Sequence[Verdict], words: Mapping[str, Any]) -> Table:
+    columns = (Column("#", align="r"), Column(words["claim"], 0.33),
+               Column(words["stated"], 0.2), Column(words["derived"], 0.24),
+               Column(words["verdict"], 0.18))
+    rows = tuple((cell(text(str(i))), cell(text(v.claim.statement), code(v.claim.id)),
+                  cell(stated_part(v.claim)), derived_parts(v, words), verdict_parts(v, words))
+                 for i, v in enumerate(verdicts, 1))
+    return Table(columns, rows)
+
+
+def _step_math(input: Any, output: Any, kind: str, fmt: str) -> tuple[list[str], bool]:
+    """The LaTeX lines of a step (input, then output) and whether every value is exact."""
+    values = [output] if input is None or (kind in ("define", "evaluate", "solve")
+                                           and output is not None) else [input, output]
+    values = [x for x in values if x is not None]
+    exact = all(_exact(x) for x in values)
+    lines = [latex_value(x, fmt) for x in values]
+    if len(lines) == 2:
+        lines[1] = r"\longrightarrow\; " + lines[1]
+    return lines, exact
+
+
+def _exact(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return all(_exact(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return all(_exact(v) for v in value)
+    if value is None or isinstance(value, str | bool):
+        return True
+    try:
+        return shown(value).exact
+    except (sp.SympifyError, TypeError):
+        return True
+
+
+def step_markup(lines: list[str], fmt: str) -> str:
+    """A step's math: inline when short; else on lines of its own, scaled to fit in PDF."""
+    if not lines:
+        return ""
+    joined = r" \;".join(lines)
+    if fmt == "md":
+        return "$" + joined.replace("|", r"\vert ") + "$"
+    if fmt == "html":
+        return f'<span class="tex">{html_escape(joined)}</span>'
+    if len(joined) <= INLINE:
+        return f"${joined}$"
+    return "".join(r"\\" + r"\fit{$\displaystyle " + x + "$}" for x in lines)
+
+
+def derivation_page(d: Derivation, verdicts: list[Verdict], words: Mapping[str, Any],
+                    fmt: str) -> dict[str, Any]:
+    """Everything a derivation template shows, in ``fmt``."""
+    steps = []
+    for s in d.steps:
+        lines, exact = _step_math(s.input, s.output, s.kind, fmt)
+        steps.append({"kind": words["kinds"].get(s.kind, s.kind),
+                      "title": escape(s.title, fmt), "math": step_markup(lines, fmt),
+                      "why": escape(s.justification, fmt),
+                      "note": "" if exact else escape(words["decimal_note"], fmt)})
+    quotes = [{"id": escape(v.claim.id, fmt) if fmt != "md" else v.claim.id,
+               "section": escape(v.claim.source.section, fmt),
+               "quote": quote_markup(v.claim.quote, fmt),
+               "erratum": None if v.claim.erratum is None else {
+                   "why": escape(v.claim.erratum.why, fmt),
+                   "right": escape(v.claim.erratum.right, fmt)}} for v in verdicts]
+    return {
+        "title": escape(d.title, fmt), "id": d.id, "source": escape(d.source.cite(), fmt),
+        "language": d.source.language,
+        "assumptions": [escape(a, fmt) for a in d.assumptions],
+        "notes": [escape(n, fmt) for n in d.notes], "steps": steps, "quotes": quotes,
+        "claims_table": claims_table(verdicts, words).render(fmt),
+        "counts": counts_line(verdicts, words), "s": words, "fmt": fmt,
+    }
+
+
+def counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
+    tally = {k: 0 for k in VERDICTS}
+    for v in verdicts:
+        tally[v.verdict] += 1
+    return {k: n for k, n in tally.items() if n}
+
+
+def counts_line(verdicts: Iterable[Verdict], words: Mapping[str, Any]) -> str:
+    return ", ".join(f"{n} {words['verdicts'][k]}" for k, n in counts(verdicts).items())
+
+
+def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
+               suffix: str) -> dict[str, Any]:
+    """The index: one row per derivation, then the errata with their derived values."""
+    by: dict[str, list[Verdict]] = {}
+    for v in verification.verdicts:
+        by.setdefault(v.derivation, []).append(v)
+    rows = []
+    errata = []
+    for d in verification.derivations:
+        mine = by.get(d.id, [])
+        rows.append((cell(link(d.title, f"{d.id}.{suffix}"), code(d.id)),
+                     cell(text(str(len(mine)))), cell(text(counts_line(mine, words)))))
+        for v in mine:
+            if v.verdict in ("ERRATUM", "MISMATCH", "STALE"):
+                c = v.claim
+                why = c.erratum.why if c.erratum else v.detail
+                errata.append((cell(link(c.id, f"{d.id}.{suffix}"), BR,
+                                    small(c.source.section)),
+                               cell(stated_part(c)), derived_parts(v, words),
+                               cell(text(why))))
+    index = Table((Column(words["derivation"], 0.55), Column(words["claims_count"], align="r"),
+                   Column(words["verdict"], 0.3)), tuple(rows))
+    errata_table = Table((Column(words["claim"], 0.24), Column(words["stated"], 0.16),
+                          Column(words["derived"], 0.22), Column(words["why"], 0.38)),
+                         tuple(errata))
+    total = counts(verification.verdicts)
+    return {"index_table": index.render(fmt),
+            "errata_table": errata_table.render(fmt) if errata else "", "s": words,
+            "total": ", ".join(f"{n} {words['verdicts'][k]}" for k, n in total.items()),
+            "n_claims": len(verification.verdicts), "fmt": fmt}
