@@ -3,6 +3,7 @@ only): load a page, record every request it makes, and read values off its DOM."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -52,10 +53,8 @@ class Browser:
         self._events: list[dict[str, Any]] = []
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(OSError, TimeoutError):
             self.send("Browser.close")
-        except (OSError, TimeoutError):
-            pass
         try:
             self.proc.wait(timeout=20)
         except subprocess.TimeoutExpired:

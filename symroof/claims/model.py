@@ -24,6 +24,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from ..core.steps import Step
@@ -98,8 +99,8 @@ class Conflict:
                 "values": [{"value": v, "claims": list(ids)} for v, ids in self.values]}
 
 
-@dataclass(frozen=True)
-class Claim:
+@dataclass(frozen=True, repr=False)
+class Claim(tb.RichView):
     """What a text states, next to how to derive it.
 
     ``stated`` is the value as printed, written in formula syntax: a number (``240``,
@@ -158,6 +159,14 @@ class Claim:
             parse_relation(self.stated, where=f"{where}: stated")
 
 
+    def _view(self) -> tuple[str, tb.Table]:
+        rows = [("statement", self.statement), ("stated", self.stated), ("kind", self.kind),
+                ("source", self.source.cite()), ("quote", self.quote)]
+        if self.erratum is not None:
+            rows.append(("known erratum", self.erratum.why))
+        return f"claim {self.id}", tb.key_values(rows)
+
+
 @dataclass(frozen=True)
 class Curve:
     """A figure a derivation asks for: attainable FLOP/s of ``roofline`` against ``symbol``
@@ -170,9 +179,10 @@ class Curve:
     title: str
 
 
-@dataclass(frozen=True)
-class Derivation:
-    """A chapter or topic, encoded: its claims and the steps that derive them."""
+@dataclass(frozen=True, repr=False)
+class Derivation(tb.RichView):
+    """A chapter or topic, encoded: its claims and the steps that derive them. Its plain
+    form is one line; in a notebook it shows a table of its claims."""
 
     id: str
     title: str
@@ -190,13 +200,18 @@ class Derivation:
     figures: tuple[Conflict, ...] = ()  # every figure the text prints, with its claims
     known: tuple[tuple[str, str], ...] = ()  # (figure, why) of conflicts accepted as known
 
-    def _repr_markdown_(self) -> str:
-        from ..core.printer import latex_value, md_escape
-        steps = "\n".join(f"{i}. **{s.kind}** {md_escape(s.title)}: ${latex_value(s.output)}$"
-                          for i, s in enumerate(self.steps, 1) if s.output is not None)
-        claims = "\n".join(f"- `{c.id}`: {md_escape(c.statement)} (stated "
-                           f"{md_escape(c.stated)})" for c in self.claims)
-        return f"### {md_escape(self.title)}\n\n{steps}\n\n{claims}\n"
+    def __repr__(self) -> str:
+        return (f"<Derivation {self.id!r}: {len(self.claims)} claims, {len(self.steps)} steps, "
+                f"{len(self.rooflines)} rooflines>")
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows = tuple((tb.cell(tb.code(c.id)), tb.cell(tb.text(c.statement)),
+                      tb.cell(tb.text(c.stated)), tb.cell(tb.text(c.kind)))
+                     for c in self.claims)
+        table = tb.Table((tb.Column("claim"), tb.Column("statement"), tb.Column("stated"),
+                          tb.Column("kind")), rows)
+        return (f"{self.title}: {len(self.claims)} claims, {len(self.steps)} steps "
+                "(verify it for verdicts)", table)
 
     @staticmethod
     def begin(id: str, title: str, source: Source) -> DerivationBuilder:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from ..core import tables as tb
 from ..core.errors import InputError, SymroofError
 from ..core.resources import bundled
 from ..core.timelimits import TimeLimit, time_limit
@@ -80,8 +81,8 @@ class Verdict:
         }
 
 
-@dataclass(frozen=True)
-class Verification:
+@dataclass(frozen=True, repr=False)
+class Verification(tb.RichView):
     """Every verdict of a run, in derivation and claim order."""
 
     derivations: tuple[Derivation, ...]
@@ -98,13 +99,22 @@ class Verification:
     def to_json(self, timing: bool = True) -> dict[str, Any]:
         return {"claims": [v.to_json(timing) for v in self.verdicts], "summary": self.summary}
 
-    def _repr_markdown_(self) -> str:
-        from ..core.printer import md_escape
-        rows = "\n".join(f"| {v.verdict} | `{v.claim.id}` | {md_escape(v.claim.stated, True)} "
-                         f"| {md_escape(v.derived, True)} |" for v in self.verdicts)
+    def __repr__(self) -> str:
         counts = ", ".join(f"{n} {k}" for k, n in self.summary.items())
-        return (f"| verdict | claim | stated | derived |\n|---|---|---|---|\n{rows}\n\n"
-                f"{len(self.verdicts)} claims: {counts}\n")
+        return f"<Verification: {len(self.verdicts)} claims: {counts}>"
+
+    def _view(self) -> tuple[str, tb.Table]:
+        def derived(v: Verdict) -> tuple[tb.Part, ...]:
+            if v.value is None or isinstance(v.value, str):
+                return tb.cell(tb.text(v.derived))
+            return tb.cell(tb.math(v.value))
+        rows = tuple((tb.cell(tb.text(v.verdict)), tb.cell(tb.code(v.claim.id)),
+                      tb.cell(tb.text(v.claim.stated)), derived(v)) for v in self.verdicts)
+        counts = ", ".join(f"{n} {k}" for k, n in self.summary.items())
+        table = tb.Table((tb.Column("verdict"), tb.Column("claim"), tb.Column("stated"),
+                          tb.Column("derived")), rows)
+        return f"{len(self.verdicts)} claims in {len(self.derivations)} derivations: " \
+            f"{counts}", table
 
 
 def _derive(claim: Claim) -> Any:

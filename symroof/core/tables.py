@@ -23,10 +23,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .escape import escape, html_escape, md_escape, tex_escape
+from .escape import escape, html_escape, math_text, md_escape, tex_escape
 from .printer import Shown, shown
 
-FORMATS = ("text", "md", "tex", "html", "array")
+FORMATS = ("text", "md", "tex", "html", "nb", "array")
 
 
 @dataclass(frozen=True)
@@ -89,8 +89,8 @@ class Table:
             return _md_table(self)
         if fmt == "tex":
             return _tex_table(self)
-        if fmt == "html":
-            return _html_table(self)
+        if fmt in ("html", "nb"):
+            return _html_table(self, fmt)
         if fmt == "array":
             return _array(self)
         raise ValueError(f"unknown table format {fmt!r}")
@@ -108,12 +108,16 @@ def part(p: Part, fmt: str) -> str:
             return "$" + s.latex.replace("|", r"\vert ") + "$"
         if fmt == "html":
             return f'<span class="tex">{html_escape(s.latex)}</span>'
+        if fmt == "nb":  # Jupyter typesets $...$ in HTML output with MathJax
+            return "$" + html_escape(s.latex) + "$"
         if fmt == "array":
             return s.latex
         return r"\fit{$" + s.latex + "$}"
     value = str(p.value)
+    if fmt == "nb":
+        fmt = "html"
     if fmt == "array":
-        return r"\text{" + tex_escape(value).replace("$", "") + "}"
+        return math_text(value, "md")
     if p.kind == "code":
         return {"md": f"`{value}`", "html": f"<code>{html_escape(value)}</code>",
                 "tex": r"{\scriptsize\texttt{" + tex_escape(value, breaks=True) + "}}"
@@ -191,12 +195,12 @@ def _tex_table(t: Table) -> str:
     return "\n".join(lines)
 
 
-def _html_table(t: Table) -> str:
+def _html_table(t: Table, fmt: str = "html") -> str:
     def th(c: Column) -> str:
         return f'<th class="{c.align}">{html_escape(c.title)}</th>'
 
     head = "<tr>" + "".join(th(c) for c in t.columns) + "</tr>"
-    body = ["<tr>" + "".join(f'<td class="{col.align}">{cell_text(c, "html")}</td>'
+    body = ["<tr>" + "".join(f'<td class="{col.align}">{cell_text(c, fmt)}</td>'
                              for c, col in zip(row, t.columns, strict=True)) + "</tr>"
             for row in t.rows]
     return "\n".join(["<table>", f"<thead>{head}</thead>", "<tbody>", *body, "</tbody>",
@@ -206,24 +210,24 @@ def _html_table(t: Table) -> str:
 def _array(t: Table) -> str:
     """A math-mode array (for ``_repr_latex_``: Jupyter shows it with MathJax)."""
     spec = "".join("r" if c.align == "r" else "l" for c in t.columns)
-    head = " & ".join(r"\textbf{" + tex_escape(c.title) + "}" for c in t.columns)
+    head = " & ".join(r"\textbf{" + math_text(c.title, "md")[6:-1] + "}" for c in t.columns)
     rows = [" & ".join(r"\;".join(part(p, "array") for p in c if p.kind != "br") or "{}"
                        for c in row) for row in t.rows]
-    return r"\begin{array}{" + spec + "}\n" + " \\\\\n".join([head + r" \\ \hline", *rows]) \
-        + "\n\\end{array}"
+    return (r"\begin{array}{" + spec + "}\n" + head + " \\\\ \\hline\n" +
+            " \\\\\n".join(rows) + "\n\\end{array}")
 
 
 def rich_html(title: str, table: Table, note: str = "") -> str:
     """A titled HTML table, as ``_repr_html_`` returns it."""
     tail = f"<p>{html_escape(note)}</p>" if note else ""
     return (f'<div class="symroof"><strong>{html_escape(title)}</strong>\n'
-            f"{table.render('html')}{tail}</div>")
+            f"{table.render('nb')}{tail}</div>")
 
 
 def rich_latex(title: str, table: Table) -> str:
     """A titled math array, as ``_repr_latex_`` returns it."""
-    return "$$\\text{" + tex_escape(title).replace("$", "") + "}\\\\\n" + \
-        table.render("array") + "$$"
+    return ("$$\\begin{array}{l}\n" + math_text(title, "md") + " \\\\\n" +
+            table.render("array") + "\n\\end{array}$$")
 
 
 def key_values(rows: Sequence[tuple[str, Any]]) -> Table:
@@ -252,6 +256,9 @@ class RichView:
 
     def _view(self) -> tuple[str, Table]:
         raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__}: {self._view()[0]}>"
 
     def _repr_html_(self) -> str:
         return rich_html(*self._view())

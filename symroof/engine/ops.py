@@ -21,19 +21,21 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import reduce
 from operator import mul
+from typing import Any
 
 import sympy as sp
 
 from ..core.errors import InputError
 from ..core.sizes import canonical_dtype, dtype_bytes
+from ..core.tables import RichView, Table, key_values
 from .algebra import substitute
 
 Cost = Mapping[str, sp.Expr]
 _DIM = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 
-@dataclass(frozen=True)
-class Op:
+@dataclass(frozen=True, repr=False)
+class Op(RichView):
     """An operation's costs. ``reads``/``writes`` map memory levels (``hbm``, ``vmem``) to
     bytes; ``comms`` maps links (``ici``, ``nvlink``) to bytes sent; ``dtype`` and ``compute``
     pick the chip's peak rate."""
@@ -52,6 +54,12 @@ class Op:
             object.__setattr__(self, name, {k: sp.sympify(v) for k, v in
                                             sorted(getattr(self, name).items())})
         object.__setattr__(self, "dtype", canonical_dtype(self.dtype))
+
+    def _view(self) -> tuple[str, Table]:
+        rows: list[tuple[str, Any]] = [("FLOPs", self.flops)]
+        rows += [(f"bytes at {level}", self.bytes(level)) for level in self.levels]
+        rows += [(f"bytes over {link}", sent) for link, sent in self.comms.items()]
+        return f"{self.name} ({self.unit} {self.dtype})", key_values(rows)
 
     def bytes(self, level: str = "hbm") -> sp.Expr:
         """Bytes moved at a memory level: reads plus writes."""

@@ -41,6 +41,7 @@ from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.sizes import canonical_dtype
 from ..core.steps import Step
+from ..core.tables import RichView, Table, key_values
 from ..hardware.catalog import Chip
 from .algebra import cancel, substitute
 from .ops import Op
@@ -48,8 +49,8 @@ from .ops import Op
 COMPUTE = "compute"
 
 
-@dataclass(frozen=True)
-class Roofline:
+@dataclass(frozen=True, repr=False)
+class Roofline(RichView):
     """The roofline of ``op`` on ``chip``; every field is an exact SymPy expression."""
 
     op: Op
@@ -131,18 +132,15 @@ class Roofline:
             return "undetermined"
         return max(times, key=lambda k: (times[k], k == COMPUTE))
 
-    def _repr_markdown_(self) -> str:
-        from ..core.printer import latex
-        rows = [("FLOPs", self.op.flops), ("peak", self.peak), ("intensity", self.intensity),
-                ("critical intensity", self.ridge), ("T_math", self.t_math),
-                *((f"T_{k}", v) for k, v in self.t_comms.items())]
-        body = "\n".join(f"| {k} | ${latex(v)}$ |" for k, v in rows)
-        return (f"**{self.op.name}** on {self.chip.name} (bound: {self.bound()})\n\n"
-                f"| quantity | value |\n|---|---|\n{body}\n")
-
-    def _repr_latex_(self) -> str:
-        from ..core.printer import latex
-        return f"$I = {latex(self.intensity)},\\; I^* = {latex(self.ridge)}$"
+    def _view(self) -> tuple[str, Table]:
+        rows: list[tuple[str, Any]] = [
+            ("FLOPs", self.op.flops), (f"peak ({self.unit or self.op.unit} "
+                                       f"{self.dtype or self.op.dtype}), FLOP/s", self.peak),
+            *((f"{k} bandwidth, B/s", v) for k, v in self.bandwidths.items()),
+            (f"intensity against {self.primary}, FLOP/byte", self.intensity),
+            ("critical intensity, FLOP/byte", self.ridge), ("T_math, s", self.t_math),
+            *((f"T_{k}, s", v) for k, v in self.t_comms.items()), ("bound", self.bound())]
+        return f"{self.op.name} on {self.chip.name}", key_values(rows)
 
     def condition(self) -> sp.Rel:
         """When the op is compute-bound against the primary resource: intensity > ridge."""

@@ -18,19 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
 from ..core.parse import symbol
 from ..core.steps import Step
+from ..core.tables import RichView, Table, key_values
 from .algebra import cancel, polynomial_coefficients, substitute
 from .asymptotics import Regime, expansion, parse_regime
 from .rooflines import Roofline, size_values
 
 
-@dataclass(frozen=True)
-class Threshold:
+@dataclass(frozen=True, repr=False)
+class Threshold(RichView):
     """``symbol > exact`` (or ``<``) makes the op compute-bound against ``resource``:
     there ``t_math`` exceeds ``t_other``, the time on that resource."""
 
@@ -52,16 +54,15 @@ class Threshold:
         crit = symbol(f"{self.symbol}_crit")
         return sp.Rel(self.symbol, crit, self.direction)
 
-    def _repr_latex_(self) -> str:
-        from ..core.printer import latex
-        shown = latex(self.inequality)
+    def _view(self) -> tuple[str, Table]:
+        rows: list[tuple[str, Any]] = [("compute-bound when", self.inequality)]
         if self.asymptotic is not None:
-            shown += rf",\quad {latex(self.symbol)} \to {latex(self.asymptotic)}" \
-                     rf"\ ({self.regime})"
-        return f"${shown}$"
-
-    def _repr_markdown_(self) -> str:
-        return self._repr_latex_()
+            rows.append((f"deep in {self.regime.text if self.regime else 'the regime'}",
+                         sp.Rel(self.symbol, self.asymptotic, self.direction)))
+        if self.integer is not None:
+            rows.append(("first whole number", sp.Integer(self.integer)))
+        rows.append(("exists when", self.existence))
+        return f"threshold in {self.symbol} against {self.resource}", key_values(rows)
 
     @property
     def inequality(self) -> sp.Rel:

@@ -25,6 +25,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import InputError
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
@@ -69,8 +70,8 @@ class LinkInfo:
     note: str = ""
 
 
-@dataclass(frozen=True)
-class Chip:
+@dataclass(frozen=True, repr=False)
+class Chip(tb.RichView):
     """A chip: figures by key, link conventions, and the sources the figures cite."""
 
     name: str
@@ -80,6 +81,15 @@ class Chip:
     links: Mapping[str, LinkInfo] = field(default_factory=dict)
     sources: Mapping[str, str] = field(default_factory=dict)
     topologies: Mapping[str, Topology] = field(default_factory=dict)
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows = tuple((tb.cell(tb.code(k)), tb.cell(tb.text(f.text)), tb.cell(tb.math(f.value)),
+                      tb.cell(tb.text(f.source + ("" if f.label == "default"
+                                                  else f", {f.label}"))))
+                     for k, f in sorted(self.figures.items()))
+        return (f"{self.name}: {self.title}",
+                tb.Table((tb.Column("figure"), tb.Column("as printed"), tb.Column("value"),
+                          tb.Column("source")), rows))
 
     def figure(self, key: str) -> Figure:
         """The figure under ``key`` (``mxu.bf16``, ``hbm``, ``hbm.capacity``, ``ici``)."""
