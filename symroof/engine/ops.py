@@ -59,7 +59,7 @@ class Op(RichView):
         rows: list[tuple[str, Any]] = [("FLOPs", self.flops)]
         rows += [(f"bytes at {level}", self.bytes(level)) for level in self.levels]
         rows += [(f"bytes over {link}", sent) for link, sent in self.comms.items()]
-        return f"{self.name} ({self.unit} {self.dtype})", key_values(rows)
+        return f"{self.name} ({self.compute} {self.dtype})", key_values(rows)
 
     def bytes(self, level: str = "hbm") -> sp.Expr:
         """Bytes moved at a memory level: reads plus writes."""

@@ -134,7 +134,7 @@ class Roofline(RichView):
 
     def _view(self) -> tuple[str, Table]:
         rows: list[tuple[str, Any]] = [
-            ("FLOPs", self.op.flops), (f"peak ({self.unit or self.op.unit} "
+            ("FLOPs", self.op.flops), (f"peak ({self.compute or self.op.compute} "
                                        f"{self.dtype or self.op.dtype}), FLOP/s", self.peak),
             *((f"{k} bandwidth, B/s", v) for k, v in self.bandwidths.items()),
             (f"intensity against {self.primary}, FLOP/byte", self.intensity),
