@@ -58,7 +58,7 @@ def test_text_and_markdown_and_latex_formats() -> None:
     assert "critical intensity  9850/41 ≈ 240.24 FLOP/byte" in text
     assert "threshold, B<<D,F   9850/41 ≈ 240.24" in text
     md = run_cli(*MATMUL, "--format", "md").stdout
-    assert "| critical intensity | $\\frac{9850}{41}$ FLOP/byte |" in md
+    assert "| critical intensity | $\\frac{9850}{41} \\approx 240.24$ FLOP/byte |" in md
     tex = run_cli(*MATMUL, "--format", "tex").stdout
     assert tex.startswith("\\begin{tabular}") and "T\\_math" in tex
 

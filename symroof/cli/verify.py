@@ -45,7 +45,7 @@ def run_verify(args: argparse.Namespace) -> int:
         verify,
     )
     from ..core.errors import InputError
-    from ..render.terminal import verdict_lines
+    from ..render.terminal import VerdictLine, verdict_lines
     if args.timeout <= 0:
         raise InputError(f"must be positive, got {args.timeout:g}", "--timeout")
     only = None
@@ -59,6 +59,7 @@ def run_verify(args: argparse.Namespace) -> int:
     known = cached_rows(args.paths, cache, args.timeout) if cache is not None else None
     if known is not None:  # every file unchanged: no SymPy work at all
         count, rows = known
+        table: list[Any] = [VerdictLine.of_record(r) for r in rows]
     else:
         derivations = load_derivations(args.paths)
         tty = sys.stderr.isatty() and not args.json
@@ -71,6 +72,7 @@ def run_verify(args: argparse.Namespace) -> int:
         if tty:
             print("\r\033[K", end="", file=sys.stderr, flush=True)
         count, rows = len(derivations), result.to_json()["claims"]
+        table = list(result.verdicts)
     if args.no_timing:
         rows = [{**r, "seconds": None, "cached": None} for r in rows]
     failed = any(r["verdict"] in FAILING for r in rows)
@@ -78,5 +80,5 @@ def run_verify(args: argparse.Namespace) -> int:
         shown = [r for r in rows if only is None or r["verdict"] in only]
         emit({"claims": shown, "summary": summary_of(rows)})
     else:
-        print("\n".join(verdict_lines(rows, count, color=sys.stdout.isatty(), only=only)))
+        print("\n".join(verdict_lines(table, count, color=sys.stdout.isatty(), only=only)))
     return 1 if failed else 0

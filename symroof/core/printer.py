@@ -172,6 +172,11 @@ def _tidy(expr: sp.Basic) -> tuple[sp.Basic, bool]:
         return sp.Float(sp.N(expr, 20), 5), False
     if not expr.args or isinstance(expr, sp.Symbol):
         return expr, True
+    if isinstance(expr, sp.Mul):  # the numeric factors together: 17*2**(29/31)*.../5880
+        numeric = sp.Mul(*(a for a in expr.args if a.is_number))
+        if numeric != 1 and not _short(numeric) and numeric.is_finite and numeric.is_real:
+            rest = [_tidy(a) for a in expr.args if not a.is_number]
+            return sp.Mul(sp.Float(sp.N(numeric, 20), 5), *(p for p, _ in rest)), False
     parts = [_tidy(a) for a in expr.args]
     if all(ok for _, ok in parts):
         return expr, True

@@ -81,14 +81,15 @@ class Table:
     columns: tuple[Column, ...]
     rows: tuple[tuple[tuple[Part, ...], ...], ...]
 
-    def render(self, fmt: str, max_width: int = 60) -> str:
-        """The table in ``fmt`` (one of FORMATS); ``max_width`` cuts terminal cells."""
+    def render(self, fmt: str, max_width: int = 60, tex_env: str = "longtable") -> str:
+        """The table in ``fmt`` (one of FORMATS); ``max_width`` cuts terminal cells;
+        ``tex_env`` is ``longtable`` (a write-up) or ``tabular`` (a snippet)."""
         if fmt == "text":
             return _text_table(self, max_width)
         if fmt == "md":
             return _md_table(self)
         if fmt == "tex":
-            return _tex_table(self)
+            return _tex_table(self, tex_env)
         if fmt in ("html", "nb"):
             return _html_table(self, fmt)
         if fmt == "array":
@@ -185,13 +186,19 @@ def _tex_spec(c: Column) -> str:
             rf"p{{\dimexpr {c.width:g}\linewidth-2\tabcolsep\relax}}")
 
 
-def _tex_table(t: Table) -> str:
+def _tex_table(t: Table, env: str = "longtable") -> str:
     spec = "".join(_tex_spec(c) for c in t.columns)
     head = " & ".join(r"\textbf{" + tex_escape(c.title) + "}" for c in t.columns)
-    lines = [r"\begin{longtable}{" + spec + "}", r"\toprule", head + r" \\", r"\midrule",
-             r"\endhead"]
-    lines += [" & ".join(cell_text(c, "tex") for c in row) + r" \\" for row in t.rows]
-    lines += [r"\bottomrule", r"\end{longtable}"]
+    lines = [rf"\begin{{{env}}}{{{spec}}}", r"\toprule", head + r" \\", r"\midrule"]
+    if env == "longtable":
+        lines.append(r"\endhead")
+    def tex_cell(c: tuple[Part, ...], col: Column) -> str:
+        out = cell_text(c, "tex")  # natural-width columns never break
+        return out if col.width else out.replace(r"\allowbreak{}", "")
+
+    lines += [" & ".join(tex_cell(c, col) for c, col in zip(row, t.columns, strict=True))
+              + r" \\" for row in t.rows]
+    lines += [r"\bottomrule", rf"\end{{{env}}}"]
     return "\n".join(lines)
 
 

@@ -10,7 +10,7 @@ scaling law's constant set, solved by Lagrange multipliers.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import sympy as sp
@@ -31,6 +31,7 @@ class AdHocOptimum:
     exponents: Mapping[sp.Symbol, sp.Expr]
     numbers: Mapping[str, sp.Expr]
     constants: str | None
+    known: Mapping[sp.Symbol, sp.Expr] = field(default_factory=dict)  # --constants, --values
 
     def to_json(self) -> dict[str, Any]:
         o = self.optimum
@@ -106,4 +107,5 @@ def optimize_formulas(*, minimize: str | None, subject_to: str | None, variables
             numbers[f"{xs[1]}*/{xs[0]}*"] = sol[xs[1]] / sol[xs[0]]
         loss = objective.subs(exact).evalf(30, subs={**values_at, **sol})
         numbers["objective"] = loss if loss.is_number else sp.nan
-    return AdHocOptimum(opt, budget, exponents, numbers, constants)
+    return AdHocOptimum(opt, budget, exponents, numbers, constants,
+                        dict(sorted(known.items(), key=lambda kv: str(kv[0]))))

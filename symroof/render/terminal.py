@@ -5,23 +5,23 @@ Renders only: every value shown was derived before it gets here.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
 
-from ..core.printer import approx, latex, number_value, text
+from ..claims.runner import VERDICTS, Verdict
+from ..core import tables as tb
+from ..core.printer import approx, md_escape, number_value, shown, text
 from ..engine.formulas import AdHoc
 from ..hardware.catalog import Catalog, Chip, Figure
 from ..models.optimum import AdHocOptimum
 
 
 def _num(value: sp.Expr) -> str:
-    """``9850/41 ≈ 240.24`` for non-integers, the integer alone otherwise."""
-    if value.is_number and not value.is_Integer:
-        return f"{text(value)} ≈ {approx(value)}"
-    if value.is_Integer and abs(value) >= 10**7:
-        return f"{text(value)} ≈ {approx(value)}"
-    return text(value)
+    """A number through the readable-form rule: ``9850/41 ≈ 240.24``."""
+    return shown(value).text
 
 
 def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
@@ -60,48 +60,28 @@ def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
     return rows
 
 
+def derive_table(result: AdHoc) -> tuple[str, tb.Table]:
+    """The derive result as a title and a (quantity, value) table."""
+    rl = result.roofline
+    title = f"{rl.op.name} on {rl.chip.name} ({rl.compute or rl.op.compute} " \
+        f"{rl.dtype or rl.op.dtype})"
+    rows = tuple((tb.cell(tb.text(label)),
+                  tb.cell(tb.text(value) if isinstance(value, str) else tb.math(value),
+                          tb.text(unit)))
+                 for label, value, unit in _rows(result))
+    return title, tb.Table((tb.Column("quantity"), tb.Column("value")), rows)
+
+
 def derive_lines(result: AdHoc, fmt: str = "text") -> list[str]:
     """The derive result as lines of text, a Markdown table, or a LaTeX tabular."""
-    rl = result.roofline
-    title = f"{rl.op.name} on {rl.chip.name} ({rl.op.compute} {rl.op.dtype})"
-    rows = _rows(result)
+    title, table = derive_table(result)
     if fmt == "md":
-        lines = [f"**{title}**", "", "| quantity | value |", "|---|---|"]
-        for label, value, unit in rows:
-            shown = value if isinstance(value, str) else f"${latex(value)}$"
-            lines.append(f"| {label} | {shown} {unit}".rstrip() + " |")
-        return lines
+        return [f"**{md_escape(title)}**", "", *table.render("md").splitlines()]
     if fmt == "tex":
-        lines = [r"\begin{tabular}{ll}", rf"\multicolumn{{2}}{{l}}{{{_tex_text(title)}}} \\"]
-        for label, value, unit in rows:
-            shown = _tex_text(value) if isinstance(value, str) else f"${latex(value)}$"
-            lines.append(rf"{_tex_text(label)} & {shown} {_tex_text(unit)} \\".replace(
-                " \\\\", " \\\\"))
-        lines.append(r"\end{tabular}")
-        return lines
-    width = max(len(label) for label, _, _ in rows)
-    lines = [title]
-    for label, value, unit in rows:
-        shown = value if isinstance(value, str) else _show(value)
-        lines.append(f"  {label:<{width}}  {shown} {unit}".rstrip())
-    return lines
-
-
-def _show(value: sp.Basic) -> str:
-    if isinstance(value, sp.Rel) and value.rhs.is_number and not value.rhs.is_Integer:
-        return f"{text(value)} (≈ {approx(value.rhs)})"
-    if isinstance(value, sp.Expr):
-        return _num(value)
-    return text(value)
-
-
-_TEX_ESCAPES = {"\\": r"\textbackslash{}", "_": r"\_", "%": r"\%", "&": r"\&", "#": r"\#",
-                "$": r"\$", "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}",
-                "^": r"\textasciicircum{}"}
-
-
-def _tex_text(value: str) -> str:
-    return "".join(_TEX_ESCAPES.get(ch, ch) for ch in value)
+        titled = tb.Table((tb.Column(title), tb.Column("value")), table.rows)
+        return titled.render("tex", tex_env="tabular").splitlines()
+    body = table.render("text", max_width=10_000).splitlines()[1:]
+    return [title, *(f"  {line}" for line in body)]
 
 
 def chips_lines(catalog: Catalog) -> list[str]:
@@ -198,63 +178,70 @@ COLORS = {"OK": "32", "ROUNDING": "36", "ERRATUM": "33", "UNVERIFIABLE": "2",
           "MISMATCH": "31;1", "STALE": "31;1", "ERROR": "31;1", "TIMEOUT": "31;1"}
 
 
-def _width(text_: str) -> int:
-    """Columns a string takes on a terminal (CJK characters take two)."""
-    import unicodedata
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text_)
+@dataclass(frozen=True)
+class VerdictLine:
+    """What the verdict table shows of one verdict: from a Verdict, or from the cached
+    record of one when ``verify`` built nothing."""
+
+    verdict: str
+    id: str
+    stated: str
+    derived: str
+    detail: str
+
+    @staticmethod
+    def of(v: Verdict) -> VerdictLine:
+        return VerdictLine(v.verdict, v.claim.id, v.claim.stated, v.derived, v.detail)
+
+    @staticmethod
+    def of_record(r: Mapping[str, Any]) -> VerdictLine:
+        return VerdictLine(r["verdict"], r["id"], r["stated"], r["derived"], r["detail"])
 
 
-def _pad(text_: str, width: int) -> str:
-    return text_ + " " * max(width - _width(text_), 0)
-
-
-def _cut(text_: str, width: int) -> str:
-    if _width(text_) <= width:
-        return text_
-    out = ""
-    for ch in text_:
-        if _width(out + ch) > width - 1:
-            break
-        out += ch
-    return out + "…"
-
-
-def verdict_lines(rows: list[dict[str, Any]], derivations: int, color: bool = False,
-                  only: set[str] | None = None) -> list[str]:
-    """A table of verdicts (the JSON rows of ``symroof verify``), one line per claim, then
-    the summary."""
-    from ..claims.runner import summary_of
-    shown = [r for r in rows if only is None or r["verdict"] in only]
-    w_id = max([len(r["id"]) for r in shown] + [5])
-    w_st = min(max([_width(r["stated"]) for r in shown] + [6]), 28)
-    lines = [f"{'verdict':<12} {'claim':<{w_id}} {'stated':<{w_st}} derived"]
-    for r in shown:
-        mark = f"{r['verdict']:<12}"
-        if color:
-            mark = f"\033[{COLORS[r['verdict']]}m{mark}\033[0m"
-        stated = _pad(_cut(r["stated"], w_st), w_st)
-        derived = _cut(r["derived"], 40)
-        extra = f"  ({r['detail']})" if r["verdict"] != "OK" and r["detail"] else ""
-        lines.append(f"{mark} {r['id']:<{w_id}} {stated} {derived}{extra}")
-    counts = ", ".join(f"{n} {k}" for k, n in summary_of(rows).items())
-    lines.append("")
-    lines.append(f"{len(rows)} claims in {derivations} derivations: {counts}")
-    return lines
+def verdict_lines(verdicts: Sequence[Verdict | VerdictLine], derivations: int,
+                  color: bool = False, only: set[str] | None = None) -> list[str]:
+    """A table of verdicts, one line per claim, then the summary."""
+    lines_of = [v if isinstance(v, VerdictLine) else VerdictLine.of(v) for v in verdicts]
+    shown = [v for v in lines_of if only is None or v.verdict in only]
+    rows = tuple((tb.cell(tb.text(v.verdict)), tb.cell(tb.text(v.id)),
+                  tb.cell(tb.text(tb.cut(v.stated, 28))),
+                  tb.cell(tb.text(tb.cut(v.derived, 40) + (
+                      f"  ({v.detail})" if v.verdict != "OK" and v.detail else ""))))
+                 for v in shown)
+    table = tb.Table((tb.Column("verdict"), tb.Column("claim"), tb.Column("stated"),
+                      tb.Column("derived")), rows)
+    lines = table.render("text", max_width=10_000).splitlines()
+    if color:
+        lines = [lines[0], *(f"\033[{COLORS[v.verdict]}m{line[:len(v.verdict)]}\033[0m"
+                             f"{line[len(v.verdict):]}" for v, line in zip(shown, lines[1:],
+                                                                         strict=True))]
+    tally: dict[str, int] = {}
+    for v in lines_of:
+        tally[v.verdict] = tally.get(v.verdict, 0) + 1
+    counts = ", ".join(f"{tally[k]} {k}" for k in VERDICTS if k in tally)
+    return [*lines, "", f"{len(lines_of)} claims in {derivations} derivations: {counts}"]
 
 
 def optimum_lines(result: AdHocOptimum) -> list[str]:
-    """The optimum: conditions, solution, exponents, and numbers at a budget."""
+    """The optimum: constants, conditions, solution, exponents, and numbers at a budget.
+    Long exact forms print through the readable-form rule (the exact ones are in --json)."""
     o = result.optimum
-    lines = [f"minimise  {text(o.objective)}", f"subject to {text(o.constraint)}",
-             f"method     {o.method}", "conditions"]
-    lines += [f"  {text(c)}" for c in o.conditions]
+    lines = [f"minimise   {text(o.objective)}", f"subject to {text(o.constraint)}"]
+    if result.known:
+        lines.append("constants  " + ", ".join(f"{k} = {shown(v).text}"
+                                               for k, v in result.known.items())
+                     + (f" ({result.constants})" if result.constants else ""))
+    lines += [f"method     {o.method}", "conditions"]
+    lines += [f"  {shown(c).text}" for c in o.conditions]
     if o.balance is not None:
-        lines.append(f"optimality {text(o.balance)}")
+        lines.append(f"optimality {shown(o.balance).text}")
     for x, v in o.solution.items():
-        lines.append(f"{x}* = {text(v)}")
+        s = shown(v)
+        lines.append(f"{x}* = {s.text}" + ("" if s.exact else
+                                           "  (decimals; exact form in --json)"))
     for x, e in result.exponents.items():
         lines.append(f"d log {x}* / d log {result.budget} = {_num(e)}")
     for key, value in result.numbers.items():
-        shown = approx(value, 4) if value.is_number and value.is_finite else str(value)
-        lines.append(f"{key:<10} {shown}")
+        out = approx(value, 4) if value.is_number and value.is_finite else str(value)
+        lines.append(f"{key:<10} {out}")
     return lines
