@@ -14,6 +14,7 @@ Nothing here derives: every value shown is a verdict's derived object or a step'
 
 from __future__ import annotations
 
+import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from functools import lru_cache
@@ -31,7 +32,7 @@ from ..core.resources import bundled
 from ..core.tables import BR, Column, Part, Table, cell, code, link, math, small, text
 from .quotes import quote_markup
 
-INLINE = 70  # characters of LaTeX a step's math may take inline; longer ones get a line
+INLINE = 48  # characters a step's math may show inline; longer ones get a line of their own
 
 
 @lru_cache(maxsize=1)
@@ -128,9 +129,16 @@ def step_markup(lines: list[str], fmt: str) -> str:
         return "$" + joined.replace("|", r"\vert ") + "$"
     if fmt == "html":
         return f'<span class="tex">{html_escape(joined)}</span>'
-    if len(joined) <= INLINE:
+    if _visible(joined) <= INLINE:
         return f"${joined}$"
     return "".join(r"\\" + r"\fit{$\displaystyle " + x + "$}" for x in lines)
+
+
+def _visible(latex: str) -> int:
+    """About how many characters a formula shows: layout commands and braces count for
+    nothing, other commands (a Greek letter, an arrow) for one."""
+    bare = re.sub(r"\\(mathrm|frac|left|right|quad|;|,)", "", latex)
+    return len(re.sub(r"[{}\s]", "", re.sub(r"\\[A-Za-z]+", "x", bare)))
 
 
 def derivation_page(d: Derivation, verdicts: list[Verdict], words: Mapping[str, Any],

@@ -163,11 +163,11 @@ def svg(fig: FigureData, xlabel: str, ylabel: str) -> str:
 
 def pgfplots(fig: FigureData, xlabel: str, ylabel: str, caption: str) -> str:
     """The figure as a pgfplots log-log axis inside a figure environment."""
-    lines = [r"\begin{figure}[htbp]", r"\centering", r"\begin{tikzpicture}",
+    lines = [r"\begin{figure}[H]", r"\centering", r"\begin{tikzpicture}",
              r"\begin{loglogaxis}[width=0.85\linewidth, height=6cm, xlabel={" + xlabel +
              r"}, ylabel={" + ylabel + r"}, title={" + tex_escape(fig.title) + r"}, "
              r"title style={font=\small}, legend cell align=left, "
-             r"legend style={font=\scriptsize, at={(0.5,-0.22)}, anchor=north}, "
+             r"legend style={font=\scriptsize, at={(0.5,-0.3)}, anchor=north}, "
              r"grid=major]"]
     for s in fig.series:
         coords = " ".join(f"({_num(x)},{_num(y)})" for x, y in zip(s.xs, s.ys, strict=True))

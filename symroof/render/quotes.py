@@ -79,8 +79,22 @@ def _math_for(math: str, fmt: str) -> str:
     return _TEXT_ARG.sub(arg, math)
 
 
+def _bare_math(quote: str) -> str | None:
+    """A quote that is a formula without ``$`` (``T_{ma t h} = \\frac{Computation FLOPs}
+    {Accelerator FLOPs/s}``): ASCII, with LaTeX commands or scripts, safe; words in braces
+    are set as text."""
+    if "$" in quote or not quote.isascii() or not re.search(r"\\[A-Za-z]+|[_^]\{", quote):
+        return None
+    body = re.sub(r"\{([A-Za-z][A-Za-z/]*(?: [A-Za-z/()]+)+)\}", r"{\\text{\1}}",
+                  _clean(quote))
+    return body if _safe(body) else None
+
+
 def segments(quote: str) -> list[tuple[str, str]]:
     """The quote as (kind, text) pieces: ``text``, ``math`` or ``display``."""
+    bare = _bare_math(quote)
+    if bare is not None:
+        return [("math", bare.strip())]
     out: list[tuple[str, str]] = []
     pos = 0
     for m in _MATH.finditer(quote):

@@ -174,8 +174,9 @@ def _link_json(c: Chip, name: str) -> dict[str, Any]:
             "latency_source": ln.latency_source or None}
 
 
-COLORS = {"OK": "32", "ROUNDING": "36", "ERRATUM": "33", "UNVERIFIABLE": "2",
-          "MISMATCH": "31;1", "STALE": "31;1", "ERROR": "31;1", "TIMEOUT": "31;1"}
+COLORS = {"OK": "32", "ROUNDING": "36", "DEFINITION": "2", "ERRATUM": "33",
+          "UNVERIFIABLE": "2", "INCONSISTENT": "31;1", "MISMATCH": "31;1", "STALE": "31;1",
+          "ERROR": "31;1", "TIMEOUT": "31;1"}
 
 
 @dataclass(frozen=True)
@@ -212,9 +213,9 @@ def verdict_lines(verdicts: Sequence[Verdict | VerdictLine], derivations: int,
                       tb.Column("derived")), rows)
     lines = table.render("text", max_width=10_000).splitlines()
     if color:
-        lines = [lines[0], *(f"\033[{COLORS[v.verdict]}m{line[:len(v.verdict)]}\033[0m"
-                             f"{line[len(v.verdict):]}" for v, line in zip(shown, lines[1:],
-                                                                         strict=True))]
+        lines = [lines[0], *(f"\033[{COLORS.get(v.verdict, '0')}m{line[:len(v.verdict)]}"
+                             f"\033[0m{line[len(v.verdict):]}"
+                             for v, line in zip(shown, lines[1:], strict=True))]
     tally: dict[str, int] = {}
     for v in lines_of:
         tally[v.verdict] = tally.get(v.verdict, 0) + 1
