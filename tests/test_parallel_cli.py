@@ -74,7 +74,7 @@ def test_derive_on_a_mesh_between_math_and_ici(capsys: pytest.CaptureFixture[str
     assert out["terms"]["ici"] == "B*F/22500000000"  # type: ignore[index]
     code, text, _ = run(capsys, *args)
     assert code == 0
-    assert "threshold           D > 78800/9 (≈ 8755.6) (against math,ici)" in text
+    assert "threshold           D > 78800/9 ≈ 8755.6 (against math,ici)" in text
     assert "smallest integer    8756" in text
 
 
