@@ -151,3 +151,19 @@ def test_invalid_json_file(tmp_path: Path) -> None:
     path.write_text("{not json")
     done = run_cli("model", str(path))
     assert done.returncode == 2 and "not valid JSON" in done.stderr
+
+
+def test_decode_on_a_mesh_and_fit_over_its_chips() -> None:
+    data = ok_json("llama-2-70b", "--decode", "--batch", "16", "--context", "1024", "--chip",
+                   "h100-sxm", "--mesh", "X=8", "--set", "nvlink.latency=2 us")
+    assert data["mesh"] == "X=8"
+    whole = ok_json("llama-2-70b", "--decode", "--batch", "16", "--context", "1024",
+                    "--chip", "h100-sxm")
+    assert data["step"]["flops"] < whole["step"]["flops"] / 7
+    assert data["step"]["t_network_value"] > 0
+    fit = ok_json("llama-3-70b", "--fit", "--chip", "h100-sxm", "--mesh", "X=4",
+                  "--context", "8192")
+    assert fit["chips"] == 4 and fit["max_batch"]["integer"] >= 1
+    done = run_cli("model", "gpt2-xl", "--decode", "--context", "8", "--mesh", "X=2",
+                   "--chip", "h100-sxm")
+    assert done.returncode == 2 and "heads 25 does not divide by 2 chips" in done.stderr

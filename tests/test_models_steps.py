@@ -146,3 +146,41 @@ def test_bad_step_inputs_are_input_errors() -> None:
         layer_ops(model("gpt2"), batch=0)
     with pytest.raises(InputError, match="unknown dtype 'fp12'"):
         layer_ops(model("gpt2"), dtype="fp12")
+
+
+# ---------------------------------------------------------------- tensor parallel on a mesh
+
+
+@pytest.mark.parametrize("n", [2, 8])
+def test_tensor_parallel_divides_all_but_the_replicated_ops(n: int) -> None:
+    from symroof.models.tensor_parallel import tensor_parallel_step
+    from symroof.parallel import mesh
+    cfg = model("llama-2-70b")
+    whole = layer_ops(cfg, "decode", batch=4, context=512)
+    tp = tensor_parallel_step(cfg, "decode", mesh(f"X={n}", "h100-sxm"), batch=4, context=512)
+    norms = sum(b.count * o.flops for b, o in whole.rows() if "norm" in o.name)
+    assert n * tp.step.total().flops - whole.total().flops == (n - 1) * norms
+    assert sorted(tp.collectives) == ["down", "output"]
+    reduce = tp.collectives["output"]
+    assert reduce.nbytes == 4 * 8192 * 2 and reduce.axes == ("X",)
+
+
+def test_kv_heads_are_kept_on_several_chips_past_their_count() -> None:
+    from symroof.models.tensor_parallel import shard
+    cfg = model("llama-3-8b")  # 8 KV heads
+    assert (shard(cfg, 4).kv_heads, shard(cfg, 16).kv_heads) == (2, 1)
+    with pytest.raises(InputError, match="heads 25 does not divide by 2 chips"):
+        shard(model("gpt2-xl"), 2)
+
+
+def test_collectives_are_serial_terms_of_the_step() -> None:
+    from symroof.models.tensor_parallel import tensor_parallel_step
+    from symroof.parallel import mesh
+    v5e = chip("tpu-v5e")
+    tp = tensor_parallel_step(model("llama-2-70b"), "decode", mesh("X=4,Y=4", v5e), batch=16,
+                              context=1024)
+    srl = step_roofline(tp.step, v5e, tp.extras())
+    assert srl.t_network > 0
+    assert srl.t_lower - srl.t_network >= max(srl.t_math, srl.t_memory)
+    out = next(r for r in srl.rows if r.op.name == "output")
+    assert out.roofline.serial == ("allreduce XY",)

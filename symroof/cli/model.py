@@ -44,6 +44,8 @@ def register(verbs: Any) -> None:
     m.add_argument("--kv-dtype", metavar="NAME", help="KV cache (default: --dtype)")
     m.add_argument("--chips", type=int, default=1, metavar="N",
                    help="chips holding the model for --fit's largest batch (default 1)")
+    m.add_argument("--mesh", metavar="AXES", help="split weights and KV cache over a mesh "
+                   "by tensor parallelism, e.g. 'X=8' (its chips for --fit)")
     m.add_argument("--usable", default="1", metavar="FRACTION",
                    help="usable fraction of each chip's memory for --fit (default 1)")
     m.add_argument("--symbolic", action="store_true",
@@ -113,6 +115,7 @@ def _chip(args: argparse.Namespace) -> Any:
 def _step(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.errors import InputError
     from ..models import critical_batch, decode_intensity, layer_ops, step_roofline
+    from ..models.tensor_parallel import tensor_parallel_step
     from ..render.model_views import step_json, step_lines
     phase = "decode" if args.decode else "prefill"
     context = args.context if phase == "decode" else (args.tokens or args.context)
@@ -121,20 +124,28 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
                          else "--tokens")
     batch = args.batch or 1
     the_chip = _chip(args)
-    srl = step_roofline(layer_ops(cfg, phase, batch=batch, context=context, dtype=args.dtype,
-                                  kv_dtype=args.kv_dtype), the_chip)
+    per_chip, on = cfg, ""
+    if args.mesh:
+        from ..parallel import mesh
+        tp = tensor_parallel_step(cfg, phase, mesh(args.mesh, the_chip), batch=batch,
+                                  context=context, dtype=args.dtype, kv_dtype=args.kv_dtype)
+        srl = step_roofline(tp.step, the_chip, tp.extras())
+        per_chip, on = tp.shard, f", per chip of mesh {args.mesh}"
+    else:
+        srl = step_roofline(layer_ops(cfg, phase, batch=batch, context=context,
+                                      dtype=args.dtype, kv_dtype=args.kv_dtype), the_chip)
     critical = intensity = None
     if phase == "decode":
-        critical = critical_batch(cfg, the_chip, context=context, dtype=args.dtype,
+        critical = critical_batch(per_chip, the_chip, context=context, dtype=args.dtype,
                                   kv_dtype=args.kv_dtype)
-        intensity = decode_intensity(cfg, dtype=args.dtype, kv_dtype=args.kv_dtype)
+        intensity = decode_intensity(per_chip, dtype=args.dtype, kv_dtype=args.kv_dtype)
     if args.json:
-        emit({"model": cfg.name, **step_json(srl, critical, intensity)})
+        emit({"model": cfg.name, "mesh": args.mesh, **step_json(srl, critical, intensity)})
         return 0
     kv = args.kv_dtype or args.dtype
     title = (f"{cfg.name} {phase}, batch {batch}, " +
              (f"context {context}" if phase == "decode" else f"{context} tokens each") +
-             f", on {the_chip.name} ({args.dtype} weights, {kv} KV cache)")
+             f", on {the_chip.name}{on} ({args.dtype} weights, {kv} KV cache)")
     print("\n".join(step_lines(srl, critical, intensity, args.format, title)))
     return 0
 
@@ -148,6 +159,12 @@ def _fit(args: argparse.Namespace, cfg: Any) -> int:
         raise InputError("the config names no context length: give one", "--context")
     the_chip = _chip(args)
     batch = args.batch or 1
+    if args.mesh:
+        from ..parallel import mesh
+        n = mesh(args.mesh, the_chip).devices
+        if not n.is_Integer:
+            raise InputError(f"the mesh must have a whole number of chips, got {n}", "--mesh")
+        args.chips = int(n)
     common = {"dtype": args.dtype, "kv_dtype": args.kv_dtype, "usable": args.usable}
     fits: dict[str, tuple[Any, str]] = {}
     for key, call in (

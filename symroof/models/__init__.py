@@ -38,6 +38,12 @@ True
 128/129
 >>> max_batch(cfg, chip("a100-80gb"), context=4096).integer
 30
+>>> from symroof.parallel import mesh                  # split over 8 chips (tensor parallel)
+>>> tp = tensor_parallel_step(model("llama-2-70b"), "decode", mesh("X=8", "h100-sxm"),
+...                           batch=16, context=1024)
+>>> srl = step_roofline(tp.step, chip("h100-sxm"), tp.extras())   # AllReduces as terms
+>>> sorted(tp.collectives), tp.shard.heads
+(['down', 'output'], 8)
 >>> min_chips(model("llama-2-70b"), chip("a100-80gb"), context=4096).integer
 2
 
@@ -76,6 +82,7 @@ from .step_roofline import (
     decode_intensity,
     step_roofline,
 )
+from .tensor_parallel import ShardedStep, shard, tensor_parallel_step
 
 __all__ = [
     "OPTIMIZERS",
@@ -88,6 +95,7 @@ __all__ = [
     "MoE",
     "ModelConfig",
     "Params",
+    "ShardedStep",
     "Step",
     "StepRoofline",
     "activation_bytes",
@@ -109,7 +117,9 @@ __all__ = [
     "model",
     "multiplied_params",
     "params",
+    "shard",
     "step_roofline",
+    "tensor_parallel_step",
     "training_flops_per_token",
     "training_memory",
 ]

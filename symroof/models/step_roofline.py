@@ -19,6 +19,7 @@ its summed memory time; the critical batch solves that balance for B.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 import sympy as sp
@@ -62,6 +63,7 @@ class StepRoofline:
     t_lower: sp.Expr
     t_upper: sp.Expr
     ridge: sp.Expr
+    t_network: sp.Expr = sp.S.Zero
 
     @property
     def flops(self) -> sp.Expr:
@@ -76,39 +78,46 @@ class StepRoofline:
         return sp.cancel(self.flops / self.bytes)
 
     def bound(self) -> str:
-        """``compute`` or ``hbm`` for the step; ``undetermined`` while sizes are symbolic."""
-        gap = sp.simplify(self.t_math - self.t_memory) if not (
-            self.t_math.is_number and self.t_memory.is_number) else self.t_math - self.t_memory
-        if not gap.is_number:
+        """``compute``, ``hbm`` or ``network`` (the collectives), whichever sums to the most
+        time over the step; ``undetermined`` while sizes are symbolic."""
+        times = {"compute": self.t_math, "hbm": self.t_memory, "network": self.t_network}
+        if not all(t.is_number for t in times.values()):
             return "undetermined"
-        return "compute" if gap >= 0 else "hbm"
+        return max(times, key=lambda k: (times[k], k == "compute"))
 
 
-def op_roofline(o: Op, chip: Chip) -> tuple[Roofline, str]:
-    """The roofline of ``o``; a vector-unit op without a listed peak falls back as noted."""
+def op_roofline(o: Op, chip: Chip, extra: Mapping[str, sp.Expr] | None = None,
+                ) -> tuple[Roofline, str]:
+    """The roofline of ``o``, with ``extra`` serial terms (a collective after it); a
+    vector-unit op without a listed peak falls back as noted."""
+    terms, serial = dict(extra or {}), tuple(extra or ())
     if o.compute != "vpu":
-        return roofline(o, chip), f"{o.compute} {o.dtype}"
+        return roofline(o, chip, extra=terms, serial=serial), f"{o.compute} {o.dtype}"
     for dtype in (o.dtype, "fp32"):
         try:
-            return roofline(o, chip, dtype=dtype, compute="vpu"), f"vpu {dtype}"
+            return (roofline(o, chip, dtype=dtype, compute="vpu", extra=terms, serial=serial),
+                    f"vpu {dtype}")
         except InputError:
             continue
-    return (roofline(o, chip, compute="mxu"),
+    return (roofline(o, chip, compute="mxu", extra=terms, serial=serial),
             f"mxu {o.dtype} (no vector-unit peak listed: an upper bound on its rate)")
 
 
-def step_roofline(step: Step, chip: Chip) -> StepRoofline:
-    """Rooflines of every op of ``step`` on ``chip``, and the step's summed times."""
+def step_roofline(step: Step, chip: Chip,
+                  extras: Mapping[str, Mapping[str, sp.Expr]] | None = None) -> StepRoofline:
+    """Rooflines of every op of ``step`` on ``chip``, and the step's summed times;
+    ``extras`` adds serial time terms to ops by name (``ShardedStep.extras()``)."""
     rows = []
     for block, o in step.rows():
-        rl, note = op_roofline(o, chip)
+        rl, note = op_roofline(o, chip, (extras or {}).get(o.name))
         rows.append(Row(block, o, rl, note))
     t_math = sp.Add(*(r.count * r.roofline.t_math for r in rows))
     t_mem = sp.Add(*(r.count * sp.Add(*r.roofline.t_comms.values()) for r in rows))
+    t_net = sp.Add(*(r.count * sp.Add(*r.roofline.extra.values()) for r in rows))
     t_lower = sp.Add(*(r.count * r.roofline.t_lower for r in rows))
     t_upper = sp.Add(*(r.count * r.roofline.t_upper for r in rows))
     return StepRoofline(step, chip, tuple(rows), t_math, t_mem, t_lower, t_upper,
-                        chip.ridge(step.dtype))
+                        chip.ridge(step.dtype), t_net)
 
 
 @dataclass(frozen=True)

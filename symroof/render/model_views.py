@@ -158,7 +158,8 @@ def step_json(srl: StepRoofline, critical: CriticalBatch | None,
     for key, value in (("flops", srl.flops), ("bytes", srl.bytes),
                        ("intensity", srl.intensity), ("t_math", srl.t_math),
                        ("t_memory", srl.t_memory), ("t_lower", srl.t_lower),
-                       ("t_upper", srl.t_upper), ("ridge", srl.ridge)):
+                       ("t_upper", srl.t_upper), ("t_network", srl.t_network),
+                       ("ridge", srl.ridge)):
         _with_value(body, key, value)
     body["bound"] = srl.bound()
     data["step"] = body
@@ -176,7 +177,9 @@ def step_json(srl: StepRoofline, critical: CriticalBatch | None,
 
 
 def _time(value: sp.Basic) -> str:
-    """Seconds with an SI prefix: ``6.881 ms``."""
+    """Seconds with an SI prefix: ``6.881 ms``; an expression as it is."""
+    if not sp.sympify(value).is_number:
+        return f"{text(value)} s"
     seconds = float(sp.N(value, 20))
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
         if abs(seconds) >= scale or unit == "ns":
@@ -185,6 +188,8 @@ def _time(value: sp.Basic) -> str:
 
 
 def _short(value: sp.Basic) -> str:
+    if not sp.sympify(value).is_number:
+        return text(value)
     return "0" if value == 0 else approx(value, 4)
 
 
@@ -200,6 +205,8 @@ def step_lines(srl: StepRoofline, critical: CriticalBatch | None,
             srl.bound(), _time(srl.t_lower))
     notes = [f"T_upper {_time(srl.t_upper)} (no overlap); critical intensity "
              f"{approx(srl.ridge)} FLOP/byte"]
+    if srl.t_network != 0:
+        notes.insert(0, f"collectives {_time(srl.t_network)} of T_lower (serial)")
     if critical is not None:
         shown = critical.relation if critical.exact is None or not critical.exact.is_number \
             else f"B > {_num(critical.exact)}"
