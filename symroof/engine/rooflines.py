@@ -45,6 +45,7 @@ from ..core.tables import RichView, Table, key_values
 from ..hardware.catalog import Chip
 from .algebra import cancel, substitute
 from .ops import Op
+from .sweeps import at_fixed
 
 COMPUTE = "compute"
 
@@ -102,7 +103,8 @@ class Roofline(RichView):
               fixed: Mapping[str | sp.Symbol, sp.Expr | int] | None = None) -> Any:
         """Attainable FLOP/s, min(peak, intensity x primary bandwidth), at every one of
         ``values`` (a NumPy array) of the size ``name``, the other sizes ``fixed``: the
-        intensity is compiled once with ``lambdify`` and evaluated vectorised.
+        intensity is compiled once with ``lambdify`` (and cached: another sweep of the same
+        roofline and fixed sizes compiles nothing) and evaluated vectorised.
 
         >>> import numpy as np
         >>> from symroof import chip, einsum
@@ -111,18 +113,13 @@ class Roofline(RichView):
         [809876000000.0, 197000000000000.0]
         """
         import numpy as np
-        s = symbol(name) if isinstance(name, str) else name
-        intensity = self.intensity.subs(size_values(fixed or {}))
-        rest = intensity.free_symbols - {s}
-        if rest:
-            raise InputError(f"give a value for {', '.join(sorted(map(str, rest)))} in fixed")
+        f = at_fixed(self.intensity, name, fixed)
         peak, bandwidth = self.peak, self.bandwidths[self.primary]
         if not (peak.is_number and bandwidth.is_number):
             raise InputError(f"the chip's peak and {self.primary} bandwidth must be numbers")
         x = np.asarray(values, dtype=np.float64)
-        f = sp.lambdify(s, intensity, "numpy")
-        rate = np.broadcast_to(f(x), x.shape) * float(bandwidth)
-        return np.minimum(float(peak), rate)
+        rate = np.multiply(np.broadcast_to(f(x), x.shape), float(bandwidth))
+        return np.minimum(rate, float(peak), out=rate)
 
     def bound(self) -> str:
         """``compute``, the name of the binding memory level or link, or ``undetermined``
