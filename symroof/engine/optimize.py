@@ -67,8 +67,9 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
 
     ``method`` is ``auto`` (the power-law fast path when the form allows it), ``power-law``
     (fail when it does not) or ``general`` (``sympy.solve`` on the stationarity system,
-    given ``timeout`` seconds). An objective that is a positive power (or a positive
-    multiple) of a power-law sum has the same optimum as the sum, and takes the fast path.
+    given ``timeout`` seconds; :class:`Unsolved`, saying why, when it gives no optimum).
+    An objective that is a positive power (or a positive multiple) of a power-law sum has
+    the same optimum as the sum, and takes the fast path.
     """
     xs = tuple(variables)
     if not xs:
@@ -212,20 +213,43 @@ def _monotone_core(f: sp.Expr, xs: tuple[sp.Symbol, ...]) -> sp.Expr:
         return f
 
 
+class Unsolved(DerivationError):
+    """The general solver gave no optimum; the message says ``unsolved:`` and why.
+
+    >>> str(Unsolved("sympy.solve found no solution"))
+    'unsolved: sympy.solve found no solution'
+    """
+
+    def __init__(self, message: str, where: str | None = None) -> None:
+        text = message if message.startswith("unsolved: ") else f"unsolved: {message}"
+        super().__init__(text, where)
+
+
 def _solve_general(conditions: tuple[sp.Eq, ...], g: sp.Expr, xs: tuple[sp.Symbol, ...],
                    timeout: float) -> dict[sp.Symbol, sp.Expr]:
+    """``sympy.solve`` on the stationarity conditions and the constraint, given ``timeout``
+    seconds; :class:`Unsolved` when it finishes with no usable optimum or runs out of time."""
     system = [c.lhs for c in conditions] + [g]
+    unknowns = ", ".join(map(str, [*xs, LAMBDA]))
+    where = f"{len(system)} stationarity equations in {unknowns}"
     try:
         with time_limit(timeout):
             found = sp.solve(system, [*xs, LAMBDA], dict=True)
     except NotImplementedError as exc:
-        raise DerivationError(f"sympy.solve cannot solve the stationarity system: {exc}") \
-            from None
+        raise Unsolved(f"sympy.solve cannot solve the {where}: {exc}") from None
     except TimeLimit:
-        raise DerivationError(f"sympy.solve found no solution within {timeout:g} s (the "
-                              "power-law fast path does not apply to this form)") from None
-    positive = [s for s in found if all(s.get(x, x).is_positive is not False for x in xs)]
+        raise Unsolved(f"sympy.solve did not finish within {timeout:g} s on the {where} (the "
+                       "power-law fast path does not apply to this form)") from None
+    if not found:
+        raise Unsolved(f"sympy.solve found no solution of the {where}")
+    complete = [s for s in found if all(x in s for x in xs)]
+    if not complete:
+        free = sorted(str(x) for x in xs if x not in found[0])
+        raise Unsolved(f"sympy.solve left {', '.join(free)} undetermined: the {where} do "
+                       "not fix a single point")
+    positive = [s for s in complete if all(s[x].is_positive is not False for x in xs)]
     if not positive:
-        raise DerivationError("no positive stationary point")
+        raise Unsolved(f"none of the {len(complete)} stationary points sympy.solve found has "
+                       f"every one of {', '.join(map(str, xs))} positive")
     best = positive[0]
-    return {x: best[x] for x in xs if x in best}
+    return {x: best[x] for x in xs}
