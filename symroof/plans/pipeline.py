@@ -1,0 +1,168 @@
+"""The 1F1B pipeline schedule: its timeline, its bubble and its in-flight microbatches.
+
+>>> import sympy as sp
+>>> p, m = sp.symbols("p m", positive=True, integer=True)
+>>> bubble_fraction(p, m)
+(p - 1)/(m + p - 1)
+>>> schedule(4, 8).bubble_fraction(), schedule(4, 8).in_flight
+(Fraction(3, 11), (4, 3, 2, 1))
+
+The schedule is built by playing 1F1B (Narayanan et al., 2021): stage s runs
+min(p - s, m) forwards to warm up, then alternates one backward and one forward, then drains
+its backwards; each forward waits for the stage before it, each backward for the stage after
+it. The symbolic bubble comes from the schedule's critical path, not from a typed formula:
+the first microbatch's forward crosses p - 1 stages before the last stage starts, the last
+stage then runs all m forwards and m backwards back to back, and the last backward crosses
+p - 1 stages back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+
+import sympy as sp
+
+from ..core.errors import InputError
+from ..core.steps import Step
+
+
+@dataclass(frozen=True)
+class Slot:
+    """One forward (``F``) or backward (``B``) of microbatch ``micro`` on ``stage``."""
+
+    stage: int
+    kind: str
+    micro: int
+    start: Fraction
+    end: Fraction
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """A played 1F1B schedule: every slot, the makespan and each stage's peak in-flight
+    microbatches (forwards whose backward has not run: the activations it holds)."""
+
+    stages: int
+    micro: int
+    forward: Fraction
+    backward: Fraction
+    slots: tuple[Slot, ...]
+    makespan: Fraction
+    in_flight: tuple[int, ...]
+
+    def bubble_fraction(self) -> Fraction:
+        """Idle share of each stage's time: 1 - busy / makespan (every stage is busy
+        m (t_f + t_b))."""
+        busy = self.micro * (self.forward + self.backward)
+        return 1 - busy / self.makespan
+
+
+def schedule(stages: int, micro: int, forward: Fraction | int = 1,
+             backward: Fraction | int = 2) -> Schedule:
+    """Play 1F1B with ``stages`` stages and ``micro`` microbatches, each forward taking
+    ``forward`` and each backward ``backward`` on every stage.
+
+    >>> schedule(2, 2).makespan
+    Fraction(9, 1)
+    """
+    if stages < 1 or micro < 1:
+        raise InputError(f"a pipeline needs at least 1 stage and 1 microbatch, got "
+                         f"{stages} stages and {micro} microbatches")
+    tf, tb = Fraction(forward), Fraction(backward)
+    if tf <= 0 or tb < 0:
+        raise InputError("forward time must be positive and backward time not negative")
+    orders = [_order(s, stages, micro) for s in range(stages)]
+    done: dict[tuple[int, str, int], Fraction] = {}
+    free = [Fraction(0)] * stages
+    position = [0] * stages
+    slots: list[Slot] = []
+    while any(position[s] < len(orders[s]) for s in range(stages)):
+        progressed = False
+        for s in range(stages):
+            if position[s] == len(orders[s]):
+                continue
+            kind, i = orders[s][position[s]]
+            need = (s - 1, "F", i) if kind == "F" else (s + 1, "B", i)
+            if kind == "B" and s == stages - 1:
+                need = (s, "F", i)
+            if kind == "F" and s == 0:
+                ready: Fraction | None = Fraction(0)
+            else:
+                ready = done.get(need)
+            if ready is None:
+                continue
+            start = max(free[s], ready)
+            end = start + (tf if kind == "F" else tb)
+            done[(s, kind, i)] = end
+            free[s] = end
+            slots.append(Slot(s, kind, i, start, end))
+            position[s] += 1
+            progressed = True
+        if not progressed:  # pragma: no cover - the 1F1B order never deadlocks
+            raise InputError("the pipeline schedule deadlocked")
+    peaks = []
+    for s in range(stages):
+        live = best = 0
+        for kind, _ in orders[s]:
+            live += 1 if kind == "F" else -1
+            best = max(best, live)
+        peaks.append(best)
+    return Schedule(stages, micro, tf, tb, tuple(slots), max(free), tuple(peaks))
+
+
+def _order(stage: int, stages: int, micro: int) -> list[tuple[str, int]]:
+    warm = min(stages - stage, micro)
+    order = [("F", i) for i in range(warm)]
+    nxt_f, nxt_b = warm, 0
+    while nxt_b < micro:
+        order.append(("B", nxt_b))
+        nxt_b += 1
+        if nxt_f < micro:
+            order.append(("F", nxt_f))
+            nxt_f += 1
+    return order
+
+
+@dataclass(frozen=True)
+class PipelineCost:
+    """The step of a pipeline, symbolic: makespan, busy time per stage and bubble."""
+
+    makespan: sp.Expr
+    busy: sp.Expr
+    bubble: sp.Expr
+    steps: tuple[Step, ...]
+
+
+def pipeline_cost(stages: sp.Expr | int, micro: sp.Expr | int, forward: sp.Expr,
+                  backward: sp.Expr) -> PipelineCost:
+    """The 1F1B makespan from its critical path, for symbolic or concrete sizes.
+
+    >>> tf, tb = sp.symbols("t_f t_b", positive=True)
+    >>> pipeline_cost(4, 8, tf, tb).makespan
+    11*t_b + 11*t_f
+    """
+    p, m = sp.sympify(stages), sp.sympify(micro)
+    fill = (p - 1) * forward
+    steady = m * (forward + backward)
+    drain = (p - 1) * backward
+    makespan = sp.expand(fill + steady + drain)
+    busy = sp.expand(steady)
+    bubble = sp.factor(sp.cancel(1 - busy / makespan))
+    steps = (
+        Step("define", "fill: the first forward crosses p - 1 stages", None, fill,
+             "each forward waits for the stage before it"),
+        Step("define", "steady state on the last stage", None, steady,
+             "1F1B: m forwards and m backwards back to back"),
+        Step("define", "drain: the last backward crosses p - 1 stages", None, drain,
+             "each backward waits for the stage after it"),
+        Step("simplify", "bubble fraction", 1 - busy / makespan, bubble,
+             "idle time / makespan"),
+    )
+    return PipelineCost(makespan, busy, bubble, steps)
+
+
+def bubble_fraction(stages: sp.Expr | int, micro: sp.Expr | int) -> sp.Expr:
+    """The 1F1B bubble, idle time over step time, derived from the critical path."""
+    tf, tb = sp.symbols("t_f t_b", positive=True)
+    return sp.factor(pipeline_cost(stages, micro, tf, tb).bubble)
