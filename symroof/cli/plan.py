@@ -1,0 +1,126 @@
+"""symroof plan: a model trained or served on a mesh: memory, terms, bounds, critical batch."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from .common import chip_options, emit, overrides
+
+EXAMPLES_PLAN = """\
+examples:
+  symroof plan llama-2-7b --train --mesh "X=16,Y=16" --strategy "fsdp=X,tp=Y" \\
+      --chip tpu-v5e --batch 256 --context 4096
+  symroof plan llama-2-7b --train --mesh "X=8,Y=8" --strategy "zero1=X,pp=Y" \\
+      --microbatches 16 --chip tpu-v5p --batch 512 --context 2048 --json
+  symroof plan llama-2-7b --train --search 256 --chip tpu-v5e --batch 256 --context 4096
+  symroof plan llama-2-7b --serve --mesh "X=8" --strategy "tp=X" --chip h100-sxm \\
+      --batch 64 --context 2048 --latency-target 20ms
+  symroof plan llama-2-7b --train --mesh "X=256" --strategy "fsdp=X" --chip tpu-v5e \\
+      --batch 512 --context 2048 --mfu 1.2e6
+
+Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron
+tensor parallel; add ',sp' for sequence parallel), pp (1F1B pipeline), ep (experts). Mix
+them over the mesh's axes: 'fsdp=X,tp=Y', 'dp=pods,fsdp=X', 'fsdp=X+Y'. --batch is the
+global batch in sequences of --context tokens.
+"""
+
+
+def register(verbs: Any) -> None:
+    p = verbs.add_parser(
+        "plan", help="train or serve a model on a mesh: memory, step time, critical batch",
+        description="A training or serving plan for a model on a mesh of chips: memory per "
+                    "device, the step's compute and every comm term per axis, time bounds, "
+                    "the bound, and the critical batch per chip; or the best plan over every "
+                    "factorisation of a chip count (--search).",
+        epilog=EXAMPLES_PLAN, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("model", metavar="NAME", help="a bundled model (e.g. llama-2-7b) or a "
+                   "config.json file")
+    mode = p.add_mutually_exclusive_group(required=True)
+    mode.add_argument("--train", action="store_true", help="a training step")
+    mode.add_argument("--serve", action="store_true", help="prefill and decode steps")
+    p.add_argument("--mesh", metavar="AXES", help="mesh axes and sizes, e.g. 'X=16,Y=16'")
+    p.add_argument("--strategy", metavar="SPEC", help="strategy per axis, e.g. 'fsdp=X,tp=Y'")
+    p.add_argument("--search", metavar="CHIPS", type=_count,
+                   help="choose mesh and strategy over every factorisation of CHIPS chips")
+    chip_options(p)
+    p.add_argument("--batch", metavar="B", type=_count,
+                   help="global batch in sequences (default: train 256, serve 1)")
+    p.add_argument("--context", metavar="T", type=_count,
+                   help="tokens per sequence (default 2048)")
+    p.add_argument("--microbatches", metavar="M", type=_count,
+                   help="pipeline microbatches per step (default: 4 x the stages)")
+    p.add_argument("--recompute", default="none", choices=("none", "selective", "full"),
+                   help="activation recomputation policy (default none)")
+    p.add_argument("--efficiency", metavar="FRACTIONS",
+                   help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8' "
+                        "(a named assumption; default: every term at its peak)")
+    p.add_argument("--mfu", metavar="TOKENS_PER_S", type=_rate,
+                   help="a measured training throughput: print its MFU on the plan's chips")
+    p.add_argument("--latency-target", metavar="TIME",
+                   help="serving: the fewest chips whose decode step meets TIME (e.g. 20ms)")
+    p.add_argument("--generate", metavar="G", type=_count,
+                   help="serving: tokens generated per request, for the prefill:decode "
+                        "balance (default 256)")
+    p.add_argument("--format", default="text", choices=("text", "md"),
+                   help="output format (default text)")
+    p.add_argument("--progress", action="store_true",
+                   help="report the progress of a --search on stderr")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(run=run_plan)
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value
+
+
+def _rate(text: str) -> str:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected tokens per second, got {text!r}")
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a positive throughput, got {text!r}")
+    return text
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
+    from ..plans.request import PlanRequest
+    if args.search is not None and (args.mesh or args.strategy):
+        raise InputError("give either --search or --mesh with --strategy, not both",
+                         "--search")
+    if args.search is None and not (args.mesh and args.strategy):
+        missing = "--mesh" if not args.mesh else "--strategy"
+        raise InputError("a plan needs --mesh and --strategy (or --search CHIPS)", missing)
+    if args.serve and args.mfu:
+        raise InputError("MFU is for a training throughput: use it with --train", "--mfu")
+    if args.train and (args.latency_target or args.generate):
+        flag = "--latency-target" if args.latency_target else "--generate"
+        raise InputError("a serving option: use it with --serve", flag)
+    request = PlanRequest(
+        model=args.model, mode="train" if args.train else "serve", chip=args.chip,
+        catalog=args.catalog, overrides=overrides(args.set), mesh=args.mesh,
+        strategy=args.strategy, search=args.search, batch=args.batch, context=args.context,
+        microbatches=args.microbatches, recompute=args.recompute, efficiency=args.efficiency,
+        mfu=args.mfu, latency_target=args.latency_target, generate=args.generate)
+    progress = _progress if args.progress else None
+    result = request.run(progress)
+    if args.json:
+        emit(result.to_json())
+    else:
+        from ..plans.views import lines
+        print("\n".join(lines(result, args.format)))
+    return 0
+
+
+def _progress(done: int, total: int) -> None:
+    print(f"\rsearched {done}/{total} plans", end="" if done < total else "\n",
+          file=sys.stderr, flush=True)

@@ -1,0 +1,71 @@
+"""Achieved efficiency: a named assumption, a fraction of a peak per term, never a fudge.
+
+>>> e = parse_efficiency("compute=0.6, ici=0.8")
+>>> e.of("compute"), e.of("hbm"), e.describe()
+(3/5, 1, 'compute at 3/5 of peak, ici at 4/5 of peak')
+
+A term's time under an assumption is its time at peak divided by the fraction; a term the
+assumption does not name runs at its peak. The assumption travels with the plan and is
+printed beside every result it changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..core.errors import InputError
+from ..core.parse import parse_expr
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Fractions of peak by term name (``compute``, ``hbm``, a link or an axis name)."""
+
+    fractions: Mapping[str, sp.Expr] = field(default_factory=dict)
+
+    def of(self, term: str) -> sp.Expr:
+        """The fraction assumed for ``term``: its own, else its family's (``ici`` for
+        ``ici:X``), else 1."""
+        if term in self.fractions:
+            return self.fractions[term]
+        family = term.split(":")[0].split(" ")[0]
+        return self.fractions.get(family, sp.Integer(1))
+
+    def apply(self, term: str, time: sp.Expr) -> sp.Expr:
+        return time / self.of(term)
+
+    def describe(self) -> str:
+        if not self.fractions:
+            return "every term at its peak"
+        return ", ".join(f"{k} at {sp.sstr(v)} of peak" for k, v in self.fractions.items())
+
+    def to_json(self) -> dict[str, str]:
+        return {k: sp.sstr(v) for k, v in self.fractions.items()}
+
+
+PEAK = Efficiency()
+
+
+def parse_efficiency(spec: str | None, where: str = "--efficiency") -> Efficiency:
+    """``"compute=0.6,ici=0.8"`` -> fractions in (0, 1]; errors name the bad entry."""
+    if spec is None or not spec.strip():
+        return PEAK
+    out: dict[str, sp.Expr] = {}
+    for raw in spec.split(","):
+        name, eq, value = (s.strip() for s in raw.partition("="))
+        if not eq or not name or not value:
+            raise InputError(f"expected TERM=FRACTION, got {raw.strip()!r}", where)
+        if name in out:
+            raise InputError(f"{name!r} is given twice", where)
+        try:
+            fraction = parse_expr(value)
+        except InputError as exc:
+            raise InputError(f"{name}: {exc.message}", where) from None
+        if not fraction.is_number or not (0 < fraction <= 1):
+            raise InputError(f"{name}: an efficiency is a fraction in (0, 1], got {value!r}",
+                             where)
+        out[name] = fraction
+    return Efficiency(out)

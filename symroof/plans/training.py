@@ -1,0 +1,274 @@
+"""A training step on a mesh: memory per device, compute and every comm term, time bounds,
+and the critical batch per chip above which the step is compute-bound.
+
+>>> from symroof.models import model
+>>> from symroof.parallel.mesh import mesh
+>>> from symroof.plans.strategy import parse_strategy
+>>> p = train(model("llama-2-7b"), mesh("X=16,Y=16", "tpu-v5e"), parse_strategy("fsdp=X,tp=Y"),
+...           batch=256, context=4096)
+>>> p.bound, sorted(p.terms)[:2]
+('compute', ['compute', 'hbm'])
+
+Each term overlaps the compute of its phase (forward or backward): a phase takes the
+longest of its compute, its HBM traffic and each strategy's collectives on their own
+links (T_lower, perfect overlap), or all of them one after another (T_upper). A pipeline
+adds its bubble to both. The critical batch solves, phase by phase, compute = each term
+that does not grow with the batch; a term that grows as fast as compute (tensor-parallel
+activations) is either always hidden or never.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..core.errors import InputError
+from ..models.config import ModelConfig
+from ..models.counts import flops_per_token, training_flops_per_token
+from ..models.memory import OPTIMIZERS, activation_bytes
+from ..parallel.collectives import collective
+from ..parallel.mesh import Mesh
+from .efficiency import PEAK, Efficiency
+from .pipeline import pipeline_cost
+from .strategy import ZERO, Strategy
+from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
+from .zero import zero_states
+
+Expr = sp.Expr
+PHASES = ("forward", "backward")
+B_GLOBAL = sp.Symbol("B", positive=True)
+
+
+@dataclass(frozen=True)
+class Term:
+    """A named time of the step, split by the phase whose compute it overlaps."""
+
+    name: str
+    phases: Mapping[str, Expr]
+    detail: str = ""
+
+    @property
+    def time(self) -> Expr:
+        return sp.Add(*self.phases.values())
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A plan's results; every value exact (SymPy), per device unless said otherwise."""
+
+    mode: str
+    model: str
+    chip: str
+    mesh: str
+    strategy: str
+    devices: int
+    batch: Expr
+    context: Expr
+    memory: Mapping[str, Expr]
+    capacity: Expr
+    terms: Mapping[str, Term]
+    t_lower: Expr
+    t_upper: Expr
+    bound: str
+    critical_batch: Expr | None
+    critical_note: str
+    uses: tuple[tuple[Use, str, Expr], ...]
+    assumptions: tuple[str, ...]
+    extra: Mapping[str, object] = field(default_factory=dict)
+
+    @property
+    def fits(self) -> bool:
+        return bool(self.memory["total"] <= self.capacity)
+
+
+def degrees_of(strategy: Strategy, m: Mesh) -> dict[sp.Symbol, Expr]:
+    """The template's degree symbols at this mesh and strategy."""
+    def size(kind: str) -> Expr:
+        return sp.Mul(*(m.axis(a).size for a in strategy.axes(kind)))
+    zero = strategy.zero_kind
+    return {DEGREE["dp"]: size("dp"), DEGREE["zero"]: size(zero) if zero else sp.S.One,
+            DEGREE["tp"]: size("tp"), DEGREE["pp"]: size("pp"), DEGREE["ep"]: size("ep")}
+
+
+def kinds_of(strategy: Strategy) -> tuple[str, ...]:
+    return tuple(sorted({"zero" if k in ZERO else k for k in strategy.kinds}))
+
+
+def axes_for(strategy: Strategy, kind: str) -> tuple[str, ...]:
+    return strategy.axes(strategy.zero_kind or "zero3") if kind == "zero" else \
+        strategy.axes(kind)
+
+
+def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
+          context: int, microbatches: int | None = None, recompute: str = "none",
+          optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
+          peak: Expr | None = None, template: Template | None = None) -> Plan:
+    """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
+    of ``context`` tokens per step."""
+    strategy.check_mesh(m.axes)
+    deg = degrees_of(strategy, m)
+    pp = deg[DEGREE["pp"]]
+    micro = sp.Integer(microbatches) if microbatches else (4 * pp if pp != 1 else sp.S.One)
+    if microbatches and "pp" not in strategy.kinds and microbatches != 1:
+        raise InputError("microbatches need a pipeline axis (pp=AXIS)", "--microbatches")
+    w, g, o, why = OPTIMIZERS[optimizer]
+    per = {"weights": w, "gradients": g, "optimizer": o}
+    t = template or training_template(cfg, context=context, kinds=kinds_of(strategy),
+                                      zero_stage=strategy.zero_stage,
+                                      sequence_parallel=strategy.sequence_parallel,
+                                      bytes_per_param=per)
+    replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
+    n = sp.Integer(m.devices)
+    B = sp.sympify(batch)
+    if B.is_number and (B % (replicas * micro) != 0):
+        raise InputError(f"a batch of {B} sequences does not split into {replicas} replicas "
+                         f"x {micro} microbatches", "--batch")
+    subs = {**deg, MICRO: micro}
+    rate = peak if peak is not None else m.chip.peak("bf16")
+    sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
+                              n, rate, cfg, recompute, efficiency)
+    crit, note = _critical(sym, B_GLOBAL, n, context)
+    terms = {k: Term(x.name, {ph: v.subs(B_GLOBAL, B) for ph, v in x.phases.items()}, x.detail)
+             for k, x in sym.items()}
+    uses = [(u, name, time.subs(B_GLOBAL, B)) for u, name, time in uses]
+    lower, upper, bound, bubble = _bounds(terms, pp, micro)
+    if bubble != 0:
+        terms["pipeline bubble"] = Term("pipeline bubble", {"step": bubble},
+                                        "1F1B fill and drain: (p - 1)/(m + p - 1) of the step")
+    memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
+                     pp, micro)
+    assumptions = (
+        f"optimizer {optimizer}: {why}",
+        f"activations: {recompute} recomputation, bf16; 1F1B keeps min(p, m) microbatches "
+        "in flight on the first stage" if pp != 1 else f"activations: {recompute} "
+        "recomputation, bf16",
+        "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
+        "FLOPs split evenly over every chip; HBM traffic of the backward twice the forward's",
+        f"efficiency: {efficiency.describe()}", *where, *m.assumptions)
+    return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
+                int(n), B, sp.sympify(context), memory, m.chip.capacity("hbm"), terms,
+                lower, upper, bound, crit, note, tuple(uses), assumptions,
+                {"microbatches": micro, "replicas": replicas})
+
+
+def _mesh_text(m: Mesh) -> str:
+    return ",".join(f"{k}={a.size}" for k, a in m.axes.items())
+
+
+def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
+           b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
+           eff: Efficiency) -> tuple[dict[str, Term], list[tuple[Use, str, Expr]], list[str]]:
+    T = t.context
+    fwd = B * T * flops_per_token(cfg, context=T) / n
+    every = B * T * training_flops_per_token(cfg, context=T, recompute=recompute) / n
+    c = eff.of("compute")
+    terms = {"compute": Term("compute", {"forward": fwd / (rate * c),
+                                         "backward": (every - fwd) / (rate * c)},
+                             f"{sp.sstr(every)} FLOPs per device at {sp.sstr(rate)} FLOP/s")}
+    split = subs[DEGREE["tp"]] * subs[DEGREE["pp"]]
+    hbm = t.step.total().bytes().subs(BATCH, b) * subs[MICRO] / split
+    bw = m.chip.bandwidth("hbm") * eff.of("hbm")
+    terms["hbm"] = Term("hbm", {"forward": hbm / bw, "backward": 2 * hbm / bw},
+                        "the forward step's HBM bytes per device, the backward twice that")
+    uses: list[tuple[Use, str, Expr]] = []
+    notes: set[str] = set()
+    for u in t.uses:
+        axes = axes_for(strategy, u.kind)
+        if not axes:
+            continue
+        nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(subs))
+        count = sp.sympify(u.per_step).subs(subs)
+        coll = collective(u.collective, nbytes, list(axes), m)
+        links = sorted(coll.bandwidths())
+        name = f"{_label(strategy, u.kind)} over {'+'.join(axes)} ({', '.join(links)})"
+        f = min((eff.of(x) for x in (*links, name.split(' ')[0])), default=sp.S.One)
+        each = coll.bandwidth_time / f + coll.latency_time
+        for sym in each.free_symbols:
+            notes.add(f"{sym}: a per-hop latency no source gives, kept as a symbol")
+        uses.append((u, name, count * each))
+        term = terms.get(name) or Term(name, {}, "")
+        phases = dict(term.phases)
+        phases[u.phase] = phases.get(u.phase, sp.S.Zero) + count * each
+        terms[name] = Term(name, phases, "")
+    return terms, uses, sorted(notes)
+
+
+def _label(strategy: Strategy, kind: str) -> str:
+    if kind == "zero":
+        zk = strategy.zero_kind or "zero3"
+        return "fsdp" if zk == "zero3" and strategy.fsdp_spelling else zk
+    return kind
+
+
+def _bounds(terms: Mapping[str, Term], pp: Expr,
+            micro: Expr) -> tuple[Expr, Expr, str, Expr]:
+    lower = {ph: sp.Max(*(x.phases.get(ph, sp.S.Zero) for x in terms.values()))
+             for ph in PHASES}
+    upper = {ph: sp.Add(*(x.phases.get(ph, sp.S.Zero) for x in terms.values()))
+             for ph in PHASES}
+    lo = pipeline_cost(pp, micro, lower["forward"] / micro, lower["backward"] / micro)
+    up = pipeline_cost(pp, micro, upper["forward"] / micro, upper["backward"] / micro)
+    bubble = lo.makespan - lo.busy
+    binding = "undetermined"
+    if all(x.time.is_number for x in terms.values()):
+        share: dict[str, Expr] = {}
+        for ph in PHASES:
+            top = max(terms.values(), key=lambda x: (x.phases.get(ph, 0), x.name == "compute"))
+            share[top.name] = share.get(top.name, 0) + top.phases.get(ph, 0)
+        binding = max(share, key=lambda k: (share[k], k == "compute"))
+    return lo.makespan, up.makespan, binding, bubble
+
+
+def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
+            b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
+            micro: Expr) -> dict[str, Expr]:
+    states = zero_states(t.params_device.subs(subs), subs[DEGREE["zero"]],
+                         strategy.zero_stage, per)
+    tp = subs[DEGREE["tp"]]
+    symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True)
+    numeric = activation_bytes(cfg, recompute, context=context)
+    per_token = sp.S.Zero
+    for kind, layers in (("dense", numeric.layers_dense), ("moe", numeric.layers_moe)):
+        parts_sym = getattr(symbolic, kind)
+        for name, value in getattr(numeric, kind).items():
+            d_only = parts_sym[name].free_symbols <= {sp.Symbol("D", positive=True)}
+            split = tp if (strategy.sequence_parallel or not d_only) else 1
+            per_token += layers * value / split
+    in_flight = sp.Min(pp, micro) if pp != 1 else sp.S.One
+    activations = sp.expand(per_token / pp * in_flight * b * context)
+    out = {"weights": states["weights"], "gradients": states["gradients"],
+           "optimizer": states["optimizer"], "activations": activations,
+           "kv_cache": sp.S.Zero}
+    out["total"] = sp.Add(*out.values())
+    return out
+
+
+def _critical(terms: Mapping[str, Term], B: sp.Symbol, n: Expr,
+              context: int) -> tuple[Expr | None, str]:
+    """Tokens per chip above which every phase's compute outlasts each of its terms: each
+    term is a + b B in the global batch B, compute c B, so it is hidden once
+    B > a / (c - b); a term with b >= c never is."""
+    best: Expr | None = None
+    worst = ""
+    for ph in PHASES:
+        comp = terms["compute"].phases[ph]
+        c = sp.diff(comp, B)
+        for x in terms.values():
+            if x.name == "compute" or ph not in x.phases:
+                continue
+            alpha = sp.expand(x.phases[ph].subs(B, 0))
+            beta = sp.diff(x.phases[ph], B)
+            if alpha == 0:
+                continue
+            gap = sp.simplify(c - beta)
+            if gap.is_number and gap <= 0:
+                worst = (f"never compute-bound: {x.name} grows with the batch as fast as the "
+                         f"{ph} compute does")
+                continue
+            b_star = sp.cancel(alpha / gap * context / n)
+            best = b_star if best is None else sp.Max(best, b_star)
+    if worst:
+        return None, worst
+    return best, ""
