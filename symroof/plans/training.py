@@ -108,6 +108,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step."""
     strategy.check_mesh(m.axes)
+    if len(strategy.axes("pp")) > 1:
+        raise InputError("a pipeline runs along one axis, got pp="
+                         + "+".join(strategy.axes("pp")), "--strategy")
     deg = degrees_of(strategy, m)
     pp = deg[DEGREE["pp"]]
     micro = sp.Integer(microbatches) if microbatches else (4 * pp if pp != 1 else sp.S.One)
@@ -184,9 +187,11 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         links = sorted(coll.bandwidths())
         name = f"{_label(strategy, u.kind)} over {'+'.join(axes)} ({', '.join(links)})"
         f = min((eff.of(x) for x in (*links, name.split(' ')[0])), default=sp.S.One)
-        each = coll.bandwidth_time / f + coll.latency_time
-        for sym in each.free_symbols:
-            notes.add(f"{sym}: a per-hop latency no source gives, kept as a symbol")
+        latency = coll.latency_time
+        unknown = {s for s in latency.free_symbols if s.name.startswith("alpha_")}
+        for sym in unknown:
+            notes.add(f"{sym}: a per-hop latency no source gives, taken as 0")
+        each = coll.bandwidth_time / f + latency.subs({s: 0 for s in unknown})
         uses.append((u, name, count * each))
         term = terms.get(name) or Term(name, {}, "")
         phases = dict(term.phases)

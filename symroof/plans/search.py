@@ -1,0 +1,340 @@
+"""Choosing a training plan: every mesh a chip count factors into, every strategy on its
+axes, evaluated at once with NumPy, the fastest that fits memory chosen and explained.
+
+>>> from symroof.models import model
+>>> from symroof.hardware.catalog import chip
+>>> s = search(model("llama-2-7b"), chip("tpu-v5p"), 64, batch=256, context=2048)
+>>> s.best.strategy == s.plan.strategy, s.feasible <= s.searched
+(True, True)
+
+The space: a torus's chips split over its dimensions (one mesh axis each, no larger than
+the dimension; pods beyond one over DCN), a GPU system's over up to three axes (the last
+ones in the NVLink domain). Each axis takes one kind (dp, zero1, zero2, zero3, tp with or
+without sp, pp, ep for a MoE); axes of one kind join. Every formula the search evaluates is
+the symbolic plan's (``symroof.plans.template``: bytes of each collective in the degrees of
+parallelism; ``zero``, ``pipeline``: memory and makespan), compiled once with ``lambdify``;
+each collective's seconds per byte and latency on an axis come from
+``symroof.parallel.collectives`` once per distinct axis. The chosen plan is then rebuilt
+exactly by ``symroof.plans.training.train``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import sympy as sp
+
+from ..core.errors import InputError
+from ..hardware.catalog import Chip
+from ..models.config import ModelConfig
+from ..models.counts import flops_per_token, training_flops_per_token
+from ..models.layers import layer_ops
+from ..models.memory import OPTIMIZERS
+from ..parallel.collectives import collective
+from ..parallel.mesh import Mesh, mesh
+from .efficiency import PEAK, Efficiency
+from .factor import factorisations
+from .pipeline import pipeline_cost
+from .strategy import parse_strategy
+from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
+from .training import Plan, train
+from .zero import zero_states
+
+LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
+DEGREES = (D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO)
+V = sp.Symbol("V", positive=True)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One mesh and strategy: ``spec`` for ``mesh()``, ``strategy`` for
+    ``parse_strategy()``."""
+
+    spec: str
+    strategy: str
+    degrees: tuple[int, int, int, int, int, int]
+    stage: int
+    sequence_parallel: bool
+    kinds: dict[str, tuple[str, ...]]
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A ranked candidate: its step time (T_lower), memory, and what binds it."""
+
+    spec: str
+    strategy: str
+    t_lower: float
+    memory: float
+    bound: str
+
+
+@dataclass(frozen=True)
+class Search:
+    """The search's outcome: the best plan (exact), the runner-up, and the counts."""
+
+    chips: int
+    searched: int
+    feasible: int
+    best: Choice
+    runner_up: Choice | None
+    plan: Plan
+    ranking: tuple[Choice, ...]
+    assumptions: tuple[str, ...]
+
+    def explain(self) -> str:
+        """Which term binds the chosen plan, and how much the runner-up loses."""
+        text = f"{self.best.strategy} on {self.best.spec} is bound by {self.best.bound}"
+        if self.runner_up is not None:
+            loss = self.runner_up.t_lower / self.best.t_lower - 1
+            text += (f"; the runner-up, {self.runner_up.strategy} on {self.runner_up.spec} "
+                     f"(bound by {self.runner_up.bound}), is {loss:.1%} slower")
+        return text
+
+
+def meshes(chip: Chip, n: int) -> Iterator[list[tuple[str, int, str]]]:
+    """Mesh shapes for ``n`` chips: (axis name, size, ``@link`` or '') lists."""
+    topo = chip.topology()
+    if topo.kind == "torus":
+        dims = len(topo.shape)
+        pod = topo.size
+        pods, rest = divmod(n, pod) if n > pod else (1, 0)
+        if rest:
+            raise InputError(f"{n} chips are not a whole number of {pod}-chip pods",
+                             "--search")
+        inside = n // pods
+        for row in factorisations(inside, dims).tolist():
+            if any(size > limit for size, limit in zip(row, topo.shape, strict=True)):
+                continue
+            axes = [(name, size, "") for name, size in zip("XYZ", row, strict=False)
+                    if size > 1]
+            if pods > 1:
+                axes.insert(0, ("pods", pods, f"@{topo.scale_out or 'dcn'}"))
+            yield axes
+        return
+    for k in (1, 2, 3):
+        for row in factorisations(n, k).tolist():
+            if k > 1 and 1 in row:
+                continue
+            yield [(name, size, "") for name, size in zip("XYZ", row, strict=False)]
+
+
+def candidates(cfg: ModelConfig, axes: list[tuple[str, int, str]],
+               batch: int) -> Iterator[Candidate]:
+    """Every strategy on these axes that the model's sizes allow."""
+    labels = [x for x in LABELS if x != "ep" or cfg.moe is not None]
+    spec = ",".join(f"{name}={size}{link}" for name, size, link in axes)
+    for choice in itertools.product(labels, repeat=len(axes)):
+        zeros = {c for c in choice if c.startswith("zero")}
+        if len(zeros) > 1 or choice.count("pp") > 1:
+            continue
+        kinds: dict[str, tuple[str, ...]] = {}
+        deg = dict.fromkeys(("dp", "zero", "tp", "pp", "ep"), 1)
+        for (name, size, _), label in zip(axes, choice, strict=True):
+            kinds[label] = (*kinds.get(label, ()), name)
+            deg["zero" if label.startswith("zero") else label] *= size
+        if not _allowed(cfg, deg, batch):
+            continue
+        micro = 4 * deg["pp"] if deg["pp"] > 1 else 1
+        if batch % (deg["dp"] * deg["zero"] * deg["ep"] * micro):
+            continue
+        stage = int(next(iter(zeros))[-1]) if zeros else 0
+        text = ",".join(f"{'fsdp' if k == 'zero3' else k}={'+'.join(v)}"
+                        for k, v in kinds.items())
+        for sp_on in ((False, True) if "tp" in kinds else (False,)):
+            yield Candidate(spec, text + (",sp" if sp_on else ""),
+                            (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"], micro),
+                            stage, sp_on, kinds)
+
+
+def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
+    if deg["tp"] > 1 and cfg.kv_heads % deg["tp"] and cfg.heads % deg["tp"]:
+        return False
+    if deg["pp"] > 1 and cfg.layers % deg["pp"]:
+        return False
+    if deg["ep"] > 1 and (cfg.moe is None or cfg.moe.experts % deg["ep"]):
+        return False
+    return deg["dp"] * deg["zero"] * deg["ep"] <= batch
+
+
+class _Costs:
+    """Seconds per byte and latency of a collective over axes, by what the axes are."""
+
+    def __init__(self) -> None:
+        self.cache: dict[tuple[Any, ...], tuple[float, float]] = {}
+        self.unknown: set[str] = set()
+
+    def get(self, kind: str, axes: tuple[str, ...], m: Mesh,
+            signature: tuple[Any, ...]) -> tuple[float, float]:
+        key = (kind, signature)
+        if key not in self.cache:
+            c = collective(kind, 1, list(axes), m)  # linear in the bytes: one byte's worth
+            per_byte = c.bandwidth_time
+            latency = c.latency_time
+            for sym in latency.free_symbols:
+                self.unknown.add(str(sym))
+            latency = latency.subs({s: 0 for s in latency.free_symbols})
+            self.cache[key] = (float(per_byte), float(latency))
+        return self.cache[key]
+
+
+def _signature(m: Mesh, name: str) -> tuple[Any, ...]:
+    a = m.axis(name)
+    return (a.size, a.kind, a.link.name, a.wraps, a.bidirectional, a.bandwidth, a.latency,
+            tuple((p.size, p.kind, p.link.name, p.bandwidth) for p in a.parts))
+
+
+def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
+           recompute: str = "none", optimizer: str = "adam-mixed",
+           efficiency: Efficiency = PEAK,
+           progress: Callable[[int, int], None] | None = None) -> Search:
+    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory."""
+    shapes = list(meshes(chip, n))
+    cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
+    if not cands:
+        raise InputError(f"no mesh and strategy of {n} chips fits the model's sizes and a "
+                         f"batch of {batch}", "--search")
+    w, g, o, why = OPTIMIZERS[optimizer]
+    per = {"weights": w, "gradients": g, "optimizer": o}
+    step = layer_ops(cfg, "prefill", batch=BATCH, context=context)
+    templates = {}
+    for stage in (0, 1, 2, 3):
+        for sp_on in (False, True):
+            templates[stage, sp_on] = training_template(
+                cfg, context=context, kinds=("dp", "zero", "tp", "pp", "ep"), zero_stage=stage,
+                sequence_parallel=sp_on, bytes_per_param=per, step=step)
+    deg = np.array([c.degrees for c in cands], dtype=np.float64).T
+    replicas = deg[0] * deg[1] * deg[4]
+    micro = deg[5]
+    b_value = batch / (replicas * micro)
+    rate = float(chip.peak("bf16")) * float(efficiency.of("compute"))
+    fwd = float(batch * context * flops_per_token(cfg, context=context)) / n / rate
+    every = float(batch * context * training_flops_per_token(cfg, context=context,
+                                                             recompute=recompute)) / n / rate
+    phase = {"forward": np.full(len(cands), fwd), "backward": np.full(len(cands), every - fwd)}
+    hbm_bytes = _compile(step.total().bytes())
+    hbm = hbm_bytes(b_value, *deg) * micro / (deg[2] * deg[3]) / (
+        float(chip.bandwidth("hbm")) * float(efficiency.of("hbm")))
+    lower = {ph: np.maximum(phase[ph], hbm * (1 if ph == "forward" else 2)) for ph in phase}
+    upper = {ph: phase[ph] + hbm * (1 if ph == "forward" else 2) for ph in phase}
+    binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
+               for ph in phase}
+    costs = _Costs()
+    memory = np.zeros(len(cands))
+    mem_fns = _memory_functions(templates, cfg, per, recompute, context)
+    pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
+    per_byte = {pair: np.zeros(len(cands)) for pair in pairs}
+    latency = {pair: np.zeros(len(cands)) for pair in pairs}
+    signatures: dict[str, tuple[Mesh, dict[str, tuple[Any, ...]]]] = {}
+    for i, c in enumerate(cands):
+        if c.spec not in signatures:
+            m = mesh(c.spec, chip)
+            signatures[c.spec] = (m, {a: _signature(m, a) for a in m.axes})
+        m, sig = signatures[c.spec]
+        for kind, coll in pairs:
+            axes = c.kinds.get(_label(kind, c), ())
+            if axes:
+                per_byte[kind, coll][i], latency[kind, coll][i] = costs.get(
+                    coll, axes, m, tuple(sig[a] for a in axes))
+        if progress and (i + 1) % 512 == 0:
+            progress(i + 1, len(cands))
+    by_group: dict[tuple[int, bool], list[int]] = {}
+    for i, c in enumerate(cands):
+        by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
+    for (stage, sp_on), rows in sorted(by_group.items()):
+        idx = np.array(rows)
+        t = templates[stage, sp_on]
+        args = (b_value[idx], *deg[:, idx])
+        memory[idx] = mem_fns[stage, sp_on](*args)
+        term: dict[tuple[str, str], np.ndarray] = {}
+        for u in t.uses:
+            count = _compile(sp.sympify(u.per_step))(*args)
+            size = _compile(u.nbytes)(*args) * count
+            pair = (u.kind, u.collective)
+            key = (u.kind, u.phase)
+            term[key] = term.get(key, 0) + size * per_byte[pair][idx] \
+                + count * latency[pair][idx]
+        for (kind, ph), time in term.items():
+            worse = time > lower[ph][idx]
+            binding[ph][idx[worse]] = kind
+            lower[ph][idx] = np.maximum(lower[ph][idx], time)
+            upper[ph][idx] = upper[ph][idx] + time
+    if progress:
+        progress(len(cands), len(cands))
+    makespan = _compile(pipeline_cost(D_PP, MICRO, sp.Symbol("f"), sp.Symbol("g")).makespan,
+                        (sp.Symbol("f"), sp.Symbol("g"), D_PP, MICRO))
+    t_lower = makespan(lower["forward"] / micro, lower["backward"] / micro, deg[3], micro)
+    fits = memory <= float(chip.capacity("hbm"))
+    if not fits.any():
+        smallest = int(np.argmin(memory))
+        raise InputError(f"no plan of {n} chips fits in {chip.name}'s memory: the smallest "
+                         f"needs {memory[smallest] / 1e9:.3g} GB per chip "
+                         f"({cands[smallest].strategy} on {cands[smallest].spec})", "--search")
+    t_upper = makespan(upper["forward"] / micro, upper["backward"] / micro, deg[3], micro)
+    # fastest first; among equals the one with the shorter T_upper, then the less memory
+    order = np.lexsort((np.arange(len(cands)), memory, t_upper,
+                        np.where(fits, t_lower, np.inf)))
+    ranked = [i for i in order if fits[i]]
+    choices = tuple(_choice(cands[i], t_lower[i], memory[i], binding, i) for i in ranked[:10])
+    best = cands[ranked[0]]
+    plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
+                 context=context, microbatches=best.degrees[5], recompute=recompute,
+                 optimizer=optimizer, efficiency=efficiency)
+    notes = (f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
+             "gives it)",) if costs.unknown else ()
+    return Search(n, len(cands), int(fits.sum()), choices[0],
+                  choices[1] if len(choices) > 1 else None, plan, choices,
+                  (*notes, f"pipelines run 4 microbatches per stage; {why}"))
+
+
+def _label(kind: str, c: Candidate) -> str:
+    if kind == "zero":
+        return next((k for k in c.kinds if k.startswith("zero")), "zero3")
+    return kind
+
+
+def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
+            i: int) -> Choice:
+    bound = binding["backward"][i] if binding["backward"][i] != "compute" else \
+        binding["forward"][i]
+    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound))
+
+
+_COMPILED: dict[str, Callable[..., Any]] = {}
+
+
+def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:
+    """A NumPy function of (b, d_dp, d_zero, d_tp, d_pp, d_ep, m), compiled once."""
+    names = args or (BATCH, *DEGREES)
+    key = sp.srepr(expr) + "|" + ",".join(map(str, names))
+    fn = _COMPILED.get(key)
+    if fn is None:
+        raw = sp.lambdify(names, expr, "numpy")
+
+        def fn(*values: Any, _raw: Any = raw) -> Any:
+            out = _raw(*values)
+            return np.broadcast_to(np.asarray(out, dtype=np.float64), np.shape(values[0]))
+        _COMPILED[key] = fn
+    return fn
+
+
+def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
+                      per: dict[str, int], recompute: str,
+                      context: int) -> dict[tuple[int, bool], Callable[..., Any]]:
+    from .strategy import Strategy
+    from .training import _memory
+    out = {}
+    for (stage, sp_on), t in templates.items():
+        kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
+        s = Strategy((*kinds, ("tp", ("T",))), sp_on)
+        subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
+        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO)
+        out[stage, sp_on] = _compile(mem["total"])
+    return out
+
+
+__all__ = ["Choice", "Search", "candidates", "meshes", "search", "zero_states"]
