@@ -85,14 +85,24 @@ class Search:
     plan: Plan
     ranking: tuple[Choice, ...]
     assumptions: tuple[str, ...]
+    ties: int = 1
+    slower: Choice | None = None
 
     def explain(self) -> str:
         """Which term binds the chosen plan, and how much the runner-up loses."""
-        text = f"{self.best.strategy} on {self.best.spec} is bound by {self.best.bound}"
+        text = (f"chosen: {self.best.strategy} on {self.best.spec}, T_lower "
+                f"{self.best.t_lower:.4g} s, bound by {self.best.bound}")
+        if self.ties > 1:
+            text += (f"; {self.ties} plans tie at that T_lower, ordered by T_upper (nothing "
+                     f"overlapping), then memory")
         if self.runner_up is not None:
             loss = self.runner_up.t_lower / self.best.t_lower - 1
-            text += (f"; the runner-up, {self.runner_up.strategy} on {self.runner_up.spec} "
-                     f"(bound by {self.runner_up.bound}), is {loss:.1%} slower")
+            text += (f"; runner-up {self.runner_up.strategy} on {self.runner_up.spec} "
+                     f"(bound by {self.runner_up.bound}) loses {loss:.2%}")
+        if self.slower is not None and self.slower is not self.runner_up:
+            loss = self.slower.t_lower / self.best.t_lower - 1
+            text += (f"; the fastest slower plan, {self.slower.strategy} on "
+                     f"{self.slower.spec} (bound by {self.slower.bound}), loses {loss:.2%}")
         return text
 
 
@@ -286,9 +296,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                  optimizer=optimizer, efficiency=efficiency)
     notes = (f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
              "gives it)",) if costs.unknown else ()
+    top = t_lower[ranked[0]]
+    tied = [i for i in ranked if t_lower[i] <= top * (1 + 1e-12)]
+    after = ranked[len(tied)] if len(tied) < len(ranked) else None
+    slower = _choice(cands[after], t_lower[after], memory[after], binding, after) \
+        if after is not None else None
     return Search(n, len(cands), int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
-                  (*notes, f"pipelines run 4 microbatches per stage; {why}"))
+                  (*notes, f"pipelines run 4 microbatches per stage; {why}"), len(tied),
+                  slower)
 
 
 def _label(kind: str, c: Candidate) -> str:

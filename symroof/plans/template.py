@@ -84,14 +84,15 @@ class Template:
     layers: Expr
 
 
-def op_params(o: Op, tokens: Expr, cfg: ModelConfig) -> Expr:
+def op_params(o: Op, tokens: Expr, cfg: ModelConfig, symbolic: bool = False) -> Expr:
     """Parameters of one op, read from its FLOPs (2 per parameter per token; a routed-expert
     op multiplies only its top-k experts' weights, so it holds E/k times as many)."""
     if o.name in NO_WEIGHTS:
         return sp.S.Zero
     count = o.flops / (2 * tokens)
     if o.name.startswith("experts") and cfg.moe is not None:
-        count = count * sp.Rational(cfg.moe.experts, cfg.moe.top_k)
+        s = cfg.sizes(symbolic)
+        count = count * s["E"] / s["k"]
     return sp.expand(count)
 
 
@@ -107,13 +108,15 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
                       kinds: tuple[str, ...] = ("dp", "zero", "tp", "pp", "ep"),
                       zero_stage: int = 0, sequence_parallel: bool = False,
                       bytes_per_param: Mapping[str, int] | None = None,
-                      dtype: str = "bf16", step: Step | None = None) -> Template:
+                      dtype: str = "bf16", step: Step | None = None,
+                      symbolic: bool = False) -> Template:
     """The collectives of a training step of ``cfg`` under the kinds of parallelism named,
-    for ``b`` sequences of ``context`` tokens per replica and microbatch."""
+    for ``b`` sequences of ``context`` tokens per replica and microbatch; ``symbolic``
+    keeps the model's sizes as its letters (L, D, F, ...)."""
     per = bytes_per_param or {"weights": 2, "gradients": 2, "optimizer": 12}
     wb, gb = sp.sympify(per["weights"]), sp.sympify(per["gradients"])
     step = step or layer_ops(cfg, "prefill", batch=BATCH, context=context, dtype=dtype,
-                             activation_dtype=dtype)
+                             activation_dtype=dtype, symbolic=symbolic)
     tokens = step.tokens
     uses: list[Use] = []
     ep = "ep" in kinds and cfg.moe is not None
@@ -129,7 +132,7 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
         on_stage = blk.count / pp if blk.name != "head" else sp.S.One
         mine = sp.S.Zero
         for o in blk.ops:
-            n = op_params(o, tokens, cfg)
+            n = op_params(o, tokens, cfg, symbolic)
             block_params += blk.count * n
             split = (shard if o.name in MEGATRON else 1) * (
                 D_EP if ep and o.name.startswith("experts") else 1)
@@ -139,14 +142,14 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
         per_block.append((blk.name, on_stage, sp.expand(mine)))
         device_params += on_stage * mine
         if ep and blk.name != "head" and any(o.name.startswith("experts") for o in blk.ops):
-            uses += _experts(cfg, blk.name, on_stage * micro, tokens, dtype)
+            uses += _experts(cfg, blk.name, on_stage * micro, tokens, dtype, symbolic)
     if "pp" in kinds:
         last = layer_blocks[-1].ops[-1]
         out = last.writes.get("hbm", sp.S.Zero) / (shard if sequence_parallel else 1)
         for phase, what in (("forward", "activations"), ("backward", "their gradients")):
             uses.append(Use("pp", "permute", f"layer output {what} to the next stage",
                             layer_blocks[-1].name, phase, "step", sp.S.Zero, micro, out))
-    total = params(cfg).total
+    total = params(cfg, symbolic=symbolic).total
     embedding = sp.expand((total - block_params) / shard)
     per_block.append(("embedding", sp.S.One, embedding))
     device_params = sp.expand(device_params + embedding)
@@ -157,30 +160,33 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
 def _megatron(o: Op, block: str, per_step: Expr, sp_on: bool, wb: Expr,
               tokens: Expr) -> list[Use]:
     """The tensor-axis collectives of one Megatron-split matmul."""
+    scope = "step" if block == "head" else "layer"
+    each: Expr = sp.S.Zero if scope == "step" else sp.S.One
     if MEGATRON[o.name] == "column":
         x = _activation(o, tokens, "input", wb)
         if sp_on:
             return [Use("tp", "allgather", f"input of {o.name!r} (split over the sequence)",
-                        block, "forward", "layer", 1, per_step, x),
+                        block, "forward", scope, each, per_step, x),
                     Use("tp", "reducescatter", f"gradient of the input of {o.name!r}", block,
-                        "backward", "layer", 1, per_step, x)]
+                        "backward", scope, each, per_step, x)]
         return [Use("tp", "allreduce", f"gradient of the input of {o.name!r}", block,
-                    "backward", "layer", 1, per_step, x)]
+                    "backward", scope, each, per_step, x)]
     y = _activation(o, tokens, "output", wb)
     if sp_on:
         return [Use("tp", "reducescatter", f"output of {o.name!r} (partial sums)", block,
-                    "forward", "layer", 1, per_step, y),
+                    "forward", scope, each, per_step, y),
                 Use("tp", "allgather", f"gradient of the output of {o.name!r}", block,
-                    "backward", "layer", 1, per_step, y)]
+                    "backward", scope, each, per_step, y)]
     return [Use("tp", "allreduce", f"output of {o.name!r} (partial sums)", block, "forward",
-                "layer", 1, per_step, y)]
+                scope, each, per_step, y)]
 
 
 def _experts(cfg: ModelConfig, block: str, per_step: Expr, tokens: Expr,
-             dtype: str) -> list[Use]:
+             dtype: str, symbolic: bool) -> list[Use]:
     """Routed tokens: each of ``tokens`` goes to k experts, as a [tokens k, D] array."""
     assert cfg.moe is not None
-    array = tokens * cfg.moe.top_k * cfg.d_model * dtype_bytes(dtype)
+    s = cfg.sizes(symbolic)
+    array = tokens * s["k"] * s["D"] * dtype_bytes(dtype)
     return [Use("ep", "alltoall", f"routed tokens {what}", block, phase, "layer", 1,
                 per_step, array)
             for phase in ("forward", "backward") for what in ("dispatched", "combined")]

@@ -63,7 +63,7 @@ class Plan:
     chip: str
     mesh: str
     strategy: str
-    devices: int
+    devices: Expr
     batch: Expr
     context: Expr
     memory: Mapping[str, Expr]
@@ -74,9 +74,10 @@ class Plan:
     bound: str
     critical_batch: Expr | None
     critical_note: str
-    uses: tuple[tuple[Use, str, Expr], ...]
+    uses: tuple[tuple[Use, str, Expr, Expr], ...]
     assumptions: tuple[str, ...]
     extra: Mapping[str, object] = field(default_factory=dict)
+    critical_terms: Mapping[str, Expr] = field(default_factory=dict)
 
     @property
     def fits(self) -> bool:
@@ -104,9 +105,11 @@ def axes_for(strategy: Strategy, kind: str) -> tuple[str, ...]:
 def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           context: int, microbatches: int | None = None, recompute: str = "none",
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
-          peak: Expr | None = None, template: Template | None = None) -> Plan:
+          peak: Expr | None = None, template: Template | None = None,
+          symbolic: bool = False) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
-    of ``context`` tokens per step."""
+    of ``context`` tokens per step. ``peak`` replaces the chip's bf16 peak (a symbol for a
+    law); ``symbolic`` keeps the model's sizes as letters."""
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
         raise InputError("a pipeline runs along one axis, got pp="
@@ -121,21 +124,23 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     t = template or training_template(cfg, context=context, kinds=kinds_of(strategy),
                                       zero_stage=strategy.zero_stage,
                                       sequence_parallel=strategy.sequence_parallel,
-                                      bytes_per_param=per)
+                                      bytes_per_param=per, symbolic=symbolic)
     replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
-    n = sp.Integer(m.devices)
+    n = sp.sympify(m.devices)
     B = sp.sympify(batch)
-    if B.is_number and (B % (replicas * micro) != 0):
+    if B.is_number and (not B.is_Integer or B < 1 or B % (replicas * micro) != 0):
         raise InputError(f"a batch of {B} sequences does not split into {replicas} replicas "
                          f"x {micro} microbatches", "--batch")
     subs = {**deg, MICRO: micro}
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
-                              n, rate, cfg, recompute, efficiency)
-    crit, note = _critical(sym, B_GLOBAL, n, context)
+                              n, rate, cfg, recompute, efficiency, symbolic)
+    by_term, note = _critical(sym, B_GLOBAL, n, context)
+    crit = None if note or not by_term else sp.Max(*by_term.values())
     terms = {k: Term(x.name, {ph: v.subs(B_GLOBAL, B) for ph, v in x.phases.items()}, x.detail)
              for k, x in sym.items()}
-    uses = [(u, name, time.subs(B_GLOBAL, B)) for u, name, time in uses]
+    uses = [(u, name, time.subs(B_GLOBAL, B), size.subs(B_GLOBAL, B))
+            for u, name, time, size in uses]
     lower, upper, bound, bubble = _bounds(terms, pp, micro)
     if bubble != 0:
         terms["pipeline bubble"] = Term("pipeline bubble", {"step": bubble},
@@ -151,9 +156,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         "FLOPs split evenly over every chip; HBM traffic of the backward twice the forward's",
         f"efficiency: {efficiency.describe()}", *where, *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
-                int(n), B, sp.sympify(context), memory, m.chip.capacity("hbm"), terms,
+                n, B, sp.sympify(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
-                {"microbatches": micro, "replicas": replicas})
+                {"microbatches": micro, "replicas": replicas}, by_term)
 
 
 def _mesh_text(m: Mesh) -> str:
@@ -162,10 +167,13 @@ def _mesh_text(m: Mesh) -> str:
 
 def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
            b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
-           eff: Efficiency) -> tuple[dict[str, Term], list[tuple[Use, str, Expr]], list[str]]:
+           eff: Efficiency, symbolic: bool = False,
+           ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]],
+                                     list[str]]:
     T = t.context
-    fwd = B * T * flops_per_token(cfg, context=T) / n
-    every = B * T * training_flops_per_token(cfg, context=T, recompute=recompute) / n
+    fwd = B * T * flops_per_token(cfg, context=T, symbolic=symbolic) / n
+    every = B * T * training_flops_per_token(cfg, context=T, recompute=recompute,
+                                             symbolic=symbolic) / n
     c = eff.of("compute")
     terms = {"compute": Term("compute", {"forward": fwd / (rate * c),
                                          "backward": (every - fwd) / (rate * c)},
@@ -175,7 +183,7 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     bw = m.chip.bandwidth("hbm") * eff.of("hbm")
     terms["hbm"] = Term("hbm", {"forward": hbm / bw, "backward": 2 * hbm / bw},
                         "the forward step's HBM bytes per device, the backward twice that")
-    uses: list[tuple[Use, str, Expr]] = []
+    uses: list[tuple[Use, str, Expr, Expr]] = []
     notes: set[str] = set()
     for u in t.uses:
         axes = axes_for(strategy, u.kind)
@@ -192,7 +200,7 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         for sym in unknown:
             notes.add(f"{sym}: a per-hop latency no source gives, taken as 0")
         each = coll.bandwidth_time / f + latency.subs({s: 0 for s in unknown})
-        uses.append((u, name, count * each))
+        uses.append((u, name, count * each, nbytes))
         term = terms.get(name) or Term(name, {}, "")
         phases = dict(term.phases)
         phases[u.phase] = phases.get(u.phase, sp.S.Zero) + count * each
@@ -216,14 +224,25 @@ def _bounds(terms: Mapping[str, Term], pp: Expr,
     lo = pipeline_cost(pp, micro, lower["forward"] / micro, lower["backward"] / micro)
     up = pipeline_cost(pp, micro, upper["forward"] / micro, upper["backward"] / micro)
     bubble = lo.makespan - lo.busy
-    binding = "undetermined"
-    if all(x.time.is_number for x in terms.values()):
-        share: dict[str, Expr] = {}
-        for ph in PHASES:
-            top = max(terms.values(), key=lambda x: (x.phases.get(ph, 0), x.name == "compute"))
-            share[top.name] = share.get(top.name, 0) + top.phases.get(ph, 0)
-        binding = max(share, key=lambda k: (share[k], k == "compute"))
-    return lo.makespan, up.makespan, binding, bubble
+    return lo.makespan, up.makespan, bound_of(terms), bubble
+
+
+def bound_by_phase(terms: Mapping[str, Term]) -> dict[str, str]:
+    """The term that sets each phase's time in T_lower (compute wins ties)."""
+    if not all(x.time.is_number for x in terms.values()):
+        return dict.fromkeys(PHASES, "undetermined")
+    return {ph: max(terms.values(), key=lambda x: (x.phases.get(ph, 0),
+                                                    x.name == "compute")).name
+            for ph in PHASES}
+
+
+def bound_of(terms: Mapping[str, Term]) -> str:
+    """The step's bound: the term binding the phase that takes longer in T_lower."""
+    by = bound_by_phase(terms)
+    if "undetermined" in by.values():
+        return "undetermined"
+    longest = max(PHASES, key=lambda ph: terms[by[ph]].phases.get(ph, 0))
+    return by[longest]
 
 
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
@@ -251,29 +270,26 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
 
 
 def _critical(terms: Mapping[str, Term], B: sp.Symbol, n: Expr,
-              context: int) -> tuple[Expr | None, str]:
-    """Tokens per chip above which every phase's compute outlasts each of its terms: each
+              context: int) -> tuple[dict[str, Expr], str]:
+    """Tokens per chip above which each term hides under the compute of its phase: each
     term is a + b B in the global batch B, compute c B, so it is hidden once
-    B > a / (c - b); a term with b >= c never is."""
-    best: Expr | None = None
-    worst = ""
+    B > a / (c - b); a term with b >= c never is (the note says which)."""
+    out: dict[str, Expr] = {}
+    never = ""
     for ph in PHASES:
-        comp = terms["compute"].phases[ph]
-        c = sp.diff(comp, B)
+        c = sp.diff(terms["compute"].phases[ph], B)
         for x in terms.values():
             if x.name == "compute" or ph not in x.phases:
                 continue
             alpha = sp.expand(x.phases[ph].subs(B, 0))
             beta = sp.diff(x.phases[ph], B)
-            if alpha == 0:
-                continue
             gap = sp.simplify(c - beta)
             if gap.is_number and gap <= 0:
-                worst = (f"never compute-bound: {x.name} grows with the batch as fast as the "
-                         f"{ph} compute does")
+                never = never or (f"never compute-bound: {x.name} grows with the batch as "
+                                  f"fast as the {ph} compute does")
+                continue
+            if alpha == 0:
                 continue
             b_star = sp.cancel(alpha / gap * context / n)
-            best = b_star if best is None else sp.Max(best, b_star)
-    if worst:
-        return None, worst
-    return best, ""
+            out[x.name] = b_star if x.name not in out else sp.Max(out[x.name], b_star)
+    return out, never

@@ -1,0 +1,204 @@
+"""What ``symroof plan`` asks for, and its result as JSON.
+
+>>> PlanRequest(model="llama-2-7b", mode="train", chip="tpu-v5e").checked().batch
+256
+
+The request names a model, a chip and either a mesh with a strategy or a chip count to
+search; the result holds the plan (training or serving), the search, an MFU and the fewest
+chips for a latency target, as asked. JSON gives every exact value as a string and its
+float under the same name with ``_value``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
+
+from ..core.errors import InputError
+
+if TYPE_CHECKING:
+    from .mfu import Mfu
+    from .search import Search
+    from .serving import Phase, Serving
+    from .training import Plan
+
+DEFAULT_CONTEXT = 2048
+DEFAULT_BATCH = {"train": 256, "serve": 1}
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    """The command line's options for one plan."""
+
+    model: str
+    mode: str
+    chip: str
+    catalog: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    mesh: str | None = None
+    strategy: str | None = None
+    search: int | None = None
+    batch: int | None = None
+    context: int | None = None
+    microbatches: int | None = None
+    recompute: str = "none"
+    efficiency: str | None = None
+    mfu: str | None = None
+    latency_target: str | None = None
+    generate: int | None = None
+
+    def checked(self) -> PlanRequest:
+        """Defaults filled in; options that do not go together are input errors."""
+        if self.mode not in DEFAULT_BATCH:
+            raise InputError(f"mode must be train or serve, got {self.mode!r}")
+        if self.mode == "serve" and self.search is not None:
+            raise InputError("the search is over training plans; for serving, ask for the "
+                             "fewest chips with --latency-target", "--search")
+        return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
+                       context=self.context or DEFAULT_CONTEXT)
+
+    def run(self, progress: Callable[[int, int], None] | None = None) -> Result:
+        """Build what was asked for."""
+        from ..core.units import TIME, parse_quantity
+        from ..hardware.catalog import load_catalog
+        from ..models import model
+        from ..parallel.mesh import mesh
+        from .efficiency import parse_efficiency
+        from .strategy import parse_strategy
+        r = self.checked()
+        assert r.batch is not None and r.context is not None
+        cfg = model(r.model)
+        the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
+        eff = parse_efficiency(r.efficiency)
+        out = Result(r.mode)
+        if r.mode == "train":
+            from .training import train
+            if r.search is not None:
+                from .search import search
+                found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
+                               recompute=r.recompute, efficiency=eff, progress=progress)
+                out = replace(out, search=found, train=found.plan)
+            else:
+                assert r.mesh is not None and r.strategy is not None
+                plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
+                             batch=r.batch, context=r.context, microbatches=r.microbatches,
+                             recompute=r.recompute, efficiency=eff)
+                out = replace(out, train=plan)
+            if r.mfu is not None:
+                out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
+            return out
+        from .serving import fewest_chips, serve
+        assert r.mesh is not None and r.strategy is not None
+        served = serve(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy), batch=r.batch,
+                       context=r.context, generate=r.generate or 256, efficiency=eff)
+        out = replace(out, serve=served)
+        if r.latency_target is not None:
+            target = parse_quantity(r.latency_target, TIME, where="--latency-target")
+            if not target > 0:
+                raise InputError(f"a latency target must be positive, got "
+                                 f"{r.latency_target!r}", "--latency-target")
+            out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
+                                                   context=r.context, target=target))
+        return out
+
+
+def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
+    from ..core.parse import parse_expr
+    from ..models import params
+    from .mfu import mfu_from
+    assert plan is not None
+    tps = parse_expr(rate, where="--mfu")
+    return mfu_from(params(cfg).total, cfg.layers, cfg.heads, cfg.head_dim, plan.context, tps,
+                    plan.devices, chip.peak("bf16"))
+
+
+@dataclass(frozen=True)
+class Result:
+    """What a request produced."""
+
+    mode: str
+    train: Plan | None = None
+    serve: Serving | None = None
+    search: Search | None = None
+    mfu: Mfu | None = None
+    fewest: tuple[int | None, str] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        if self.train is not None:
+            out = _plan_json(self.train)
+        if self.serve is not None:
+            out = _serving_json(self.serve)
+        if self.search is not None:
+            s = self.search
+            out["search"] = {
+                "chips": s.chips, "searched": s.searched, "feasible": s.feasible,
+                "explanation": s.explain(), "assumptions": list(s.assumptions),
+                "ranking": [{"mesh": c.spec, "strategy": c.strategy, "t_lower": c.t_lower,
+                             "memory": c.memory, "bound": c.bound} for c in s.ranking]}
+        if self.mfu is not None:
+            u = self.mfu
+            out["mfu"] = {**_exact("value", u.value), **_exact("flops_per_token",
+                                                               u.flops_per_token),
+                          "definition": u.definition}
+        if self.fewest is not None:
+            out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
+        return out
+
+
+def _exact(name: str, value: Any) -> dict[str, Any]:
+    import sympy as sp
+
+    from ..core.printer import number_value, text
+    expr = sp.sympify(value) if value is not None else None
+    return {name: text(expr) if expr is not None else None,
+            f"{name}_value": number_value(expr) if expr is not None else None}
+
+
+def _common(p: Plan | Serving) -> dict[str, Any]:
+    return {"model": p.model, "chip": p.chip, "mesh": p.mesh, "strategy": p.strategy,
+            "devices": p.devices, "batch": int(p.batch), "context": int(p.context),
+            "memory": {k: _exact("v", v)["v"] for k, v in p.memory.items()},
+            "memory_values": {k: _exact("v", v)["v_value"] for k, v in p.memory.items()},
+            **_exact("capacity", p.capacity), "fits": p.fits,
+            "assumptions": list(p.assumptions)}
+
+
+def _terms_json(terms: Mapping[str, Any]) -> dict[str, Any]:
+    return {"terms": {k: _exact("v", t.time)["v"] for k, t in terms.items()},
+            "terms_values": {k: _exact("v", t.time)["v_value"] for k, t in terms.items()}}
+
+
+def _plan_json(p: Plan) -> dict[str, Any]:
+    from .training import bound_by_phase
+    uses = [{"kind": name.split(" over ")[0], "collective": u.collective, "array": u.what,
+             "block": u.block, "phase": u.phase, "scope": u.scope,
+             "per_layer": str(u.per_layer), "per_step": str(u.per_step),
+             **_exact("bytes", size), **_exact("time", time)}
+            for u, name, time, size in p.uses]
+    return {"mode": "train", **_common(p), **_terms_json(p.terms),
+            "phases": {k: {ph: _exact("v", v)["v"] for ph, v in t.phases.items()}
+                       for k, t in p.terms.items()},
+            **_exact("t_lower", p.t_lower), **_exact("t_upper", p.t_upper), "bound": p.bound,
+            "bound_by_phase": bound_by_phase(p.terms), **_exact("critical_batch", p.critical_batch),
+            "critical_batch_unit": "tokens per chip", "critical_note": p.critical_note,
+            "microbatches": str(p.extra.get("microbatches")), "collectives": uses}
+
+
+def _phase_json(ph: Phase) -> dict[str, Any]:
+    return {**_terms_json(ph.terms), **_exact("t_lower", ph.t_lower),
+            **_exact("t_upper", ph.t_upper), "bound": ph.bound,
+            **_exact("latency", ph.latency), **_exact("throughput", ph.throughput)}
+
+
+def _serving_json(s: Serving) -> dict[str, Any]:
+    decode = _phase_json(s.decode)
+    return {"mode": "serve", **_common(s), **decode,
+            "critical_batch": str(s.critical_batch) if s.critical_batch is not None else None,
+            "critical_batch_integer": s.critical_integer,
+            "critical_batch_unit": "sequences in the decode batch",
+            "critical_note": s.critical_note,
+            **_exact("throughput_per_chip", s.decode.throughput / s.devices),
+            **_exact("prefill_decode_balance", s.balance), "generate": s.generate,
+            "prefill": _phase_json(s.prefill), "decode": decode}

@@ -1,0 +1,162 @@
+"""Plans as text, Markdown and JSON: everything shown was derived before it gets here.
+
+>>> rows = [("a", "1"), ("bb", "22")]
+>>> table(["k", "v"], rows, "text")
+['k   v', 'a   1', 'bb  22']
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sympy as sp
+
+from ..core.printer import approx, md_escape, number_value, text
+from .mfu import Mfu
+from .request import Result
+from .search import Search
+from .serving import Phase, Serving
+from .strategy import parse_strategy
+from .training import PHASES, Plan, Term, bound_by_phase
+
+
+def table(head: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
+    """A table: aligned columns for text, a GitHub table for Markdown."""
+    if fmt == "md":
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return out + ["| " + " | ".join(md_escape(c, table=True) for c in r) + " |"
+                      for r in rows]
+    widths = [max(len(str(r[i])) for r in (head, *rows)) for i in range(len(head))]
+    return ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+            for r in (head, *rows)]
+
+
+def seconds(value: sp.Expr) -> str:
+    v = number_value(value)
+    if v is None:
+        return text(value)
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
+        if abs(v) >= scale or unit == "ns":
+            return f"{v / scale:.4g} {unit}"
+    return f"{v:.4g} s"  # pragma: no cover
+
+
+def gigabytes(value: sp.Expr) -> str:
+    v = number_value(value)
+    return text(value) if v is None else f"{v / 1e9:.4g} GB"
+
+
+def exact(value: Any) -> str:
+    """``1044774725/9001272 ≈ 116.07``: exact, and its value when it is not an integer."""
+    expr = sp.sympify(value)
+    if expr.is_number and not expr.is_Integer:
+        return f"{text(expr)} ≈ {approx(expr)}"
+    return text(expr)
+
+
+def lines(result: Result, fmt: str = "text") -> list[str]:
+    """The whole result in ``fmt`` (``text`` or ``md``)."""
+    out: list[str] = []
+    if result.search is not None:
+        out += _search(result.search, fmt) + [""]
+    if result.train is not None:
+        out += _plan(result.train, fmt)
+    if result.serve is not None:
+        out += _serving(result.serve, fmt)
+    if result.mfu is not None:
+        out += [""] + _mfu(result.mfu, fmt)
+    if result.fewest is not None:
+        n, why = result.fewest
+        out += ["", _heading("fewest chips for the latency target", fmt),
+                f"{n} chips ({why})" if n else why]
+    return out
+
+
+def _heading(title: str, fmt: str) -> str:
+    return f"### {title}" if fmt == "md" else f"{title}:"
+
+
+def _header(kind: str, p: Plan | Serving, fmt: str) -> list[str]:
+    title = f"{p.model} {kind} on {p.chip}, mesh {p.mesh} ({p.devices} chips), {p.strategy}"
+    words = parse_strategy(p.strategy).title()
+    return [f"## {title}" if fmt == "md" else title, f"{words}; batch {p.batch} x "
+            f"{p.context} tokens", ""]
+
+
+def _memory(p: Plan | Serving, fmt: str) -> list[str]:
+    rows = [(k, text(v), gigabytes(v)) for k, v in p.memory.items()]
+    verdict = "fits" if p.fits else "does NOT fit"
+    return [_heading("memory per device", fmt), *table(["part", "bytes", ""], rows, fmt),
+            f"capacity {gigabytes(p.capacity)} per chip: {verdict}", ""]
+
+
+def _terms(terms: dict[str, Term] | Any, fmt: str, phases: Sequence[str]) -> list[str]:
+    rows = []
+    for name, term in terms.items():
+        rows.append((name, *(seconds(term.phases.get(ph, 0)) for ph in phases),
+                     seconds(term.time)))
+    head = ["term", *phases, "total"] if len(phases) > 1 else ["term", "time"]
+    if len(phases) == 1:
+        rows = [(r[0], r[-1]) for r in rows]
+    return table(head, rows, fmt)
+
+
+def _plan(p: Plan, fmt: str) -> list[str]:
+    out = _header("training", p, fmt) + _memory(p, fmt)
+    rows = []
+    for u, name, time, size in p.uses:
+        rows.append((name.split(" over ")[0], u.collective, u.what, u.block, u.phase,
+                     text(u.per_layer) if u.scope == "layer" else "-", text(u.per_step),
+                     gigabytes(size), seconds(time)))
+    if rows:
+        out += [_heading("collectives (per layer, and per step per device)", fmt),
+                *table(["kind", "collective", "array", "block", "phase", "per layer",
+                        "per step", "bytes each", "time per step"], rows, fmt), ""]
+    out += [_heading("terms per step", fmt), *_terms(p.terms, fmt, PHASES), ""]
+    out += [f"T_lower  {seconds(p.t_lower)}  (each term overlapping the compute of its phase)",
+            f"T_upper  {seconds(p.t_upper)}  (nothing overlapping)",
+            f"bound    {p.bound} (" + ", ".join(f"{ph}: {t}" for ph, t in
+                                            bound_by_phase(p.terms).items()) + ")"]
+    if p.critical_batch is not None:
+        out.append(f"critical batch  {exact(p.critical_batch)} tokens per chip (now "
+                   f"{exact(p.batch * p.context / p.devices)})")
+    else:
+        out.append(f"critical batch  none: {p.critical_note}")
+    return out + ["", _heading("assumptions", fmt), *(f"- {a}" for a in p.assumptions)]
+
+
+def _phase(ph: Phase, fmt: str) -> list[str]:
+    return [_heading(f"{ph.name} step", fmt), *_terms(ph.terms, fmt, ["forward"]),
+            f"latency {seconds(ph.latency)} (T_upper {seconds(ph.t_upper)}), bound {ph.bound}, "
+            f"{approx(ph.throughput)} tokens/s", ""]
+
+
+def _serving(s: Serving, fmt: str) -> list[str]:
+    out = _header("serving", s, fmt) + _memory(s, fmt)
+    out += _phase(s.prefill, fmt) + _phase(s.decode, fmt)
+    per_chip = s.decode.throughput / s.devices
+    out.append(f"decode: {approx(s.decode.throughput)} tokens/s, {approx(per_chip)} per chip")
+    if s.critical_batch is not None or s.critical_integer is not None:
+        value = exact(s.critical_batch) if s.critical_batch is not None else "no closed form"
+        out.append(f"critical batch  decode is compute-bound above B = {value} "
+                   f"(B >= {s.critical_integer}){'; ' + s.critical_note if s.critical_note else ''}")
+    else:
+        out.append(f"critical batch  none: {s.critical_note}")
+    out.append(f"prefill:decode  1 : {approx(1 / s.balance)} (chips to keep up with requests "
+               f"of {s.context} prompt tokens generating {s.generate})")
+    return out + ["", _heading("assumptions", fmt), *(f"- {a}" for a in s.assumptions)]
+
+
+def _search(s: Search, fmt: str) -> list[str]:
+    rows = [(str(i + 1), c.spec, c.strategy, seconds(sp.Float(c.t_lower)),
+             gigabytes(sp.Float(c.memory)), c.bound) for i, c in enumerate(s.ranking)]
+    return [_heading(f"search over {s.chips} chips: {s.searched} plans, {s.feasible} fit", fmt),
+            *table(["rank", "mesh", "strategy", "T_lower", "memory", "bound"], rows, fmt),
+            s.explain(), *(f"- {a}" for a in s.assumptions)]
+
+
+def _mfu(u: Mfu, fmt: str) -> list[str]:
+    return [_heading("MFU", fmt), f"{approx(u.value * 100)}% = {approx(u.tokens_per_second)} "
+            f"tokens/s x {text(u.flops_per_token)} FLOPs per token / ({text(u.chips)} chips x "
+            f"{approx(u.peak)} FLOP/s)", f"definition: {u.definition}"]

@@ -1,0 +1,212 @@
+"""Training and serving plans on meshes: what each strategy sends, memory, bounds, critical
+batches, the plan search and its agreement with the exact plans."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import sympy as sp
+
+from symroof.core.errors import InputError
+from symroof.hardware.catalog import chip
+from symroof.models import model
+from symroof.parallel.mesh import mesh
+from symroof.plans.efficiency import parse_efficiency
+from symroof.plans.laws import C, W, critical_law
+from symroof.plans.search import candidates, search
+from symroof.plans.serving import fewest_chips, serve
+from symroof.plans.strategy import parse_strategy
+from symroof.plans.template import BATCH, training_template
+from symroof.plans.training import train
+
+LLAMA = model("llama-2-7b")
+# published with the model: 6,738,415,616 parameters; every weight matrix a token multiplies
+# (output head included, input embedding excluded): 6,607,343,616
+P_LLAMA, P_MULT = 6_738_415_616, 6_607_343_616
+L, D, N, H = 32, 4096, 32, 128
+
+
+def per_layer(uses, block="layer"):  # type: ignore[no-untyped-def]
+    return sorted((u.collective, u.phase) for u in uses if u.block == block
+                  and u.scope == "layer")
+
+
+# --- Megatron-LM (Narayanan et al., 2021, section 2.3; Shoeybi et al., 2019) -----------
+
+def test_megatron_sends_two_allreduces_forward_and_two_backward_per_layer() -> None:
+    t = training_template(LLAMA, context=2048, kinds=("tp",))
+    tp = [u for u in t.uses if u.kind == "tp" and u.block == "layer"]
+    assert per_layer(tp) == [("allreduce", "backward")] * 2 + [("allreduce", "forward")] * 2
+    # each of the activations [b T, D] in bf16
+    assert {u.nbytes for u in tp} == {BATCH * 2048 * D * 2}
+    assert {u.per_step for u in tp} == {L}
+
+
+def test_sequence_parallel_swaps_each_allreduce_for_a_reducescatter_and_an_allgather() -> None:
+    t = training_template(LLAMA, context=2048, kinds=("tp",), sequence_parallel=True)
+    tp = [u for u in t.uses if u.kind == "tp" and u.block == "layer"]
+    assert per_layer(tp) == [("allgather", "backward")] * 2 + [("allgather", "forward")] * 2 \
+        + [("reducescatter", "backward")] * 2 + [("reducescatter", "forward")] * 2
+
+
+def test_tp_time_with_sp_equals_without_in_bandwidth() -> None:
+    m = mesh("X=8", "h100-sxm")  # NVLink: no sourced latency, so only bandwidth counts
+    plain = train(LLAMA, m, parse_strategy("tp=X"), batch=8, context=2048, recompute="full")
+    seq = train(LLAMA, m, parse_strategy("tp=X,sp"), batch=8, context=2048, recompute="full")
+    name = "tp over X (nvlink)"
+    assert plain.terms[name].time == seq.terms[name].time
+    # sequence parallelism splits the activations Megatron alone keeps whole
+    assert seq.memory["activations"] * 8 == plain.memory["activations"]
+
+
+# --- ZeRO, from the plan (Rajbhandari et al., 2020) ------------------------------------
+
+@pytest.mark.parametrize(("spec", "law"), [
+    ("dp=X", lambda p, n: 16 * p), ("zero1=X", lambda p, n: 4 * p + 12 * p / n),
+    ("zero2=X", lambda p, n: 2 * p + 14 * p / n), ("fsdp=X", lambda p, n: 16 * p / n)])
+def test_model_states_per_device_follow_zero(spec: str, law) -> None:  # type: ignore[no-untyped-def]
+    p = train(LLAMA, mesh("X=16", "tpu-v5e"), parse_strategy(spec), batch=16, context=1024)
+    states = p.memory["weights"] + p.memory["gradients"] + p.memory["optimizer"]
+    assert states == law(sp.Integer(P_LLAMA), 16)
+
+
+def test_fsdp_sends_half_again_what_data_parallel_sends() -> None:
+    m = mesh("X=8", "h100-sxm")
+    dp = train(LLAMA, m, parse_strategy("dp=X"), batch=8, context=1024)
+    fsdp = train(LLAMA, m, parse_strategy("fsdp=X"), batch=8, context=1024)
+    assert fsdp.terms["fsdp over X (nvlink)"].time / dp.terms["dp over X (nvlink)"].time == \
+        sp.Rational(3, 2)
+
+
+# --- the pipeline's bubble in a plan ---------------------------------------------------
+
+@pytest.mark.parametrize(("stages", "micro"), [(2, 4), (4, 8), (8, 8)])
+def test_the_plans_bubble_is_the_1f1b_fraction(stages: int, micro: int) -> None:
+    p = train(LLAMA, mesh(f"X={stages}", "h100-sxm"), parse_strategy("pp=X"), batch=micro,
+              context=1024, microbatches=micro, recompute="full")
+    bubble = p.terms["pipeline bubble"].time
+    assert bubble / p.t_lower == sp.Rational(stages - 1, micro + stages - 1)
+
+
+# --- critical batches ------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", ["dp", "fsdp"])
+def test_critical_batch_on_a_wrapped_torus_axis(kind: str) -> None:
+    law = critical_law(LLAMA, "tpu-v5e", kind, context=4096)
+    # AllReduce of 2P bytes of gradients on a wrapped bidirectional ring of 16:
+    # (15/16) 2P / W; hidden under the backward, 2 (2 P_mult + 4 L N H T) FLOPs per token
+    backward = 2 * (2 * P_MULT + 4 * L * N * H * 4096)
+    assert sp.simplify(law.expression - sp.Rational(15, 16) * 2 * P_LLAMA * C /
+                       (W * backward)) == 0
+    v5e = chip("tpu-v5e")
+    assert law.value == law.expression.subs({C: v5e.peak("bf16"), W: 45 * 10**9})
+
+
+def test_critical_batch_on_a_gpu_scale_out_network_is_exact_in_n() -> None:
+    law = critical_law(LLAMA, "h100-sxm", "dp", context=4096)
+    n = sp.Symbol("N", positive=True)
+    backward = 2 * (2 * P_MULT + 4 * L * N * H * 4096)
+    # on a switched network an AllReduce sends 2 (n - 1)/n of the 2P bytes at W per GPU
+    expected = 2 * (n - 1) / n * 2 * P_LLAMA * C / (W * backward)
+    assert sp.cancel(law.expression - expected) == 0
+    # a GPU's share of its node's 400 GB/s of InfiniBand: 50 GB/s
+    assert law.bandwidth == 50 * 10**9
+
+
+def test_the_gradient_allreduce_hides_exactly_above_its_critical_batch() -> None:
+    m = mesh("X=16", "tpu-v5e")
+    s = parse_strategy("dp=X")
+    p = train(LLAMA, m, s, batch=16, context=1024, recompute="full")
+    assert p.critical_note == "" and p.critical_batch is not None
+    crit = p.critical_terms["dp over X (ici)"]
+    assert p.critical_batch >= crit
+    sequences = crit * 16 / 1024  # tokens per chip -> sequences in the global batch
+    below, above = sp.floor(sequences / 16) * 16, sp.ceiling(sequences / 16) * 16
+    assert below < sequences < above
+    for b, hidden in ((below, False), (above, True)):
+        at = train(LLAMA, m, s, batch=int(b), context=1024, recompute="full")
+        t_data = at.terms["dp over X (ici)"].phases["backward"]
+        assert bool(at.terms["compute"].phases["backward"] >= t_data) is hidden
+
+
+def test_tensor_parallel_at_sixteen_ways_is_never_compute_bound_on_v5e() -> None:
+    p = train(LLAMA, mesh("X=16", "tpu-v5e"), parse_strategy("tp=X"), batch=1, context=4096,
+              recompute="full")
+    assert p.critical_batch is None
+    assert p.critical_note.startswith("never compute-bound: tp over X (ici) grows")
+
+
+def test_efficiency_is_a_named_fraction_of_peak() -> None:
+    m = mesh("X=8", "h100-sxm")
+    s = parse_strategy("fsdp=X")
+    full = train(LLAMA, m, s, batch=8, context=1024)
+    half = train(LLAMA, m, s, batch=8, context=1024, efficiency=parse_efficiency("compute=1/2"))
+    assert half.terms["compute"].time == 2 * full.terms["compute"].time
+    assert "efficiency: compute at 1/2 of peak" in half.assumptions
+
+
+# --- the search ------------------------------------------------------------------------
+
+def test_the_search_agrees_with_every_exact_plan() -> None:
+    cfg, c = model("gpt2"), chip("h100-sxm")
+    found = search(cfg, c, 8, batch=64, context=1024)
+    assert found.searched == len(list(candidates(cfg, [("X", 8, "")], 64))) + \
+        sum(len(list(candidates(cfg, axes, 64))) for axes in
+            ([("X", 2, ""), ("Y", 4, "")], [("X", 4, ""), ("Y", 2, "")],
+             [("X", 2, ""), ("Y", 2, ""), ("Z", 2, "")]))
+    for choice in found.ranking:
+        exact = train(cfg, mesh(choice.spec, c), parse_strategy(choice.strategy), batch=64,
+                      context=1024, microbatches=8 if "pp" in choice.strategy else None)
+        assert np.isclose(float(exact.t_lower), choice.t_lower, rtol=1e-9)
+        assert np.isclose(float(exact.memory["total"]), choice.memory, rtol=1e-9)
+    times = [x.t_lower for x in found.ranking]
+    assert times == sorted(times) and found.plan.t_lower == found.plan.t_lower
+
+
+def test_a_search_that_cannot_fit_says_what_it_needs() -> None:
+    with pytest.raises(InputError, match="no plan of 8 chips fits in tpu-v5e's memory"):
+        search(model("llama-2-70b"), chip("tpu-v5e"), 8, batch=8, context=4096)
+
+
+# --- serving ---------------------------------------------------------------------------
+
+def test_kv_cache_and_weights_split_over_the_tensor_axis() -> None:
+    s = serve(LLAMA, mesh("X=8", "h100-sxm"), parse_strategy("tp=X"), batch=64, context=2048)
+    # 2 L K H bytes = 524,288 per token in bf16, over 8 chips
+    assert s.memory["kv_cache"] == 64 * 2048 * 524_288 // 8
+    assert s.decode.throughput == 64 / s.decode.latency
+    assert s.prefill.throughput == 64 * 2048 / s.prefill.latency
+
+
+def test_decode_turns_compute_bound_at_its_critical_batch() -> None:
+    cfg = model("llama-3-8b")  # grouped-query attention: the KV read grows slowly enough
+    m, s = mesh("X=1", "h100-sxm"), parse_strategy("tp=X")
+    plan = serve(cfg, m, s, batch=8, context=128)
+    assert plan.critical_integer is not None and plan.critical_batch is not None
+    b = plan.critical_integer
+    assert serve(cfg, m, s, batch=b, context=128).decode.bound == "compute"
+    assert serve(cfg, m, s, batch=b - 1, context=128).decode.bound != "compute"
+
+
+def test_fewest_chips_meet_the_target_and_half_as_many_do_not() -> None:
+    target = sp.Rational(4, 1000)
+    n, why = fewest_chips(LLAMA, chip("h100-sxm"), batch=16, context=2048, target=target)
+    assert n is not None and n > 1, why
+    for k, ok in ((n, True), (n // 2, False)):
+        s = serve(LLAMA, mesh(f"X={k}", "h100-sxm"), parse_strategy("tp=X"), batch=16,
+                  context=2048)
+        assert (s.fits and bool(s.decode.latency <= target)) is ok
+
+
+def test_tensor_parallel_decode_on_nvlink_is_never_compute_bound() -> None:
+    # two AllReduces of [B, D] per layer outgrow 2 FLOPs per weight per token over 8 GPUs
+    s = serve(model("llama-3-8b"), mesh("X=8", "h100-sxm"), parse_strategy("tp=X"), batch=8,
+              context=128)
+    assert s.critical_batch is None
+    assert s.critical_note == ("decode never turns compute-bound: tp over X (nvlink) grows "
+                               "with the batch as fast as compute does")
+
+
+def test_serving_rejects_training_strategies() -> None:
+    with pytest.raises(InputError, match="zero3 shards training state"):
+        serve(LLAMA, mesh("X=8", "h100-sxm"), parse_strategy("fsdp=X"), batch=8, context=128)
