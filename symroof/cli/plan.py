@@ -75,7 +75,8 @@ def _count(text: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
     return value
@@ -85,7 +86,7 @@ def _rate(text: str) -> str:
     try:
         value = float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected tokens per second, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected tokens per second, got {text!r}") from None
     if not value > 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"expected a positive throughput, got {text!r}")
     return text

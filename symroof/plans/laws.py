@@ -7,7 +7,7 @@ on every chip of the catalogue.
 >>> law.axis, law.expression
 ('X=16 on the ici torus (wraps around)', 4935363*C/(12001696*W))
 >>> round(float(law.value))
-8039
+1800
 
 The law comes from the plan itself (``symroof.plans.training.train``) on a one-axis mesh
 whose axis bandwidth is the symbol W and whose chip peak is the symbol C, with the

@@ -158,7 +158,7 @@ def _exact(name: str, value: Any) -> dict[str, Any]:
 
 def _common(p: Plan | Serving) -> dict[str, Any]:
     return {"model": p.model, "chip": p.chip, "mesh": p.mesh, "strategy": p.strategy,
-            "devices": p.devices, "batch": int(p.batch), "context": int(p.context),
+            "devices": int(p.devices), "batch": int(p.batch), "context": int(p.context),
             "memory": {k: _exact("v", v)["v"] for k, v in p.memory.items()},
             "memory_values": {k: _exact("v", v)["v_value"] for k, v in p.memory.items()},
             **_exact("capacity", p.capacity), "fits": p.fits,

@@ -39,7 +39,7 @@ from ..parallel.mesh import Mesh, mesh
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
-from .strategy import parse_strategy
+from .strategy import KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .training import Plan, train
 from .zero import zero_states
@@ -153,8 +153,8 @@ def candidates(cfg: ModelConfig, axes: list[tuple[str, int, str]],
         if batch % (deg["dp"] * deg["zero"] * deg["ep"] * micro):
             continue
         stage = int(next(iter(zeros))[-1]) if zeros else 0
-        text = ",".join(f"{'fsdp' if k == 'zero3' else k}={'+'.join(v)}"
-                        for k, v in kinds.items())
+        text = ",".join(f"{'fsdp' if k == 'zero3' else k}={'+'.join(kinds[k])}"
+                        for k in KINDS if k in kinds)
         for sp_on in ((False, True) if "tp" in kinds else (False,)):
             yield Candidate(spec, text + (",sp" if sp_on else ""),
                             (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"], micro),

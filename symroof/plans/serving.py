@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy import Expr
 
 from ..core.errors import InputError
 from ..core.parse import symbol
@@ -37,7 +38,6 @@ from .strategy import Strategy, parse_strategy
 from .template import BATCH, DEGREE, MICRO, training_template
 from .training import Term, axes_for, degrees_of
 
-Expr = sp.Expr
 SERVING = ("dp", "tp", "pp", "ep")
 B_SYM = symbol("B")
 MAX_BATCH = 1 << 20

@@ -30,6 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import sympy as sp
+from sympy import Expr
 
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op
@@ -37,7 +38,6 @@ from ..models.config import ModelConfig
 from ..models.counts import params
 from ..models.layers import Step, layer_ops
 
-Expr = sp.Expr
 D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO, BATCH = (
     sp.Symbol(n, positive=True, integer=True)
     for n in ("d_dp", "d_zero", "d_tp", "d_pp", "d_ep", "m", "b"))

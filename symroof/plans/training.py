@@ -6,8 +6,8 @@ and the critical batch per chip above which the step is compute-bound.
 >>> from symroof.plans.strategy import parse_strategy
 >>> p = train(model("llama-2-7b"), mesh("X=16,Y=16", "tpu-v5e"), parse_strategy("fsdp=X,tp=Y"),
 ...           batch=256, context=4096)
->>> p.bound, sorted(p.terms)[:2]
-('compute', ['compute', 'hbm'])
+>>> p.bound, p.memory["weights"]
+('tp over Y (ici)', 52675072)
 
 Each term overlaps the compute of its phase (forward or backward): a phase takes the
 longest of its compute, its HBM traffic and each strategy's collectives on their own
@@ -23,6 +23,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import sympy as sp
+from sympy import Expr
 
 from ..core.errors import InputError
 from ..models.config import ModelConfig
@@ -36,7 +37,6 @@ from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .zero import zero_states
 
-Expr = sp.Expr
 PHASES = ("forward", "backward")
 B_GLOBAL = sp.Symbol("B", positive=True)
 

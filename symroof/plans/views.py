@@ -59,13 +59,13 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
     """The whole result in ``fmt`` (``text`` or ``md``)."""
     out: list[str] = []
     if result.search is not None:
-        out += _search(result.search, fmt) + [""]
+        out += [*_search(result.search, fmt), ""]
     if result.train is not None:
         out += _plan(result.train, fmt)
     if result.serve is not None:
         out += _serving(result.serve, fmt)
     if result.mfu is not None:
-        out += [""] + _mfu(result.mfu, fmt)
+        out += ["", *_mfu(result.mfu, fmt)]
     if result.fewest is not None:
         n, why = result.fewest
         out += ["", _heading("fewest chips for the latency target", fmt),
@@ -123,7 +123,7 @@ def _plan(p: Plan, fmt: str) -> list[str]:
                    f"{exact(p.batch * p.context / p.devices)})")
     else:
         out.append(f"critical batch  none: {p.critical_note}")
-    return out + ["", _heading("assumptions", fmt), *(f"- {a}" for a in p.assumptions)]
+    return [*out, "", _heading("assumptions", fmt), *(f"- {a}" for a in p.assumptions)]
 
 
 def _phase(ph: Phase, fmt: str) -> list[str]:
@@ -139,13 +139,14 @@ def _serving(s: Serving, fmt: str) -> list[str]:
     out.append(f"decode: {approx(s.decode.throughput)} tokens/s, {approx(per_chip)} per chip")
     if s.critical_batch is not None or s.critical_integer is not None:
         value = exact(s.critical_batch) if s.critical_batch is not None else "no closed form"
+        note = f"; {s.critical_note}" if s.critical_note else ""
         out.append(f"critical batch  decode is compute-bound above B = {value} "
-                   f"(B >= {s.critical_integer}){'; ' + s.critical_note if s.critical_note else ''}")
+                   f"(B >= {s.critical_integer}){note}")
     else:
         out.append(f"critical batch  none: {s.critical_note}")
     out.append(f"prefill:decode  1 : {approx(1 / s.balance)} (chips to keep up with requests "
                f"of {s.context} prompt tokens generating {s.generate})")
-    return out + ["", _heading("assumptions", fmt), *(f"- {a}" for a in s.assumptions)]
+    return [*out, "", _heading("assumptions", fmt), *(f"- {a}" for a in s.assumptions)]
 
 
 def _search(s: Search, fmt: str) -> list[str]:
