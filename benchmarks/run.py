@@ -49,11 +49,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import plan_search  # benchmarks/plan_search.py: the plan search over 256 chips
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PYTHON = sys.executable
 
-BENCHMARKS = ("verify", "optimize", "concrete", "sweeps", "startup")
+BENCHMARKS = ("verify", "optimize", "concrete", "sweeps", "startup", "plans")
 CHIPS = ("tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "a100-80gb", "b200")
 SWEEP_D, SWEEP_F = 8192, 32768
 SWEEP_POINTS = 10**6
@@ -449,6 +451,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "concrete": lambda: bench_concrete(60 if not args.quick else 5),
         "sweeps": lambda: bench_sweeps(4 * n, SWEEP_POINTS),
         "startup": lambda: bench_startup(4 * n),
+        "plans": lambda: Row(*plan_search.bench(n, say)),
     }
     say(f"symroof benchmarks: Python {sys.version.split()[0]} at {PYTHON}; "
         f"repeats {n} (verify), {4 * n} (others); sides interleaved ABAB after a warm-up")

@@ -156,7 +156,7 @@ def test_the_search_agrees_with_every_exact_plan() -> None:
              [("X", 2, ""), ("Y", 2, ""), ("Z", 2, "")]))
     for choice in found.ranking:
         exact = train(cfg, mesh(choice.spec, c), parse_strategy(choice.strategy), batch=64,
-                      context=1024, microbatches=8 if "pp" in choice.strategy else None)
+                      context=1024, microbatches=choice.microbatches)
         assert np.isclose(float(exact.t_lower), choice.t_lower, rtol=1e-9)
         assert np.isclose(float(exact.memory["total"]), choice.memory, rtol=1e-9)
     times = [x.t_lower for x in found.ranking]

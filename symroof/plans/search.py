@@ -71,6 +71,7 @@ class Choice:
     t_lower: float
     memory: float
     bound: str
+    microbatches: int = 1
 
 
 @dataclass(frozen=True)
@@ -87,6 +88,7 @@ class Search:
     assumptions: tuple[str, ...]
     ties: int = 1
     slower: Choice | None = None
+    every: tuple[Choice, ...] = ()
 
     def explain(self) -> str:
         """Which term binds the chosen plan, and how much the runner-up loses."""
@@ -304,7 +306,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     return Search(n, len(cands), int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
                   (*notes, f"pipelines run 4 microbatches per stage; {why}"), len(tied),
-                  slower)
+                  slower, tuple(_choice(cands[i], t_lower[i], memory[i], binding, i)
+                                for i in ranked))
 
 
 def _label(kind: str, c: Candidate) -> str:
@@ -317,7 +320,7 @@ def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
             i: int) -> Choice:
     bound = binding["backward"][i] if binding["backward"][i] != "compute" else \
         binding["forward"][i]
-    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound))
+    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5])
 
 
 _COMPILED: dict[str, Callable[..., Any]] = {}

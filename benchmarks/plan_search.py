@@ -1,0 +1,92 @@
+"""The plan search's speed: every mesh and strategy of 256 chips for LLaMA-2-7B, vectorised,
+against the exact plan built one candidate at a time (``symroof.plans.training.train``).
+
+Side A is ``symroof.plans.search.search`` on 256 chips (target: under 2 s), fresh each
+time (its compiled formulas and collective costs are cleared before every timed run);
+side B times the exact plan of 12 candidates spread over the ranking and scales to the
+whole space. Both sides must agree on every sampled candidate's T_lower and memory
+(``numpy.isclose``, rtol 1e-9), and the chosen plan must be no slower than any plan that fits.
+
+    python3 benchmarks/plan_search.py          # on its own
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+CHIPS = ("h100-sxm", "tpu-v5p", "tpu-v5e")
+MODEL, BATCH, CONTEXT, RECOMPUTE = "llama-2-7b", 256, 4096, "full"
+SAMPLE = 12
+
+
+class Disagree(Exception):
+    """The two sides of the benchmark give different plans."""
+
+
+def _search(chip_name: str) -> tuple[float, Any]:
+    from symroof.hardware.catalog import chip
+    from symroof.models import model
+    from symroof.plans import search as module
+    module._COMPILED.clear()
+    start = time.perf_counter()
+    found = module.search(model(MODEL), chip(chip_name), 256, batch=BATCH, context=CONTEXT,
+                          recompute=RECOMPUTE)
+    return time.perf_counter() - start, found
+
+
+def _exact(chip_name: str, found: Any) -> float:
+    """Seconds per exact plan, over a sample of the ranking; checks agreement."""
+    import numpy as np
+
+    from symroof.hardware.catalog import chip
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    cfg, c = model(MODEL), chip(chip_name)
+    picks = found.every[:: max(1, len(found.every) // SAMPLE)][:SAMPLE]
+    start = time.perf_counter()
+    for choice in picks:
+        plan = train(cfg, mesh(choice.spec, c), parse_strategy(choice.strategy), batch=BATCH,
+                     context=CONTEXT, recompute=RECOMPUTE, microbatches=choice.microbatches)
+        if not (np.isclose(float(plan.t_lower), choice.t_lower, rtol=1e-9) and
+                np.isclose(float(plan.memory["total"]), choice.memory, rtol=1e-9)):
+            raise Disagree(f"{choice.strategy} on {choice.spec}: search {choice.t_lower} s, "
+                           f"exact {float(plan.t_lower)} s")
+    return (time.perf_counter() - start) / len(picks)
+
+
+def bench(repeats: int, say: Callable[[str], None] = print) -> tuple[str, str, str, str, str,
+                                                                      bool]:
+    """(name, median A, B, compared, target, met) for the benchmark table."""
+    headline: tuple[str, str, str, str, str, bool] | None = None
+    for chip_name in CHIPS:
+        _search(chip_name)  # warm-up: imports, the catalogue, the model
+        times, found = [], None
+        for _ in range(repeats):
+            seconds, found = _search(chip_name)
+            times.append(seconds)
+        assert found is not None
+        best = found.best.t_lower
+        if any(c.t_lower < best or c.memory > float(found.plan.capacity) for c in found.every):
+            raise Disagree("the chosen plan is not the fastest that fits")
+        per_plan = _exact(chip_name, found)
+        median = statistics.median(times)
+        say(f"  {chip_name}: {found.searched} plans ({found.feasible} fit) in median "
+            f"{median:.3f} s (min {min(times):.3f}, max {max(times):.3f}, n={repeats}); "
+            f"the exact plan one at a time {per_plan * 1e3:.1f} ms each, "
+            f"{per_plan * found.searched:.1f} s for all")
+        say(f"    {found.explain()}")
+        if headline is None:
+            headline = (f"plan search, 256 chips ({chip_name})", f"{median:.3f} s",
+                        f"{per_plan * found.searched:.1f} s", f"{found.searched} plans",
+                        "A < 2 s", median < 2)
+    assert headline is not None
+    return headline
+
+
+if __name__ == "__main__":
+    print(bench(3))
