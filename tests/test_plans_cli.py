@@ -4,10 +4,14 @@ search, and bad input (one line, exit 2)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 
 import pytest
 import sympy as sp
 
+from symroof.core.parse import parse_expr
 from tests.conftest import run_cli
 
 TRAIN = ["plan", "llama-2-7b", "--train", "--mesh", "X=16,Y=16", "--strategy",
@@ -131,3 +135,24 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert message in done.stderr
     assert done.stdout == ""
+
+
+def test_laws_cover_a_torus_and_a_scale_out_network_per_chip() -> None:
+    out = plan_json("plan", "llama-2-7b", "--train", "--laws", "--context", "4096")
+    laws = {(x["chip"], x.get("kind")): x for x in out["laws"]}  # type: ignore[union-attr]
+    v5e, h100 = laws["tpu-v5e", "dp"], laws["h100-sxm", "fsdp"]
+    assert "torus" in v5e["axis"] and "scale-out" in h100["axis"]
+    c, w = sp.symbols("C W", positive=True)
+    law = parse_expr(v5e["expression"])
+    assert sp.Rational(v5e["value"]) == law.subs({c: 197 * 10**12, w: 45 * 10**9})
+    assert laws["a100-80gb", None]["note"] == ("chip 'a100-80gb' has no scale-out network "
+                                              "in the catalogue")
+
+
+def test_the_worked_example_prints_what_examples_holds() -> None:
+    from tests.conftest import ROOT
+    done = subprocess.run([sys.executable, str(ROOT / "examples" / "plans.py")],
+                          capture_output=True, text=True, cwd=ROOT, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == (ROOT / "examples" / "plans.out").read_text("utf-8")

@@ -17,8 +17,9 @@ examples:
   symroof plan llama-2-7b --train --search 256 --chip tpu-v5e --batch 256 --context 4096
   symroof plan llama-2-7b --serve --mesh "X=8" --strategy "tp=X" --chip h100-sxm \\
       --batch 64 --context 2048 --latency-target 20ms
-  symroof plan llama-2-7b --train --mesh "X=256" --strategy "fsdp=X" --chip tpu-v5e \\
-      --batch 512 --context 2048 --mfu 1.2e6
+  symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
+      --batch 64 --context 2048 --mfu 1e5
+  symroof plan llama-2-7b --train --laws --context 4096
 
 Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron
 tensor parallel; add ',sp' for sequence parallel), pp (1F1B pipeline), ep (experts). Mix
@@ -44,6 +45,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--strategy", metavar="SPEC", help="strategy per axis, e.g. 'fsdp=X,tp=Y'")
     p.add_argument("--search", metavar="CHIPS", type=_count,
                    help="choose mesh and strategy over every factorisation of CHIPS chips")
+    p.add_argument("--laws", action="store_true",
+                   help="training: the critical batch per chip of dp and fsdp, exact in the "
+                        "peak C and link bandwidth W, on every catalogue chip")
     chip_options(p)
     p.add_argument("--batch", metavar="B", type=_count,
                    help="global batch in sequences (default: train 256, serve 1)")
@@ -95,10 +99,13 @@ def _rate(text: str) -> str:
 def run_plan(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
     from ..plans.request import PlanRequest
+    if args.laws and (args.serve or args.mesh or args.strategy or args.search):
+        raise InputError("--laws stands alone: give it with --train and the model only",
+                         "--laws")
     if args.search is not None and (args.mesh or args.strategy):
         raise InputError("give either --search or --mesh with --strategy, not both",
                          "--search")
-    if args.search is None and not (args.mesh and args.strategy):
+    if not args.laws and args.search is None and not (args.mesh and args.strategy):
         missing = "--mesh" if not args.mesh else "--strategy"
         raise InputError("a plan needs --mesh and --strategy (or --search CHIPS)", missing)
     if args.serve and args.mfu:
@@ -111,7 +118,8 @@ def run_plan(args: argparse.Namespace) -> int:
         catalog=args.catalog, overrides=overrides(args.set), mesh=args.mesh,
         strategy=args.strategy, search=args.search, batch=args.batch, context=args.context,
         microbatches=args.microbatches, recompute=args.recompute, efficiency=args.efficiency,
-        mfu=args.mfu, latency_target=args.latency_target, generate=args.generate)
+        mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
+        laws=args.laws)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

@@ -47,6 +47,7 @@ class PlanRequest:
     mfu: str | None = None
     latency_target: str | None = None
     generate: int | None = None
+    laws: bool = False
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -72,6 +73,9 @@ class PlanRequest:
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         eff = parse_efficiency(r.efficiency)
         out = Result(r.mode)
+        if r.laws:
+            from .laws import law_table
+            return replace(out, laws=tuple(law_table(cfg, context=r.context)))
         if r.mode == "train":
             from .training import train
             if r.search is not None:
@@ -123,9 +127,12 @@ class Result:
     search: Search | None = None
     mfu: Mfu | None = None
     fewest: tuple[int | None, str] | None = None
+    laws: tuple[Any, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
+        if self.laws:
+            out["laws"] = [_law_json(x) for x in self.laws]
         if self.train is not None:
             out = _plan_json(self.train)
         if self.serve is not None:
@@ -145,6 +152,15 @@ class Result:
         if self.fewest is not None:
             out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
         return out
+
+
+def _law_json(law: Any) -> dict[str, Any]:
+    if isinstance(law, tuple):
+        return {"chip": law[0], "note": law[1]}
+    return {"chip": law.chip, "kind": law.kind, "axis": law.axis, "term": law.term,
+            **_exact("expression", law.expression), **_exact("value", law.value),
+            **_exact("limit", law.limit), **_exact("peak", law.peak),
+            **_exact("bandwidth", law.bandwidth), "unit": "tokens per chip"}
 
 
 def _exact(name: str, value: Any) -> dict[str, Any]:

@@ -58,6 +58,8 @@ def exact(value: Any) -> str:
 def lines(result: Result, fmt: str = "text") -> list[str]:
     """The whole result in ``fmt`` (``text`` or ``md``)."""
     out: list[str] = []
+    if result.laws:
+        out += _laws(result.laws, fmt)
     if result.search is not None:
         out += [*_search(result.search, fmt), ""]
     if result.train is not None:
@@ -161,3 +163,19 @@ def _mfu(u: Mfu, fmt: str) -> list[str]:
     return [_heading("MFU", fmt), f"{approx(u.value * 100)}% = {approx(u.tokens_per_second)} "
             f"tokens/s x {text(u.flops_per_token)} FLOPs per token / ({text(u.chips)} chips x "
             f"{approx(u.peak)} FLOP/s)", f"definition: {u.definition}"]
+
+
+def _laws(laws: Sequence[Any], fmt: str) -> list[str]:
+    rows = []
+    notes = []
+    for law in laws:
+        if isinstance(law, tuple):
+            notes.append(f"- {law[0]}: {law[1]}")
+            continue
+        value = approx(law.value) if law.value.is_number else \
+            f"{approx(law.limit)} x {text(sp.factor(law.value / law.limit))}"
+        rows.append((law.chip, law.kind, law.axis, text(law.expression), value))
+    return [_heading("critical batch per chip (tokens) above which the strategy's comms hide "
+                     "under compute; C peak FLOP/s, W one-way bytes/s per chip on the axis",
+                     fmt), *table(["chip", "kind", "axis", "law", "value"], rows, fmt),
+            *notes]
