@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symroof.core.errors import InputError
 from symroof.hardware.catalog import chip
@@ -13,7 +15,8 @@ from symroof.models import model
 from symroof.parallel.mesh import mesh
 from symroof.plans.efficiency import parse_efficiency
 from symroof.plans.laws import C, W, critical_law
-from symroof.plans.search import candidates, search
+from symroof.plans.relaxed import relaxed_mix
+from symroof.plans.search import candidates, meshes, search
 from symroof.plans.serving import fewest_chips, serve
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.template import BATCH, training_template
@@ -210,3 +213,30 @@ def test_tensor_parallel_decode_on_nvlink_is_never_compute_bound() -> None:
 def test_serving_rejects_training_strategies() -> None:
     with pytest.raises(InputError, match="zero3 shards training state"):
         serve(LLAMA, mesh("X=8", "h100-sxm"), parse_strategy("fsdp=X"), batch=8, context=128)
+
+
+# --- the continuous relaxation and laws over every plan --------------------------------
+
+def test_the_relaxed_mix_balances_its_two_terms() -> None:
+    r = relaxed_mix(LLAMA, "tpu-v5p", 256, batch=256, context=4096)
+    x, y = sp.symbols("d_zero d_tp", positive=True)
+    a, b = (r.objective.coeff(y**-1), r.objective.coeff(x**-1))
+    assert sp.expand(r.objective - a / y - b / x) == 0
+    assert sp.simplify(r.tp - sp.sqrt(a * 256 / b)) == 0  # A/d_tp = B/d_zero, d_zero d_tp = n
+    assert sp.simplify(r.tp * r.zero - 256) == 0
+    assert [t for _, t in r.nearest()] == [2, 4]
+
+
+GPT2_PLANS = [c for axes in meshes(chip("h100-sxm"), 8) for c in candidates(model("gpt2"),
+                                                                            axes, 64)]
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.sampled_from(GPT2_PLANS))
+def test_every_plan_has_lower_below_upper_and_its_states_follow_zero(c) -> None:  # type: ignore[no-untyped-def]
+    p = train(model("gpt2"), mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
+              context=1024, microbatches=c.degrees[5])
+    assert p.t_lower <= p.t_upper <= len(p.terms) * p.t_lower
+    states = [p.memory[k] for k in ("weights", "gradients", "optimizer")]
+    # ZeRO shards the optimizer state from stage 1, gradients from 2, weights from 3
+    assert (states[2] / states[0] == 6) is (c.stage == 0 or c.degrees[1] == 1 or c.stage == 3)

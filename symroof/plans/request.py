@@ -82,7 +82,10 @@ class PlanRequest:
                 from .search import search
                 found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
                                recompute=r.recompute, efficiency=eff, progress=progress)
-                out = replace(out, search=found, train=found.plan)
+                from .relaxed import relaxed_mix
+                out = replace(out, search=found, train=found.plan,
+                              relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
+                                                  context=r.context))
             else:
                 assert r.mesh is not None and r.strategy is not None
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
@@ -128,6 +131,7 @@ class Result:
     mfu: Mfu | None = None
     fewest: tuple[int | None, str] | None = None
     laws: tuple[Any, ...] = ()
+    relaxed: Any = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -144,6 +148,11 @@ class Result:
                 "explanation": s.explain(), "assumptions": list(s.assumptions),
                 "ranking": [{"mesh": c.spec, "strategy": c.strategy, "t_lower": c.t_lower,
                              "memory": c.memory, "bound": c.bound} for c in s.ranking]}
+        if self.relaxed is not None:
+            x = self.relaxed
+            out["relaxed"] = {**_exact("objective", x.objective), **_exact("tp", x.tp),
+                              **_exact("zero", x.zero),
+                              "nearest": [{"zero": z, "tp": t} for z, t in x.nearest()]}
         if self.mfu is not None:
             u = self.mfu
             out["mfu"] = {**_exact("value", u.value), **_exact("flops_per_token",

@@ -62,6 +62,13 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += _laws(result.laws, fmt)
     if result.search is not None:
         out += [*_search(result.search, fmt), ""]
+    if result.relaxed is not None:
+        x = result.relaxed
+        near = ", ".join(f"fsdp {z} x tp {t}" for z, t in x.nearest())
+        out += [_heading("continuous relaxation of fsdp x tp (communication only)", fmt),
+                f"minimise {text(x.objective)} subject to d_zero d_tp = {x.chips}: "
+                f"d_tp* = {exact(x.tp)}, d_zero* = {exact(x.zero)} (nearest splits: {near})",
+                ""]
     if result.train is not None:
         out += _plan(result.train, fmt)
     if result.serve is not None:
