@@ -190,3 +190,17 @@ def test_installed_wheel_reports_from_an_empty_folder(tmp_path: Path) -> None:
 def _pdflatex_or_required() -> bool:
     require_tool("pdflatex")
     return True
+
+
+def test_without_matplotlib_the_report_says_figures_were_left_out(tmp_path: Path) -> None:
+    block = tmp_path / "block" / "matplotlib"
+    block.mkdir(parents=True)
+    (block / "__init__.py").write_text("raise ImportError('hidden for the test')\n")
+    env = {**os.environ, "PYTHONPATH": str(block.parent)}
+    out = tmp_path / "out"
+    done = run_cli("report", str(SMALL), "--format", "md", "--out", str(out), env=env)
+    assert done.returncode == 0, done.stderr
+    assert "figures were left out" in done.stderr
+    assert 'pip install "symroof[plot]"' in done.stderr
+    assert "Figures need matplotlib" in (out / "small.md").read_text("utf-8")
+    assert not (out / "figures").exists()

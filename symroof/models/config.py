@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import InputError
 
 NORMS = ("rmsnorm", "layernorm")
@@ -60,8 +62,8 @@ class MoE:
             raise InputError("a shared-expert gate needs shared experts", "moe.shared_gate")
 
 
-@dataclass(frozen=True)
-class ModelConfig:
+@dataclass(frozen=True, repr=False)
+class ModelConfig(tb.RichView):
     """A decoder-only transformer. ``mlp`` is ``gated`` (SwiGLU: gate, up, down) or ``plain``
     (up, down); ``norm`` is ``rmsnorm`` (a weight) or ``layernorm`` (a weight and a bias);
     ``qkv_bias``, ``out_bias`` and ``mlp_bias`` say which projections carry biases;
@@ -91,6 +93,17 @@ class ModelConfig:
     context_length: int = 0
     source: Mapping[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows: list[tuple[str, Any]] = [
+            (k, sp.Integer(getattr(self, k))) for k in
+            ("layers", "d_model", "d_ff", "heads", "kv_heads", "head_dim", "vocab")]
+        rows += [("mlp", self.mlp), ("norm", self.norm), ("positions", self.positions),
+                 ("tied embeddings", "yes" if self.tied_embeddings else "no")]
+        if self.moe is not None:
+            rows.append(("mixture of experts", str(self.moe).split("(", 1)[-1].rstrip(")")))
+        rows += [(f"source ({k})", v) for k, v in sorted(self.source.items())]
+        return f"model {self.name}", tb.key_values(rows)
 
     def __post_init__(self) -> None:
         where = self.name

@@ -24,6 +24,7 @@ from dataclasses import dataclass, replace
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import DerivationError, InputError
 from ..core.parse import symbol
 from ..engine.asymptotics import expansion
@@ -51,8 +52,8 @@ class Row:
         return self.block.count
 
 
-@dataclass(frozen=True)
-class StepRoofline:
+@dataclass(frozen=True, repr=False)
+class StepRoofline(tb.RichView):
     """Per-op rooflines and the step's summed times on ``chip``."""
 
     step: Step
@@ -64,6 +65,21 @@ class StepRoofline:
     t_upper: sp.Expr
     ridge: sp.Expr
     t_network: sp.Expr = sp.S.Zero
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows = [(tb.cell(tb.text(r.block.name)), tb.cell(tb.text(r.op.name)),
+                 tb.cell(tb.math(r.count)), tb.cell(tb.math(r.op.flops)),
+                 tb.cell(tb.math(r.op.bytes())), tb.cell(tb.math(r.roofline.intensity)),
+                 tb.cell(tb.text(r.roofline.bound())), tb.cell(tb.math(r.roofline.t_lower)))
+                for r in self.rows]
+        rows.append((tb.cell(tb.text("step")), tb.cell(tb.text("all, times their counts")),
+                     tb.cell(tb.text("")), tb.cell(tb.math(self.flops)),
+                     tb.cell(tb.math(self.bytes)), tb.cell(tb.math(self.intensity)),
+                     tb.cell(tb.text(self.bound())), tb.cell(tb.math(self.t_lower))))
+        table = tb.Table(tuple(tb.Column(t) for t in (
+            "block", "op", "count", "FLOPs", "bytes", "intensity", "bound", "T_lower, s")),
+            tuple(rows))
+        return f"{self.step.phase} step on {self.chip.name}", table
 
     @property
     def flops(self) -> sp.Expr:

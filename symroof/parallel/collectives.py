@@ -36,10 +36,11 @@ not counted.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import DerivationError, InputError
 from ..core.parse import parse_expr
 from ..engine.ops import Op
@@ -80,8 +81,8 @@ class Stage:
         return self.hops * self.latency
 
 
-@dataclass(frozen=True)
-class Collective:
+@dataclass(frozen=True, repr=False)
+class Collective(tb.RichView):
     """A collective's costs; every value an exact SymPy expression."""
 
     kind: str
@@ -91,6 +92,19 @@ class Collective:
     mesh: Mesh
     array: ShardedArray | None = None
     result: ShardedArray | None = None
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows: list[tuple[str, Any]] = [("devices in a group", self.devices),
+                                       ("bytes per device", self.bytes_per_device),
+                                       ("bandwidth term, s", self.bandwidth_time),
+                                       ("latency term, s", self.latency_time),
+                                       ("time, s", self.time)]
+        below = self.latency_bound_below
+        if below is not None:
+            rows.append(("latency-bound below, bytes", below))
+        if self.result is not None:
+            rows.append(("result", self.result.text))
+        return f"{self.title} on {self.mesh.chip.name}", tb.key_values(rows)
 
     @property
     def title(self) -> str:

@@ -30,6 +30,7 @@ from math import prod
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import InputError
 from ..core.parse import parse_assignments, parse_expr
 from ..hardware.catalog import Chip, chip
@@ -88,8 +89,8 @@ class Axis:
                 f"{sp.sstr(self.latency)} s per hop")
 
 
-@dataclass(frozen=True)
-class Mesh:
+@dataclass(frozen=True, repr=False)
+class Mesh(tb.RichView):
     """Named axes over the chips of one topology. ``assumptions`` says what could not be
     checked (a symbolic size assumed to fit)."""
 
@@ -98,6 +99,14 @@ class Mesh:
     topology: Topology | None = None
     assumptions: tuple[str, ...] = ()
     spec: str = field(default="", compare=False)
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows = tuple((tb.cell(tb.code(a.name)), tb.cell(tb.math(a.size)),
+                      tb.cell(tb.text(a.describe().split(": ", 1)[1])))
+                     for a in self.axes.values())
+        title = f"mesh {self.spec or ', '.join(self.axes)} on {self.chip.name}"
+        return title, tb.Table((tb.Column("axis"), tb.Column("size"),
+                                tb.Column("network")), rows)
 
     def axis(self, name: str) -> Axis:
         """The axis ``name``; an input error names the mesh's axes otherwise."""

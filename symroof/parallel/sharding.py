@@ -21,9 +21,11 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.sizes import canonical_dtype, dtype_bytes
@@ -45,8 +47,8 @@ class Dim:
         return self.name + (f"_{''.join(self.axes)}" if self.axes else "")
 
 
-@dataclass(frozen=True)
-class ShardedArray:
+@dataclass(frozen=True, repr=False)
+class ShardedArray(tb.RichView):
     """An array of ``dtype`` with ``dims`` laid out over ``mesh``."""
 
     dtype: str
@@ -60,6 +62,14 @@ class ShardedArray:
 
     def __str__(self) -> str:
         return self.text
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows: list[tuple[str, Any]] = [
+            ("global shape", ", ".join(sp.sstr(x) for x in self.global_shape)),
+            ("per-device shape", ", ".join(sp.sstr(x) for x in self.device_shape)),
+            ("global bytes", self.global_bytes), ("bytes per device", self.device_bytes),
+            ("replication", self.replication)]
+        return self.text, tb.key_values(rows)
 
     @property
     def global_shape(self) -> tuple[sp.Expr, ...]:

@@ -151,7 +151,8 @@ def svg(fig: FigureData, xlabel: str, ylabel: str) -> str:
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
-        ax.legend(fontsize=7, loc="lower right")
+        # a roofline's upper left is empty; elsewhere the lower right is
+        ax.legend(fontsize=7, loc="upper left" if fig.kind == "step" else "lower right")
         if fig.title:
             ax.set_title(fig.title, fontsize=9)
         figure.tight_layout()
