@@ -153,3 +153,17 @@ def test_matmul_contracted_over_a_wrapped_ring(capsys: pytest.CaptureFixture[str
     th = out["threshold"]
     assert (th["exact"], th["integer"], th["relation"]) == (  # type: ignore[index]
         str(Fraction(15 * 197 * 10**12, 45 * 10**9)), 65667, "D > 197000/3")
+
+
+def test_chip_shows_links_both_ways_and_topologies(capsys: pytest.CaptureFixture[str]) -> None:
+    out = as_json(capsys, "chip", "tpu-v5p")
+    ici = out["links"]["ici"]  # type: ignore[index]
+    assert (ici["one_way"], ici["bidirectional"], ici["latency"], ici["latency_source"]) == (
+        "90000000000", "180000000000", "1/1000000", "B3")
+    pod = out["topologies"]["tpu-v5p-pod"]  # type: ignore[index]
+    assert (pod["shape"], pod["wraparound"], pod["wrap_multiple"], pod["scale_out"]) == (
+        [16, 20, 28], "multiple", 4, "dcn")
+    code, text, _ = run(capsys, "chip", "b200", "--set", "nvlink=NV-B200")
+    assert code == 0
+    assert "nvlink   9e11 / 1.8e12 B/s per chip; latency alpha_nvlink (no source gives" in text
+    assert "gb200-nvl72: switch 72 over nvlink" in text

@@ -8,7 +8,9 @@
 
 Figures are flattened to keys: ``mxu.bf16`` (peak of the matrix unit in bf16),
 ``vpu.fp32`` (vector unit), ``hbm`` (a memory level's bandwidth), ``hbm.capacity``,
-``ici`` / ``nvlink`` / ``pcie`` / ``dcn`` (a link's bandwidth). Where sources disagree a
+``ici`` / ``nvlink`` / ``pcie`` / ``dcn`` (a link's bandwidth, in the convention its
+``direction`` states; ``chip.link(name)`` gives both ``one_way`` and ``bidirectional``),
+``ici.latency`` (seconds per hop, where a source gives one). Where sources disagree a
 figure keeps its alternatives; ``chip(name, hbm="B1")`` picks one by label, and
 ``chip(name, hbm="810 GB/s")`` sets a value for one run.
 """
@@ -169,7 +171,8 @@ class Chip(tb.RichView):
     def with_figures(self, overrides: Mapping[str, str],
                      source: str = COMMAND_LINE) -> Chip:
         """A copy with figures set for one run: a value with unit, a bare number, or the
-        label of a listed alternative.
+        label of a listed alternative. A link's value must state its convention
+        (``"1.8e11 B/s bidi"``, ``"45 GB/s one-way"``); ``LINK.latency`` takes a time.
 
         >>> chip("tpu-v5e").with_figures({"hbm": "8.2e11"}).bandwidth()
         820000000000

@@ -195,7 +195,7 @@ class Collective(tb.RichView):
         out: dict[str, sp.Expr] = {}
         for s in self.stages:
             out[s.link] = out.get(s.link, sp.S.Zero) + s.bandwidth_time * bws[s.link]
-        return {k: sp.simplify(v) for k, v in out.items()}
+        return {k: sp.cancel(v) for k, v in out.items()}
 
     def _dtype(self) -> str:
         return self.array.dtype if self.array is not None else "bf16"

@@ -38,6 +38,7 @@ from ..hardware.links import Link
 from ..hardware.topology import Topology
 
 KINDS = ("ring", "torus", "switch", "scale-out")
+MAX_CHIPS = 10**7
 
 
 @dataclass(frozen=True)
@@ -182,6 +183,9 @@ def mesh(spec: str | Mapping[str, int | str | sp.Expr], on: Chip | str, *,
         if size.free_symbols and not size.is_Symbol:
             raise InputError(f"axis {name} has size {size_text!r}: give a whole number or "
                              f"one symbol", where)
+        if size.is_Integer and size > MAX_CHIPS:
+            raise InputError(f"axis {name} has size {size_text!r}: more chips than any "
+                             f"system holds (at most {MAX_CHIPS})", where)
         if size.is_number and (not size.is_Integer or size < 1):
             raise InputError(f"axis {name} has size {size_text!r}: a mesh axis needs a "
                              f"whole number of chips, at least 1", where)

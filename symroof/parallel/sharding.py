@@ -147,6 +147,8 @@ def sharded(spec: str | ShardedArray, on: Mesh, *,
             raise InputError(f"dimension {name!r} appears twice", at)
         size = sp.Integer(int(name)) if name.isdigit() else \
             sp.sympify((dims or {}).get(name, symbol(name)))
+        if size.is_Integer and size < 1:
+            raise InputError("a dimension needs at least one element", at)
         split = sp.Mul(*(on.axis(a).size for a in axes))
         if size.is_Integer and split.is_Integer and size % split != 0:
             raise InputError(f"{size} does not divide into {split} shards", at)
