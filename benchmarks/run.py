@@ -28,6 +28,11 @@ the ratio (or difference) of the medians against the project's targets. ``--repe
               written by hand in NumPy; both must agree (``np.allclose``); target: at least
               half NumPy's throughput.
 4. startup    ``symroof --help`` vs ``python -c pass``; target: at most 0.15 s above it.
+5. model      an 80-layer model's decode step with symbolic batch and context (LLaMA-3-70B on
+              H100: every op's roofline, the summed T_lower, T_math and T_memory) with one
+              layer's ops built once and counted 80 times, vs the same step unrolled into 80
+              copies of the layer; both must agree exactly; target: at least 10x faster.
+              Also times ``symroof model llama-3-70b --decode ... --json`` (a subprocess).
 
 Subprocesses run the interpreter and the ``symroof`` console script of this Python directly
 (never a version-manager shim, which would add its own start-up to both sides). The exit
@@ -55,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PYTHON = sys.executable
 
-BENCHMARKS = ("verify", "optimize", "concrete", "sweeps", "startup", "plans")
+BENCHMARKS = ("verify", "optimize", "concrete", "sweeps", "startup", "plans", "model")
 CHIPS = ("tpu-v5e", "tpu-v5p", "tpu-v6e", "h100-sxm", "a100-80gb", "b200")
 SWEEP_D, SWEEP_F = 8192, 32768
 SWEEP_POINTS = 10**6
@@ -400,6 +405,50 @@ def bench_startup(repeats: int) -> Row:
                f"+{extra:.3f} s", "<= +0.150 s", extra <= 0.15)
 
 
+# ---------------------------------------------------------------- 5. model
+
+
+def bench_model(repeats: int) -> Row:
+    import sympy as sp
+
+    from symroof import chip
+    from symroof.models import layer_ops, model, step_roofline
+    from symroof.models.layers import Block, Step
+    cfg, h100 = model("llama-3-70b"), chip("h100-sxm")
+    results: dict[str, tuple[sp.Expr, ...]] = {}
+
+    def times(step: Step) -> tuple[sp.Expr, ...]:
+        srl = step_roofline(step, h100)
+        return srl.t_lower, srl.t_math, srl.t_memory
+
+    def counted() -> float:
+        start = time.perf_counter()
+        results["counted"] = times(layer_ops(cfg, "decode"))
+        return time.perf_counter() - start
+
+    def unrolled() -> float:
+        start = time.perf_counter()
+        st = layer_ops(cfg, "decode")
+        layers = tuple(Block(f"layer {i}", st.blocks[0].ops, sp.S.One)
+                       for i in range(cfg.layers))
+        results["unrolled"] = times(Step(st.phase, st.batch, st.context, st.tokens,
+                                         (*layers, *st.blocks[1:]), st.dtype))
+        return time.perf_counter() - start
+
+    pair = interleave(counted, unrolled, repeats)
+    if any(sp.expand(a - b) != 0 for a, b in zip(results["counted"], results["unrolled"],
+                                                  strict=True)):
+        raise BenchError("the counted and the unrolled step differ")
+    command = [*symroof_command(), "model", "llama-3-70b", "--decode", "--batch", "64",
+               "--context", "1024", "--chip", "h100-sxm", "--json"]
+    cli = statistics.median(timed(command)() for _ in range(max(repeats // 4, 1)))
+    say(pair.describe("layer ops counted x80", "80 layer copies"))
+    say(f"  {' '.join(command[-11:])}: {_num(cli, 's')} (median, subprocess)")
+    ratio = pair.median_b / pair.median_a
+    return Row("model (80-layer decode, symbolic B, T)", _num(pair.median_a, "s"),
+               _num(pair.median_b, "s"), f"{ratio:.1f}x faster", ">= 10x", ratio >= 10)
+
+
 # ---------------------------------------------------------------- driver
 
 
@@ -452,6 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "sweeps": lambda: bench_sweeps(4 * n, SWEEP_POINTS),
         "startup": lambda: bench_startup(4 * n),
         "plans": lambda: Row(*plan_search.bench(n, say)),
+        "model": lambda: bench_model(4 * n),
     }
     say(f"symroof benchmarks: Python {sys.version.split()[0]} at {PYTHON}; "
         f"repeats {n} (verify), {4 * n} (others); sides interleaved ABAB after a warm-up")
