@@ -167,3 +167,14 @@ def test_decode_on_a_mesh_and_fit_over_its_chips() -> None:
     done = run_cli("model", "gpt2-xl", "--decode", "--context", "8", "--mesh", "X=2",
                    "--chip", "h100-sxm")
     assert done.returncode == 2 and "heads 25 does not divide by 2 chips" in done.stderr
+
+
+def test_list_and_symbolic() -> None:
+    listed = ok_json("--list")
+    names = {m["name"] for m in listed["models"]}
+    assert {"llama-2-7b", "llama-3-70b", "gpt2-xl", "mistral-7b", "mixtral-8x7b"} <= names
+    data = ok_json("llama-2-7b", "--symbolic")
+    assert data["symbolic"]["kv_bytes_per_token"] == "4*H*K*L"
+    assert "4*H*L*N*T" in data["symbolic"]["flops_per_token"]
+    md = run_cli("model", "llama-2-7b", "--format", "md")
+    assert md.returncode == 0 and "| parameters | $6738415616$ |" in md.stdout.splitlines()

@@ -242,3 +242,10 @@ def test_symbolic_counts_evaluate_to_the_numeric_ones(name: str) -> None:
     assert params(cfg, symbolic=True).active.subs(values) == params(cfg).active
     assert flops_per_token(cfg, symbolic=True).subs(values).subs(T, 777) == \
         flops_per_token(cfg, 777)
+
+
+def test_gpt2_sizes_at_the_model_cards_precision() -> None:
+    # Hugging Face model cards of openai-community/gpt2, -medium, -large: 124M, 355M, 774M
+    got = [round(float(params(model(n)).total) / 1e6) for n in ("gpt2", "gpt2-medium",
+                                                                 "gpt2-large")]
+    assert got == [124, 355, 774]
