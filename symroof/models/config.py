@@ -36,8 +36,8 @@ LETTERS = ("L", "D", "F", "N", "K", "H", "V", "P", "E", "k", "F_e", "E_s", "F_s"
 class MoE:
     """Mixture-of-experts layers: ``experts`` routed experts of width ``d_ff`` (F_e), ``top_k``
     of them per token; ``shared`` experts of width ``shared_d_ff`` (F_s) every token uses,
-    optionally behind a sigmoid gate (one D-vector); the first ``dense_layers`` layers (L_d)
-    keep a dense MLP of width F instead."""
+    run as one MLP of width E_s F_s, optionally behind a sigmoid gate (one D-vector); the
+    first ``dense_layers`` layers (L_d) keep a dense MLP of width F instead."""
 
     experts: int
     top_k: int

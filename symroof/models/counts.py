@@ -104,7 +104,8 @@ def params(cfg: ModelConfig, *, symbolic: bool = False) -> Params:
     moe_layers = L - s["L_d"]
     embedding = V * D + P * D + (0 if cfg.tied_embeddings else V * D)
     expert = mlp_params(cfg, s, s["F_e"]) if cfg.moe else sp.S.Zero
-    shared = (s["E_s"] * mlp_params(cfg, s, s["F_s"]) if cfg.moe and cfg.moe.shared else 0) \
+    # shared experts run as one MLP of width E_s F_s (as DeepSeek's and Qwen's code build them)
+    shared = (mlp_params(cfg, s, s["E_s"] * s["F_s"]) if cfg.moe and cfg.moe.shared else 0) \
         + (D if cfg.moe and cfg.moe.shared_gate else 0)
     return Params(
         embedding=sp.expand(embedding),
