@@ -22,6 +22,13 @@ _EXPORTS = {
     "parse_expr": "core.parse",
     "parse_relation": "core.parse",
     "parse_quantity": "core.units",
+    "BANDWIDTH": "core.units",
+    "CAPACITY": "core.units",
+    "COMPUTE": "core.units",
+    "FLOPS": "core.units",
+    "TIME": "core.units",
+    "symbol": "core.parse",
+    "Step": "core.steps",
     "sizes": "core.sizes",
     "dtype_bytes": "core.sizes",
     "DTYPES": "core.sizes",
@@ -30,6 +37,7 @@ _EXPORTS = {
     "chip": "hardware.catalog",
     "load_catalog": "hardware.catalog",
     "Op": "engine.ops",
+    "op": "engine.ops",
     "einsum": "engine.ops",
     "elementwise": "engine.ops",
     "sequence": "engine.ops",
@@ -57,6 +65,24 @@ _EXPORTS = {
     "all_to_all": "parallel.collectives",
     "permute": "parallel.collectives",
     "sharded_matmul": "parallel.matmul",
+    "Expansion": "engine.asymptotics",
+    "Figure": "hardware.catalog",
+    "LAMBDA": "engine.optimize",
+    "Optimum": "engine.optimize",
+    "lagrange": "engine.optimize",
+    "ConstantSet": "models.scaling_laws",
+    "constant_set": "models.scaling_laws",
+    # the topic models of the bundled texts
+    **{name: "models.attention" for name in (
+        "ALGORITHM_1", "absorb", "block_sizes", "dominance_condition",
+        "reduction", "score_bytes", "standard_attention", "tiled_attention")},
+    **{name: "models.online_softmax" for name in (
+        "Recurrence", "online_softmax", "online_softmax_recurrence", "softmax_shift_residual")},
+    **{name: "models.adcost" for name in ("TEXT_KINDS", "recipe_bounds", "reverse_cost")},
+    **{name: "models.adcost_checks" for name in ("gradient", "random_expression")},
+    # the claims of a derivation (also in symroof.claims)
+    **{name: "claims.model" for name in ("Derivation", "DerivationBuilder", "Erratum",
+                                         "Source", "Law")},
 }
 
 __all__ = sorted(_EXPORTS)

@@ -1,1 +1,38 @@
-"""claims"""
+"""Claims: what a text states next to what the engine derives, and the verdicts.
+
+>>> from symroof.claims import Source, Derivation
+>>> d = Derivation.begin("demo", "Demo", Source("A book"))
+>>> d.claim("half", stated="0.5", statement="one half", quote="1/2", value=1 / 2).kind
+'number'
+
+The public face for a derivation author: the data model (``Derivation``, ``Source``,
+``Erratum``, ``Law``), the chapter form (``Chapter``, ``build_chapter``) with its value
+marks (``measured``, ``definition``, ``assumed``, ``law``, ``within``), and the verdicts
+(``Verdict``, ``verify``). Names load lazily: importing this package imports no SymPy.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS = {
+    **{name: "model" for name in ("Claim", "Conflict", "Derivation", "DerivationBuilder",
+                                  "Erratum", "Law", "Source")},
+    **{name: "chapter" for name in ("Chapter", "assumed", "build_chapter",
+                                    "definition", "kind_of", "law", "measured", "within")},
+    "Verdict": "rules",
+    "stated": "stated",
+    "Stated": "stated",
+    "verify": "runner",
+    "find_conflicts": "consistency",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'symroof.claims' has no attribute {name!r}")
+    return getattr(importlib.import_module(f"symroof.claims.{module}"), name)

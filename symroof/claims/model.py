@@ -77,6 +77,7 @@ class Law:
 
     holds: bool
     meaning: str
+    shown: str = ""  # the derived value the law is about, as a write-up shows it
 
 
 @dataclass(frozen=True)

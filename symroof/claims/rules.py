@@ -31,7 +31,7 @@ from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from ..core.printer import approx, text
 from .model import Claim, Law
-from .stated import TOLERANCE, Stated, read, stated
+from .stated import TOLERANCE, UNIT_WORDS, Stated, read, stated
 
 
 class Verdict(StrEnum):
@@ -108,10 +108,11 @@ def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
     diff = d - p.value
     rel = float(abs(diff) / abs(p.value)) if p.value != 0 else float(abs(diff))
     inu = p.in_unit(d)
+    unit = UNIT_WORDS.get(p.unit, p.unit)
     shown = text(inu) if inu.is_Rational and inu.q < 10**6 else approx(inu, 8)
-    shown = f"{shown} {p.unit}" if p.unit else shown
+    shown = f"{shown} {unit}" if unit else shown
     value = float(inu)
-    real = shown_number(inu) + (f" {p.unit}" if p.unit else "")
+    real = shown_number(inu) + (f" {unit}" if unit else "")
     # a tie (9.895 printed at two decimals) holds only when rounded half away from zero
     tie_ok = abs(diff) == p.half_unit and abs(p.value) > abs(d)
     if abs(diff) < p.half_unit or tie_ok or diff == 0:
@@ -267,7 +268,8 @@ def judge_law(stated: str, derived: Any, where: str | None = None) -> Judgement:
     if not isinstance(derived, Law):
         raise InputError(f"words ({stated!r}) state a law; the claim gives {derived!r}", where)
     verdict = OK if derived.holds else MISMATCH
-    return Judgement(verdict, "holds" if derived.holds else "fails", None, None,
+    shown = derived.shown or ("holds" if derived.holds else "fails")
+    return Judgement(verdict, shown, None, None,
                      f"{derived.meaning}: {'holds' if derived.holds else 'does not hold'}")
 
 

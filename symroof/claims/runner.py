@@ -199,6 +199,9 @@ class VerdictCache:
             h = hashlib.sha256(self.base().encode())
             h.update(f"{timeout!r}|".encode())
             h.update(file.read_bytes())
+            if file.suffix == ".toml":  # a chapter table: claims.py and every table count
+                for other in sorted([*file.parent.glob("*.toml"), file.parent / "claims.py"]):
+                    h.update(other.name.encode() + other.read_bytes())
             for helper in sorted(file.parent.glob("_*.py")):
                 h.update(helper.name.encode() + helper.read_bytes())
         except OSError:
@@ -288,36 +291,95 @@ def default_cache_folder() -> Path:
 
 
 def derivation_files(paths: Iterable[str]) -> list[Path]:
-    """The derivation modules named by ``paths`` (files, or folders of ``*.py``)."""
+    """The derivation units named by ``paths``: modules (``*.py``) and the translation
+    tables (``*.toml``) of chapter folders (folders with a ``claims.py``), given as files
+    or found in folders."""
     files: list[Path] = []
     given = list(paths) or [str(bundled("derivations"))]
     for raw in given:
         path = Path(raw)
         if path.is_dir():
+            if (path / "claims.py").is_file():
+                files += sorted(path.glob("*.toml"))
+                continue
             found = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
+            for sub in sorted(p for p in path.iterdir() if (p / "claims.py").is_file()):
+                found += sorted(sub.glob("*.toml"))
             if not found:
                 raise InputError("no derivation modules (*.py) in this folder", raw)
             files += found
         elif path.is_file():
+            if path.suffix == ".toml" and (path.parent / "claims.py").is_file():
+                files.append(path)
+                continue
             if path.suffix != ".py":
                 raise InputError("a derivation file must be a Python module (.py)", raw)
             files.append(path)
         else:
-            raise InputError("no such file or folder", raw)
+            named = bundled_named(raw)
+            if named is None:
+                bare = not any(c in raw for c in "/\\.")
+                raise InputError("no such file or folder" + (
+                    " (nor a bundled derivation of that name)" if bare else ""), raw)
+            files += named
     return files
 
 
+def bundled_named(name: str) -> list[Path] | None:
+    """The units of a bundled derivation given by name: a chapter folder (``rooflines``),
+    one translation (``rooflines-zh``, its derivation id) or a module's stem."""
+    import tomllib
+    folder = bundled("derivations")
+    if "/" in name or "\\" in name or not name:
+        return None
+    if (folder / name / "claims.py").is_file():
+        return sorted((folder / name).glob("*.toml"))
+    if (folder / f"{name}.py").is_file():
+        return [folder / f"{name}.py"]
+    for table in sorted(folder.glob("*/*.toml")):
+        try:
+            meta = tomllib.loads(table.read_text("utf-8")).get("chapter", {})
+        except (OSError, tomllib.TOMLDecodeError):
+            continue
+        if meta.get("id") == name:
+            return [table]
+    return None
+
+
 def load_derivations(paths: Iterable[str] = ()) -> list[Derivation]:
-    """Import each derivation module and call its ``build()``."""
+    """Import each derivation module and call its ``build()``; build each chapter folder
+    (``symroof.claims.chapter.build_chapter``) once for the tables named."""
     out: list[Derivation] = []
     seen: dict[str, Path] = {}
+    chapters: dict[Path, list[Derivation]] = {}
     for file in derivation_files(paths):
-        d = load_file(file)
+        if file.suffix == ".toml":
+            folder = file.parent
+            if folder not in chapters:
+                chapters[folder] = load_chapter(folder)
+            d = next(x for x in chapters[folder] if Path(x.origin) == file)
+        else:
+            d = load_file(file)
         if d.id in seen:
             raise InputError(f"derivation id {d.id!r} is also used by {seen[d.id]}", str(file))
         seen[d.id] = file
         out.append(d)
     return out
+
+
+def load_chapter(folder: Path) -> list[Derivation]:
+    """Every translation of a chapter folder; errors name the file."""
+    from .chapter import build_chapter
+    file = folder / "claims.py"
+    try:
+        return build_chapter(folder)
+    except SymroofError:
+        raise
+    except SyntaxError as exc:
+        raise InputError(f"syntax error: {exc.msg}", f"{exc.filename}:{exc.lineno}") from None
+    except Exception as exc:
+        raise InputError(f"the derivation raised {type(exc).__name__}: {exc}",
+                         _located(file, None, exc)) from None
 
 
 def load_file(file: Path) -> Derivation:

@@ -10,10 +10,10 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 
-from . import chips, collective, derive, model, optimize, plan, report, verify
+from . import chips, claims, collective, derive, model, optimize, plan, report, verify
 from .common import Parser
 
-VERBS = (derive, collective, model, plan, verify, report, optimize, chips)
+VERBS = (derive, collective, model, plan, verify, report, optimize, chips, claims)
 
 
 def build_parser() -> argparse.ArgumentParser:

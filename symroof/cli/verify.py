@@ -16,7 +16,7 @@ def register(verbs: Any) -> None:
                     "the text states, at its printed precision. Exit 0 when every claim holds "
                     "(OK, ROUNDING, a known ERRATUM, or an UNVERIFIABLE measurement), 1 when "
                     "any is MISMATCH, STALE, ERROR or TIMEOUT, 2 on bad input.",
-        epilog="examples:\n  symroof verify\n  symroof verify derivations/rooflines_ru.py "
+        epilog="examples:\n  symroof verify\n  symroof verify derivations/rooflines/zh.toml "
                "--json\n  symroof verify --only MISMATCH,ERRATUM",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     v.add_argument("paths", nargs="*", metavar="PATH",
@@ -35,6 +35,7 @@ def register(verbs: Any) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    from ..claims.consistency import conflicts_of
     from ..claims.runner import (
         FAILING,
         VERDICTS,
@@ -78,7 +79,7 @@ def run_verify(args: argparse.Namespace) -> int:
     failed = any(r["verdict"] in FAILING for r in rows)
     if args.json:
         shown = [r for r in rows if only is None or r["verdict"] in only]
-        emit({"claims": shown, "summary": summary_of(rows)})
+        emit({"claims": shown, "summary": summary_of(rows), "conflicts": conflicts_of(rows)})
     else:
         print("\n".join(verdict_lines(table, count, color=sys.stdout.isatty(), only=only)))
     return 1 if failed else 0

@@ -24,6 +24,7 @@ import sympy as sp
 
 from ..claims.model import Claim, Derivation
 from ..claims.runner import VERDICTS, Verdict, Verification
+from ..claims.stated import UNIT_WORDS, Stated, read
 from ..core.errors import SymroofError
 from ..core.escape import escape, html_escape
 from ..core.parse import parse_expr, parse_relation
@@ -62,27 +63,44 @@ def _oriented(rel: sp.Basic) -> sp.Basic:
 
 
 def derived_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
-    """The derived value through the readable-form rule; a decimal that stands in for a
-    long exact form says where the exact one is."""
+    """The derived value through the readable-form rule, in the stated value's unit; a
+    decimal that stands in for a long exact form says where the exact one is."""
     if v.value is None:
         return cell(text(v.derived)) if v.derived else ()
     if isinstance(v.value, str):
         return cell(text(v.value))
+    unit = _stated_unit(v.claim)
     try:
-        s = shown(_oriented(sp.sympify(v.value)))
+        value = sp.sympify(v.value)
+        s = shown(_oriented(value / unit.scale if unit else value))
     except (sp.SympifyError, TypeError):
         return cell(text(v.derived))
-    return cell(math(s)) if s.exact else cell(math(s), BR, small(words["exact_in_json"]))
+    after = (text(f" {UNIT_WORDS.get(unit.unit, unit.unit)}"),) if unit else ()
+    return cell(math(s), *after) if s.exact else \
+        cell(math(s), *after, BR, small(words["exact_in_json"]))
+
+
+def _stated_unit(c: Claim) -> Stated | None:
+    """The stated number, when it carries a unit (``1.01 ms``, ``13.9%``)."""
+    if c.kind not in ("number", "definition"):
+        return None
+    got = read(c.stated, c.source.language)
+    return got if got is not None and got.unit else None
 
 
 def verdict_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
     c = v.claim
     word = words["verdicts"][v.verdict]
     if v.verdict == "OK" or not v.detail:
-        return cell(text(word))
-    detail = c.evidence if v.verdict == "UNVERIFIABLE" else \
+        return cell(text(word), *_assumes(c, words))
+    detail = c.evidence if v.verdict == "UNVERIFIABLE" and not c.assumed else \
         c.erratum.why if v.verdict == "ERRATUM" and c.erratum else v.detail
-    return cell(text(word + ":"), small(detail))
+    return cell(text(word + ":"), small(detail), *_assumes(c, words))
+
+
+def _assumes(c: Claim, words: Mapping[str, Any]) -> tuple[Part, ...]:
+    """The inputs a claim assumes, shown beside its verdict."""
+    return tuple(p for a in c.assumptions for p in (BR, small(f"{words['assumes']}: {a}")))
 
 
 def claims_table(verdicts: Sequence[Verdict], words: Mapping[str, Any]) -> Table:
@@ -203,8 +221,22 @@ def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
     errata_table = Table((Column(words["claim"], 0.24), Column(words["stated"], 0.16),
                           Column(words["derived"], 0.22), Column(words["why"], 0.38)),
                          tuple(errata))
+    conflicts: list[tuple[tuple[Part, ...], ...]] = []
+    for d in verification.derivations:
+        for k in d.conflicts:
+            row = (cell(text(k.figure)), cell(text(k.text)),
+                   cell(*(p for i, (value, ids) in enumerate(k.values)
+                          for p in ((BR,) if i else ()) + (text(f"{value}: "),
+                                                            small(", ".join(ids))))),
+                   cell(text(k.known or "-")))
+            if row not in conflicts:
+                conflicts.append(row)
+    conflicts_table = Table((Column(words["figure"], 0.26), Column(words["derivation"], 0.14),
+                             Column(words["printed_values"], 0.38),
+                             Column(words["known"], 0.22)), tuple(conflicts))
     total = counts(verification.verdicts)
     return {"index_table": index.render(fmt),
+            "conflicts_table": conflicts_table.render(fmt) if conflicts else "",
             "errata_table": errata_table.render(fmt) if errata else "", "s": words,
             "total": ", ".join(f"{n} {words['verdicts'][k]}" for k, n in total.items()),
             "n_claims": len(verification.verdicts), "fmt": fmt}

@@ -1,70 +1,46 @@
-"""Shared constructions for How To Scale Your Model, ch. 1 ("All About Rooflines").
-
-Both seed translations (000, Russian; 004, Chinese) encode the same chapter. This module
-builds what they share: the chips and their alternative figures, the ops (dot product,
-matmul in bf16, int8 and int8-weights/bf16-activations, per-example weights, the 2-chip
-sharded matmul, the tiled GEMM), and their rooflines, thresholds and expansions. Every
-builder records its steps in the derivation that calls it and precomputes the values the
-claims read, so claim lambdas only look results up.
-
-Inputs typed here are the text's own inputs (sizes, the 4.5e10 B/s link, the 1e10 B/s
-PCIe estimate); hardware figures come from the chip catalogue, by label.
+"""Shared constructions of How To Scale Your Model, ch. 1: the chips with the figures the
+chapter uses, the ops (dot product, matmuls, per-example weights, the 2-chip sharded matmul,
+the tiled GEMM), their rooflines, thresholds and expansions, each recorded as steps.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
+from types import SimpleNamespace
 
 import sympy as sp
 
-from symroof import chip, einsum, elementwise, sizes
-from symroof.claims.model import DerivationBuilder
-from symroof.core.parse import symbol
-from symroof.core.sizes import dtype_bytes
-from symroof.engine.asymptotics import Expansion
-from symroof.engine.ops import Op, op
-from symroof.engine.rooflines import Roofline
-from symroof.engine.thresholds import Threshold
-from symroof.hardware.catalog import Chip, Figure
-
-BOOK = "How To Scale Your Model"
-MS = sp.Integer(10) ** 3  # seconds -> milliseconds
-US = sp.Integer(10) ** 6  # seconds -> microseconds
-TB = sp.Integer(10) ** 12  # B/s -> TB/s
-GB = sp.Integer(10) ** 9  # B/s -> GB/s
-
-
-# --------------------------------------------------------------------------- chips ----
-
-@dataclass(frozen=True)
-class Chips:
-    """The chips of chapter 1, each with the figure its claims use."""
-
-    v5e_ch1: Chip  # TPU v5e, HBM 8.2e11 B/s (label B1, the chapter's own figure)
-    v5e_ch2: Chip  # TPU v5e, HBM 8.1e11 B/s (book ch. 2 table; the ZH seed's Q1/Q2)
-    h100: Chip  # H100 SXM, 9.89e14 FLOP/s (B1) and 3.35e12 B/s (B12): the text's Q5 inputs
-    h100_vendor: Chip  # H100 SXM, NVIDIA's dense 989.4 TFLOP/s and 3.35 TB/s
-    v6e_ch1: Chip  # TPU v6e at the chapter's 9.1e14 FLOP/s (B1)
-    v6e_vendor: Chip  # TPU v6e, Google Cloud's 918 TFLOP/s and 1638 GB/s
-    v5p_vpu: Chip  # TPU v5p, VPU 7e12 FLOP/s (B1 footnote), HBM 2765 GB/s (vendor)
-    rtx4080: Chip  # GeForce RTX 4080: 97.5 TFLOP/s bf16 (fp32 acc.), 716.8 GB/s, PCIe 32 GB/s
-    rtx4080_no_p2p: Chip  # the same card, PCIe at the text's practical 1e10 B/s
-    v5e_link: Chip  # TPU v5e with the text's supposed 4.5e10 B/s per direction between chips
+from symroof import (
+    Chip,
+    Expansion,
+    Figure,
+    Op,
+    Roofline,
+    Threshold,
+    chip,
+    dtype_bytes,
+    einsum,
+    elementwise,
+    op,
+    sizes,
+    symbol,
+)
+from symroof.claims import DerivationBuilder
 
 
-def chips() -> Chips:
-    return Chips(
-        v5e_ch1=chip("tpu-v5e", hbm="B1"),
-        v5e_ch2=chip("tpu-v5e"),
-        h100=chip("h100-sxm"),
-        h100_vendor=chip("h100-sxm", bf16="NV-H100", hbm="NV-H100"),
-        v6e_ch1=chip("tpu-v6e", bf16="B1"),
-        v6e_vendor=chip("tpu-v6e", bf16="GC-v6e", hbm="GC-v6e"),
-        v5p_vpu=chip("tpu-v5p", **{"vpu.fp32": "B1", "hbm": "GC-v5p"}),
-        rtx4080=chip("rtx-4080"),
-        rtx4080_no_p2p=chip("rtx-4080", pcie="1e10 B/s one-way"),
-        v5e_link=chip("tpu-v5e", ici="4.5e10 B/s one-way"),
+def chips() -> SimpleNamespace:
+    """The chips of chapter 1, each with the figures its claims use."""
+    return SimpleNamespace(
+        v5e_ch1=chip("tpu-v5e", hbm="B1"),  # HBM 8.2e11 B/s, the chapter's own figure
+        h100=chip("h100-sxm"),  # 9.89e14 FLOP/s (B1) and 3.35e12 B/s (B12): Q5's inputs
+        h100_vendor=chip("h100-sxm", bf16="NV-H100", hbm="NV-H100"),  # 989.4 TFLOP/s dense
+        v6e_ch1=chip("tpu-v6e", bf16="B1"),  # the chapter's 9.1e14 FLOP/s
+        v6e_vendor=chip("tpu-v6e", bf16="GC-v6e", hbm="GC-v6e"),  # 918 TFLOP/s, 1638 GB/s
+        v5p_vpu=chip("tpu-v5p", **{"vpu.fp32": "B1", "hbm": "GC-v5p"}),  # VPU 7e12 FLOP/s
+        rtx4080=chip("rtx-4080"),  # 97.5 TFLOP/s bf16 (fp32 acc.), 716.8 GB/s, PCIe 32 GB/s
+        rtx4080_no_p2p=chip("rtx-4080", pcie="1e10 B/s one-way"),  # the note's practical PCIe
+        v5e_link=chip("tpu-v5e", ici="4.5e10 B/s one-way"),  # the text's supposed link
     )
 
 
@@ -78,7 +54,6 @@ def generic_accelerator(scale: sp.Expr | int = 1) -> Chip:
                  "hbm": Figure(scale * bandwidth, "bandwidth", "symbolic")})
 
 
-# ------------------------------------------------------------------ definitions ----
 
 @dataclass(frozen=True)
 class Basics:
@@ -131,7 +106,6 @@ def _supremum(expr: sp.Expr, r: sp.Symbol) -> sp.Expr:
     return sp.simplify(best)
 
 
-# ------------------------------------------------------------------- dot product ----
 
 @dataclass(frozen=True)
 class Dot:
@@ -142,7 +116,7 @@ class Dot:
     vpu_ridge: sp.Expr  # critical intensity of the v5p VPU (footnote 8)
 
 
-def dot_product(d: DerivationBuilder, c: Chips, n_value: int | None = None) -> Dot:
+def dot_product(d: DerivationBuilder, c: SimpleNamespace, n_value: int | None = None) -> Dot:
     (n,) = sizes("N")
     two = dtype_bytes("bf16")
     # N multiplies and N - 1 adds; x and y read (2N bytes each), one bf16 written
@@ -154,7 +128,6 @@ def dot_product(d: DerivationBuilder, c: Chips, n_value: int | None = None) -> D
     return Dot(dot, rl, limit, at_n, vpu.ridge)
 
 
-# ---------------------------------------------------------------------- matmul ----
 
 @dataclass(frozen=True)
 class Matmul:
@@ -196,7 +169,6 @@ def per_example_weights(d: DerivationBuilder, on: Chip) -> tuple[Roofline, Expan
     return rl, d.expansion(rl.intensity, "D,F->oo", title="per-example intensity")
 
 
-# ------------------------------------------------------------ 2-chip sharded matmul ----
 
 @dataclass(frozen=True)
 class Sharded:
@@ -219,7 +191,6 @@ def sharded_matmul(d: DerivationBuilder, on: Chip, link: str) -> Sharded:
     return Sharded(half, rl, t, adds)
 
 
-# ----------------------------------------------------------------------- tiling ----
 
 @dataclass(frozen=True)
 class Tiled:

@@ -1,0 +1,102 @@
+"""symroof claims new: scaffold a chapter folder (claims.py and an empty translation table).
+
+>>> import tempfile, pathlib
+>>> folder = pathlib.Path(tempfile.mkdtemp()) / "rooflines"
+>>> sorted(p.name for p in scaffold(folder, "ru", "All About Rooflines", "A book"))
+['claims.py', 'ru.toml']
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from .common import emit
+
+LANGUAGE = re.compile(r"[a-z]{2,3}\Z")
+CLAIMS = '''"""{title}: what the chapter derives, once (each translation: a table beside it)."""
+
+from __future__ import annotations
+
+from symroof.claims import Chapter
+
+
+def claims(ch: Chapter) -> None:
+    # derive with the engine through ch (ch.roofline, ch.threshold, ch.expansion, ...), then
+    # add every claim once by id, as a value or a law: ch.add(ridge=rl.ridge, ...)
+    ch.add()
+'''
+TABLE = '''[chapter]
+id = "{id}"
+title = "{title}"
+book = "{book}"
+language = "{lang}"
+prefix = "{lang}_"
+
+# one table per claim, under its section, keyed by the id claims.py adds:
+# ["Section title".ridge]
+# quote = "the words of the text"
+# stated = "240"
+'''
+
+
+def register(verbs: Any) -> None:
+    v = verbs.add_parser(
+        "claims", help="scaffold a chapter of claims",
+        description="Chapters are folders: a language-free claims.py and one table per "
+                    "translation (ru.toml, zh.toml, ...). 'new' creates the folder, or adds a "
+                    "table for another language to an existing one.",
+        epilog="examples:\n  symroof claims new derivations/rooflines --lang ru\n"
+               "  symroof claims new derivations/rooflines --lang zh --title \"ch. 1\"",
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = v.add_subparsers(dest="action", metavar="ACTION", required=True)
+    new = sub.add_parser("new", help="create a chapter folder with an empty table")
+    new.add_argument("chapter", metavar="CHAPTER", help="the chapter folder to create")
+    new.add_argument("--lang", required=True, help="the translation's language (ru, zh, en)")
+    new.add_argument("--title", help="the chapter's title (default: the folder name)")
+    new.add_argument("--book", default="", help="the book it is from")
+    new.add_argument("--json", action="store_true", help="machine-readable output")
+    v.set_defaults(run=run_claims)
+
+
+def run_claims(args: argparse.Namespace) -> int:
+    folder = Path(args.chapter)
+    made = scaffold(folder, args.lang, args.title or folder.name, args.book)
+    if args.json:
+        emit({"folder": str(folder), "files": [str(p) for p in made]})
+    else:
+        for p in made:
+            print(f"wrote {p}")
+    return 0
+
+
+def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
+    """Create ``folder/claims.py`` (unless there) and an empty ``folder/LANG.toml``."""
+    from ..core.errors import InputError
+    if not LANGUAGE.match(lang):
+        raise InputError(f"a language is two or three lower-case letters, got {lang!r}",
+                         "--lang")
+    if folder.exists() and not folder.is_dir():
+        raise InputError("exists and is not a folder", str(folder))
+    table = folder / f"{lang}.toml"
+    if table.exists():
+        raise InputError("this translation's table already exists", str(table))
+    name = re.sub(r"[^a-z0-9_.-]+", "-", folder.name.lower()).strip("-") or "chapter"
+    files = []
+    code = folder / "claims.py"
+    if not code.exists():
+        files.append((code, CLAIMS.format(title=title.replace('"', "'"))))
+    quote = {"id": f"{name}-{lang}", "title": title, "book": book, "lang": lang}
+    files.append((table, TABLE.format(**{k: v.replace("\\", "\\\\").replace('"', '\\"')
+                                          for k, v in quote.items()})))
+    folder.mkdir(parents=True, exist_ok=True)
+    for path, text in files:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    return [p for p, _ in files]

@@ -1,0 +1,38 @@
+"""symroof claims new: a scaffold that builds, and bad input as one line with exit 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from symroof.claims.chapter import build_chapter
+from tests.conftest import run_cli
+
+
+def test_new_chapter_builds_and_a_second_language_adds_a_table(tmp_path: Path) -> None:
+    folder = tmp_path / "Rooflines"
+    done = run_cli("claims", "new", str(folder), "--lang", "ru", "--book", "A \"book\"",
+                   "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["files"] == [str(folder / "claims.py"), str(folder / "ru.toml")]
+    done = run_cli("claims", "new", str(folder), "--lang", "zh")
+    assert done.returncode == 0 and done.stdout == f"wrote {folder / 'zh.toml'}\n"
+    ru, zh = build_chapter(folder)
+    assert (ru.id, zh.id, ru.source.book, ru.claims) == ("rooflines-ru", "rooflines-zh",
+                                                         'A "book"', ())
+    verify = run_cli("verify", "--json", "--no-cache", str(folder))
+    assert verify.returncode == 0, verify.stderr
+    assert json.loads(verify.stdout)["claims"] == []
+
+
+def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    run_cli("claims", "new", str(tmp_path / "c"), "--lang", "ru")
+    done = run_cli("claims", "new", str(tmp_path / "c"), "--lang", "ru")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr == (f"symroof: error: {tmp_path / 'c' / 'ru.toml'}: this translation's "
+                           "table already exists\n")
+    done = run_cli("claims", "new", str(tmp_path / "d"), "--lang", "Russian")
+    assert done.returncode == 2
+    assert done.stderr == ("symroof: error: --lang: a language is two or three lower-case "
+                           "letters, got 'Russian'\n")
+    assert not (tmp_path / "d").exists()
