@@ -32,7 +32,7 @@ from ..core import tables as tb
 from ..core.errors import InputError, SymroofError
 from ..core.resources import bundled
 from ..core.timelimits import TimeLimit, time_limit
-from .model import Claim, Derivation
+from .model import Claim, Derivation, Law
 from .rules import FAILING, RULES, Judgement, judge, mark
 from .rules import Verdict as V
 
@@ -141,8 +141,8 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
         j = Judgement(V.ERROR, "", None, None, f"{type(exc).__name__}: {exc}")
     seconds = time.perf_counter() - start
     j = mark(claim, j)
-    if j.verdict in (V.ERROR, V.TIMEOUT):
-        derived = None
+    if j.verdict in (V.ERROR, V.TIMEOUT) or isinstance(derived, Law):
+        derived = None  # a law's verdict says what it shows
     value = derived.inequality if hasattr(derived, "inequality") else derived
     return Verdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
                    j.detail, seconds, value=value)
