@@ -201,3 +201,14 @@ def test_verify_takes_a_bundled_derivation_by_name() -> None:
     assert missing.returncode == 2
     assert missing.stderr == ("symroof: error: no-such-chapter: no such file or folder (nor a "
                               "bundled derivation of that name)\n")
+
+
+def test_assumptions_are_shown_beside_the_verdict(tmp_path: Path) -> None:
+    table = EN.replace('stated = "240"\n', 'stated = "240"\nassumes = "HBM at 8.2e11 B/s"\n')
+    folder = chapter(tmp_path, {"en.toml": table})
+    for _ in range(2):  # built, then from the cache
+        done = run_cli("verify", str(folder))
+        line = next(x for x in done.stdout.splitlines() if "en_ridge" in x)
+        assert line.split()[0] == "OK" and line.endswith("(assumes HBM at 8.2e11 B/s)")
+    row = json.loads(run_cli("verify", "--json", str(folder)).stdout)["claims"][0]
+    assert row["assumptions"] == ["HBM at 8.2e11 B/s"]

@@ -189,14 +189,18 @@ class VerdictLine:
     stated: str
     derived: str
     detail: str
+    assumes: tuple[str, ...] = ()  # inputs the text does not give, shown beside the verdict
 
     @staticmethod
     def of(v: Verdict) -> VerdictLine:
-        return VerdictLine(v.verdict, v.claim.id, v.claim.stated, v.derived, v.detail)
+        return VerdictLine(v.verdict, v.claim.id, v.claim.stated, v.derived, v.detail,
+                           v.claim.assumptions)
 
     @staticmethod
     def of_record(r: Mapping[str, Any]) -> VerdictLine:
-        return VerdictLine(r["verdict"], r["id"], r["stated"], r["derived"], r["detail"])
+        assumes = tuple(a for a in r.get("assumptions") or () if a not in r["detail"])
+        return VerdictLine(r["verdict"], r["id"], r["stated"], r["derived"], r["detail"],
+                           assumes)
 
 
 def verdict_lines(verdicts: Sequence[Verdict | VerdictLine], derivations: int,
@@ -207,7 +211,8 @@ def verdict_lines(verdicts: Sequence[Verdict | VerdictLine], derivations: int,
     rows = tuple((tb.cell(tb.text(v.verdict)), tb.cell(tb.text(v.id)),
                   tb.cell(tb.text(tb.cut(v.stated, 28))),
                   tb.cell(tb.text(tb.cut(v.derived, 40) + (
-                      f"  ({v.detail})" if v.verdict != "OK" and v.detail else ""))))
+                      f"  ({v.detail})" if v.verdict != "OK" and v.detail else "") + "".join(
+                      f"  (assumes {a})" for a in v.assumes))))
                  for v in shown)
     table = tb.Table((tb.Column("verdict"), tb.Column("claim"), tb.Column("stated"),
                       tb.Column("derived")), rows)
