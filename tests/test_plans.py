@@ -181,6 +181,19 @@ def test_kv_cache_and_weights_split_over_the_tensor_axis() -> None:
     assert s.prefill.throughput == 64 * 2048 / s.prefill.latency
 
 
+def test_decode_latency_grows_with_batch_and_context_and_throughput_follows() -> None:
+    s = serve(LLAMA, mesh("X=8", "h100-sxm"), parse_strategy("tp=X"), batch=64, context=2048)
+    rows = {(b, t): (lat, rate) for b, t, lat, rate, _ in s.grid}
+    for (b, t), (lat, rate) in rows.items():
+        assert rate == sp.Rational(b) / (lat * 8)
+        assert s.latency_of.subs({sp.Symbol("B", positive=True): b,
+                                  sp.Symbol("T", positive=True): t}) == lat
+        for bigger in ((4 * b, t), (b, 4 * t)):
+            if bigger in rows:
+                assert rows[bigger][0] > lat
+    assert rows[64, 2048][0] == s.decode.latency
+
+
 def test_decode_turns_compute_bound_at_its_critical_batch() -> None:
     cfg = model("llama-3-8b")  # grouped-query attention: the KV read grows slowly enough
     m, s = mesh("X=1", "h100-sxm"), parse_strategy("tp=X")

@@ -226,4 +226,8 @@ def _serving_json(s: Serving) -> dict[str, Any]:
             "critical_note": s.critical_note,
             **_exact("throughput_per_chip", s.decode.throughput / s.devices),
             **_exact("prefill_decode_balance", s.balance), "generate": s.generate,
-            "prefill": _phase_json(s.prefill), "decode": decode}
+            "prefill": _phase_json(s.prefill), "decode": decode,
+            "latency_of": str(s.latency_of),
+            "grid": [{"batch": b, "context": t, **_exact("latency", lat),
+                      **_exact("throughput_per_chip", rate), "fits": ok}
+                     for b, t, lat, rate, ok in s.grid]}

@@ -112,21 +112,24 @@ def meshes(chip: Chip, n: int) -> Iterator[list[tuple[str, int, str]]]:
     """Mesh shapes for ``n`` chips: (axis name, size, ``@link`` or '') lists."""
     topo = chip.topology()
     if topo.kind == "torus":
-        dims = len(topo.shape)
         pod = topo.size
         pods, rest = divmod(n, pod) if n > pod else (1, 0)
         if rest:
             raise InputError(f"{n} chips are not a whole number of {pod}-chip pods",
                              "--search")
-        inside = n // pods
-        for row in factorisations(inside, dims).tolist():
-            if any(size > limit for size, limit in zip(row, topo.shape, strict=True)):
-                continue
-            axes = [(name, size, "") for name, size in zip("XYZ", row, strict=False)
-                    if size > 1]
-            if pods > 1:
-                axes.insert(0, ("pods", pods, f"@{topo.scale_out or 'dcn'}"))
-            yield axes
+        # one axis per torus dimension, or an axis spanning several (as the mesh allows)
+        for k in range(1, len(topo.shape) + 1):
+            for row in factorisations(n // pods, k).tolist():
+                if k > 1 and 1 in row:
+                    continue
+                axes = [(name, size, "") for name, size in zip("XYZ", row, strict=False)]
+                if pods > 1:
+                    axes.insert(0, ("pods", pods, f"@{topo.scale_out or 'dcn'}"))
+                try:
+                    mesh(",".join(f"{a}={b}{c}" for a, b, c in axes), chip)
+                except InputError:
+                    continue
+                yield axes
         return
     for k in (1, 2, 3):
         for row in factorisations(n, k).tolist():

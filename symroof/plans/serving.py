@@ -40,6 +40,7 @@ from .training import Term, axes_for, degrees_of
 
 SERVING = ("dp", "tp", "pp", "ep")
 B_SYM = symbol("B")
+T_SYM = symbol("T")
 MAX_BATCH = 1 << 20
 
 
@@ -79,6 +80,8 @@ class Serving:
     balance: Expr
     generate: int
     assumptions: tuple[str, ...]
+    latency_of: Expr = sp.S.Zero
+    grid: tuple[tuple[int, int, Expr, Expr, bool], ...] = ()
 
     @property
     def fits(self) -> bool:
@@ -104,26 +107,30 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int, context:
     b = B_SYM / replicas
     kinds = tuple(k for k in ("tp", "pp", "ep") if k in strategy.kinds)
     steps = {}
+    templates = {}
     notes: set[str] = set()
-    for phase in ("prefill", "decode"):
-        ops = layer_ops(cfg, phase, batch=BATCH, context=context)
-        t = training_template(cfg, context=context, kinds=kinds, step=ops)
-        steps[phase] = _phase(phase, t, ops, m, strategy, deg, b, efficiency, notes)
+    for phase in ("prefill", "decode"):  # symbolic in the batch B and the context T
+        ops = layer_ops(cfg, phase, batch=BATCH, context=T_SYM)
+        templates[phase] = training_template(cfg, context=T_SYM, kinds=kinds, step=ops)
+        steps[phase] = _phase(phase, templates[phase], ops, m, strategy, deg, b, efficiency,
+                              notes)
     pp = deg[DEGREE["pp"]]
     tp = deg[DEGREE["tp"]]
-    t = training_template(cfg, context=context, kinds=kinds,
-                          step=layer_ops(cfg, "decode", batch=BATCH, context=context))
     kv_split = sp.Min(tp, cfg.kv_heads) * pp
-    memory = {"weights": sp.expand(t.params_device.subs(deg) * 2), "gradients": sp.S.Zero,
-              "optimizer": sp.S.Zero, "activations": sp.S.Zero,
-              "kv_cache": sp.expand(b * context * kv_bytes_per_token(cfg) / kv_split)}
+    weights = sp.expand(templates["decode"].params_device.subs(deg) * 2)
+    memory = {"weights": weights, "gradients": sp.S.Zero, "optimizer": sp.S.Zero,
+              "activations": sp.S.Zero,
+              "kv_cache": sp.expand(b * T_SYM * kv_bytes_per_token(cfg) / kv_split)}
     memory["total"] = sp.Add(*memory.values())
-    crit, integer, note = _critical(steps["decode"])
-    at = {B_SYM: sp.Integer(batch)}
+    at_context = {T_SYM: sp.Integer(context)}
+    crit, integer, note = _critical(_at(steps["decode"], at_context, bound=False))
+    at = {B_SYM: sp.Integer(batch), T_SYM: sp.Integer(context)}
     fixed = {k: _at(v, at) for k, v in steps.items()}
     decode, prefill = fixed["decode"], fixed["prefill"]
     balance = sp.nsimplify(prefill.latency / (generate * decode.latency)) \
         if decode.latency.is_number else prefill.latency / (generate * decode.latency)
+    grid = _grid(steps["decode"], memory["total"], m.chip.capacity("hbm"), int(m.devices),
+                 batch, context)
     memory = {k: v.subs(at) for k, v in memory.items()}
     assumptions = (
         "weights bf16; KV cache bf16, split over min(tp, KV heads) and the stages",
@@ -132,7 +139,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int, context:
         f"efficiency: {efficiency.describe()}", *sorted(notes), *m.assumptions)
     return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                    sp.Integer(batch), sp.Integer(context), memory, m.chip.capacity("hbm"),
-                   prefill, decode, crit, integer, note, balance, generate, assumptions)
+                   prefill, decode, crit, integer, note, balance, generate, assumptions,
+                   steps["decode"].latency, grid)
 
 
 def _phase(name: str, t: object, ops: object, m: Mesh, strategy: Strategy,
@@ -163,7 +171,7 @@ def _phase(name: str, t: object, ops: object, m: Mesh, strategy: Strategy,
         time = count * (coll.bandwidth_time / f + lat.subs({s: 0 for s in unknown}))
         old = terms.get(label)
         terms[label] = Term(label, {"forward": (old.time if old else 0) + time})
-    stage_lower = sp.Max(*(x.time for x in terms.values()))
+    stage_lower = sp.Max(*(x.time for x in terms.values()), evaluate=False)
     stage_upper = sp.Add(*(x.time for x in terms.values()))
     pp = deg[DEGREE["pp"]]
     tokens = b * (t.context if name == "prefill" else 1) * deg[DEGREE["dp"]] * deg[DEGREE["ep"]]
@@ -172,14 +180,28 @@ def _phase(name: str, t: object, ops: object, m: Mesh, strategy: Strategy,
                  tokens / stage_lower)
 
 
-def _at(p: Phase, at: Mapping[sp.Symbol, Expr]) -> Phase:
+def _at(p: Phase, at: Mapping[sp.Symbol, Expr], bound: bool = True) -> Phase:
     terms = {k: Term(x.name, {ph: v.subs(at) for ph, v in x.phases.items()}, x.detail)
              for k, x in p.terms.items()}
     times = {k: x.time for k, x in terms.items()}
-    bound = max(times, key=lambda k: (times[k], k == "compute")) \
-        if all(v.is_number for v in times.values()) else "undetermined"
-    return Phase(p.name, terms, p.t_lower.subs(at), p.t_upper.subs(at), bound,
+    binding = max(times, key=lambda k: (times[k], k == "compute")) \
+        if bound and all(v.is_number for v in times.values()) else "undetermined"
+    return Phase(p.name, terms, p.t_lower.subs(at), p.t_upper.subs(at), binding,
                  p.tokens.subs(at), p.latency.subs(at), p.throughput.subs(at))
+
+
+def _grid(decode: Phase, memory: Expr, capacity: Expr, devices: int, batch: int,
+          context: int) -> tuple[tuple[int, int, Expr, Expr, bool], ...]:
+    """Decode latency and throughput per chip at batches 1 to 16x ``batch`` (by 4) and at
+    a quarter, once and 4x ``context``: the symbolic step evaluated, not rebuilt."""
+    rows = []
+    for t in sorted({max(1, context // 4), context, 4 * context}):
+        for bb in sorted({1, *(batch * 4**k for k in range(-2, 3) if batch * 4**k >= 1)}):
+            at = {B_SYM: sp.Integer(int(bb)), T_SYM: sp.Integer(t)}
+            latency = decode.latency.subs(at)
+            rows.append((int(bb), t, latency, decode.throughput.subs(at) / devices,
+                         bool(memory.subs(at) <= capacity)))
+    return tuple(rows)
 
 
 def _critical(decode: Phase) -> tuple[Expr | None, int | None, str]:
@@ -214,18 +236,6 @@ def _critical(decode: Phase) -> tuple[Expr | None, int | None, str]:
         mid = (lo + hi) // 2
         lo, hi = (lo, mid) if gap(float(mid)) >= 0 else (mid, hi)
     return None, hi, "no closed form (routed experts touched grow nonlinearly in B)"
-
-
-def sweep(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batches: list[int],
-          contexts: list[int]) -> list[tuple[int, int, float, float, bool]]:
-    """(batch, context, decode latency s, tokens/s per chip, fits) over a grid."""
-    rows = []
-    for context in contexts:
-        for batch in batches:
-            s = serve(cfg, m, strategy, batch=batch, context=context)
-            rows.append((batch, context, float(s.decode.latency),
-                         float(s.decode.throughput / s.devices), s.fits))
-    return rows
 
 
 def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: int,

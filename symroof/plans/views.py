@@ -146,6 +146,11 @@ def _serving(s: Serving, fmt: str) -> list[str]:
     out += _phase(s.prefill, fmt) + _phase(s.decode, fmt)
     per_chip = s.decode.throughput / s.devices
     out.append(f"decode: {approx(s.decode.throughput)} tokens/s, {approx(per_chip)} per chip")
+    out += ["", _heading("decode against batch B and context T", fmt),
+            f"latency(B, T) = {text(s.latency_of)} s",
+            *table(["batch", "context", "latency", "tokens/s per chip", "fits"],
+                   [(str(b), str(t), seconds(lat), approx(rate), "yes" if ok else "no")
+                    for b, t, lat, rate, ok in s.grid], fmt), ""]
     if s.critical_batch is not None or s.critical_integer is not None:
         value = exact(s.critical_batch) if s.critical_batch is not None else "no closed form"
         note = f"; {s.critical_note}" if s.critical_note else ""
