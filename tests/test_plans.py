@@ -81,6 +81,33 @@ def test_fsdp_sends_half_again_what_data_parallel_sends() -> None:
         sp.Rational(3, 2)
 
 
+def test_replicas_across_pods_all_reduce_the_fsdp_shards_over_dcn() -> None:
+    m = mesh("pods=2@dcn,X=16", "tpu-v5e")
+    p = train(LLAMA, m, parse_strategy("dp=pods,fsdp=X"), batch=32, context=1024,
+              recompute="full")
+    dcn = [(u, size) for u, name, _, size in p.uses if name == "dp over pods (dcn)"]
+    fsdp = {u.block: size for u, name, _, size in p.uses
+            if name == "fsdp over X (ici)" and u.collective == "reducescatter"}
+    # each pod reduce-scatters a layer's gradients over X, then the pods all-reduce the shard
+    assert dcn and all(size * 16 == fsdp[u.block] for u, size in dcn)
+    assert {u.collective for u, _ in dcn} == {"allreduce"}
+
+
+def test_experts_all_to_all_their_routed_tokens_twice_each_way_per_layer() -> None:
+    cfg = model("mixtral-8x7b")
+    t = training_template(cfg, context=1024, kinds=("ep",))
+    ep = [u for u in t.uses if u.kind == "ep"]
+    assert per_layer(ep) == [("alltoall", "backward")] * 2 + [("alltoall", "forward")] * 2
+    # each of b T tokens goes to k = 2 of the experts: a [2 b T, D] array in bf16
+    assert {u.nbytes for u in ep} == {BATCH * 1024 * 2 * 4096 * 2}
+    p = train(cfg, mesh("X=8", "h100-sxm"), parse_strategy("ep=X"), batch=8, context=1024,
+              recompute="full")
+    q = train(cfg, mesh("X=8", "h100-sxm"), parse_strategy("dp=X"), batch=8, context=1024,
+              recompute="full")
+    experts = 32 * 8 * 3 * 4096 * 14336  # routed experts' weights: L E 3 D F_e
+    assert q.memory["weights"] - p.memory["weights"] == 2 * experts * 7 // 8
+
+
 # --- the pipeline's bubble in a plan ---------------------------------------------------
 
 @pytest.mark.parametrize(("stages", "micro"), [(2, 4), (4, 8), (8, 8)])
