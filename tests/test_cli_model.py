@@ -178,3 +178,10 @@ def test_list_and_symbolic() -> None:
     assert "4*H*L*N*T" in data["symbolic"]["flops_per_token"]
     md = run_cli("model", "llama-2-7b", "--format", "md")
     assert md.returncode == 0 and "| parameters | $6738415616$ |" in md.stdout.splitlines()
+
+
+def test_latent_attention_counts_and_a_clear_error_for_its_steps() -> None:
+    data = ok_json("deepseek-ai/DeepSeek-V2-Lite")
+    assert data["kv_bytes_per_token"] == 27 * (512 + 64) * 2
+    done = run_cli("model", "deepseek-v2-lite", "--decode", "--context", "64")
+    assert done.returncode == 2 and "latent attention (MLA) are not modelled" in done.stderr

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from symroof.core.sizes import dtype_bytes
 from symroof.models import (
+    MLA,
     ModelConfig,
     MoE,
     activation_bytes,
@@ -65,6 +66,38 @@ def test_qwen_model_cards() -> None:
     assert rounded(qwen.non_embedding, 1e9, 2) == 6.53
     moe = params(model("qwen1.5-moe-a2.7b"))
     assert (rounded(moe.total, 1e9, 1), rounded(moe.active, 1e9, 1)) == (14.3, 2.7)
+
+
+def test_deepseek_v2_lite_latent_attention() -> None:
+    # DeepSeek-V2 paper (Liu et al. 2024), appendix B: DeepSeek-V2-Lite has 15.7B parameters,
+    # 2.4B activated per token; section 2.1.2: MLA caches (d_c + d_h^R) l elements per token
+    cfg = model("deepseek-v2-lite")
+    p = params(cfg)
+    assert rounded(p.total, 1e9, 1) == 15.7
+    # the paper's 2.4B matches the activated count without the input embedding (a lookup),
+    # truncated: 2.45B; with it, 2.66B
+    assert math.floor((float(p.active) - 102400 * 2048) / 1e8) == 24
+    assert kv_bytes_per_token(cfg) == (512 + 64) * 27 * 2
+    assert training_flops_per_token(cfg, 4096) == 3 * flops_per_token(cfg, 4096)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 64), st.integers(1, 64), st.integers(1, 64), st.integers(1, 64),
+       st.integers(0, 64), st.integers(1, 8), st.integers(1, 4096))
+def test_latent_attention_counts_grow_with_every_rank(c: int, r: int, nope: int, v: int,
+                                                      q: int, heads: int, t: int) -> None:
+    def cfg(**change: int) -> ModelConfig:
+        dims = {"c": c, "r": r, "nope": nope, "v": v, "q": q} | change
+        return ModelConfig("mla", layers=2, d_model=64, d_ff=128, heads=heads,
+                           kv_heads=heads, head_dim=dims["nope"] + dims["r"], vocab=100,
+                           mla=MLA(dims["c"], dims["r"], dims["nope"], dims["v"], dims["q"]))
+    base = cfg()
+    assert kv_bytes_per_token(base) == 2 * (c + r) * 2
+    for change in ({"c": c + 1}, {"r": r + 1}, {"nope": nope + 1}, {"v": v + 1}):
+        grown_cfg = cfg(**change)
+        assert params(grown_cfg).total > params(base).total
+        assert flops_per_token(grown_cfg, t) > flops_per_token(base, t)
+        assert kv_bytes_per_token(grown_cfg) >= kv_bytes_per_token(base)
 
 
 def test_llama_3_8b() -> None:

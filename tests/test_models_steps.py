@@ -47,7 +47,8 @@ def test_prefill_of_a_long_prompt_is_compute_bound_in_its_matmuls() -> None:
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.sampled_from(sorted(bundled())), st.integers(1, 512), st.integers(1, 8192),
+@given(st.sampled_from(sorted(n for n, c in bundled().items() if c.mla is None)),
+       st.integers(1, 512), st.integers(1, 8192),
        st.sampled_from(["decode", "prefill"]))
 def test_step_bounds_are_ordered(name: str, b: int, t: int, phase: str) -> None:
     srl = step_roofline(layer_ops(model(name), phase, batch=b, context=t), chip("h100-sxm"))
@@ -137,6 +138,11 @@ def test_min_chips_is_the_first_count_that_holds_weights_and_kv() -> None:
 def test_weights_that_do_not_fit_are_a_derivation_error() -> None:
     with pytest.raises(DerivationError, match="weights alone"):
         max_batch(model("llama-2-70b"), chip("a100-80gb"), context=4096)
+
+
+def test_latent_attention_has_counts_but_no_layer_ops_yet() -> None:
+    with pytest.raises(InputError, match="layer ops of latent attention"):
+        layer_ops(model("deepseek-v2-lite"), "decode", batch=1, context=8)
 
 
 def test_bad_step_inputs_are_input_errors() -> None:

@@ -48,11 +48,13 @@ True
 2
 
 Every count takes ``symbolic=True`` for its form in the letters of ``ModelConfig``
-(L, D, F, N, K, H, V, P, E, k, F_e, E_s, F_s, L_d) and context T, batch B.
+(L, D, F, N, K, H, V, P, E, k, F_e, E_s, F_s, L_d; C, R, Q, H_v for latent attention) and
+context T, batch B. Latent attention (DeepSeek's MLA) has counts (parameters, FLOPs and KV
+bytes per token, memory) but no layer ops yet.
 """
 
 from .capacity import Fit, max_batch, max_context, min_chips
-from .config import ModelConfig, MoE
+from .config import MLA, ModelConfig, MoE
 from .counts import (
     Flops,
     Params,
@@ -85,6 +87,7 @@ from .step_roofline import (
 from .tensor_parallel import ShardedStep, shard, tensor_parallel_step
 
 __all__ = [
+    "MLA",
     "OPTIMIZERS",
     "Activations",
     "Block",

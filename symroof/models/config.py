@@ -10,7 +10,9 @@
 Sizes have letters, as "How To Scale Your Model" writes them: L layers, D d_model, F d_ff,
 N query heads, K key/value heads, H head dim, V vocabulary, P learned positions; for a
 mixture of experts E routed experts of width F_e each, k of them per token, E_s shared
-experts of width F_s, and L_d dense layers (the rest, L - L_d, are MoE layers). The counts
+experts of width F_s, and L_d dense layers (the rest, L - L_d, are MoE layers); for latent
+attention (DeepSeek's MLA) C the key/value latent rank, R the shared rotary key width, Q the
+query latent rank (0: none) and H_v the value head dim, H being the query/key head dim. The counts
 in ``symroof.models.counts`` are written once over these letters: ``dims()`` gives the
 config's integers, ``letters()`` positive symbols, and the same code yields both.
 """
@@ -29,7 +31,8 @@ from ..core.errors import InputError
 NORMS = ("rmsnorm", "layernorm")
 MLPS = ("gated", "plain")
 POSITIONS = ("rope", "learned", "none")
-LETTERS = ("L", "D", "F", "N", "K", "H", "V", "P", "E", "k", "F_e", "E_s", "F_s", "L_d")
+LETTERS = ("L", "D", "F", "N", "K", "H", "V", "P", "E", "k", "F_e", "E_s", "F_s", "L_d",
+           "C", "R", "Q", "H_v")
 
 
 @dataclass(frozen=True)
@@ -62,6 +65,26 @@ class MoE:
             raise InputError("a shared-expert gate needs shared experts", "moe.shared_gate")
 
 
+@dataclass(frozen=True)
+class MLA:
+    """Multi-head latent attention (DeepSeek-V2): keys and values come from a per-token
+    latent of ``kv_rank`` (C) plus a rotary key of ``rope_dim`` (R) shared by the heads;
+    each head's query/key is ``nope_dim + rope_dim`` wide and its value ``v_dim`` (H_v);
+    queries go through a latent of ``q_rank`` (Q) when it is nonzero."""
+
+    kv_rank: int
+    rope_dim: int
+    nope_dim: int
+    v_dim: int
+    q_rank: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("kv_rank", "rope_dim", "nope_dim", "v_dim"):
+            _positive(getattr(self, name), f"mla.{name}")
+        if not isinstance(self.q_rank, int) or self.q_rank < 0:
+            raise InputError(f"must be a whole number >= 0, got {self.q_rank!r}", "mla.q_rank")
+
+
 @dataclass(frozen=True, repr=False)
 class ModelConfig(tb.RichView):
     """A decoder-only transformer. ``mlp`` is ``gated`` (SwiGLU: gate, up, down) or ``plain``
@@ -91,6 +114,7 @@ class ModelConfig(tb.RichView):
     sliding_window: int | None = None
     dropout: bool = False
     context_length: int = 0
+    mla: MLA | None = None
     source: Mapping[str, str] = field(default_factory=dict)
     aliases: tuple[str, ...] = ()
 
@@ -119,6 +143,8 @@ class ModelConfig(tb.RichView):
                                  where)
         if self.positions == "learned":
             _positive(self.max_positions, f"{where}: max_positions")
+        if self.mla is not None and self.head_dim != self.mla.nope_dim + self.mla.rope_dim:
+            raise InputError("head_dim must be mla.nope_dim + mla.rope_dim", where)
         if self.moe is not None and self.moe.dense_layers > self.layers:
             raise InputError(f"{self.moe.dense_layers} dense layers exceed the "
                              f"{self.layers} layers", f"{where}: moe.dense_layers")
@@ -139,6 +165,8 @@ class ModelConfig(tb.RichView):
             "F_e": moe.d_ff if moe else 0, "E_s": moe.shared if moe else 0,
             "F_s": moe.shared_d_ff if moe else 0,
             "L_d": moe.dense_layers if moe else self.layers,
+            "C": self.mla.kv_rank if self.mla else 0, "R": self.mla.rope_dim if self.mla else 0,
+            "Q": self.mla.q_rank if self.mla else 0, "H_v": self.mla.v_dim if self.mla else 0,
         }
         return {k: sp.Integer(v) for k, v in values.items()}
 

@@ -77,8 +77,15 @@ def sizes_of(cfg: ModelConfig, symbolic: bool) -> dict[str, sp.Expr]:
 
 
 def attention_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
-    """One layer's attention: Q (D x N H), K and V (D x K H each), output (N H x D), biases."""
+    """One layer's attention: Q (D x N H), K and V (D x K H each), output (N H x D), biases.
+    Latent attention: Q (D x N H, or D x Q, its norm, Q x N H), the latent and rotary key
+    (D x (C + R)), the latent's norm (C), K and V from the latent (C x N (H - R + H_v)), the
+    output (N H_v x D)."""
     D, N, K, H = s["D"], s["N"], s["K"], s["H"]
+    if cfg.mla is not None:
+        C, R, Q, Hv = s["C"], s["R"], s["Q"], s["H_v"]
+        query = D * Q + Q + Q * N * H if cfg.mla.q_rank else D * N * H
+        return query + D * (C + R) + C + C * N * (H - R + Hv) + N * Hv * D
     weights = D * N * H + 2 * D * K * H + N * H * D
     bias = (N * H + 2 * K * H if cfg.qkv_bias else 0) + (D if cfg.out_bias else 0)
     return weights + bias
@@ -147,9 +154,11 @@ class Flops:
 
 def attention_flops(cfg: ModelConfig, context: int | sp.Expr | None = None, *,
                     symbolic: bool = False) -> sp.Expr:
-    """Scores and values of one token over ``context`` positions, all layers: 4 L N H T."""
+    """Scores and values of one token over ``context`` positions, all layers: 4 L N H T
+    (2 L N (H + H_v) T for latent attention, its keys and values decompressed)."""
     s = sizes_of(cfg, symbolic)
-    return sp.expand(4 * s["L"] * s["N"] * s["H"] * context_symbol(context))
+    value = s["H_v"] if cfg.mla is not None else s["H"]
+    return sp.expand(2 * s["L"] * s["N"] * (s["H"] + value) * context_symbol(context))
 
 
 def forward_flops(cfg: ModelConfig, context: int | sp.Expr | None = None, *,
@@ -188,14 +197,19 @@ def training_flops_per_token(cfg: ModelConfig, context: int | sp.Expr | None = N
 
 def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
                        symbolic: bool = False) -> sp.Expr:
-    """KV-cache bytes per token: 2 (a key and a value) x L x K x H x bytes per element.
+    """KV-cache bytes per token: 2 (a key and a value) x L x K x H x bytes per element;
+    for latent attention the latent and the rotary key, L (C + R) elements (DeepSeek-V2,
+    section 2.1.2: (d_c + d_h^R) l).
 
     >>> from symroof.models import model
     >>> kv_bytes_per_token(model("llama-2-7b")), kv_bytes_per_token(model("llama-3-8b"), "int8")
     (524288, 65536)
     """
     s = sizes_of(cfg, symbolic)
-    return sp.expand(2 * s["L"] * s["K"] * s["H"] * dtype_bytes(dtype, where="--kv-dtype"))
+    b = dtype_bytes(dtype, where="--kv-dtype")
+    if cfg.mla is not None:
+        return sp.expand(s["L"] * (s["C"] + s["R"]) * b)
+    return sp.expand(2 * s["L"] * s["K"] * s["H"] * b)
 
 
 def kv_bytes_per_sequence(cfg: ModelConfig, context: int | sp.Expr | None = None,

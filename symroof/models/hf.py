@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
-from .config import ModelConfig, MoE
+from .config import MLA, ModelConfig, MoE
 
 Reader = Callable[["_Fields", str], ModelConfig]
 
@@ -127,8 +127,38 @@ def _gpt2(f: _Fields, name: str) -> ModelConfig:
         context_length=f.whole("n_positions"))
 
 
+def _deepseek_v2(f: _Fields, name: str) -> ModelConfig:
+    if f.whole("moe_layer_freq", 1) != 1:
+        raise InputError("only moe_layer_freq 1 is modelled (every layer after the dense "
+                         "ones is a MoE layer)", f.where)
+    if f.bool("attention_bias", False):
+        raise InputError("attention biases of latent attention are not modelled "
+                         "(attention_bias must be false)", f.where)
+    heads, rope, nope = (f.whole("num_attention_heads"), f.whole("qk_rope_head_dim"),
+                         f.whole("qk_nope_head_dim"))
+    mla = MLA(kv_rank=f.whole("kv_lora_rank"), rope_dim=rope, nope_dim=nope,
+              v_dim=f.whole("v_head_dim"), q_rank=f.optional("q_lora_rank") or 0)
+    experts = f.whole("n_routed_experts")
+    moe = None
+    if experts:
+        shared = f.whole("n_shared_experts", 0)
+        width = f.whole("moe_intermediate_size")
+        moe = MoE(experts=experts, top_k=f.whole("num_experts_per_tok"), d_ff=width,
+                  shared=shared, shared_d_ff=width if shared else 0,
+                  dense_layers=min(f.whole("first_k_dense_replace", 0),
+                                   f.whole("num_hidden_layers")))
+    return ModelConfig(
+        name, layers=f.whole("num_hidden_layers"), d_model=f.whole("hidden_size"),
+        d_ff=f.whole("intermediate_size"), heads=heads, kv_heads=heads, head_dim=nope + rope,
+        vocab=f.whole("vocab_size"), mlp="gated",
+        tied_embeddings=f.bool("tie_word_embeddings", False), norm="rmsnorm",
+        positions="rope", moe=moe, mla=mla,
+        context_length=f.whole("max_position_embeddings", 0))
+
+
 READERS: dict[str, Reader] = {"llama": _llama, "mistral": _llama, "qwen2": _qwen2,
-                              "mixtral": _mixtral, "qwen2_moe": _qwen2_moe, "gpt2": _gpt2}
+                              "mixtral": _mixtral, "qwen2_moe": _qwen2_moe, "gpt2": _gpt2,
+                              "deepseek_v2": _deepseek_v2}
 
 
 def from_hf(data: Mapping[str, Any], *, name: str | None = None, where: str = "config.json",

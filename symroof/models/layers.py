@@ -167,6 +167,9 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+    if cfg.mla is not None:
+        raise InputError(f"{cfg.name}: the layer ops of latent attention (MLA) are not "
+                         "modelled; its counts are (params, FLOPs and KV bytes per token)")
     s = sizes_of(cfg, symbolic)
     B, T = _size(batch, "B", "batch"), _size(context, "T", "context")
     M = B if phase == "decode" else B * T

@@ -89,6 +89,8 @@ def activation_bytes(cfg: ModelConfig, policy: str = "none", *,
     if policy not in RECOMPUTE:
         raise InputError(f"recomputation policy must be one of {', '.join(RECOMPUTE)}, "
                          f"got {policy!r}")
+    if cfg.mla is not None:
+        raise InputError(f"{cfg.name}: activations of latent attention (MLA) are not modelled")
     s = sizes_of(cfg, symbolic)
     T, a = context_symbol(context), dtype_bytes(dtype, where="activation dtype")
     moe_width = s["k"] * s["F_e"] + s["E_s"] * s["F_s"]
