@@ -83,3 +83,25 @@ def test_model_and_step_show_themselves() -> None:
     md = srl._repr_markdown_()  # type: ignore[attr-defined]
     assert md.count("\n| ") == 1 + len(srl.rows) + 1  # type: ignore[attr-defined]
     assert "| step | all, times their counts |" in md
+
+
+def test_a_batch_figure_draws_each_strategys_derived_times() -> None:
+    from symroof.models import model
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    from symroof.render.regimes import batch_figure
+    m = mesh("X=16", "tpu-v5e")
+    plans = [train(model("llama-2-7b"), m, parse_strategy(s), batch=b, context=1024)
+             for s in ("fsdp=X", "tp=X") for b in (64, 16, 256)]
+    fig = batch_figure(plans)
+    lower = {s.label: s for s in fig.series if not s.label.endswith("(upper)")}
+    assert set(lower) == {"fsdp=X", "tp=X"}
+    for p in plans:  # every point is the plan's own T_lower, batches in order
+        s = lower[p.strategy]
+        assert s.xs == (16.0, 64.0, 256.0)
+        assert s.ys[s.xs.index(float(p.batch))] == pytest.approx(float(p.t_lower))
+    upper = [s for s in fig.series if s.label.endswith("(upper)")]
+    assert all(u >= lo for s, t in zip(lower.values(), upper, strict=True)
+               for lo, u in zip(s.ys, t.ys, strict=True))
+    view = plans[0]._repr_markdown_()
+    assert "| T\\_lower, s |" in view and "| bound |" in view

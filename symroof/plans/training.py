@@ -21,10 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy as sp
 from sympy import Expr
 
+from ..core import tables as tb
 from ..core.errors import InputError
 from ..models.config import ModelConfig
 from ..models.counts import flops_per_token, training_flops_per_token
@@ -54,8 +56,8 @@ class Term:
         return sp.Add(*self.phases.values())
 
 
-@dataclass(frozen=True)
-class Plan:
+@dataclass(frozen=True, repr=False)
+class Plan(tb.RichView):
     """A plan's results; every value exact (SymPy), per device unless said otherwise."""
 
     mode: str
@@ -82,6 +84,19 @@ class Plan:
     @property
     def fits(self) -> bool:
         return bool(self.memory["total"] <= self.capacity)
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows: list[tuple[str, Any]] = [(f"memory: {k}, bytes", v)
+                                       for k, v in self.memory.items()]
+        rows.append(("capacity, bytes", self.capacity))
+        rows += [(f"term: {k}, s", t.time) for k, t in self.terms.items()]
+        rows += [("T_lower, s", self.t_lower), ("T_upper, s", self.t_upper),
+                 ("bound", self.bound)]
+        if self.critical_batch is not None:
+            rows.append(("critical batch per chip", self.critical_batch))
+        title = (f"{self.mode} {self.model} on {self.mesh} {self.chip}, {self.strategy}, "
+                 f"batch {self.batch}")
+        return title, tb.key_values(rows)
 
 
 def degrees_of(strategy: Strategy, m: Mesh) -> dict[sp.Symbol, Expr]:

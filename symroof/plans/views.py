@@ -12,7 +12,8 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.printer import approx, md_escape, number_value, text
+from ..core import tables as tb
+from ..core.printer import approx, number_value, text
 from .mfu import Mfu
 from .request import Result
 from .search import Search
@@ -22,14 +23,11 @@ from .training import PHASES, Plan, Term, bound_by_phase
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
-    """A table: aligned columns for text, a GitHub table for Markdown."""
-    if fmt == "md":
-        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        return out + ["| " + " | ".join(md_escape(c, table=True) for c in r) + " |"
-                      for r in rows]
-    widths = [max(len(str(r[i])) for r in (head, *rows)) for i in range(len(head))]
-    return ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-            for r in (head, *rows)]
+    """A table from the one table writer: aligned columns for text, a GitHub table for
+    Markdown."""
+    t = tb.Table(tuple(tb.Column(h) for h in head),
+                 tuple(tuple(tb.cell(tb.text(str(c))) for c in r) for r in rows))
+    return t.render("md" if fmt == "md" else "text", max_width=10_000).splitlines()
 
 
 def seconds(value: sp.Expr) -> str:

@@ -37,6 +37,7 @@ class Series:
     ys: tuple[float, ...]
     points: bool = False
     style: int = 0
+    dash: int = -1  # a dash of its own (-1: the style's)
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,7 @@ def svg(fig: FigureData, xlabel: str, ylabel: str) -> str:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    import matplotlib.ticker
     with matplotlib.rc_context({"svg.hashsalt": "symroof", "svg.fonttype": "none",
                                 "font.size": 9, "figure.figsize": (6.0, 3.8)}):
         figure, ax = plt.subplots()
@@ -140,7 +142,8 @@ def svg(fig: FigureData, xlabel: str, ylabel: str) -> str:
                 ax.plot(s.xs, s.ys, MARKERS[s.style % len(MARKERS)], label=s.label,
                         markersize=5, color=color, markerfacecolor="white")
             else:
-                ax.plot(s.xs, s.ys, linestyle=DASHES[s.style % len(DASHES)], label=s.label,
+                dash = s.dash if s.dash >= 0 else s.style
+                ax.plot(s.xs, s.ys, linestyle=DASHES[dash % len(DASHES)], label=s.label,
                         linewidth=1.6 + 0.6 * (s.style == 0), color=color)
         for x, label in fig.marks:
             ax.axvline(x, linestyle=":", color="grey", linewidth=1)
@@ -148,6 +151,8 @@ def svg(fig: FigureData, xlabel: str, ylabel: str) -> str:
                         xytext=(3, 4), fontsize=8, color="grey")
         ax.set_xscale("log")
         ax.set_yscale("log")
+        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        ax.yaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
         ax.grid(True, which="major", linewidth=0.4, alpha=0.5)
@@ -172,8 +177,9 @@ def pgfplots(fig: FigureData, xlabel: str, ylabel: str, caption: str) -> str:
              r"grid=major]"]
     for s in fig.series:
         coords = " ".join(f"({_num(x)},{_num(y)})" for x, y in zip(s.xs, s.ys, strict=True))
+        dash = s.dash if s.dash >= 0 else s.style
         style = (f"only marks, mark={PGF_MARKS[s.style % len(PGF_MARKS)]}" if s.points
-                 else f"thick, no marks, {PGF_DASHES[s.style % len(PGF_DASHES)]}")
+                 else f"thick, no marks, {PGF_DASHES[dash % len(PGF_DASHES)]}")
         lines.append(rf"\addplot+[{style}] coordinates {{{coords}}};")
         lines.append(r"\addlegendentry{" + tex_escape(s.label) + "}")
     for x, _ in fig.marks:

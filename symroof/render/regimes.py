@@ -1,5 +1,5 @@
 """Figures for the vocabulary of systems: the latency and bandwidth regimes of a collective,
-and the per-layer roofline of a model's step.
+the per-layer roofline of a model's step, and a plan's step time against batch per strategy.
 
 >>> from symroof.parallel.collectives import collective
 >>> from symroof.parallel.mesh import mesh
@@ -18,6 +18,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..models.step_roofline import StepRoofline
 from ..parallel.collectives import Collective
+from ..plans.training import Plan
 from .plots import SAMPLES, FigureData, Series, roof_label
 
 
@@ -87,3 +88,39 @@ def step_figure(srl: StepRoofline) -> FigureData:
     return FigureData(f"step-{step.phase}-{srl.chip.name}", "step", {"title": title},
                       "arithmetic intensity (FLOP/byte)", tuple(series),
                       ((ridge, "ridge"),), ylabel="attainable FLOP/s", title=title)
+
+
+def batch_figure(plans: list[Plan]) -> FigureData:
+    """Step time (T_lower, and T_upper dashed) against batch, one line per strategy, from
+    plans already derived at each batch.
+
+    >>> from symroof.models import model
+    >>> from symroof.parallel.mesh import mesh
+    >>> from symroof.plans.strategy import parse_strategy
+    >>> from symroof.plans.training import train
+    >>> m = mesh("X=16", "tpu-v5e")
+    >>> plans = [train(model("llama-2-7b"), m, parse_strategy(s), batch=b, context=1024)
+    ...          for s in ("fsdp=X", "tp=X") for b in (16, 64)]
+    >>> [s.label for s in batch_figure(plans).series]
+    ['fsdp=X', 'fsdp=X (upper)', 'tp=X', 'tp=X (upper)']
+    """
+    if not plans:
+        raise InputError("a batch figure needs at least one plan")
+    by: dict[str, list[Plan]] = {}
+    for p in plans:
+        if not (p.batch.is_number and p.t_lower.is_number and p.t_upper.is_number):
+            raise InputError(f"plan {p.strategy}: batch and times must be numbers to draw")
+        by.setdefault(p.strategy, []).append(p)
+    series: list[Series] = []
+    for k, (strategy, group) in enumerate(by.items()):
+        group.sort(key=lambda p: float(p.batch))
+        xs = tuple(float(p.batch) for p in group)
+        series.append(Series(strategy, xs, tuple(float(p.t_lower) for p in group), style=k,
+                             dash=0))
+        series.append(Series(f"{strategy} (upper)", xs,
+                             tuple(float(p.t_upper) for p in group), style=k, dash=1))
+    first = plans[0]
+    title = f"{first.mode} {first.model} on {first.mesh} {first.chip}: step time"
+    return FigureData(f"plan-{first.model}-{first.chip}", "plan", {"title": title},
+                      "batch (sequences per step)", tuple(series), ylabel="step time (s)",
+                      title=title)
