@@ -1,16 +1,23 @@
 # One place for every set-up step and check. `make check` is the test command of the
-# README and of CI; `make reports` is the main job.
+# README and of CI; `make reports` is the main job. Every target runs with $(PYTHON), so
+# `make check PYTHON=venv/bin/python` checks inside that environment. Python packages come
+# at the exact versions of constraints.txt. A new set-up step is one more target in SETUP.
 PYTHON ?= python3
+PIP = $(PYTHON) -m pip install -q -c constraints.txt
 TEX_PACKAGES = texlive-latex-base texlive-latex-recommended texlive-pictures \
 	texlive-lang-cyrillic latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp \
 	cm-super-minimal lmodern poppler-utils
 
 BROWSER_PACKAGES = chromium nodejs npm
+SETUP = python tex katex
 
-.PHONY: setup tex browser katex check reports bench
+.PHONY: setup python tex browser katex check reports bench
 
-setup:
-	$(PYTHON) -m pip install -q -e ".[test,plot]"
+setup: $(SETUP)
+
+# the package with its extras, editable, at the locked versions
+python:
+	$(PIP) -e ".[test,plot]"
 
 # TeX Live from Debian's packages, for the PDF write-ups and their tests
 tex:
@@ -37,12 +44,12 @@ katex: browser
 	@if [ -f node_modules/katex/dist/katex.min.js ]; then echo "KaTeX: present"; \
 	elif command -v npm >/dev/null; then npm ci --no-audit --no-fund --silent; fi
 
-check: setup tex katex
+check: setup
 	$(PYTHON) -m pytest
 
-reports: setup tex katex
+reports: setup
 	$(PYTHON) -m symroof verify
 	$(PYTHON) -m symroof report --format md,tex,pdf,html --out reports
 
-bench: setup
+bench: python
 	$(PYTHON) benchmarks/run.py

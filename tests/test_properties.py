@@ -15,7 +15,7 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symroof.claims.runner import load_derivations
+from symroof.claims.loader import load_derivations
 from symroof.core.errors import DerivationError
 from symroof.core.sizes import sizes
 from symroof.engine.asymptotics import Expansion

@@ -140,7 +140,6 @@ def test_the_wrong_leading_term_2B_is_caught_with_the_shrunk_sizes() -> None:
         "leading term 2*B of B*D*F/(B*D + B*F + D*F) (B<<D,F) is off by 50.1% at B=1, "
         "D=1000, F=1000 (depth 1000 from B=1, D=1, F=1); the first correction "
         "-B**2*(D + F)/(D*F) allows 2 x 0.1%")
-    assert any("Falsifying example" in note for note in err.value.__notes__)
 
 
 def test_a_leading_term_off_by_a_constant_and_one_of_the_wrong_order_are_caught() -> None:

@@ -164,7 +164,8 @@ def test_cli_names_the_file_and_line_of_a_derivation_that_raises(tmp_path: Path)
     assert done.stderr.strip() == (f"symroof: error: {path}:3: the derivation raised "
                                    "ZeroDivisionError: division by zero")
     path.write_text("x = 1\n")
-    assert "defines no build() function" in run_cli("verify", str(path)).stderr
+    done = run_cli("verify", str(path))
+    assert done.returncode == 1 and "defines no build() function" in done.stdout
 
 
 def test_cli_json_fields(tmp_path: Path) -> None:
@@ -191,29 +192,31 @@ def test_bundled_derivations_verify_clean() -> None:
 
 
 def test_verdict_cache_hits_only_unchanged_files(tmp_path: Path) -> None:
-    from symroof.claims.runner import VerdictCache, load_derivations
+    from symroof.claims.cache import VerdictCache
+    from symroof.claims.runner import run_units
     cache = VerdictCache(tmp_path / "cache")
     path = write(tmp_path, "240")
-    first = verify(load_derivations([str(path)]), cache=cache)
-    again = verify(load_derivations([str(path)]), cache=cache)
-    assert [v.cached for v in first.verdicts] == [False]
-    assert [v.cached for v in again.verdicts] == [True]
-    assert [(v.verdict, v.derived) for v in again.verdicts] == \
-        [(v.verdict, v.derived) for v in first.verdicts]
+    first = run_units([path], cache=cache).rows
+    again = run_units([path], cache=cache).rows
+    assert [r["cached"] for r in first] == [False]
+    assert [r["cached"] for r in again] == [True]
+    assert [(r["verdict"], r["derived"]) for r in again] == \
+        [(r["verdict"], r["derived"]) for r in first]
     write(tmp_path, "250")  # the same file, another stated value: a miss, a fresh verdict
-    changed = verify(load_derivations([str(path)]), cache=cache)
-    assert [(v.verdict, v.cached) for v in changed.verdicts] == [("MISMATCH", False)]
+    changed = run_units([path], cache=cache).rows
+    assert [(r["verdict"], r["cached"]) for r in changed] == [("MISMATCH", False)]
 
 
 def test_errors_are_never_cached(tmp_path: Path) -> None:
-    from symroof.claims.runner import VerdictCache, load_derivations
+    from symroof.claims.cache import VerdictCache
+    from symroof.claims.runner import run_units
     path = tmp_path / "boom.py"
     path.write_text(MODULE.replace("derive=lambda: rl.ridge", "derive=lambda: 1 / 0")
                     .replace("{stated}", "1"))
     cache = VerdictCache(tmp_path / "cache")
     for _ in range(2):
-        result = verify(load_derivations([str(path)]), cache=cache)
-        assert [(v.verdict, v.cached) for v in result.verdicts] == [("ERROR", False)]
+        rows = run_units([path], cache=cache).rows
+        assert [(r["verdict"], r["cached"]) for r in rows] == [("ERROR", False)]
 
 
 def test_cli_no_cache(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.parse import MAX_DIGITS, MAX_EXPONENT
 from ..core.units import unit_scale
 
 APPROXIMATE = ("~", "≈", "about", "roughly", "approximately", "примерно", "около", "大约",
@@ -93,6 +94,9 @@ def read(text: str, language: str = "en") -> Stated | None:
     sci = _SCI.match(rest, end)
     if sci:
         exponent, end = int(sci.group(1)), sci.end()
+    if abs(exponent) > MAX_EXPONENT or len(digits + frac) > MAX_DIGITS:
+        raise InputError(f"the stated value {text.strip()!r} is beyond the limits of a "
+                         f"formula literal ({MAX_DIGITS} digits, exponent {MAX_EXPONENT})")
     unit = rest[end:].strip()
     if unit == "%":
         scale = sp.Rational(1, 100)

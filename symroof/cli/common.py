@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import sys
+from collections.abc import Callable
 from typing import Any
 
 
@@ -31,9 +35,60 @@ def overrides(pairs: list[str]) -> dict[str, str]:
         key, eq, value = pair.partition("=")
         if not eq or not key.strip() or not value.strip():
             raise InputError(f"expected KEY=VALUE, got {pair!r}", "--set")
+        if key.strip() in out:
+            raise InputError(f"{key.strip()!r} is given twice", "--set")
         out[key.strip()] = value.strip()
     return out
 
 
 def emit(data: Any) -> None:
-    print(json.dumps(data, indent=2, ensure_ascii=False))
+    """Strict JSON on stdout: a NaN or an infinity is written as null."""
+    print(json.dumps(_strict(data), indent=2, ensure_ascii=False, allow_nan=False))
+
+
+def _strict(data: Any) -> Any:
+    if isinstance(data, float):
+        return data if math.isfinite(data) else None
+    if isinstance(data, dict):
+        return {k: _strict(v) for k, v in data.items()}
+    if isinstance(data, list | tuple):
+        return [_strict(v) for v in data]
+    return data
+
+
+def color() -> bool:
+    """Colour on a terminal, unless NO_COLOR is set (https://no-color.org)."""
+    return sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+
+
+STEPS = {"parse": "parsing the formulas", "asymptotics": "the expansion in the regime",
+         "thresholds": "solving for the threshold", "rooflines": "the roofline",
+         "ops": "building the op", "optimize": "solving the optimum",
+         "optimum": "evaluating the optimum", "printer": "printing the results",
+         "catalog": "reading the catalogue"}
+
+
+def timeout_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
+                   help="limit of the whole derivation (default 30)")
+
+
+def bounded(seconds: float, run: Callable[[], int]) -> int:
+    """``run()`` within ``seconds``; past them, an error naming the step that ran out."""
+    import traceback
+
+    from ..claims.runner import check_timeout
+    from ..core.errors import DerivationError
+    from ..core.timelimits import TimeLimit, time_limit
+    check_timeout(seconds)
+    try:
+        with time_limit(seconds):
+            return run()
+    except TimeLimit as exc:
+        step = "the derivation"
+        for frame in traceback.extract_tb(exc.__traceback__):
+            name = frame.filename.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".py")
+            if "/symroof/" in frame.filename.replace("\\", "/") and name in STEPS:
+                step = STEPS[name]
+        raise DerivationError(f"no result within {seconds:g} s ({step} ran out of time)",
+                              "--timeout") from None

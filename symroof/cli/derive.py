@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, emit, overrides
+from .common import bounded, chip_options, emit, overrides, timeout_option
 
 EXAMPLES_DERIVE = """\
 examples:
@@ -42,6 +42,7 @@ def register(verbs: Any) -> None:
     src.add_argument("--out-dtype", metavar="NAME", help="dtype of the einsum output "
                      "(default: the first operand's)")
     chip_options(d)
+    timeout_option(d)
     d.add_argument("--dtype", metavar="NAME", help="dtype whose peak applies (default: the "
                    "first operand's, or bf16)")
     d.add_argument("--compute", "--unit", dest="compute", default="mxu", choices=("mxu", "vpu"),
@@ -67,6 +68,10 @@ def register(verbs: Any) -> None:
 
 
 def run_derive(args: argparse.Namespace) -> int:
+    return bounded(args.timeout, lambda: _derive(args))
+
+
+def _derive(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
     if args.mesh is not None:
         if args.einsum is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import emit
+from .common import bounded, emit, timeout_option
 
 
 def register(verbs: Any) -> None:
@@ -33,10 +33,15 @@ def register(verbs: Any) -> None:
     o.add_argument("--method", default="auto", choices=("auto", "power-law", "general"),
                    help="solver (default auto: the fast path when the form allows it)")
     o.add_argument("--json", action="store_true", help="machine-readable output")
+    timeout_option(o)
     o.set_defaults(run=run_optimize)
 
 
 def run_optimize(args: argparse.Namespace) -> int:
+    return bounded(args.timeout, lambda: _optimize(args))
+
+
+def _optimize(args: argparse.Namespace) -> int:
     from ..models.optimum import optimize_formulas as optimize_adhoc
     result = optimize_adhoc(minimize=args.minimize, subject_to=args.subject_to,
                             variables=args.vars, values=args.values,

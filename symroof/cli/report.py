@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -39,7 +40,9 @@ def register(verbs: Any) -> None:
 def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from ..claims.runner import load_derivations, verify
+    from ..claims.cache import VerdictCache
+    from ..claims.loader import derivation_units, load_derivations
+    from ..claims.runner import check_timeout, run_units, verify
     from ..core.errors import InputError
     from ..render.files import stale, write
     from ..render.report import FORMATS, render
@@ -50,12 +53,27 @@ def run_report(args: argparse.Namespace) -> int:
                          f"{', '.join(FORMATS)})", "--format")
     if args.check and ("pdf" in formats or "html" in formats):
         raise InputError("--check compares md and tex only", "--format")
-    derivations = load_derivations(args.paths)
+    check_timeout(args.timeout)
+    if not args.out.strip():
+        raise InputError("the output folder is empty", "--out")
+    units = derivation_units(args.paths)
     tty = sys.stderr.isatty()
     if tty:
         print("verifying...", end="", file=sys.stderr, flush=True)
-    # derived afresh: a write-up shows the derived objects, which the verdict cache (text
-    # only) does not keep
+    # first sealed (workers, time-bounded, cached): a unit that exits, hangs or defines no
+    # derivation stops the report before anything of it runs here
+    outcome = run_units(units, args.timeout, None if args.no_cache else VerdictCache())
+    broken = [r for r in outcome.rows if r["kind"] == "unit"]
+    if broken:
+        if tty:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        for r in broken:
+            print(f"symroof: {r['verdict']}: {r['detail']}", file=sys.stderr)
+        return 1
+    # then derived afresh here: a write-up shows the derived objects, which the verdict
+    # cache (text only) does not keep; what a derivation prints is not output
+    with contextlib.redirect_stdout(sys.stderr):
+        derivations = load_derivations(str(u) for u in units)
     result = verify(derivations, timeout=args.timeout)
     if tty:
         print("\r\033[Krendering...", end="", file=sys.stderr, flush=True)

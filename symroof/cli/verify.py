@@ -6,7 +6,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import emit
+from .common import color, emit
 
 
 def register(verbs: Any) -> None:
@@ -16,13 +16,20 @@ def register(verbs: Any) -> None:
                     "the text states, at its printed precision. Exit 0 when every claim holds "
                     "(OK, ROUNDING, a known ERRATUM, or an UNVERIFIABLE measurement), 1 when "
                     "any is MISMATCH, STALE, ERROR or TIMEOUT, 2 on bad input.",
-        epilog="examples:\n  symroof verify\n  symroof verify derivations/rooflines/zh.toml "
-               "--json\n  symroof verify --only MISMATCH,ERRATUM",
+        epilog="examples:\n  symroof verify\n  symroof verify rooflines-zh --json\n"
+               "  symroof verify derivations/rooflines/zh.toml --json\n"
+               "  symroof verify --only MISMATCH,ERRATUM",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     v.add_argument("paths", nargs="*", metavar="PATH",
                    help="derivation modules or folders (default: the bundled derivations)")
     v.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
-                   help="limit per claim (default 30)")
+                   help="limit of each unit's import and build() and of each claim "
+                        "(default 30)")
+    v.add_argument("--jobs", type=int, default=0, metavar="N",
+                   help="units verified at once, each in its own process (default: one "
+                        "per core)")
+    v.add_argument("--catalog", metavar="FILE",
+                   help="a catalogue TOML file of your own, used by the derivations' chips")
     v.add_argument("--only", metavar="VERDICTS", help="show only these verdicts, e.g. "
                    "MISMATCH,ERRATUM (the summary and exit code still count all)")
     v.add_argument("--no-cache", action="store_true",
@@ -35,20 +42,14 @@ def register(verbs: Any) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    from ..claims.consistency import conflicts_of
-    from ..claims.runner import (
-        FAILING,
-        VERDICTS,
-        VerdictCache,
-        cached_rows,
-        load_derivations,
-        summary_of,
-        verify,
-    )
+    from ..claims.cache import VerdictCache
+    from ..claims.loader import derivation_units
+    from ..claims.runner import FAILING, VERDICTS, check_timeout, run_units, summary_of
     from ..core.errors import InputError
-    from ..render.terminal import VerdictLine, verdict_lines
-    if args.timeout <= 0:
-        raise InputError(f"must be positive, got {args.timeout:g}", "--timeout")
+    from ..render.verdicts import VerdictLine, verdict_lines
+    check_timeout(args.timeout)
+    if args.jobs < 0:
+        raise InputError(f"must be at least 1, got {args.jobs}", "--jobs")
     only = None
     if args.only:
         only = {v.strip().upper() for v in args.only.split(",")}
@@ -56,30 +57,44 @@ def run_verify(args: argparse.Namespace) -> int:
         if unknown:
             raise InputError(f"unknown verdict {unknown[0]!r} (verdicts: "
                              f"{', '.join(VERDICTS)})", "--only")
-    cache = None if args.no_cache else VerdictCache()
-    known = cached_rows(args.paths, cache, args.timeout) if cache is not None else None
-    if known is not None:  # every file unchanged: no SymPy work at all
-        count, rows = known
-        table: list[Any] = [VerdictLine.of_record(r) for r in rows]
-    else:
-        derivations = load_derivations(args.paths)
-        tty = sys.stderr.isatty() and not args.json
-        progress = None
-        if tty:
-            def progress(done: int, total: int, v: Any) -> None:
-                print(f"\r\033[K[{done}/{total}] {v.derivation}: {v.claim.id}", end="",
-                      file=sys.stderr, flush=True)
-        result = verify(derivations, timeout=args.timeout, progress=progress, cache=cache)
-        if tty:
-            print("\r\033[K", end="", file=sys.stderr, flush=True)
-        count, rows = len(derivations), result.to_json()["claims"]
-        table = list(result.verdicts)
+    extra = [catalog_file(args.catalog)] if args.catalog is not None else []
+    units = derivation_units(args.paths)
+    tty = sys.stderr.isatty() and not args.json
+    progress = None
+    if tty:
+        def progress(done: int, row: dict[str, Any]) -> None:
+            print(f"\r\033[K[{done}] {row['derivation']}: {row['id']}", end="",
+                  file=sys.stderr, flush=True)
+    outcome = run_units(units, args.timeout, None if args.no_cache else VerdictCache(),
+                        args.jobs or None, progress, extra_deps=extra)
+    if tty:
+        print("\r\033[K", end="", file=sys.stderr, flush=True)
+    rows = list(outcome.rows)
     if args.no_timing:
         rows = [{**r, "seconds": None, "cached": None} for r in rows]
     failed = any(r["verdict"] in FAILING for r in rows)
     if args.json:
         shown = [r for r in rows if only is None or r["verdict"] in only]
+        from ..claims.consistency import conflicts_of
         emit({"claims": shown, "summary": summary_of(rows), "conflicts": conflicts_of(rows)})
     else:
-        print("\n".join(verdict_lines(table, count, color=sys.stdout.isatty(), only=only)))
+        lines = [VerdictLine.of_record(r) for r in rows]
+        print("\n".join(verdict_lines(lines, outcome.derivations, color=color(), only=only)))
     return 1 if failed else 0
+
+
+def catalog_file(raw: str) -> str:
+    """A user catalogue for the derivations: a regular file, passed to the workers through
+    ``SYMROOF_CATALOG`` (which the cache key includes, with the file's bytes)."""
+    import os
+    from pathlib import Path
+
+    from ..core.errors import InputError
+    path = Path(raw)
+    if not raw or not path.exists():
+        raise InputError("no such catalogue file", raw or "--catalog")
+    if not path.is_file():
+        raise InputError("not a regular file", raw)
+    full = str(path.resolve())
+    os.environ["SYMROOF_CATALOG"] = full
+    return full

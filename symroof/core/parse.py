@@ -15,6 +15,7 @@ from __future__ import annotations
 import ast
 import math
 import re
+import unicodedata
 from collections.abc import Callable
 from fractions import Fraction
 
@@ -28,6 +29,8 @@ MAX_EXPONENT = 1000
 MAX_DIGITS = 400
 
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
+# names SymPy or a reader would take for a number, never a size
+NOT_SIZES = frozenset({"nan", "NaN", "inf", "Inf", "infinity", "Infinity", "zoo"})
 
 FUNCTIONS: dict[str, Callable[..., sp.Expr]] = {
     "sqrt": sp.sqrt,
@@ -132,6 +135,10 @@ def _parse(text: str, where: str | None) -> ast.Expression:
     if len(text) > MAX_LENGTH:
         raise InputError(f"formula is {len(text)} characters long; the limit is {MAX_LENGTH}",
                          where)
+    for ch in text:
+        if ord(ch) > 127 and unicodedata.normalize("NFKC", ch) != ch:
+            raise InputError(f"the look-alike character {ch!r} (U+{ord(ch):04X}) is not "
+                             f"allowed in formula {text.strip()!r}", where)
     source = text.strip().replace("^", "**")
     try:
         return ast.parse(source, mode="eval")
@@ -188,6 +195,8 @@ class _Builder:
             raise self.fail(f"the function {name!r} is used without arguments")
         if not _NAME.match(name):
             raise self.fail(f"the name {name!r} is not allowed")
+        if name in NOT_SIZES:
+            raise self.fail(f"the name {name!r} is not a size")
         return symbol(name)
 
     def visit_UnaryOp(self, node: ast.UnaryOp, depth: int) -> sp.Expr:
@@ -199,19 +208,27 @@ class _Builder:
         raise self.fail(f"the operator {type(node.op).__name__} is not allowed")
 
     def visit_BinOp(self, node: ast.BinOp, depth: int) -> sp.Expr:
-        left = self.build(node.left, depth)
-        right = self.build(node.right, depth)
-        op = node.op
+        chain = []  # a flat sum or product nests to the left: not deeper, only longer
+        while isinstance(node.left, ast.BinOp):
+            chain.append(node)
+            node = node.left
+        value = self._apply(node.op, self.build(node.left, depth),
+                            self.build(node.right, depth))
+        for outer in reversed(chain):
+            value = self._apply(outer.op, value, self.build(outer.right, depth))
+        return value
+
+    def _apply(self, op: ast.operator, left: sp.Expr, right: sp.Expr) -> sp.Expr:
         if isinstance(op, ast.Add):
-            return left + right
+            return self.bounded(left + right)
         if isinstance(op, ast.Sub):
-            return left - right
+            return self.bounded(left - right)
         if isinstance(op, ast.Mult):
-            return left * right
+            return self.bounded(left * right)
         if isinstance(op, ast.Div | ast.FloorDiv):
             if right == 0:
                 raise self.fail("division by zero")
-            quotient = left / right
+            quotient = self.bounded(left / right)
             return sp.floor(quotient) if isinstance(op, ast.FloorDiv) else quotient
         if isinstance(op, ast.Pow):
             if right.is_Number and abs(right) > MAX_EXPONENT:
@@ -221,8 +238,15 @@ class _Builder:
                 raise self.fail(f"a power with about {digits} digits (limit {MAX_DIGITS})")
             if left == 0 and right.is_Number and right.is_negative:
                 raise self.fail("division by zero")
-            return sp.Pow(left, right)
+            return self.bounded(sp.Pow(left, right))
         raise self.fail(f"the operator {type(op).__name__} is not allowed")
+
+    def bounded(self, value: sp.Expr) -> sp.Expr:
+        """``value``, unless a number in it is beyond 10**MAX_EXPONENT (or below its
+        inverse): such numbers take long to compute and cannot be printed."""
+        if too_large(value):
+            raise self.fail(f"a number beyond 10**{MAX_EXPONENT}")
+        return value
 
     def visit_Call(self, node: ast.Call, depth: int) -> sp.Expr:
         if not isinstance(node.func, ast.Name):
@@ -240,6 +264,16 @@ class _Builder:
             raise self.fail(f"{node.func.id!r} takes {arity or 'at least one'} argument(s), "
                             f"got {len(args)}")
         return FUNCTIONS[node.func.id](*args)
+
+
+def too_large(value: sp.Basic) -> bool:
+    """Whether a rational in ``value`` has more than MAX_EXPONENT + 1 digits.
+
+    >>> too_large(parse_expr("B*10**400")), too_large(parse_expr("1e1000")**2)
+    (False, True)
+    """
+    atoms = [value] if isinstance(value, sp.Rational) else value.atoms(sp.Rational)
+    return any(_digits(a) > MAX_EXPONENT + 1 for a in atoms)
 
 
 def _digits(value: sp.Rational) -> float:

@@ -21,10 +21,12 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .escape import escape, html_escape, math_text, md_escape, tex_escape
-from .printer import Shown, shown
+
+if TYPE_CHECKING:  # the printer (SymPy) only where a cell holds math: tables of text,
+    from .printer import Shown  # such as a cached verdict table, import no SymPy
 
 FORMATS = ("text", "md", "tex", "html", "nb", "array")
 
@@ -44,6 +46,7 @@ def text(value: str) -> Part:
 
 def math(value: Any) -> Part:
     """A value through the readable-form rule (or a ``Shown`` already made)."""
+    from .printer import Shown, shown
     return Part("math", value if isinstance(value, Shown) else shown(value))
 
 

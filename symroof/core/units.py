@@ -22,6 +22,7 @@ from fractions import Fraction
 import sympy as sp
 
 from .errors import InputError
+from .parse import MAX_DIGITS, MAX_EXPONENT
 
 
 @dataclass(frozen=True)
@@ -80,6 +81,10 @@ def parse_quantity(text: str, expected: Dimension, *, where: str | None = None) 
     if not match:
         raise InputError(f"cannot read {text!r} as {expected.name}", where)
     number, unit = match.groups()
+    mantissa, _, exponent = number.lower().replace("_", "").partition("e")
+    if len(mantissa) > MAX_DIGITS or (exponent and abs(int(exponent)) > MAX_EXPONENT):
+        raise InputError(f"the number in {text!r} is beyond the limits of a formula literal "
+                         f"({MAX_DIGITS} digits, exponent {MAX_EXPONENT})", where)
     try:
         value = Fraction(number.replace("_", ""))
     except ValueError:

@@ -77,10 +77,17 @@ def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
     if not clauses:
         raise InputError("empty regime", where)
     for clause in clauses:
-        if m := re.fullmatch(rf"({_NAMES})\s*<<\s*({_NAMES})", clause):
-            large += _symbols(m.group(2))
-        elif (m := re.fullmatch(rf"({_NAMES})\s*>>\s*({_NAMES})", clause)) or \
-                (m := re.fullmatch(rf"({_NAMES})\s*->\s*(oo|inf|infinity)", clause)):
+        if m := re.fullmatch(rf"({_NAMES})\s*(<<|>>)\s*({_NAMES})", clause):
+            sides = [[n.strip() for n in m.group(k).split(",")] for k in (1, 3)]
+            for n in sides[0] + sides[1]:
+                if n in ("oo", "inf", "infinity", "nan", "zoo"):
+                    raise InputError(f"{n!r} is not a size in {clause!r} (write 'D->oo' for "
+                                     "a size that grows)", where)
+            if set(sides[0]) & set(sides[1]):
+                raise InputError(f"{sorted(set(sides[0]) & set(sides[1]))[0]} cannot be much "
+                                 f"smaller than itself in {clause!r}", where)
+            large += _symbols(m.group(3) if m.group(2) == "<<" else m.group(1))
+        elif m := re.fullmatch(rf"({_NAMES})\s*->\s*(oo|inf|infinity)", clause):
             large += _symbols(m.group(1))
         elif m := re.fullmatch(rf"({_NAMES})\s*->\s*0", clause):
             small += _symbols(m.group(1))
@@ -127,7 +134,11 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     scaled = sp.sympify(expr).subs(scaling)
     terms = _rational_terms(scaled)
     if terms is None:
-        terms = _series_terms(scaled, expr, reg)
+        try:
+            terms = _series_terms(scaled, expr, reg)
+        except (sp.PoleError, NotImplementedError, ValueError, TypeError) as exc:
+            raise DerivationError(f"no expansion of {expr} in the regime {reg.text}: "
+                                  f"SymPy's series fails ({type(exc).__name__})") from None
     (p, lead), (_, corr) = terms
     lead, corr = cancel(lead), sp.factor_terms(cancel(corr))
     steps = (

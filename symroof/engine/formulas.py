@@ -12,13 +12,13 @@ is derived here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
-from ..core.parse import parse_assignments, parse_expr, symbol
+from ..core.parse import parse_assignments, parse_expr, symbol, too_large
 from ..core.printer import number_value, text
 from ..hardware.catalog import Chip, chip, load_catalog
 from .asymptotics import Expansion, expansion, parse_regime
@@ -80,7 +80,10 @@ class AdHoc:
                                      "direction": th.direction}
             _put(block, "exact", th.exact)
             _put(block, "asymptotic", th.asymptotic)
-            block["integer"] = th.integer
+            block["integer"], block["integer_of"] = th.integer, "exact"
+            if th.integer is None and th.asymptotic is not None and th.asymptotic.is_number:
+                block["integer"] = replace(th, exact=th.asymptotic).integer
+                block["integer_of"] = "asymptotic"
             block["exists_when"] = text(self.existence)
             out["threshold"] = block
         return out
@@ -135,7 +138,10 @@ def derive_from(rl: Roofline, *, solve: str | None = None, regime: str | None = 
         unknown = [s for s in reg.named if s not in used]
         if unknown:
             raise InputError(f"the regime names {unknown[0]}, which no formula uses", "--regime")
-    exp = expansion(rl.intensity, reg) if reg is not None else None
+    try:
+        exp = expansion(rl.intensity, reg) if reg is not None else None
+    except DerivationError as exc:
+        raise DerivationError(exc.message, "--regime") from None
     th = None
     existence = None
     if solve_symbol is not None:
@@ -151,6 +157,8 @@ def derive_from(rl: Roofline, *, solve: str | None = None, regime: str | None = 
             raise DerivationError(exc.message, "--between" if pair else "--solve") from None
     if values:
         rl = rl.at(values)
+        if any(too_large(t) for t in (rl.op.flops, rl.t_math, *rl.t_comms.values())):
+            raise InputError("the values make a number beyond 10**1000", "--subs")
     return AdHoc(rl, exp, th, existence, values)
 
 
@@ -205,6 +213,9 @@ def _formula(text_: str, where: str) -> sp.Expr:
     expr = parse_expr(text_, where=where)
     if expr.is_number and not expr.is_positive:
         raise InputError(f"{text_!r} must be positive", where)
+    if expr.is_positive is False or expr.is_extended_real is False:
+        what = "not real" if expr.is_extended_real is False else "never positive"
+        raise InputError(f"{text_!r} is {what} ({text(expr)}); it must be positive", where)
     return expr
 
 

@@ -20,6 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import reduce
+from itertools import pairwise
 from operator import mul
 from typing import Any
 
@@ -174,13 +175,25 @@ def sequence(*ops: Op, name: str | None = None) -> Op:
 
 
 def fuse(*ops: Op, name: str | None = None) -> Op:
-    """An elementwise chain fused into one kernel: the intermediates never reach memory,
-    so only the first op's reads and the last op's writes remain; FLOPs and comms add."""
+    """A chain fused into one kernel: each op's output is the next op's input and never
+    reaches memory. The reads are the first op's plus every later op's other inputs (what
+    it reads beyond the previous output, such as V after QK^T); the writes are the last
+    op's; FLOPs and comms add. A chain whose op reads less than the previous op wrote is
+    refused: its intermediate cannot be the next op's input."""
     if not ops:
         raise InputError("fusion of no ops")
     total = sequence(*ops)
+    reads = dict(ops[0].reads)
+    for prev, nxt in pairwise(ops):
+        for level in sorted(set(nxt.reads) | set(prev.writes)):
+            extra = sp.expand(nxt.reads.get(level, 0) - prev.writes.get(level, 0))
+            if extra.is_negative:
+                raise InputError(f"cannot fuse {prev.name!r} into {nxt.name!r}: it reads "
+                                 f"less from {level} than {prev.name!r} writes")
+            if extra != 0:
+                reads[level] = sp.sympify(reads.get(level, 0) + extra)
     return replace(total, name=name or "fused(" + ", ".join(o.name for o in ops) + ")",
-                   reads=dict(ops[0].reads), writes=dict(ops[-1].writes))
+                   reads=reads, writes=dict(ops[-1].writes))
 
 
 def _dims(part: str, where: str, allow_empty: bool = False) -> list[str]:

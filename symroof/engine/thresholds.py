@@ -111,10 +111,15 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
     if s not in free:
         raise InputError(f"symbol {s} is not in the formulas (they use: "
                          f"{', '.join(sorted(map(str, free))) or 'no symbols'})")
-    degree, coeffs, poly = _gap(rl.t_math - rl.t_comms[res], s)
     steps: list[Step] = [Step("solve", f"T_math = T_{res} for {s}",
                               sp.Eq(rl.t_math, rl.t_comms[res], evaluate=False), None,
                               "balance point")]
+    try:
+        degree, coeffs, poly = _gap(rl.t_math - rl.t_comms[res], s)
+    except sp.PolynomialError:  # exp, log, max, floor, a root of s: solve, or say so
+        degree, coeffs = -1, {}
+        exact, direction, existence = solve_gap(rl.t_math - rl.t_comms[res], s,
+                                                f"T_math = T_{res}")
     if degree == 1 and coeffs[0] == 0:
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies: their ratio "
                               f"does not depend on {s}")
@@ -126,9 +131,9 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
         if existence is sp.false:
             raise DerivationError(f"T_math and T_{res} cross at {s} = {exact}, which is not "
                                   f"positive: the op is never compute-bound against {res}")
-    elif degree < 1:
+    elif 0 <= degree < 1:
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies")
-    else:
+    elif degree > 1:
         exact, direction, existence = _nonlinear(poly(), s, res)
     steps[0] = replace(steps[0], output=sp.Eq(s, exact, evaluate=False))
     asym = corr = None

@@ -17,6 +17,8 @@ figure keeps its alternatives; ``chip(name, hbm="B1")`` picks one by label, and
 
 from __future__ import annotations
 
+import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
@@ -193,7 +195,7 @@ class Chip(tb.RichView):
             if text in labels:
                 figures[full] = old.pick(text)
                 continue
-            if labels and not text[:1].isdigit() and not text.startswith("."):
+            if labels and not text.lstrip("+-")[:1].isdigit() and not text.startswith("."):
                 raise InputError(f"{text!r} is neither a value nor the label of an "
                                  f"alternative (labels: {', '.join(sorted(labels))})", where)
             direction = ""
@@ -232,8 +234,12 @@ def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip
     >>> chip("h100-sxm").ridge()
     19780/67
     """
-    found = (catalog or load_catalog())[name]
+    found = (catalog or load_catalog(os.environ.get("SYMROOF_CATALOG") or None))[name]
     return found.with_figures(overrides, "set in a derivation") if overrides else found
+
+
+MAX_CATALOG_BYTES = 1 << 20
+_CHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 
 
 @lru_cache(maxsize=8)
@@ -245,8 +251,14 @@ def load_catalog(path: str | None = None) -> Catalog:
     else:
         file = Path(path)
         where = str(path)
-        if not file.is_file():
+        if not file.exists():
             raise InputError("no such catalogue file", where)
+        if not file.is_file():
+            raise InputError("not a regular file", where)
+        size = file.stat().st_size
+        if size > MAX_CATALOG_BYTES:
+            raise InputError(f"the catalogue is {size} bytes; the limit is "
+                             f"{MAX_CATALOG_BYTES}", where)
         try:
             text = file.read_text("utf-8")
         except (OSError, UnicodeDecodeError) as exc:
@@ -255,6 +267,8 @@ def load_catalog(path: str | None = None) -> Catalog:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", where) from None
+    except RecursionError:
+        raise InputError("not valid TOML: nested too deeply", where) from None
     return _build_catalog(data, where)
 
 
@@ -265,6 +279,9 @@ def _build_catalog(data: dict[str, Any], where: str) -> Catalog:
     chips_data = data.get("chips")
     if not isinstance(chips_data, dict) or not chips_data:
         raise InputError("no [chips.NAME] tables", where)
+    for name in chips_data:
+        if not _CHIP_NAME.match(name):
+            raise InputError(f"chip name {name!r} must be letters, digits and . _ - +", where)
     chips = {name: _build_chip(name, body, sources, f"{where}: chips.{name}")
              for name, body in chips_data.items()}
     topologies = build_topologies(data.get("topologies", {}), chips, sources, where)
@@ -299,6 +316,8 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
     for link, spec in _table(table.get("links", {}), f"{where}.links").items():
         at = f"{where}.links.{link}"
         spec = _table(spec, at)
+        if link in figures:
+            raise InputError(f"a link cannot take the name {link!r} of a memory level", at)
         if "bandwidth" not in spec:
             raise InputError("missing 'bandwidth'", at)
         figures[link] = _figure(spec["bandwidth"], BANDWIDTH, sources, f"{at}.bandwidth")

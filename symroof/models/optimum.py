@@ -95,8 +95,14 @@ def optimize_formulas(*, minimize: str | None, subject_to: str | None, variables
     exponents = {x: opt.exponent(x, budget) for x in xs}
     numbers: dict[str, sp.Expr] = {}
     if at:
-        point = {symbol(k): parse_expr(v, where=f"--at {k}") for k, v in
-                 parse_assignments(at, where="--at").items()}
+        point = {}
+        for k, v in parse_assignments(at, where="--at").items():
+            value = parse_expr(v, where=f"--at {k}")
+            if symbol(k) != budget and symbol(k) not in later:
+                raise InputError(f"unknown symbol {k!r}: give the budget {budget}", "--at")
+            if not value.is_number or not value.is_positive:
+                raise InputError(f"{k} must be a positive number, got {v!r}", "--at")
+            point[symbol(k)] = value
         if budget not in point:
             raise InputError(f"give the budget {budget}, e.g. {budget}=5.76e23", "--at")
         values_at = {**later, **point}

@@ -13,7 +13,7 @@ import os
 import signal
 import tempfile
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -21,8 +21,16 @@ from ..core.errors import InputError
 
 
 def write(files: Mapping[str, str | bytes], out: Path) -> list[str]:
-    """Write every file atomically (a temporary file, then a rename), after all of them
-    rendered: an interrupted run leaves the previous files whole."""
+    """Write every file, all or nothing: each is staged as a temporary beside its target,
+    then all are renamed into place with Ctrl-C and SIGTERM deferred, so an interrupted or
+    failed run leaves every previous file (and no temporary) or every new one. Files stay
+    inside ``out`` and follow the umask."""
+    if not str(out) or not str(out).strip():
+        raise InputError("the output folder is empty", "--out")
+    root = out.resolve()
+    for rel in files:
+        if Path(rel).is_absolute() or not (root / rel).resolve().is_relative_to(root):
+            raise InputError(f"{rel!r} would be written outside the output folder", str(out))
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -30,40 +38,62 @@ def write(files: Mapping[str, str | bytes], out: Path) -> list[str]:
             from None
     if not os.access(out, os.W_OK):
         raise InputError("the output folder is not writable", str(out))
+    mode = 0o666 & ~_umask()
     staged: list[tuple[Path, Path]] = []
     try:
-        for rel, content in files.items():
-            target = out / rel
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=".symroof-", dir=target.parent)
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(content.encode("utf-8") if isinstance(content, str) else content)
-            staged.append((Path(tmp), target))
-        with _signals_held():
+        with _signals_deferred() as swapping:
+            for rel, content in files.items():
+                target = out / rel
+                target.parent.mkdir(parents=True, exist_ok=True)
+                fd, tmp = tempfile.mkstemp(prefix=".symroof-", dir=target.parent)
+                staged.append((Path(tmp), target))
+                with os.fdopen(fd, "wb") as handle:
+                    os.fchmod(handle.fileno(), mode)
+                    handle.write(content.encode("utf-8") if isinstance(content, str)
+                                 else content)
+            swapping()
             for tmp_path, target in staged:
                 os.replace(tmp_path, target)
     except OSError as exc:
         raise InputError(f"cannot write: {exc.strerror}", str(out)) from None
     finally:
         for tmp_path, _ in staged:
-            if tmp_path.exists():
-                tmp_path.unlink()
+            tmp_path.unlink(missing_ok=True)
     return list(files)
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 @contextmanager
-def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C and SIGTERM while files are swapped in, so an interrupted run leaves
-    either every previous file or every new one."""
-    held = {signal.SIGINT, signal.SIGTERM}
+def _signals_deferred() -> Iterator[Callable[[], None]]:
+    """While files are staged, Ctrl-C or SIGTERM stops the write (the temporaries are
+    removed); once ``swapping()`` is called, they wait until every file is in place. Python
+    runs signal handlers in the main thread whichever thread the signal reached, so this
+    holds with other threads (numpy's, matplotlib's) running."""
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    pending: list[int] = []
+    state = {"swapping": False}
+
+    def handler(signum: int, frame: object) -> None:
+        if state["swapping"]:
+            pending.append(signum)
+        else:
+            raise KeyboardInterrupt
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield lambda: state.update(swapping=True)
     finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
+    if pending:
+        raise KeyboardInterrupt
 
 
 def stale(files: Mapping[str, str | bytes], out: Path) -> list[str]:

@@ -1,6 +1,7 @@
 """Write-ups: every derivation as Markdown, LaTeX, PDF or HTML, plus an index with errata.
 
->>> from symroof.claims.runner import load_derivations, verify
+>>> from symroof.claims.loader import load_derivations
+>>> from symroof.claims.runner import verify
 >>> from tests.conftest import ROOT
 >>> result = verify(load_derivations([str(ROOT / "tests" / "data" / "small.py")]))
 >>> sorted(render(result, ["md"], plots=False).files)
@@ -14,6 +15,7 @@ input, same bytes.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -56,6 +58,9 @@ class Rendered:
     notes: tuple[str, ...] = ()
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+
+
 def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
            lang: str = "en", plots: bool | None = None,
            pdflatex: str | None = None) -> Rendered:
@@ -63,6 +68,10 @@ def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
     if lang not in LANGUAGES:
         raise InputError(f"unknown language {lang!r} (languages: {', '.join(LANGUAGES)})",
                          "--lang")
+    for d in verification.derivations:
+        if not _PLAIN.match(d.id) or ".." in d.id:
+            raise InputError(f"derivation id {d.id!r} is not a plain name (letters, digits "
+                             "and . _ -); it names the write-up's files", d.origin or None)
     words = strings()[lang]
     plots = have_matplotlib() if plots is None else plots
     files: dict[str, str | bytes] = {}

@@ -5,18 +5,16 @@ Renders only: every value shown was derived before it gets here.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
 
-from ..claims.runner import VERDICTS, Verdict
 from ..core import tables as tb
 from ..core.printer import approx, md_escape, number_value, shown, text
 from ..engine.formulas import AdHoc
 from ..hardware.catalog import Catalog, Chip, Figure
 from ..models.optimum import AdHocOptimum
+from .verdicts import COLORS, VerdictLine, verdict_lines  # noqa: F401  (re-exported)
 
 
 def _num(value: sp.Expr) -> str:
@@ -54,7 +52,8 @@ def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
         if th.asymptotic is not None:
             rows.append((f"threshold, {th.regime}", th.asymptotic, ""))
         if th.integer is not None:
-            rows.append(("smallest integer", sp.Integer(th.integer), ""))
+            which = "smallest" if th.direction == ">" else "largest"
+            rows.append((f"{which} integer", sp.Integer(th.integer), ""))
         rows.append(("exists when", result.existence if result.existence is not None
                      else sp.true, ""))
     return rows
@@ -172,60 +171,6 @@ def _link_json(c: Chip, name: str) -> dict[str, Any]:
             "bidirectional_value": number_value(ln.bidirectional),
             "latency": text(ln.latency), "latency_value": number_value(ln.latency),
             "latency_source": ln.latency_source or None}
-
-
-COLORS = {"OK": "32", "ROUNDING": "36", "DEFINITION": "2", "ERRATUM": "33",
-          "UNVERIFIABLE": "2", "INCONSISTENT": "31;1", "MISMATCH": "31;1", "STALE": "31;1",
-          "ERROR": "31;1", "TIMEOUT": "31;1"}
-
-
-@dataclass(frozen=True)
-class VerdictLine:
-    """What the verdict table shows of one verdict: from a Verdict, or from the cached
-    record of one when ``verify`` built nothing."""
-
-    verdict: str
-    id: str
-    stated: str
-    derived: str
-    detail: str
-    assumes: tuple[str, ...] = ()  # inputs the text does not give, shown beside the verdict
-
-    @staticmethod
-    def of(v: Verdict) -> VerdictLine:
-        return VerdictLine(v.verdict, v.claim.id, v.claim.stated, v.derived, v.detail,
-                           v.claim.assumptions)
-
-    @staticmethod
-    def of_record(r: Mapping[str, Any]) -> VerdictLine:
-        assumes = tuple(a for a in r.get("assumptions") or () if a not in r["detail"])
-        return VerdictLine(r["verdict"], r["id"], r["stated"], r["derived"], r["detail"],
-                           assumes)
-
-
-def verdict_lines(verdicts: Sequence[Verdict | VerdictLine], derivations: int,
-                  color: bool = False, only: set[str] | None = None) -> list[str]:
-    """A table of verdicts, one line per claim, then the summary."""
-    lines_of = [v if isinstance(v, VerdictLine) else VerdictLine.of(v) for v in verdicts]
-    shown = [v for v in lines_of if only is None or v.verdict in only]
-    rows = tuple((tb.cell(tb.text(v.verdict)), tb.cell(tb.text(v.id)),
-                  tb.cell(tb.text(tb.cut(v.stated, 28))),
-                  tb.cell(tb.text(tb.cut(v.derived, 40) + (
-                      f"  ({v.detail})" if v.verdict != "OK" and v.detail else "") + "".join(
-                      f"  (assumes {a})" for a in v.assumes))))
-                 for v in shown)
-    table = tb.Table((tb.Column("verdict"), tb.Column("claim"), tb.Column("stated"),
-                      tb.Column("derived")), rows)
-    lines = table.render("text", max_width=10_000).splitlines()
-    if color:
-        lines = [lines[0], *(f"\033[{COLORS.get(v.verdict, '0')}m{line[:len(v.verdict)]}"
-                             f"\033[0m{line[len(v.verdict):]}"
-                             for v, line in zip(shown, lines[1:], strict=True))]
-    tally: dict[str, int] = {}
-    for v in lines_of:
-        tally[v.verdict] = tally.get(v.verdict, 0) + 1
-    counts = ", ".join(f"{tally[k]} {k}" for k in VERDICTS if k in tally)
-    return [*lines, "", f"{len(lines_of)} claims in {derivations} derivations: {counts}"]
 
 
 def optimum_lines(result: AdHocOptimum) -> list[str]:

@@ -1,0 +1,255 @@
+"""The parent side of a sealed run: fork one worker per unit, read its messages, enforce the
+time limits by killing it, and resume the claims after a stopped one in a new worker.
+
+>>> Pool(30, 2).grace
+8.0
+
+SymPy and the engine are imported here once, before the first fork, so every worker starts
+with them loaded. The limit of a unit's import and build() is ``timeout``; so is each
+claim's. A worker past a limit (plus ``grace``, for the worker's own alarm to act first) is
+killed with SIGKILL, whatever the derivation catches: the claim it was on is TIMEOUT (the
+whole unit, if it was still building), and the claims after it go on in a new worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..core.errors import InputError
+from .runner import unit_row
+
+PRELOAD = ("numpy", "sympy", "sympy.physics.units", "sympy.combinatorics", "sympy.tensor.tensor",
+           "sympy.assumptions.satask", "sympy.assumptions.handlers.order",
+           "sympy.sets.handlers.functions", "symroof.claims.model", "symroof.claims.rules",
+           "symroof.claims.loader", "symroof.claims.worker", "symroof.engine.optimize",
+           "symroof.models.adcost", "symroof.models.attention", "symroof.models.scaling_laws")
+
+
+@dataclass
+class _Job:
+    """One unit, over the workers it takes."""
+
+    index: int
+    unit: Path
+    meta: list[dict[str, Any]] | None = None   # every claim's row, before its verdict
+    rows: dict[int, dict[str, Any]] = field(default_factory=dict)
+    first: int = 0                              # the claim the current worker starts at
+    workers: int = 0
+    pid: int = 0
+    fd: int = -1
+    buffer: bytes = b""
+    current: int | None = None
+    deadline: float = 0.0
+    deps: list[str] | None = None
+    failure: tuple[str, str] | None = None
+    done: bool = False
+    final: list[dict[str, Any]] | None = None
+    ids: list[str] = field(default_factory=list)  # the derivations it built
+
+
+class Pool:
+    """Workers for a list of units, up to ``jobs`` at once."""
+
+    def __init__(self, timeout: float, jobs: int,
+                 progress: Callable[[int, dict[str, Any]], None] | None = None) -> None:
+        self.timeout = timeout
+        self.jobs = max(1, jobs)
+        self.grace = 0.5 + timeout / 4
+        self.progress = progress
+        self.judged = 0
+
+    def run(self, units: list[Path],
+            ) -> dict[int, tuple[list[dict[str, Any]], list[str] | None, list[str]]]:
+        """Rows of each unit (by position); for a unit that ran whole in one worker without
+        ERROR or TIMEOUT, the files its build read; the ids of its derivations."""
+        import importlib
+        for name in PRELOAD:
+            importlib.import_module(name)
+        waiting = [_Job(i, u) for i, u in enumerate(units)]
+        active: dict[int, _Job] = {}
+        finished: list[_Job] = []
+        with _terminate_as_interrupt():
+            try:
+                while waiting or active:
+                    while waiting and len(active) < self.jobs:
+                        job = waiting.pop(0)
+                        self._spawn(job)
+                        active[job.fd] = job
+                    self._step(active, waiting, finished)
+            finally:
+                for job in active.values():
+                    _kill(job)
+        failures = sorted((j.index, j.failure[1]) for j in finished
+                          if j.failure and j.failure[0] == "input")
+        if failures:
+            raise InputError(failures[0][1])
+        out = {}
+        for j in finished:
+            assert j.final is not None
+            clean = (j.deps is not None and j.workers == 1 and j.failure is None
+                     and all(r["verdict"] not in ("ERROR", "TIMEOUT") for r in j.final))
+            out[j.index] = (j.final, j.deps if clean else None, j.ids)
+        return out
+
+    def _spawn(self, job: _Job) -> None:
+        from .worker import serve
+        read, write = os.pipe()
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read)
+            serve(job.unit, job.first, self.timeout, write)
+        os.close(write)
+        job.pid, job.fd, job.buffer, job.current = pid, read, b"", None
+        job.deps, job.done, job.failure = None, False, None
+        job.workers += 1
+        job.deadline = time.monotonic() + self.timeout + self.grace
+
+    def _step(self, active: dict[int, _Job], waiting: list[_Job],
+              finished: list[_Job]) -> None:
+        now = time.monotonic()
+        wait = max(0.0, min(j.deadline for j in active.values()) - now)
+        ready, _, _ = select.select(list(active), [], [], wait)
+        for fd in ready:
+            job = active[fd]
+            data = os.read(fd, 1 << 16)
+            if data:
+                job.buffer += data
+                *lines, job.buffer = job.buffer.split(b"\n")
+                for line in lines:
+                    self._message(job, line)
+                continue
+            del active[fd]
+            self._ended(job, _reap(job), waiting, finished)
+        now = time.monotonic()
+        for fd, job in list(active.items()):
+            if job.deadline <= now and fd not in ready:
+                del active[fd]
+                _kill(job)
+                self._ended(job, None, waiting, finished)
+
+    def _message(self, job: _Job, line: bytes) -> None:
+        try:
+            msg = json.loads(line)
+            kind = msg["t"]
+        except (ValueError, KeyError, TypeError):
+            job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+            return
+        job.deadline = time.monotonic() + self.timeout + self.grace
+        if kind == "built":
+            meta = [c for d in msg["derivations"] for c in d["claims"]]
+            if job.meta is None:
+                job.meta = meta
+                job.ids = [d["id"] for d in msg["derivations"]]
+            elif [(c["derivation"], c["id"]) for c in meta] != \
+                    [(c["derivation"], c["id"]) for c in job.meta]:
+                job.failure = ("error", f"{job.unit}: builds different claims each time")
+        elif kind == "start":
+            job.current = msg["i"]
+        elif kind == "row" and job.meta is not None:
+            i = msg["i"]
+            job.rows[i] = {**job.meta[i], **msg["row"]}
+            job.current = None
+            self.judged += 1
+            if self.progress:
+                self.progress(self.judged, job.rows[i])
+        elif kind == "deps":
+            job.deps = list(msg["files"])
+        elif kind == "fail":
+            job.failure = (msg["kind"], msg["message"])
+        elif kind == "done":
+            job.done = True
+
+    def _ended(self, job: _Job, status: int | None, waiting: list[_Job],
+               finished: list[_Job]) -> None:
+        """A worker is gone: exited (``status``) or killed at its deadline (None)."""
+        os.close(job.fd)
+        if job.failure is not None or job.meta is None:
+            job.final = self._unit_failed(job, status)
+            finished.append(job)
+            return
+        n = len(job.meta)
+        stopped = job.current
+        if stopped is None and not job.done:
+            stopped = next((k for k in range(job.first, n) if k not in job.rows), None)
+        if stopped is not None:
+            row = dict(job.meta[stopped])
+            if status is None:
+                row.update(verdict="TIMEOUT", seconds=self.timeout,
+                           detail=f"no result within {self.timeout:g} s (stopped)")
+            else:
+                row.update(verdict="ERROR", detail=f"the derivation's process "
+                           f"{_how(status)} during this claim")
+            job.rows[stopped] = row
+            job.first = stopped + 1
+            if job.first < n:
+                waiting.insert(0, job)
+                return
+        missing = [k for k in range(n) if k not in job.rows]
+        for k in missing:  # a worker that said done without judging them: never success
+            job.rows[k] = {**job.meta[k], "verdict": "ERROR",
+                           "detail": "the worker ended without judging this claim"}
+        job.final = [job.rows[k] for k in range(n)]
+        finished.append(job)
+
+    def _unit_failed(self, job: _Job, status: int | None) -> list[dict[str, Any]]:
+        if job.failure is not None:
+            kind, message = job.failure
+            return [unit_row(job.unit, "ERROR", message)] if kind == "error" else []
+        if status is None:
+            return [unit_row(job.unit, "TIMEOUT", f"{job.unit}: import and build() ran past "
+                             f"{self.timeout:g} s")]
+        return [unit_row(job.unit, "ERROR", f"{job.unit}: the derivation's process "
+                         f"{_how(status)} while importing or building")]
+
+
+def _how(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"was killed by signal {name}"
+    return f"exited with code {os.waitstatus_to_exitcode(status)}"
+
+
+def _reap(job: _Job) -> int:
+    _, status = os.waitpid(job.pid, 0)
+    return status
+
+
+def _kill(job: _Job) -> None:
+    try:
+        os.kill(job.pid, signal.SIGKILL)
+        os.waitpid(job.pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+@contextmanager
+def _terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the run like Ctrl-C, so the workers are killed, never left running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

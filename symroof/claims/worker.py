@@ -1,0 +1,122 @@
+"""The worker side of a sealed run: one forked process builds one derivation unit and judges
+its claims, reporting each claim's start and verdict to the parent over a pipe.
+
+>>> encode({"t": "start", "i": 0})
+b'{"t":"start","i":0}\\n'
+
+The worker's standard streams go to a file of its own (nothing it prints reaches the
+parent's output), SIGINT is left to the parent, and it always ends with ``os._exit`` so that
+no ``sys.exit``, ``atexit`` handler or buffered output of the derivation escapes. Messages
+(JSON lines): ``built`` (every derivation's claims, as verdict rows without verdicts),
+``start`` and ``row`` per claim, ``deps`` (every file imported or opened), ``done``;
+``fail`` with ``kind`` ``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ..core.errors import SymroofError
+
+
+def encode(message: dict[str, Any]) -> bytes:
+    """One message as a strict JSON line (no NaN or Infinity)."""
+    return (json.dumps(message, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+            + "\n").encode("utf-8")
+
+
+def serve(unit: Path, first: int, timeout: float, fd: int) -> NoReturn:
+    """Build ``unit``, judge its claims from number ``first`` on, report over ``fd``, exit."""
+    try:
+        opened = _seal()
+        _work(unit, first, timeout, fd, opened)
+    except BaseException as exc:  # the worker's own last resort: report, never raise
+        with contextlib.suppress(BaseException):
+            _send(fd, {"t": "fail", "kind": "error",
+                       "message": f"{unit}: the worker failed: {type(exc).__name__}: {exc}"})
+    finally:
+        os._exit(0)
+
+
+def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str]) -> None:
+    from .loader import UnitError, load_unit
+    from .runner import claim_row, run_claim
+    try:
+        derivations = load_unit(unit)
+    except UnitError as exc:
+        _send(fd, {"t": "fail", "kind": "error", "message": str(exc)})
+        return
+    except SymroofError as exc:
+        _send(fd, {"t": "fail", "kind": "input", "message": str(exc)})
+        return
+    _send(fd, {"t": "built", "derivations": [
+        {"id": d.id, "claims": [claim_row(c, d.id) for c in d.claims]} for d in derivations]})
+    k = 0
+    for d in derivations:
+        for claim in d.claims:
+            if k >= first:
+                _send(fd, {"t": "start", "i": k})
+                try:
+                    row = run_claim(claim, d.id, timeout).to_json()
+                except BaseException as exc:  # KeyboardInterrupt and the like, raised by it
+                    row = {"verdict": "ERROR", "detail": f"{type(exc).__name__}: {exc}"}
+                _send(fd, {"t": "row", "i": k, "row": row})
+            k += 1
+    files = set(opened)
+    for module in list(sys.modules.values()):
+        name = getattr(module, "__file__", None)
+        if isinstance(name, str):
+            files.add(os.path.abspath(name))
+    _send(fd, {"t": "deps", "files": sorted(f for f in files if _real_file(f))})
+    _send(fd, {"t": "done"})
+
+
+def _seal() -> set[str]:
+    """Standard streams to a private file, SIGINT to the parent, and a record of every file
+    opened from here on."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    log = tempfile.TemporaryFile()  # noqa: SIM115  (kept open for the worker's life)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.dup2(log.fileno(), 1)
+    os.dup2(log.fileno(), 2)
+    os.close(null)
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+    opened: set[str] = set()
+
+    def hook(event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
+            opened.add(os.path.abspath(os.fsdecode(args[0])))
+    sys.addaudithook(hook)
+    parent = os.getppid()
+
+    def watch() -> None:  # a worker never outlives the run that started it
+        while os.getppid() == parent:
+            time.sleep(0.25)
+        os._exit(1)
+    threading.Thread(target=watch, daemon=True).start()
+    return opened
+
+
+def _real_file(path: str) -> bool:
+    return ("__pycache__" not in path and not path.startswith(("/dev/", "/proc/", "/sys/"))
+            and os.path.isfile(path))
+
+
+def _send(fd: int, message: dict[str, Any]) -> None:
+    data = memoryview(encode(message))
+    while data:
+        data = data[os.write(fd, data):]

@@ -1,0 +1,105 @@
+"""The table of hostile command lines (cases.toml): each exits with its code and prints its
+one line; an error prints nothing on stdout, no traceback, and writes nothing."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from symroof.cli.main import main
+from tests.conftest import ROOT, run_cli
+
+CASES: list[dict[str, Any]] = tomllib.loads(
+    (Path(__file__).parent / "cases.toml").read_text("utf-8"))["case"]
+
+GENERATED: dict[str, Callable[[Path], None]] = {
+    "nested": lambda p: p.write_text("a = " + "[" * 100_000 + "]" * 100_000),
+    "big": lambda p: p.write_bytes(b"# " + b"x" * (48 * 2**20 - 3) + b"\n"),
+    "fifo": lambda p: os.mkfifo(p),
+}
+
+
+def _arg(raw: str, tmp: Path) -> str:
+    if raw == "@sum400":
+        return "+".join(["B"] * 400)
+    return raw.replace("{tmp}", str(tmp))
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"case-{i}" for i in range(len(CASES))])
+def test_hostile_command_line(case: dict[str, Any], tmp_path: Path,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    for name, body in case.get("files", {}).items():
+        if body.startswith("@"):
+            GENERATED[body[1:]](tmp_path / name)
+        else:
+            (tmp_path / name).write_text(body, encoding="utf-8")
+    before = sorted(tmp_path.rglob("*"))
+    try:
+        code = main([_arg(a, tmp_path) for a in case["args"]])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    assert code == case.get("code", 2), (out, err)
+    if code == 2:
+        assert out == "" and "Traceback" not in err
+        lines = err.strip().splitlines()
+        assert len(lines) == 1, err
+        assert lines[0].startswith("symroof: error: ")
+        assert case["message"] in lines[0], lines[0]
+        assert sorted(tmp_path.rglob("*")) == before  # nothing half-written
+    else:
+        assert case["message"] in out.splitlines() or any(
+            case["message"] in line for line in out.splitlines()), out
+
+
+def test_the_corpus_has_at_least_100_hostile_inputs() -> None:
+    from tests import test_hardening, test_sealed
+    total = (len(CASES) + len(test_hardening.CORPUS) + len(test_hardening.CATALOGS)
+             + len(test_hardening.DERIVATIONS) + len(test_sealed.HOSTILE))
+    assert total >= 100, total
+
+
+def test_output_into_a_closed_pipe_ends_quietly() -> None:
+    proc = subprocess.Popen([sys.executable, "-m", "symroof", "chips"], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before symroof writes (like `| head -0`)
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 1
+    assert err == ""
+
+
+def test_no_color_is_honoured(tmp_path: Path) -> None:
+    probe = ("import sys\nsys.stdout.isatty = lambda: True\nfrom symroof.cli.main import main\n"
+             "main(['verify', 'rooflines-ru'])")
+    env = {**os.environ, "NO_COLOR": "1"}
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          cwd=ROOT, env=env, timeout=120)
+    assert "\033[" not in done.stdout and "OK" in done.stdout
+    env.pop("NO_COLOR")
+    coloured = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=120)
+    assert "\033[32m" in coloured.stdout
+
+
+def test_a_chapter_folder_needs_the_chapter_builder(tmp_path: Path) -> None:
+    try:
+        import symroof.claims.chapter  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("symroof.claims.chapter builds chapter folders now")
+    (tmp_path / "ch1").mkdir()
+    (tmp_path / "ch1" / "claims.py").write_text("x = 1\n")
+    done = run_cli("verify", str(tmp_path / "ch1"))
+    assert done.returncode == 2
+    assert done.stderr.strip() == (f"symroof: error: {tmp_path / 'ch1'}: a chapter folder "
+                                   "(claims.py) needs symroof.claims.chapter, which this "
+                                   "version does not have")
