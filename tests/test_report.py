@@ -35,7 +35,7 @@ KATEX = {
     "emptyset", "land", "lor", "neg", "not", "forall", "exists", "varepsilon",
     "vartheta", "varphi", "upsilon", "iota", "nabla", "mathcal", "dfrac", "tfrac", "notin",
     "Rightarrow", "mapsto", "lVert", "rVert", "underbrace", "top", "Xi", "Psi", "sin", "cos",
-    "fit",
+    "fit", "ast", "star", "Vert", "implies", "iff", "Leftrightarrow", "leftrightarrow",
 }
 
 

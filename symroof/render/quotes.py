@@ -19,6 +19,7 @@ import re
 from ..core.escape import html_escape, math_text, md_escape, tex_escape
 
 ALLOWED = frozenset({
+    "ast", "star", "Vert", "implies", "iff", "Leftrightarrow", "leftrightarrow",
     "frac", "dfrac", "tfrac", "times", "cdot", "cdots", "ldots", "dots", "le", "leq", "ge", "geq",
     "approx", "sim", "neq", "ne", "to", "rightarrow", "leftarrow", "Rightarrow", "mapsto", "in",
     "notin", "infty", "sqrt", "sum", "prod", "int", "partial", "nabla", "prime", "left", "right",
