@@ -185,3 +185,29 @@ def test_latent_attention_counts_and_a_clear_error_for_its_steps() -> None:
     assert data["kv_bytes_per_token"] == 27 * (512 + 64) * 2
     done = run_cli("model", "deepseek-v2-lite", "--decode", "--context", "64")
     assert done.returncode == 2 and "latent attention (MLA) are not modelled" in done.stderr
+
+
+def readme_models() -> list[tuple[str, list[str]]]:
+    """The ``$ symroof model ...`` commands of README "Models" with the lines they print."""
+    from tests.conftest import ROOT
+    section = (ROOT / "README.md").read_text("utf-8").split("## Models\n", 1)[1]
+    section = section.split("\n## ", 1)[0]
+    out = []
+    for block in section.split("```console\n")[1:]:
+        lines = block.split("```", 1)[0].rstrip("\n").split("\n")
+        out.append((lines[0].removeprefix("$ "), lines[1:]))
+    return out
+
+
+def test_readme_models_has_three_worked_commands() -> None:
+    assert len(readme_models()) == 3
+
+
+@pytest.mark.parametrize(("command", "shown"), readme_models(), ids=lambda x: str(x)[:50])
+def test_readme_models_shows_what_the_commands_print(command: str, shown: list[str]) -> None:
+    import shlex
+    args = shlex.split(command)
+    assert args[:2] == ["symroof", "model"]
+    done = run_cli(*args[1:])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip("\n").split("\n") == shown

@@ -62,6 +62,12 @@ def describe(cfg: ModelConfig) -> str:
              f"vocab {cfg.vocab}", "tied" if cfg.tied_embeddings else "untied", cfg.norm,
              f"learned positions {cfg.max_positions}" if cfg.positions == "learned"
              else cfg.positions]
+    if cfg.mla:
+        parts.append(f"latent attention (KV rank {cfg.mla.kv_rank}, rope {cfg.mla.rope_dim}, "
+                     f"value head {cfg.mla.v_dim}"
+                     + (f", query rank {cfg.mla.q_rank})" if cfg.mla.q_rank else ")"))
+    if cfg.sliding_window:
+        parts.append(f"sliding window {cfg.sliding_window} (counted as full attention)")
     biases = [n for n, on in (("qkv", cfg.qkv_bias), ("out", cfg.out_bias),
                               ("mlp", cfg.mlp_bias)) if on]
     if biases:
