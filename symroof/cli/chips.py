@@ -1,4 +1,12 @@
-"""symroof chips and symroof chip NAME: the catalogue."""
+"""symroof chips and symroof chip NAME: the catalogue.
+
+>>> from symroof.cli.main import main
+>>> main(["chips"])  # doctest: +ELLIPSIS
+chip           bf16 peak    HBM B/s      HBM    ridge  title
+a100-40gb         3.1e14    1.56e12     4e10   199.36  NVIDIA A100 40GB (SXM4)
+...
+0
+"""
 
 from __future__ import annotations
 

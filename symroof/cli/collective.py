@@ -1,4 +1,13 @@
-"""symroof collective: the bytes, bandwidth and latency terms of one collective on a mesh."""
+"""symroof collective: the bytes, bandwidth and latency terms of one collective on a mesh.
+
+>>> from symroof.cli.main import main
+>>> main(["collective", "allgather", "--array", "bf16[B_X, D]", "--axes", "X",
+...       "--mesh", "X=8,Y=4", "--chip", "tpu-v5e"])  # doctest: +ELLIPSIS
+AllGather_X bf16[B_X, D] on tpu-v5e ...
+  bandwidth time                 7*B*D/180000000000 s
+...
+0
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""What the verbs share: one-line errors, --set and --chip options, JSON output."""
+"""What the verbs share: one-line errors, --set and --chip options, JSON output.
+
+>>> overrides(["hbm=B1", "bf16=9.1e14"])
+{'hbm': 'B1', 'bf16': '9.1e14'}
+"""
 
 from __future__ import annotations
 

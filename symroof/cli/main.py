@@ -1,5 +1,14 @@
 """The command line: ``symroof VERB ...``, one module per verb.
 
+>>> main(["derive", "--flops", "B*D*F", "--comm-bytes", "2*B*F",
+...       "--solve", "D"])  # doctest: +ELLIPSIS
+flops B*D*F on tpu-v5e (mxu bf16)
+...
+  threshold           D > 78800/9 ≈ 8755.6 (against ici)
+  smallest integer    8756
+...
+0
+
 Exit codes: 0 success, 1 a check failed, 2 bad input or usage (one line on stderr).
 SymPy is imported only by the verbs that need it, so ``symroof --help`` stays fast.
 """

@@ -1,4 +1,12 @@
-"""symroof model: a transformer's parameters, FLOPs, KV cache, step rooflines and capacity."""
+"""symroof model: a transformer's parameters, FLOPs, KV cache, step rooflines and capacity.
+
+>>> from symroof.cli.main import main
+>>> main(["model", "llama-2-7b"])  # doctest: +ELLIPSIS
+llama-2-7b: 32 layers, d_model 4096, d_ff 11008 (gated), ...
+  parameters                 6738415616 ≈ 6.7384e9
+...
+0
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,15 @@
-"""symroof optimize: a constrained optimum by Lagrange multipliers."""
+"""symroof optimize: a constrained optimum by Lagrange multipliers.
+
+>>> from symroof.cli.main import main
+>>> main(["optimize", "--minimize", "A/N**alpha + B/D**beta", "--subject-to", "6*N*D = C",
+...       "--values", "alpha=0.34,beta=0.28"])  # doctest: +ELLIPSIS
+minimise   A/N**(17/50) + B/D**(7/25)
+subject to 6*D*N = C
+...
+d log N* / d log C = 14/31 ≈ 0.45161
+d log D* / d log C = 17/31 ≈ 0.54839
+0
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""symroof plan: a model trained or served on a mesh: memory, terms, bounds, critical batch."""
+"""symroof plan: a model trained or served on a mesh: memory, terms, bounds, critical batch.
+
+>>> from symroof.cli.main import main
+>>> main(["plan", "llama-2-7b", "--train", "--mesh", "X=16,Y=16", "--strategy", "fsdp=X,tp=Y",
+...       "--chip", "tpu-v5e", "--batch", "256", "--context", "4096"])  # doctest: +ELLIPSIS
+llama-2-7b ...
+0
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,11 @@
-"""symroof report: the write-ups in Markdown, LaTeX, PDF and HTML."""
+"""symroof report: the write-ups in Markdown, LaTeX, PDF and HTML.
+
+>>> import tempfile
+>>> from symroof.cli.main import main
+>>> main(["report", "scaling-ru", "--out", tempfile.mkdtemp()])  # doctest: +ELLIPSIS
+wrote ... files to ...
+0
+"""
 
 from __future__ import annotations
 

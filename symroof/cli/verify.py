@@ -1,4 +1,12 @@
-"""symroof verify: every claim of the derivations, judged."""
+"""symroof verify: every claim of the derivations, judged.
+
+>>> from symroof.cli.main import main
+>>> main(["verify", "rooflines-ru", "--only", "ROUNDING"])  # doctest: +ELLIPSIS
+verdict   claim ...
+ROUNDING  ...
+67 claims in 1 derivations: ...
+0
+"""
 
 from __future__ import annotations
 

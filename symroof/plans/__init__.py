@@ -1,1 +1,16 @@
-"""Training and serving plans: strategies on a mesh, step time, memory and critical batches."""
+"""Training and serving plans: strategies on a mesh, step time, memory and critical batches.
+
+>>> from symroof.models import model
+>>> from symroof.parallel.mesh import mesh
+>>> from symroof.plans.strategy import parse_strategy
+>>> from symroof.plans.training import train
+>>> p = train(model("llama-2-7b"), mesh("X=16,Y=16", "tpu-v5e"), parse_strategy("fsdp=X,tp=Y"),
+...           batch=256, context=4096)
+>>> p.bound
+'tp over Y (ici)'
+
+``strategy`` parses ``"fsdp=X,tp=Y"``; ``training`` and ``serving`` build plans from a
+model's layer ops and the parallel vocabulary's collectives; ``zero`` and ``pipeline`` hold
+ZeRO's model states and the 1F1B schedule; ``search`` picks the fastest plan over every
+factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation.
+"""
