@@ -292,3 +292,50 @@ def test_book_alltoall_is_a_quarter_of_the_longest_ring(shape: str) -> None:
     n = sp.Mul(*sizes_)
     a2a = collective("alltoall", V / n, "".join(m.axes), m)
     assert sp.simplify(a2a.bandwidth_time - V * max(sizes_) / (4 * n * 9 * 10**10)) == 0
+
+
+CHIP = """[sources]
+S = "a source"
+[chips.toy.peak.mxu.bf16]
+value = "1e14 FLOP/s"
+source = "S"
+[chips.toy.links.ici]
+bandwidth = { value = "1e10 B/s", source = "S" }
+"""
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    ("", "chips.toy.links.ici: missing 'direction' (one of one-way, bidirectional)"),
+    ('direction = "both ways"\n', "direction must be one of one-way, bidirectional"),
+    ('direction = "one-way"\nper = "rack"\n', "per must be one of link, chip, host, node"),
+    ('direction = "one-way"\n[topologies.t]\nchips = ["toy"]\nkind = "torus"\nshape = [4]\n'
+     'link = "nvlink"\nsource = "S"\n', "topologies.t: chip 'toy' has no link 'nvlink'"),
+    ('direction = "one-way"\n[topologies.t]\nchips = ["toy"]\nkind = "mesh"\nshape = [4]\n'
+     'link = "ici"\nsource = "S"\n', "kind must be one of torus, switch"),
+    ('direction = "one-way"\n[topologies.t]\nchips = ["toy"]\nkind = "torus"\nshape = [0]\n'
+     'link = "ici"\nsource = "S"\n', "topologies.t.shape: expected a list of positive integers"),
+])
+def test_a_catalogue_link_states_its_convention(tmp_path: object, extra: str,
+                                                message: str) -> None:
+    from pathlib import Path
+
+    from symroof.hardware.catalog import load_catalog
+    path = Path(str(tmp_path)) / "mine.toml"
+    path.write_text(CHIP + extra, "utf-8")
+    with pytest.raises(InputError) as err:
+        load_catalog(str(path))
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_user_topology_makes_a_mesh(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from symroof.hardware.catalog import load_catalog
+    path = Path(str(tmp_path)) / "ring.toml"
+    path.write_text(CHIP + 'direction = "bidirectional"\nlatency = { value = "2 us", source = '
+                    '"S" }\n[topologies.ring8]\nchips = ["toy"]\nkind = "torus"\nshape = [8]\n'
+                    'link = "ici"\nwraparound = "full"\nsource = "S"\n', "utf-8")
+    toy = load_catalog(str(path))["toy"]
+    ag = collective("allgather", V, "X", mesh("X=8", toy))
+    # a wrapped bidirectional ring of 8: 7/8 V over 1e10 B/s (both ways), 4 hops of 2 us
+    assert (ag.bandwidth_time, ag.latency_time) == (7 * V / 8 / 10**10, sp.Rational(8, 10**6))

@@ -6,6 +6,9 @@ A mesh names logical axes and maps them onto a chip's topology (``chips.toml``):
 >>> m = mesh("X=16,Y=4", "tpu-v5e")
 >>> m.axis("X").wraps, m.axis("Y").wraps, m.axis("X").link.one_way
 (True, False, 45000000000)
+>>> node = mesh({"node": 2, "gpu": 8}, "h100-sxm")     # a dict works too
+>>> [(a.kind, a.link.name, a.bandwidth) for a in node.axes.values()]
+[('scale-out', 'ib', 50000000000), ('switch', 'nvlink', 450000000000)]
 
 A sharded array is written as the books write it; it knows its shapes and bytes:
 
@@ -44,6 +47,15 @@ The API:
   ``threshold(symbol)``.
 - ``sharded_matmul(lhs, rhs, mesh)`` -> ``ShardedMatmul``: the collectives it needs, the
   result's sharding, per-device FLOPs, bytes and comms, and its roofline over named terms.
+- Rooflines: ``roofline(op, chip, bandwidths=..., extra={"latency": t}, serial=(...))``
+  has ``terms`` (``compute``, each memory level and link, the extras); terms overlap
+  unless named in ``serial``. ``symroof.engine.thresholds.between(rl, "math", "ici", "D")``
+  solves any two terms for a size, or says there is no closed form.
+
+>>> from symroof.engine.thresholds import between
+>>> mm = sharded_matmul("bf16[B, D_X]", "bf16[D_X, F]", mesh("X=16", "tpu-v5e"))
+>>> [c.kind for c in mm.collectives], between(mm.roofline(), "math", "ici", "D").inequality
+(['allreduce'], D > 197000/3)
 """
 
 from .collectives import (
