@@ -240,6 +240,6 @@ def bench_optimize(limit: float) -> list[Row]:
         say(f"  {what}: fast path median {num(fast)}; sympy.solve {outcome}")
         rows.append(Row(f"optimum, {what}", num(fast),
                         f"sympy.solve {num(slow)}" if finished else f"solve > {limit:g} s",
-                        f"{slow / fast:.0f}x faster" if finished else "solved; solve did not",
+                        f"{slow / fast:.0f}x faster" if finished else "solved; solve not",
                         "", None))
     return rows

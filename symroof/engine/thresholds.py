@@ -282,24 +282,25 @@ def between(rl: Roofline, first: str, second: str, name: str | sp.Symbol, *,
 def solve_gap(gap: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.Basic]:
     """The positive root of ``gap`` in ``s``, the side where ``gap > 0``, and the
     condition for the root to exist."""
-    num, den = sp.fraction(sp.together(gap))
-    if den.is_positive is False:
-        num = -num
-    num = sp.expand(num)
-    if num.is_polynomial(s):
-        poly = sp.Poly(num, s)
-        if poly.degree() < 1 or (poly.degree() == 1 and poly.all_coeffs()[1] == 0):
-            raise DerivationError(f"the terms of {label} do not cross as {s} varies: their "
-                                  f"ratio does not depend on {s}")
-        if poly.degree() == 1:
-            a, b = poly.all_coeffs()
-            existence = _existence(a, b)
-            if existence is sp.false:
-                raise DerivationError(f"{label} at {s} = {sp.cancel(-b / a)}, which is not "
-                                      f"positive: the terms never cross")
-            return sp.cancel(-b / a), ">" if _positive(a, b) else "<", existence
-        return _nonlinear(poly, s, label.split(" = ")[1].removeprefix("T_"))
-    return _closed_form(num, s, label)
+    if polynomial_coefficients(gap, s) is None:
+        num, den = sp.fraction(sp.together(gap))
+        if den.is_positive is False:
+            num = -num
+        num = sp.expand(num)
+        if not num.is_polynomial(s):
+            return _closed_form(num, s, label)
+    degree, coeffs, poly = _gap(gap, s)
+    if degree < 1 or (degree == 1 and coeffs[0] == 0):
+        raise DerivationError(f"the terms of {label} do not cross as {s} varies: their "
+                              f"ratio does not depend on {s}")
+    if degree == 1:
+        a, b = coeffs[1], coeffs[0]
+        existence = _existence(a, b)
+        if existence is sp.false:
+            raise DerivationError(f"{label} at {s} = {cancel(-b / a)}, which is not "
+                                  f"positive: the terms never cross")
+        return cancel(-b / a), ">" if _positive(a, b) else "<", existence
+    return _nonlinear(poly(), s, label.split(" = ")[1].removeprefix("T_"))
 
 
 def _closed_form(num: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.Basic]:
