@@ -23,7 +23,7 @@ from common import (
     timed,
 )
 
-EDITED = "scaling_ru.py"  # the derivation file edited before each "one file changed" run
+EDITED = "scaling/claims.py"  # the file edited before each "one file changed" run
 
 
 def bench_verify(repeats: int) -> list[Row]:
@@ -38,6 +38,9 @@ def bench_verify(repeats: int) -> list[Row]:
         env = {**os.environ, "SYMROOF_CACHE_DIR": str(root / "cache")}
         verify = [*symroof_command(), "verify", str(root / "derivations")]
         edits = iter(range(10**6))
+
+        if not (root / "derivations" / EDITED).is_file():
+            raise RuntimeError(f"derivations/{EDITED} is not there to edit")
 
         def edit() -> None:
             with open(root / "derivations" / EDITED, "a", encoding="utf-8") as f:

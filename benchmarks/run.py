@@ -28,8 +28,6 @@ plans     the plan search over 256 chips against the exact plan one candidate at
           (``plan_search.py``).
 model-step  an 80-layer decode step with one layer counted 80 times against 80 unrolled
           copies (``model_step.py``).
-plans     the plan search over 256 chips against the exact plan one candidate at a time
-          (``plan_search.py``).
 
 Exit code 0 whether or not targets are met (a missed one prints MISSED); 1 when a
 benchmark fails to run or the sides of a pair disagree.
@@ -59,9 +57,11 @@ from common import (
     table,
     timed,
 )
+from model_step import bench_model_step
 
 sys.path.insert(0, str(REPO))
-BENCHMARKS = ("verify", "claims", "growth", "model", "sweeps", "optimize", "startup", "plans")
+BENCHMARKS = ("verify", "claims", "growth", "model", "sweeps", "optimize", "startup", "plans",
+              "model-step")
 
 
 def bench_startup(repeats: int) -> list[Row]:
@@ -113,6 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "optimize": lambda: bench_optimize(5 if quick else 60),
         "startup": lambda: bench_startup(4 * n),
         "plans": lambda: [Row(*plan_search.bench(n, say))],
+        "model-step": lambda: bench_model_step(4 * n),
     }
     say(f"symroof benchmarks: Python {sys.version.split()[0]}; repeats {n}; sides in "
         "rotation after a warm-up; medians")
