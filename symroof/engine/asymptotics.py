@@ -128,7 +128,14 @@ class Expansion:
 
 
 def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
-    """Leading term and first correction of ``expr`` deep in ``regime``."""
+    """Leading term and first correction of ``expr`` deep in ``regime``.
+
+    >>> from symroof import sizes
+    >>> B, D, F = sizes("B D F")
+    >>> x = expansion(B*D*F/(B*D + B*F + D*F), "B<<D,F")
+    >>> x.leading, x.correction
+    (B, -B**2*(D + F)/(D*F))
+    """
     reg = parse_regime(regime) if isinstance(regime, str) else regime
     scaling = reg.scaling(like=sp.sympify(expr))
     scaled = sp.sympify(expr).subs(scaling)
@@ -152,7 +159,13 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
 
 
 def leading(expr: sp.Expr, regime: Regime | str) -> sp.Expr:
-    """Just the leading term: ``leading(I, "B<<D,F")``."""
+    """Just the leading term: ``leading(I, "B<<D,F")``.
+
+    >>> from symroof import sizes
+    >>> (N,) = sizes("N")
+    >>> leading((2*N - 1)/(4*N + 2), "N->oo")
+    1/2
+    """
     return expansion(expr, regime).leading
 
 

@@ -155,14 +155,28 @@ def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = No
 
 def elementwise(name: str, elements: sp.Expr, dtype: str = "bf16",
                 flops_per_element: sp.Expr | int = 1) -> Op:
-    """An elementwise op over ``elements`` values: reads them once and writes them once."""
+    """An elementwise op over ``elements`` values: reads them once and writes them once.
+
+    >>> from symroof import sizes
+    >>> (N,) = sizes("N")
+    >>> relu = elementwise("relu", N, "bf16")
+    >>> relu.flops, relu.bytes()
+    (N, 4*N)
+    """
     size = sp.sympify(elements) * dtype_bytes(dtype)
     return Op(name, sp.sympify(flops_per_element) * elements, {"hbm": size}, {"hbm": size},
               {}, dtype, "vpu")
 
 
 def sequence(*ops: Op, name: str | None = None) -> Op:
-    """Ops run one after another, each through memory: their costs add."""
+    """Ops run one after another, each through memory: their costs add.
+
+    >>> from symroof import sizes
+    >>> (N,) = sizes("N")
+    >>> relu = elementwise("relu", N, "bf16")
+    >>> sequence(relu, relu).bytes()
+    8*N
+    """
     if not ops:
         raise InputError("sequence of no ops")
     first = ops[0]
@@ -179,7 +193,14 @@ def fuse(*ops: Op, name: str | None = None) -> Op:
     reaches memory. The reads are the first op's plus every later op's other inputs (what
     it reads beyond the previous output, such as V after QK^T); the writes are the last
     op's; FLOPs and comms add. A chain whose op reads less than the previous op wrote is
-    refused: its intermediate cannot be the next op's input."""
+    refused: its intermediate cannot be the next op's input.
+
+    >>> from symroof import sizes
+    >>> (N,) = sizes("N")
+    >>> relu = elementwise("relu", N, "bf16")
+    >>> fuse(relu, relu).bytes()
+    4*N
+    """
     if not ops:
         raise InputError("fusion of no ops")
     total = sequence(*ops)

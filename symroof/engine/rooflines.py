@@ -154,7 +154,13 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
 
     ``bandwidths`` replaces the chip's figure for some resources (a mesh axis's per-chip
     share of a link); ``extra`` adds named time terms; ``serial`` names the terms that do
-    not overlap the others."""
+    not overlap the others.
+
+    >>> from symroof import chip, einsum
+    >>> rl = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+    >>> rl.intensity, rl.ridge
+    (B*D*F/(B*D + B*F + D*F), 9850/41)
+    """
     peak = chip.peak(dtype or op.dtype, compute or op.compute)
     resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
     if not resources:

@@ -99,7 +99,13 @@ class Threshold(RichView):
 
 def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = None,
               regime: Regime | str | None = None) -> Threshold:
-    """Solve T_math = T_resource for ``name`` (default resource: the roofline's primary)."""
+    """Solve T_math = T_resource for ``name`` (default resource: the roofline's primary).
+
+    >>> from symroof import chip, einsum, roofline
+    >>> rl = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+    >>> threshold(rl, "B", regime="B<<D,F").asymptotic
+    9850/41
+    """
     res = resource or rl.primary
     wanted = name if isinstance(name, str) else name.name
     if res not in rl.t_comms:

@@ -244,7 +244,11 @@ _CHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 
 @lru_cache(maxsize=8)
 def load_catalog(path: str | None = None) -> Catalog:
-    """Load a catalogue TOML file; the bundled one when ``path`` is None."""
+    """Load a catalogue TOML file; the bundled one when ``path`` is None.
+
+    >>> load_catalog()["tpu-v5e"].title
+    'Google TPU v5e'
+    """
     if path is None:
         text = resources.files("symroof.hardware").joinpath("chips.toml").read_text("utf-8")
         where = "symroof/hardware/chips.toml"
