@@ -89,17 +89,16 @@ def test_no_color_is_honoured(tmp_path: Path) -> None:
     assert "\033[32m" in coloured.stdout
 
 
-def test_a_chapter_folder_needs_the_chapter_builder(tmp_path: Path) -> None:
-    try:
-        import symroof.claims.chapter  # noqa: F401
-    except ImportError:
-        pass
-    else:
-        pytest.skip("symroof.claims.chapter builds chapter folders now")
-    (tmp_path / "ch1").mkdir()
-    (tmp_path / "ch1" / "claims.py").write_text("x = 1\n")
-    done = run_cli("verify", str(tmp_path / "ch1"))
-    assert done.returncode == 2
-    assert done.stderr.strip() == (f"symroof: error: {tmp_path / 'ch1'}: a chapter folder "
-                                   "(claims.py) needs symroof.claims.chapter, which this "
-                                   "version does not have")
+def test_a_chapter_folder_without_a_table_or_claims_is_one_line(tmp_path: Path) -> None:
+    folder = tmp_path / "ch1"
+    folder.mkdir()
+    (folder / "claims.py").write_text("x = 1\n")
+    done = run_cli("verify", str(folder))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.strip().endswith(f"{folder}: a chapter folder needs a translation "
+                                        "table (ru.toml, ...)")
+    (folder / "ru.toml").write_text("")
+    done = run_cli("verify", str(folder))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.strip().endswith(f"{folder / 'claims.py'}: defines no claims(ch) "
+                                        "function")
