@@ -142,12 +142,7 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
     elif degree > 1:
         exact, direction, existence = _nonlinear(poly(), s, res)
     steps[0] = replace(steps[0], output=sp.Eq(s, exact, evaluate=False))
-    asym = corr = None
-    reg = parse_regime(regime) if isinstance(regime, str) else regime
-    if reg is not None:
-        x = expansion(exact, reg)
-        asym, corr = x.leading, x.correction
-        steps.append(Step("limit", "threshold in the regime", exact, asym, reg.text))
+    asym, corr, reg = _in_regime(exact, regime, steps)
     return Threshold(s, res, exact, direction, existence, asym, corr, reg, tuple(steps),
                      rl.t_math, rl.t_comms[res])
 
@@ -275,12 +270,7 @@ def between(rl: Roofline, first: str, second: str, name: str | sp.Symbol, *,
     exact, direction, existence = solve_gap(ta - tb, s, label)
     steps: list[Step] = [Step("solve", f"{label} for {s}", sp.Eq(ta, tb, evaluate=False),
                               sp.Eq(s, exact, evaluate=False), "balance point")]
-    asym = corr = None
-    reg = parse_regime(regime) if isinstance(regime, str) else regime
-    if reg is not None:
-        x = expansion(exact, reg)
-        asym, corr = x.leading, x.correction
-        steps.append(Step("limit", "threshold in the regime", exact, asym, reg.text))
+    asym, corr, reg = _in_regime(exact, regime, steps)
     return Threshold(s, f"{first},{second}", exact, direction, existence, asym, corr, reg,
                      tuple(steps), ta, tb)
 
@@ -328,3 +318,15 @@ def _closed_form(num: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, 
     if not slope.is_number:
         slope = slope.subs({f: 1 for f in slope.free_symbols})
     return root, "<" if sp.sign(slope) < 0 else ">", sp.true
+
+
+def _in_regime(exact: sp.Expr, regime: Regime | str | None, steps: list[Step],
+               ) -> tuple[sp.Expr | None, sp.Expr | None, Regime | None]:
+    """The threshold's leading term and first correction deep in ``regime`` (a step records
+    the limit), or Nones without a regime."""
+    reg = parse_regime(regime) if isinstance(regime, str) else regime
+    if reg is None:
+        return None, None, None
+    x = expansion(exact, reg)
+    steps.append(Step("limit", "threshold in the regime", exact, x.leading, reg.text))
+    return x.leading, x.correction, reg
