@@ -47,6 +47,7 @@ _EXPORTS = {
     "expansion": "engine.asymptotics",
     "leading": "engine.asymptotics",
     "theta": "engine.asymptotics",
+    "combine_powers": "engine.algebra",
     "Roofline": "engine.rooflines",
     "roofline": "engine.rooflines",
     "Threshold": "engine.thresholds",

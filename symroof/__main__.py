@@ -1,5 +1,5 @@
 """``python -m symroof`` runs the command line."""
 
-from .cli.main import main
+from .cli.main import console
 
-raise SystemExit(main())
+console()

@@ -138,9 +138,9 @@ def claims(ch: Chapter) -> None:
         csr_reduction=dense_bytes / sparse_bytes,
         einsum_matmul=einsum_spec((A[i, k], B_[k, j]), summed=(k,)),
         einsum_attention_scores=einsum_spec((Q[bb, h, i, dd], Kt[bb, h, j, dd]), summed=(dd,)),
-        dot_product_cosine=law(sp.simplify(
+        dot_product_cosine=law(sp.expand(sp.expand_trig(
                 (r1 * sp.cos(t1) * r2 * sp.cos(t2) + r1 * sp.sin(t1) * r2 * sp.sin(t2))
-                - r1 * r2 * sp.cos(t1 - t2)) == 0),
+                - r1 * r2 * sp.cos(t1 - t2))) == 0),
         cheat_attention_s2_term=theta(attention_flops, "S->oo"),
         cheat_attention_d2_term=theta(attention_flops, "d->oo"),
         cheat_kv_cache_linear=law(sp.degree(decode.flops, L) == 1),

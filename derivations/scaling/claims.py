@@ -12,6 +12,7 @@ from symroof import (
     ConstantSet,
     Optimum,
     Step,
+    combine_powers,
     constant_set,
     dtype_bytes,
     einsum,
@@ -105,7 +106,7 @@ def claims(ch: Chapter) -> None:
     c_of_n = ch.step("substitute", "D(N) into the budget", opt.constraint.lhs,
                     opt.constraint.lhs.subs(D, d_of_n), "C = 6 N D")
     n_star, d_star = (opt.solution[x].subs(C0, C) for x in (N, D))
-    ch.step("simplify", "6 N* D* is the budget", None, sp.simplify(6 * n_star * d_star), "C")
+    ch.step("simplify", "6 N* D* is the budget", None, combine_powers(6 * n_star * d_star), "C")
     printed_fit = lagrange(_with_exponents(reducible, h22), h22.budget, [N, D])
     paper_fit = lagrange(_with_exponents(reducible, h22u), h22u.budget, [N, D])
     ch.steps.extend(_titled(printed_fit.steps, "alpha = 0.34, beta = 0.28"))
@@ -157,8 +158,8 @@ def claims(ch: Chapter) -> None:
         scaling_condition_1_times_n=sp.expand(-N * cond_n),
         scaling_condition_2_times_d=sp.expand(-D * cond_d),
         scaling_optimality_condition=opt.balance,
-        scaling_optimality_marginal=law(sp.simplify(sp.powsimp(sp.expand_power_base(
-                (marginal_n / marginal_d).subs(opt.solution), force=True), force=True)) == 1),
+        scaling_optimality_marginal=law(
+            combine_powers((marginal_n / marginal_d).subs(opt.solution)) == 1),
         scaling_d_of_n=d_of_n,
         scaling_c_of_n=c_of_n,
         scaling_n_star=n_star,

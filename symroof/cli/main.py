@@ -16,8 +16,10 @@ SymPy is imported only by the verbs that need it, so ``symroof --help`` stays fa
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
+from typing import NoReturn
 
 from . import chips, claims, collective, derive, model, optimize, plan, report, verify
 from .common import Parser
@@ -55,9 +57,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("symroof: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # output piped into a reader that stopped (head): end quietly
-        import os
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 1
+
+
+def console() -> NoReturn:
+    """The ``symroof`` program: :func:`main`, its output flushed, then the process ends
+    without tearing the interpreter down object by object (after a verify that is a tenth
+    of a second of freeing SymPy's expressions). Every file it writes is closed by then."""
+    code = main()
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:
+        code = code or 1
+    os._exit(code)
 
 
 def _version() -> str:
@@ -66,4 +80,4 @@ def _version() -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    console()

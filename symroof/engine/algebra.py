@@ -46,6 +46,20 @@ def cancel(expr: sp.Expr) -> sp.Expr:
     return to_expr(top, gens) / to_expr(bottom, gens)
 
 
+def combine_powers(expr: sp.Expr) -> sp.Expr:
+    """Powers of one base merged and their exponents in lowest terms, bases taken positive
+    (as sizes, rates and constants are): what ``simplify`` makes of a product of power
+    laws, at a fraction of its cost.
+
+    >>> from symroof import sizes
+    >>> C, a, b = sizes("C a b")
+    >>> combine_powers(6 * (C/6)**(a/(a + b)) * (C/6)**(b/(a + b)))
+    C
+    """
+    merged = sp.powsimp(sp.expand_power_base(sp.sympify(expr), force=True), force=True)
+    return merged.replace(lambda t: t.is_Pow, lambda t: sp.Pow(t.base, cancel(t.exp)))
+
+
 def _through_ring(f: sp.Expr) -> tuple[list[sp.Basic], Sparse, Sparse] | None:
     """Numerator and denominator over SymPy's generators (powers, functions) for an
     expression that is not a rational function of its symbols, prepared as

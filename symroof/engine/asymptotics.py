@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
+from ..core.memo import memo
 from ..core.parse import symbol
 from ..core.steps import Step
 from .algebra import cancel
@@ -127,6 +128,7 @@ class Expansion:
         return self._repr_latex_()
 
 
+@memo
 def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     """Leading term and first correction of ``expr`` deep in ``regime``.
 

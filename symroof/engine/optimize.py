@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
+from ..core.memo import memo
 from ..core.printer import text
 from ..core.steps import Step
 from ..core.timelimits import TimeLimit, time_limit
@@ -49,8 +50,7 @@ class Optimum:
         """d log x* / d log budget, exact.
 
         For power-law optima x* is a product of powers, so the exponent is read off."""
-        x = self.solution[variable]
-        return sp.cancel(sp.expand_log(sp.log(x), force=True).diff(budget) * budget)
+        return sp.cancel(log_slope(self.solution[variable], budget))
 
     def value(self) -> sp.Expr:
         """The objective at the optimum."""
@@ -61,6 +61,28 @@ class Optimum:
         return {x: sp.sympify(v).subs(values) for x, v in self.solution.items()}
 
 
+def log_slope(x: sp.Expr, budget: sp.Symbol) -> sp.Expr:
+    """d log x / d log budget, read off a product of powers factor by factor (uncancelled).
+
+    >>> from symroof import sizes
+    >>> C, A, a = sizes("C A a")
+    >>> log_slope(A * (C / 6)**a * C**2, C)
+    a + 2
+
+    A factor that is not a power of the budget times constants is differentiated.
+    """
+    if not x.has(budget):
+        return sp.Integer(0)
+    if x == budget:
+        return sp.Integer(1)
+    if isinstance(x, sp.Mul):
+        return sp.Add(*(log_slope(f, budget) for f in x.args))
+    if isinstance(x, sp.Pow) and not x.exp.has(budget):
+        return x.exp * log_slope(x.base, budget)
+    return sp.diff(x, budget) * budget / x
+
+
+@memo
 def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbol],
              *, method: str = "auto", timeout: float = 30) -> Optimum:
     """Minimise ``objective`` subject to ``constraint`` over ``variables``.

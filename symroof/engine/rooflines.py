@@ -38,6 +38,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.memo import memo
 from ..core.parse import symbol
 from ..core.sizes import canonical_dtype
 from ..core.steps import Step
@@ -144,6 +145,7 @@ class Roofline(RichView):
         return sp.StrictGreaterThan(self.intensity, self.ridge, evaluate=False)
 
 
+@memo
 def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
              compute: str | None = None,
              primary: str | None = None, bandwidths: Mapping[str, sp.Expr] | None = None,

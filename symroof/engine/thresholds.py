@@ -23,6 +23,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
+from ..core.memo import memo
 from ..core.parse import symbol
 from ..core.steps import Step
 from ..core.tables import RichView, Table, key_values
@@ -97,6 +98,7 @@ class Threshold(RichView):
         return replace(self, exact=exact, existence=exists, steps=(*self.steps, step), **times)
 
 
+@memo
 def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = None,
               regime: Regime | str | None = None) -> Threshold:
     """Solve T_math = T_resource for ``name`` (default resource: the roofline's primary).

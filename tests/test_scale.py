@@ -1,0 +1,133 @@
+"""Laws of the pieces that keep derivations fast: remembered results, exponents read off a
+product of powers, merged powers, and the numeric refutation before ``simplify``."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symroof import chip, combine_powers, einsum, lagrange, roofline, sizes
+from symroof.claims.rules import proof
+from symroof.core.memo import memo, value_key
+from symroof.engine.optimize import log_slope
+
+N, D, C, A, B = sizes("N D C A B")
+exponents = st.fractions(min_value=sp.Rational(1, 12), max_value=3, max_denominator=12).map(
+    sp.Rational)
+
+
+def test_memo_returns_the_first_result_for_equal_arguments_only() -> None:
+    calls: list[object] = []
+
+    @memo
+    def f(x: object, *, k: object = None) -> object:
+        calls.append(x)
+        return [x]
+
+    assert f(sp.Symbol("B")) is f(sp.Symbol("B"))
+    assert f({"B": 1}) is f({"B": 1})
+    assert f(2 * sp.Symbol("B")) is not f(sp.Float(2) * sp.Symbol("B"))
+    assert f(1) is not f(1.0) and f(1, k=1) is not f(1, k=2)
+    assert len(calls) == 8
+
+
+def test_memo_runs_calls_whose_arguments_have_no_value() -> None:
+    calls: list[object] = []
+
+    @memo
+    def f(x: object) -> int:
+        calls.append(x)
+        return len(calls)
+
+    assert f(object()) == 1 and f(lambda: 0) == 2  # run, not remembered
+
+
+def test_memo_forgets_the_oldest_beyond_its_size() -> None:
+    @memo(size=2)
+    def f(x: int) -> list[int]:
+        return [x]
+
+    first = f(1)
+    f(2)
+    f(3)
+    assert f(1) is not first and f(3) is f(3)
+
+
+def test_memo_remembers_no_exception() -> None:
+    tries: list[int] = []
+
+    @memo
+    def f(x: int) -> int:
+        tries.append(x)
+        if len(tries) == 1:
+            raise ValueError("first try")
+        return x
+
+    with pytest.raises(ValueError, match="first try"):
+        f(1)
+    assert f(1) == 1 and tries == [1, 1]
+
+
+def test_value_keys_of_dataclasses_compare_fields() -> None:
+    mm = einsum("B D, D F -> B F", "bf16")
+    assert value_key(mm) == value_key(einsum("B D, D F -> B F", "bf16"))
+    assert value_key(mm) != value_key(einsum("B D, D F -> B F", "int8"))
+
+
+def test_a_remembered_roofline_equals_a_fresh_one() -> None:
+    mm, c = einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e")
+    first = roofline(mm, c)
+    assert roofline(mm, c) is first
+    assert roofline.__wrapped__(mm, c) == first  # type: ignore[attr-defined]
+
+
+@given(exponents, exponents, exponents)
+@settings(max_examples=40, deadline=None)
+def test_log_slope_is_the_derivative_of_the_log(a: sp.Rational, b: sp.Rational,
+                                                c: sp.Rational) -> None:
+    x = A * (C / 6) ** a * C**b / (B + C**c) ** 2
+    expected = sp.cancel(sp.diff(sp.log(x), C) * C)
+    assert sp.cancel(log_slope(x, C) - expected) == 0
+
+
+@given(exponents, exponents)
+@settings(max_examples=20, deadline=None)
+def test_optimum_exponents_of_a_power_law_sum_add_up_to_one(a: sp.Rational,
+                                                             b: sp.Rational) -> None:
+    opt = lagrange(A / N**a + B / D**b, sp.Eq(6 * N * D, C), [N, D])
+    assert opt.exponent(N, C) == b / (a + b)
+    assert opt.exponent(N, C) + opt.exponent(D, C) == 1
+
+
+def test_combine_powers_gives_the_budget_back() -> None:
+    a, b = sp.symbols("a b", positive=True)
+    opt = lagrange(A / N**a + B / D**b, sp.Eq(6 * N * D, C), [N, D])
+    assert combine_powers(6 * opt.solution[N] * opt.solution[D]) == C
+
+
+@given(st.integers(1, 6), st.integers(1, 6))
+@settings(max_examples=30, deadline=None)
+def test_proof_refuses_what_differs_at_a_point(p: int, q: int) -> None:
+    a = (N + D) ** p / D**q
+    assert proof(a, sp.expand(a)) != ""
+    assert proof(a, a + sp.Rational(1, 10**20) * N) == ""
+
+
+def test_proof_of_unequal_functions_is_empty() -> None:
+    M, d = sizes("M d")
+    assert proof(sp.floor(M / (4 * d)), sp.ceiling(M / (4 * d))) == ""
+    assert proof(sp.sin(N)**2 + sp.cos(N)**2, sp.Integer(1)) == "equal after simplify"
+
+
+def test_the_program_exits_with_the_verb_code_and_its_whole_output() -> None:
+    run = subprocess.run([sys.executable, "-m", "symroof", "chips"], capture_output=True,
+                         text=True, check=False)
+    assert run.returncode == 0 and "tpu-v5e" in run.stdout
+    bad = subprocess.run([sys.executable, "-m", "symroof", "derive", "--flops", "B*",
+                          "--bytes", "B"], capture_output=True, text=True, check=False)
+    assert bad.returncode == 2 and bad.stderr.startswith("symroof: error:")
