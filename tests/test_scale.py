@@ -83,7 +83,7 @@ def test_a_remembered_roofline_equals_a_fresh_one() -> None:
     mm, c = einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e")
     first = roofline(mm, c)
     assert roofline(mm, c) is first
-    assert roofline.__wrapped__(mm, c) == first  # type: ignore[attr-defined]
+    assert roofline.__wrapped__(mm, c) == first
 
 
 @given(exponents, exponents, exponents)

@@ -27,7 +27,7 @@ import dataclasses
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from functools import wraps
-from typing import Any, TypeVar, cast
+from typing import Any, TypeVar, cast, overload
 
 import sympy as sp
 
@@ -61,6 +61,12 @@ def value_key(obj: Any) -> Hashable:
         items = sorted(obj, key=repr) if isinstance(obj, frozenset) else obj
         return (type(obj), tuple(value_key(x) for x in items))
     raise _Unkeyable(type(obj).__name__)
+
+
+@overload
+def memo(fn: F, *, size: int = ...) -> F: ...
+@overload
+def memo(fn: None = None, *, size: int = ...) -> Callable[[F], F]: ...
 
 
 def memo(fn: F | None = None, *, size: int = 512) -> Any:
