@@ -65,9 +65,9 @@ def claims(ch: Chapter) -> None:
     def working_set_ratio() -> sp.Expr:
         # B_r B_c / M with B_c = M/(4d): B_r = d above the crossover M = 4 d^2, B_c below it
         bc = M / (4 * dh)
-        crossover = sp.solve(sp.Eq(bc, dh), M)[0]
-        above = sp.simplify(dh * bc / M)
-        below = sp.simplify(bc * bc / M)
+        crossover = sp.solve(sp.Eq(bc, dh), M, simplify=False)[0]
+        above = sp.cancel(dh * bc / M)
+        below = sp.cancel(bc * bc / M)
         if not sp.diff(below, M).is_positive:
             raise DerivationError("B_c^2 / M should grow with M below the crossover")
         return sp.Max(above, below.subs(M, crossover))

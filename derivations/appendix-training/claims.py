@@ -74,7 +74,8 @@ def claims(ch: Chapter) -> None:
         return "fits" if total <= card else "overflows"
     Ls, k = sizes("L k")
     per_segment = Ls / k + k  # checkpoints kept, plus one segment's activations recomputed
-    best = next(r for r in sp.solve(sp.diff(per_segment, k), k) if r.is_positive)
+    best = next(r for r in sp.solve(sp.diff(per_segment, k), k, simplify=False)
+                if r.is_positive)
     ch.step("solve", "segment count minimising stored activations", sp.Eq(
         sp.diff(per_segment, k), 0), best, "L/k checkpoints + k layers of one segment")
     a100 = chip("a100-80gb", hbm="NV-A100", fp16="NV-A100")
@@ -94,8 +95,8 @@ def claims(ch: Chapter) -> None:
     Sq, hd, Ms = sizes("S d M")
     std, tiled = standard_attention(Sq, hd), tiled_attention(Sq, hd, Ms)
     ch.add(
-        chain_rule_three_layers=law(sp.simplify(sp.diff(f3(f2(f1(x))), x) - local(f3, f2(f1(x)))
-                                       * local(f2, f1(x)) * local(f1, x)) == 0),
+        chain_rule_three_layers=law(sp.expand(sp.diff(f3(f2(f1(x))), x) - local(f3, f2(f1(x)))
+                                     * local(f2, f1(x)) * local(f1, x)).doit() == 0),
         passes_reverse=reverse_cost(linear_loss(5)).passes("reverse"),
         passes_forward=sp.expand(sp.interpolate(
                 [(p, reverse_cost(linear_loss(p)).passes("forward")) for p in range(2, 6)], P)),

@@ -125,7 +125,7 @@ def claims(ch: Chapter) -> None:
                                 "catalogue chip whose ridge is 153.0 (its book figures give 155)"),
         gemm_n64_below_ridge=rl0.at({"n": 64}).bound(),
         gemm_n64_share_of_peak=at64.attainable / at64.peak,
-        gemm_queue_small_no_gain=within(sp.simplify(queued.intensity / rl0.intensity), 0, 1),
+        gemm_queue_small_no_gain=within(sp.cancel(queued.intensity / rl0.intensity), 0, 1),
         gemm_attention_block=len(with_weights) + (len(gemms) - len(with_weights)),
         csr_row_ptr_length=row_pointer_length(),
         csr_order_k_plus_r=theta(csr_bytes(R, K, fp32, int32, int32), "K,R->oo"),

@@ -79,8 +79,7 @@ def basics(d: DerivationBuilder) -> Basics:
                         "perfect overlap; x / max(a, b) = min(x/a, x/b) for positive x")
     # T_upper / T_lower with T_comms as the unit of time and r = T_math / T_comms
     r = symbol("r")
-    ratio = sp.simplify((rl.t_upper / rl.t_lower).subs({flops: r * acc.peak(),
-                                                        nbytes: acc.bandwidth()}))
+    ratio = (rl.t_upper / rl.t_lower).subs({flops: r * acc.peak(), nbytes: acc.bandwidth()})
     sup = _supremum(ratio, r)
     d.step("evaluate", "largest T_upper / T_lower over r = T_math / T_comms > 0", ratio, sup,
            "each branch of the max is monotone in r; the branches meet at r = 1")
@@ -103,7 +102,7 @@ def _supremum(expr: sp.Expr, r: sp.Symbol) -> sp.Expr:
             continue
         rng = sp.calculus.util.function_range(piece, r, region)
         best = sp.Max(best, rng.sup)
-    return sp.simplify(best)
+    return best
 
 
 

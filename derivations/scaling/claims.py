@@ -124,7 +124,8 @@ def claims(ch: Chapter) -> None:
         """-d log L / d log var of Kaplan's L(N, D) when the other resource is unlimited."""
         def derive() -> sp.Expr:
             one = sp.powdenest(k20.form.subs(other_scale, 0), force=True)
-            return sp.simplify(-var * sp.diff(sp.log(one), var)).subs(k_values)
+            log_one = sp.expand_log(sp.log(one), force=True)
+            return sp.cancel(-var * sp.diff(log_one, var)).subs(k_values)
         return derive
     text_kaplan = lagrange(reducible.subs({alpha: sp.Rational(57, 1000),
                                            beta: sp.Rational(28, 100)}), sp.Eq(6 * N * D, C),
@@ -149,7 +150,7 @@ def claims(ch: Chapter) -> None:
         scaling_compute_backward_4nd=backward,
         scaling_reducible_loss=reducible,
         scaling_same_optimum_without_e=law(
-            sp.simplify(with_e.solution[N] - opt.solution[N]).subs(E, 1) == 0),
+            sp.expand(with_e.solution[N] - opt.solution[N]).subs(E, 1) == 0),
         scaling_constraint=opt.constraint.lhs - opt.constraint.rhs,
         scaling_lagrangian=named(opt.lagrangian),
         scaling_stationarity_n=cond_n,

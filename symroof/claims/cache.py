@@ -24,8 +24,12 @@ import os
 import sys
 import tempfile
 from collections.abc import Iterable, Mapping
+from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .sealed import Hint
 
 _PACKAGE = Path(__file__).resolve().parent.parent
 _ROW_KEYS = {"id": str, "derivation": str, "verdict": str, "derived": str, "detail": str,
@@ -65,22 +69,43 @@ class VerdictCache:
             return None
         return [{**r, "cached": True} for r in entry["claims"]]
 
+    def hint(self, unit: Path, timeout: float) -> Hint | None:
+        """What the unit's last entry, current or not, says of its run: the modules its
+        worker imported and its seconds (None without an entry that says so)."""
+        from .sealed import Hint
+        try:
+            entry = json.loads(self.slot(unit, timeout).read_text("utf-8"))
+        except (OSError, ValueError, RecursionError):
+            return None
+        if not isinstance(entry, dict):
+            return None
+        imported, seconds = entry.get("imported"), entry.get("seconds")
+        if not (isinstance(imported, list) and all(isinstance(m, str) for m in imported)
+                and isinstance(seconds, (int, float)) and 0 <= seconds < 1e6):
+            return None
+        return Hint(tuple(imported), float(seconds))
+
     def store(self, unit: Path, timeout: float, rows: list[dict[str, Any]],
-              files: Iterable[str]) -> None:
-        """Keep ``rows`` with the digests of ``files`` (what the build read)."""
+              files: Iterable[str], hint: Hint | None = None) -> None:
+        """Keep ``rows`` with the digests of ``files`` (what the build read), and the
+        ``hint`` for the unit's next run."""
         if not rows or any(r.get("verdict") in _UNCACHED for r in rows):
             return
         deps = []
         own = {str(unit.resolve())} if unit.is_file() else set()  # a chapter: its files
+        installation = _installation()
         for path in sorted(set(files) | own):
             if _inside(path, _PACKAGE):
                 continue  # symroof itself is in the base key
-            self._digests.pop(path, None)
+            if not any(_inside(path, root) for root in installation):
+                self._digests.pop(path, None)  # read afresh: the build may have changed it
             digest = self.digest(path)
             if digest is None:
                 return  # a dependency that cannot be read: do not cache
             deps.append([path, digest])
-        entry = {"version": self.VERSION, "claims": rows, "deps": deps}
+        entry: dict[str, Any] = {"version": self.VERSION, "claims": rows, "deps": deps}
+        if hint is not None:
+            entry.update(imported=list(hint.imported), seconds=hint.seconds)
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=self.folder)
@@ -129,6 +154,7 @@ def default_cache_folder() -> Path:
     return Path(base) / "symroof"
 
 
+@lru_cache(maxsize=1)
 def _installation() -> tuple[str, ...]:
     roots = {str(Path(p).resolve()) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix)}
     return tuple(r for r in roots if r != os.sep)

@@ -282,11 +282,13 @@ def run_units(units: Sequence[Path], timeout: float = 30,
             todo.append(i)
     if todo:
         pool = Pool(timeout, jobs or os.cpu_count() or 1, progress)
-        for i, (rows, deps, built) in pool.run([units[i] for i in todo]).items():
-            results[todo[i]] = rows
-            ids[todo[i]] = built
-            if cache is not None and deps is not None:
-                cache.store(units[todo[i]], timeout, rows, [*deps, *extra_deps])
+        hints = [cache.hint(units[i], timeout) for i in todo] if cache is not None else None
+        for i, ran in pool.run([units[i] for i in todo], hints).items():
+            results[todo[i]] = ran.rows
+            ids[todo[i]] = ran.ids
+            if cache is not None and ran.deps is not None:
+                cache.store(units[todo[i]], timeout, ran.rows, [*ran.deps, *extra_deps],
+                            ran.hint)
     rows = [r for i in range(len(units)) for r in results[i]]
     _check_ids(units, ids)
     failed = sum(1 for r in rows if r["kind"] == "unit")

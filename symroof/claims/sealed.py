@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import signal
 import sys
@@ -29,11 +30,42 @@ from typing import Any
 from ..core.errors import InputError
 from .runner import unit_row
 
-PRELOAD = ("numpy", "sympy", "sympy.physics.units", "sympy.combinatorics", "sympy.tensor.tensor",
-           "sympy.assumptions.satask", "sympy.assumptions.handlers.order",
-           "sympy.sets.handlers.functions", "symroof.claims.model", "symroof.claims.rules",
-           "symroof.claims.loader", "symroof.claims.worker", "symroof.engine.optimize",
-           "symroof.models.adcost", "symroof.models.attention", "symroof.models.scaling_laws")
+# what every worker needs: SymPy (with the modules its first sum imports), the claims
+BASE = ("sympy", "sympy.tensor.tensor", "symroof.claims.model", "symroof.claims.rules",
+        "symroof.claims.loader", "symroof.claims.worker", "symroof.claims.chapter",
+        "symroof.claims.consistency")
+# what the bundled derivations need besides, imported once when nothing better is known
+PRELOAD = (*BASE, "numpy", "sympy.physics.units", "sympy.assumptions.satask",
+           "sympy.assumptions.handlers.order", "sympy.sets.handlers.functions",
+           "symroof.engine.optimize", "symroof.models.adcost", "symroof.models.attention",
+           "symroof.models.scaling_laws")
+# the packages whose modules a hint may name (a hint never imports a derivation's own code)
+PRELOADABLE = ("sympy", "numpy", "mpmath", "symroof")
+
+
+@dataclass(frozen=True)
+class Hint:
+    """What a unit's last run says: the modules its worker imported itself, and its time."""
+
+    imported: tuple[str, ...]
+    seconds: float
+
+
+def preload(hints: list[Hint | None]) -> tuple[str, ...]:
+    """The modules to import before the first fork: :data:`BASE` and every module the hints
+    name from :data:`PRELOADABLE` packages; :data:`PRELOAD` when a unit has no hint.
+
+    >>> preload([Hint(("numpy", "numpy.random", "helper"), 0.1)])[-2:]
+    ('numpy', 'numpy.random')
+    """
+    if not hints or any(h is None for h in hints):
+        return PRELOAD
+    named = sorted({m for h in hints if h is not None for m in h.imported
+                    if m.split(".")[0] in PRELOADABLE and _MODULE.fullmatch(m)})
+    return (*BASE, *(m for m in named if m not in BASE))
+
+
+_MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass
@@ -52,6 +84,9 @@ class _Job:
     current: int | None = None
     deadline: float = 0.0
     deps: list[str] | None = None
+    imported: list[str] = field(default_factory=list)
+    started: float = 0.0
+    seconds: float = 0.0
     failure: tuple[str, str] | None = None
     done: bool = False
     final: list[dict[str, Any]] | None = None
@@ -69,14 +104,15 @@ class Pool:
         self.progress = progress
         self.judged = 0
 
-    def run(self, units: list[Path],
-            ) -> dict[int, tuple[list[dict[str, Any]], list[str] | None, list[str]]]:
-        """Rows of each unit (by position); for a unit that ran whole in one worker without
-        ERROR or TIMEOUT, the files its build read; the ids of its derivations."""
-        import importlib
-        for name in PRELOAD:
-            importlib.import_module(name)
+    def run(self, units: list[Path], hints: list[Hint | None] | None = None,
+            ) -> dict[int, Ran]:
+        """What each unit (by position) gave: its rows; for a unit that ran whole in one
+        worker without ERROR or TIMEOUT, the files its build read and the hint for next time;
+        the ids of its derivations. The units known to take longest start first."""
+        hints = hints if hints is not None else [None] * len(units)
+        _import(preload(hints))
         waiting = [_Job(i, u) for i, u in enumerate(units)]
+        waiting.sort(key=lambda j: -_cost(j.unit, hints[j.index]))
         active: dict[int, _Job] = {}
         finished: list[_Job] = []
         with _terminate_as_interrupt():
@@ -99,7 +135,8 @@ class Pool:
             assert j.final is not None
             clean = (j.deps is not None and j.workers == 1 and j.failure is None
                      and all(r["verdict"] not in ("ERROR", "TIMEOUT") for r in j.final))
-            out[j.index] = (j.final, j.deps if clean else None, j.ids)
+            out[j.index] = Ran(j.final, j.deps if clean else None, j.ids,
+                               Hint(tuple(j.imported), round(j.seconds, 3)))
         return out
 
     def _spawn(self, job: _Job) -> None:
@@ -116,6 +153,7 @@ class Pool:
         job.deps, job.done, job.failure = None, False, None
         job.workers += 1
         job.deadline = time.monotonic() + self.timeout + self.grace
+        job.started = time.monotonic()
 
     def _step(self, active: dict[int, _Job], waiting: list[_Job],
               finished: list[_Job]) -> None:
@@ -167,6 +205,7 @@ class Pool:
                 self.progress(self.judged, job.rows[i])
         elif kind == "deps":
             job.deps = list(msg["files"])
+            job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
         elif kind == "fail":
             job.failure = (msg["kind"], msg["message"])
         elif kind == "done":
@@ -176,6 +215,7 @@ class Pool:
                finished: list[_Job]) -> None:
         """A worker is gone: exited (``status``) or killed at its deadline (None)."""
         os.close(job.fd)
+        job.seconds += time.monotonic() - job.started
         if job.failure is not None or job.meta is None:
             job.final = self._unit_failed(job, status)
             finished.append(job)
@@ -213,6 +253,44 @@ class Pool:
                              f"{self.timeout:g} s")]
         return [unit_row(job.unit, "ERROR", f"{job.unit}: the derivation's process "
                          f"{_how(status)} while importing or building")]
+
+
+@dataclass(frozen=True)
+class Ran:
+    """A unit's outcome: verdict rows, the files its build read (None: not to be cached),
+    the ids of its derivations, and the hint for its next run."""
+
+    rows: list[dict[str, Any]]
+    deps: list[str] | None
+    ids: list[str]
+    hint: Hint
+
+
+def _import(names: tuple[str, ...]) -> None:
+    """Import ``names`` (a hinted module that is gone is skipped), and read the bundled
+    chip catalogue, so that every worker starts with them."""
+    import importlib
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            if name in PRELOAD:
+                raise
+    if not os.environ.get("SYMROOF_CATALOG"):
+        from ..hardware.catalog import load_catalog
+        load_catalog(None)
+
+
+def _cost(unit: Path, hint: Hint | None) -> float:
+    """The seconds a unit took last time; without a hint, its files' size as a stand-in
+    (a millisecond per kilobyte), so that big chapters start first."""
+    if hint is not None:
+        return hint.seconds
+    try:
+        files = [unit] if unit.is_file() else [p for p in unit.iterdir() if p.is_file()]
+        return sum(p.stat().st_size for p in files) / 1e6
+    except OSError:
+        return 0.0
 
 
 def _how(status: int) -> str:

@@ -8,7 +8,8 @@ The worker's standard streams go to a file of its own (nothing it prints reaches
 parent's output), SIGINT is left to the parent, and it always ends with ``os._exit`` so that
 no ``sys.exit``, ``atexit`` handler or buffered output of the derivation escapes. Messages
 (JSON lines): ``built`` (every derivation's claims, as verdict rows without verdicts),
-``start`` and ``row`` per claim, ``deps`` (every file imported or opened), ``done``;
+``start`` and ``row`` per claim, ``deps`` (every file imported or opened, and the modules
+the worker imported itself, which the parent may preload next time), ``done``;
 ``fail`` with ``kind`` ``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
 """
 
@@ -37,8 +38,9 @@ def encode(message: dict[str, Any]) -> bytes:
 def serve(unit: Path, first: int, timeout: float, fd: int) -> NoReturn:
     """Build ``unit``, judge its claims from number ``first`` on, report over ``fd``, exit."""
     try:
+        inherited = set(sys.modules)
         opened = _seal()
-        _work(unit, first, timeout, fd, opened)
+        _work(unit, first, timeout, fd, opened, inherited)
     except BaseException as exc:  # the worker's own last resort: report, never raise
         with contextlib.suppress(BaseException):
             _send(fd, {"t": "fail", "kind": "error",
@@ -47,7 +49,8 @@ def serve(unit: Path, first: int, timeout: float, fd: int) -> NoReturn:
         os._exit(0)
 
 
-def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str]) -> None:
+def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
+          inherited: set[str]) -> None:
     from .loader import UnitError, load_unit
     from .runner import claim_row, run_claim
     try:
@@ -76,7 +79,8 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str]) -> 
         name = getattr(module, "__file__", None)
         if isinstance(name, str):
             files.add(os.path.abspath(name))
-    _send(fd, {"t": "deps", "files": sorted(f for f in files if _real_file(f))})
+    _send(fd, {"t": "deps", "files": sorted(f for f in files if _real_file(f)),
+               "imported": sorted(set(sys.modules) - inherited)})
     _send(fd, {"t": "done"})
 
 

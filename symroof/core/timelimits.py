@@ -4,7 +4,9 @@
 ...     pass
 
 SIGALRM interrupts pure-Python work (most of SymPy) on the main thread; elsewhere the block
-runs unbounded.
+runs unbounded. :class:`TimeLimit` is a ``BaseException``, so the ``except Exception`` of
+the code it interrupts does not swallow it, and it is raised again every quarter second
+until the block ends, in case that code catches everything.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from contextlib import contextmanager
 from types import FrameType
 
 
-class TimeLimit(Exception):
+class TimeLimit(BaseException):
     """Raised inside a block that ran past its limit."""
 
 
@@ -33,7 +35,7 @@ def time_limit(seconds: float) -> Iterator[None]:
         raise TimeLimit
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    signal.setitimer(signal.ITIMER_REAL, seconds, min(seconds, 0.25))
     try:
         yield
     finally:

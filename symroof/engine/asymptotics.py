@@ -209,7 +209,7 @@ def _series_terms(scaled: sp.Expr, expr: sp.Expr,
     if coeff.has(EPS) or corr.has(EPS):
         raise DerivationError(f"the leading term of {expr} in the regime {reg.text} is not a "
                               f"power of the scale")
-    if corr != 0 and sp.simplify(q - p - 1) != 0:
+    if corr != 0 and sp.cancel(q - p - 1) != 0:
         # the first correction is of another order than 1: keep its own power
         return (p, coeff), (q, corr)
     return (p, coeff), (p + 1, corr)

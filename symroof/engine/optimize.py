@@ -172,7 +172,11 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
                      budget: sp.Expr, xs: tuple[sp.Symbol, ...],
                      ) -> tuple[dict[sp.Symbol, sp.Expr], sp.Eq | None, list[Step]]:
     """Solve the log-linear system: unknowns n_j = log x_j and m = log nu, where
-    ``-e_j A_j x_j^e_j / k_j = nu`` for every j and ``c prod x_j^k_j = budget``."""
+    ``-e_j A_j x_j^e_j / k_j = nu`` for every j and ``c prod x_j^k_j = budget``.
+
+    Written with L_j = log(-e_j A_j / k_j), the rows are ``L_j + e_j n_j = m`` and
+    ``L_c + sum k_j n_j = L_budget``, so with S = sum k_j / e_j, in closed form:
+    ``m = (L_budget - L_c + sum k_j L_j / e_j) / S`` and ``n_j = (m - L_j) / e_j``."""
     ns = [sp.Symbol(f"n_{x}") for x in xs]
     m = sp.Symbol("m")
     # bases whose logs are the system's right-hand sides
@@ -188,20 +192,20 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
         rows.append(sp.Eq(log_of(-e * coeff / k) + e * n, m, evaluate=False))
     rows.append(sp.Eq(log_of(c) + sum(k * n for k, n in zip(ks, ns, strict=True)),
                       log_of(budget), evaluate=False))
-    solved = sp.linsolve(rows, [*ns, m])
-    if not solved:
+    es = [e for _, e in terms]
+    total = sp.Add(*(k / e for k, e in zip(ks, es, strict=True)))
+    if sp.cancel(total) == 0:
         raise DerivationError("the log-linear stationarity system has no solution")
-    (values,) = solved
-    logs = [sp.Symbol(f"L{i}") for i in range(len(bases))]
     solution: dict[sp.Symbol, sp.Expr] = {}
-    for x, n_value in zip(xs, values[: len(xs)], strict=True):
-        # the system is linear with the logs as constants, so n_x = sum_L w_L L
-        linear = sp.Poly(n_value, *logs)
-        if linear.total_degree() > 1 or linear.coeff_monomial(1) != 0:
-            raise DerivationError(f"the solution for log {x} is not linear in the logs")
+    for j, x in enumerate(xs):
+        # n_j = sum over the logs L of weight_L L: the L_i, then L_c, then L_budget
+        scale = 1 / (es[j] * total)
+        weights = [k / e * scale - (1 / es[j] if i == j else 0)
+                   for i, (k, e) in enumerate(zip(ks, es, strict=True))]
+        weights += [-scale, scale]
         factors = []
-        for L, base in zip(logs, bases, strict=True):
-            weight = sp.cancel(linear.coeff_monomial(L))
+        for w, base in zip(weights, bases, strict=True):
+            weight = sp.cancel(w)
             if weight != 0:
                 # numeric bases stay as written: evaluated, SymPy would merge them into
                 # integers of hundreds of digits

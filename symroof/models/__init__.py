@@ -38,7 +38,8 @@ True
 128/129
 >>> max_batch(cfg, chip("a100-80gb"), context=4096).integer
 30
->>> from symroof.parallel import mesh                  # split over 8 chips (tensor parallel)
+>>> from symroof.models import tensor_parallel_step    # split over 8 chips (tensor parallel)
+>>> from symroof.parallel import mesh
 >>> tp = tensor_parallel_step(model("llama-2-70b"), "decode", mesh("X=8", "h100-sxm"),
 ...                           batch=16, context=1024)
 >>> srl = step_roofline(tp.step, chip("h100-sxm"), tp.extras())   # AllReduces as terms
@@ -53,76 +54,21 @@ context T, batch B. Latent attention (DeepSeek's MLA) has counts (parameters, FL
 bytes per token, memory) but no layer ops yet.
 """
 
-from .capacity import Fit, max_batch, max_context, min_chips
-from .config import MLA, ModelConfig, MoE
-from .counts import (
-    Flops,
-    Params,
-    attention_flops,
-    flops_per_token,
-    forward_flops,
-    kv_bytes_per_sequence,
-    kv_bytes_per_token,
-    multiplied_params,
-    params,
-    training_flops_per_token,
-)
-from .hf import bundled, from_hf, load_config, model
-from .layers import Block, Step, layer_ops
-from .memory import (
-    OPTIMIZERS,
-    Activations,
-    Memory,
-    activation_bytes,
-    inference_memory,
-    training_memory,
-)
-from .step_roofline import (
-    CriticalBatch,
-    StepRoofline,
-    critical_batch,
-    decode_intensity,
-    step_roofline,
-)
-from .tensor_parallel import ShardedStep, shard, tensor_parallel_step
+from ..core.lazy import lazy
+from .step_roofline import step_roofline as step_roofline  # the function (symroof.core.lazy)
 
-__all__ = [
-    "MLA",
-    "OPTIMIZERS",
-    "Activations",
-    "Block",
-    "CriticalBatch",
-    "Fit",
-    "Flops",
-    "Memory",
-    "MoE",
-    "ModelConfig",
-    "Params",
-    "ShardedStep",
-    "Step",
-    "StepRoofline",
-    "activation_bytes",
-    "attention_flops",
-    "bundled",
-    "critical_batch",
-    "decode_intensity",
-    "flops_per_token",
-    "forward_flops",
-    "from_hf",
-    "inference_memory",
-    "kv_bytes_per_sequence",
-    "kv_bytes_per_token",
-    "layer_ops",
-    "load_config",
-    "max_batch",
-    "max_context",
-    "min_chips",
-    "model",
-    "multiplied_params",
-    "params",
-    "shard",
-    "step_roofline",
-    "tensor_parallel_step",
-    "training_flops_per_token",
-    "training_memory",
-]
+# each public name and the submodule that defines it
+_EXPORTS = {name: module for module, names in {
+    "capacity": "Fit max_batch max_context min_chips",
+    "config": "MLA MoE ModelConfig",
+    "counts": ("Flops Params attention_flops flops_per_token forward_flops kv_bytes_per_sequence "
+               "kv_bytes_per_token multiplied_params params training_flops_per_token"),
+    "hf": "bundled from_hf load_config model",
+    "layers": "Block Step layer_ops",
+    "memory": "Activations Memory OPTIMIZERS activation_bytes inference_memory training_memory",
+    "step_roofline": "CriticalBatch StepRoofline critical_batch decode_intensity step_roofline",
+    "tensor_parallel": "ShardedStep shard tensor_parallel_step",
+}.items() for name in names.split()}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)

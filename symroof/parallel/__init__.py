@@ -53,25 +53,23 @@ The API:
   solves any two terms for a size, or says there is no closed form.
 
 >>> from symroof.engine.thresholds import between
+>>> from symroof.parallel import sharded_matmul
 >>> mm = sharded_matmul("bf16[B, D_X]", "bf16[D_X, F]", mesh("X=16", "tpu-v5e"))
 >>> [c.kind for c in mm.collectives], between(mm.roofline(), "math", "ici", "D").inequality
 (['allreduce'], D > 197000/3)
 """
 
-from .collectives import (
-    Collective,
-    Stage,
-    all_gather,
-    all_reduce,
-    all_to_all,
-    collective,
-    permute,
-    reduce_scatter,
-)
-from .matmul import ShardedMatmul, sharded_matmul
-from .mesh import Axis, Mesh, mesh
-from .sharding import Dim, ShardedArray, sharded
+from ..core.lazy import lazy
+from .mesh import mesh as mesh  # the function, not its module (see symroof.core.lazy)
 
-__all__ = ["Axis", "Collective", "Dim", "Mesh", "ShardedArray", "ShardedMatmul", "Stage",
-           "all_gather", "all_reduce", "all_to_all", "collective", "mesh", "permute",
-           "reduce_scatter", "sharded", "sharded_matmul"]
+# each public name and the submodule that defines it
+_EXPORTS = {name: module for module, names in {
+    "collectives": ("Collective Stage all_gather all_reduce all_to_all collective permute "
+                    "reduce_scatter"),
+    "matmul": "ShardedMatmul sharded_matmul",
+    "mesh": "Axis Mesh mesh",
+    "sharding": "Dim ShardedArray sharded",
+}.items() for name in names.split()}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy(__name__, _EXPORTS)
