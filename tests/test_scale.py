@@ -3,8 +3,10 @@ product of powers, merged powers, and the numeric refutation before ``simplify``
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import sympy as sp
@@ -131,3 +133,47 @@ def test_the_program_exits_with_the_verb_code_and_its_whole_output() -> None:
     bad = subprocess.run([sys.executable, "-m", "symroof", "derive", "--flops", "B*",
                           "--bytes", "B"], capture_output=True, text=True, check=False)
     assert bad.returncode == 2 and bad.stderr.startswith("symroof: error:")
+
+
+def test_preload_takes_only_installed_packages_from_a_hint() -> None:
+    from symroof.claims.sealed import BASE, PRELOAD, Hint, preload
+    assert preload([None]) == PRELOAD and preload([]) == PRELOAD
+    hinted = preload([Hint(("numpy.random", "helper", "os", "sympy.x y", "__main__"), 0.5),
+                      Hint(("mpmath", "numpy.random"), 0.1)])
+    assert hinted == (*BASE, "mpmath", "numpy.random")
+
+
+def test_a_unit_run_leaves_its_hint_and_the_longest_unit_starts_first(tmp_path: Path) -> None:
+    from symroof.claims.cache import VerdictCache
+    from symroof.claims.runner import run_units
+    from symroof.claims.sealed import _cost
+    folder = tmp_path / "d"
+    folder.mkdir()
+    for name, extra in (("small", ""), ("big", "import mpmath\n" + "# padding\n" * 400)):
+        (folder / f"{name}.py").write_text(
+            extra + "from symroof.claims.model import Derivation, Source\n"
+            f"def build():\n    d = Derivation.begin({name!r}, 't', Source('b'))\n"
+            "    d.claim('c', stated='2', statement='s', quote='q', derive=lambda: 2)\n"
+            "    return d.build()\n", encoding="utf-8")
+    units = [folder / "small.py", folder / "big.py"]
+    assert _cost(units[1], None) > _cost(units[0], None)
+    cache = VerdictCache(tmp_path / "cache")
+    outcome = run_units(units, cache=cache, jobs=1)
+    assert [r["verdict"] for r in outcome.rows] == ["OK", "OK"]
+    small, big = (cache.hint(u, 30) for u in units)
+    assert small is not None and big is not None and big.seconds > 0
+    assert "mpmath" not in small.imported  # SymPy's dependency: the parent had it already
+    (folder / "big.py").write_text("x = 1\n", encoding="utf-8")
+    cache.forget()  # a new run: digests afresh
+    assert cache.lookup(units[1], 30) is None and cache.hint(units[1], 30) == big
+
+
+def test_a_malformed_hint_is_no_hint(tmp_path: Path) -> None:
+    from symroof.claims.cache import VerdictCache
+    cache = VerdictCache(tmp_path)
+    unit = tmp_path / "u.py"
+    unit.write_text("x = 1\n", encoding="utf-8")
+    for entry in ({"imported": "numpy", "seconds": 1}, {"imported": [], "seconds": -1},
+                  {"imported": [1], "seconds": 1}, [], {"imported": []}):
+        cache.slot(unit, 30).write_text(json.dumps(entry), encoding="utf-8")
+        assert cache.hint(unit, 30) is None
