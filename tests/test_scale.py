@@ -173,7 +173,8 @@ def test_a_malformed_hint_is_no_hint(tmp_path: Path) -> None:
     cache = VerdictCache(tmp_path)
     unit = tmp_path / "u.py"
     unit.write_text("x = 1\n", encoding="utf-8")
-    for entry in ({"imported": "numpy", "seconds": 1}, {"imported": [], "seconds": -1},
-                  {"imported": [1], "seconds": 1}, [], {"imported": []}):
+    entries: list[object] = [{"imported": "numpy", "seconds": 1}, {"imported": [], "seconds": -1},
+                             {"imported": [1], "seconds": 1}, [], {"imported": []}]
+    for entry in entries:
         cache.slot(unit, 30).write_text(json.dumps(entry), encoding="utf-8")
         assert cache.hint(unit, 30) is None
