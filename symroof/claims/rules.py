@@ -30,6 +30,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from ..core.printer import approx, text
+from ..engine.algebra import cancel, is_rational_function
 from .model import Claim, Law
 from .stated import TOLERANCE, UNIT_WORDS, Stated, read, stated
 
@@ -237,7 +238,10 @@ def proof(a: sp.Expr, b: sp.Expr) -> str:
     if a == b:
         return "same expression"
     diff = a - b
-    if sp.expand(sp.numer(sp.together(diff))) == 0:
+    if is_rational_function(diff):
+        if cancel(diff) == 0:
+            return "equal rational functions"
+    elif sp.expand(sp.numer(sp.together(diff))) == 0:
         return "equal rational functions"
     numerically = _numeric_comparison(a, b)
     if numerically == "differ":

@@ -173,7 +173,7 @@ def leading(expr: sp.Expr, regime: Regime | str) -> sp.Expr:
 
 def _rational_terms(scaled: sp.Expr) -> tuple[tuple[sp.Expr, sp.Expr], ...] | None:
     """Leading and next coefficient for a rational function of eps, exactly and fast."""
-    num, den = sp.fraction(sp.together(scaled))
+    num, den = scaled.as_numer_denom()
     try:
         pn, pd = sp.Poly(num, EPS), sp.Poly(den, EPS)
     except sp.PolynomialError:
