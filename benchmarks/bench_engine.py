@@ -10,14 +10,9 @@ import time
 from functools import partial
 from typing import Any
 
-from common import PYTHON, BenchError, Row, describe, interleave, median, num, say
+from common import PYTHON, BenchError, Row, describe, fresh, interleave, median, num, say
 
 CHAIN_SIZES = (1, 10, 50, 200)
-
-
-def _fresh() -> None:
-    from sympy.core.cache import clear_cache
-    clear_cache()
 
 
 def chain(n: int) -> Any:
@@ -37,7 +32,7 @@ def roofline_and_threshold(op: Any) -> float:
     from symroof.engine.rooflines import roofline
     from symroof.engine.thresholds import threshold
     from symroof.hardware.catalog import chip
-    _fresh()
+    fresh()
     start = time.perf_counter()
     try:
         found = threshold(roofline(op, chip("tpu-v5e")), "B")
@@ -217,7 +212,7 @@ def bench_optimize(limit: float) -> list[Row]:
         budget = sp.Eq(6 * sp.Mul(*xs), sizes("C")[0])
         times = []
         for _ in range(5):
-            _fresh()
+            fresh()
             start = time.perf_counter()
             opt = lagrange(objective, budget, xs)
             times.append(time.perf_counter() - start)

@@ -67,6 +67,16 @@ def say(text: str = "") -> None:
     print(text, flush=True)
 
 
+def fresh() -> None:
+    """Forget every result a timed run could reuse: SymPy's cache and symroof's remembered
+    engine results (``symroof.core.memo``), so each run does the whole work."""
+    from sympy.core.cache import clear_cache
+
+    from symroof.core.memo import forget
+    clear_cache()
+    forget()
+
+
 def symroof_command() -> list[str]:
     """``python -m symroof`` run in this checkout, so the code measured is the checkout's
     (an installed console script may run another copy)."""

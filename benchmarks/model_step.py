@@ -9,7 +9,18 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from common import BenchError, Row, describe, interleave, median, num, say, symroof_command, timed
+from common import (
+    BenchError,
+    Row,
+    describe,
+    fresh,
+    interleave,
+    median,
+    num,
+    say,
+    symroof_command,
+    timed,
+)
 
 
 def bench_model_step(repeats: int) -> list[Row]:
@@ -26,11 +37,13 @@ def bench_model_step(repeats: int) -> list[Row]:
         return srl.t_lower, srl.t_math, srl.t_memory
 
     def counted() -> float:
+        fresh()
         start = time.perf_counter()
         results["counted"] = times(layer_ops(cfg, "decode"))
         return time.perf_counter() - start
 
     def unrolled() -> float:
+        fresh()
         start = time.perf_counter()
         st = layer_ops(cfg, "decode")
         layers = tuple(Block(f"layer {i}", st.blocks[0].ops, sp.S.One)

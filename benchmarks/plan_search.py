@@ -17,6 +17,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from common import fresh
+
 CHIPS = ("h100-sxm", "tpu-v5p", "tpu-v5e")
 MODEL, BATCH, CONTEXT, RECOMPUTE = "llama-2-7b", 256, 4096, "full"
 SAMPLE = 12
@@ -31,6 +33,7 @@ def _search(chip_name: str) -> tuple[float, Any]:
     from symroof.models import model
     from symroof.plans import search as module
     module._COMPILED.clear()
+    fresh()
     start = time.perf_counter()
     found = module.search(model(MODEL), chip(chip_name), 256, batch=BATCH, context=CONTEXT,
                           recompute=RECOMPUTE)
@@ -48,6 +51,7 @@ def _exact(chip_name: str, found: Any) -> float:
     from symroof.plans.training import train
     cfg, c = model(MODEL), chip(chip_name)
     picks = found.every[:: max(1, len(found.every) // SAMPLE)][:SAMPLE]
+    fresh()
     start = time.perf_counter()
     for choice in picks:
         plan = train(cfg, mesh(choice.spec, c), parse_strategy(choice.strategy), batch=BATCH,
