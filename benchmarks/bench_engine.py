@@ -5,6 +5,8 @@ sweeps against NumPy on the same formula, and the optimiser against ``sympy.solv
 from __future__ import annotations
 
 import math
+import os
+import signal
 import subprocess
 import time
 from functools import partial
@@ -193,6 +195,25 @@ print(len(sp.solve([L.diff(x) for x in xs] + [g], [*xs, lam], dict=True)))
 """
 
 
+def _bounded(command: list[str], limit: float) -> tuple[float, bool]:
+    """Seconds ``command`` took and whether it finished within ``limit``; past the limit,
+    or if this process is stopped meanwhile, it is killed with everything it started."""
+    start = time.perf_counter()
+    child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             start_new_session=True)
+    try:
+        _, err = child.communicate(timeout=limit)
+    except subprocess.TimeoutExpired:
+        return limit, False
+    finally:
+        if child.poll() is None:
+            os.killpg(child.pid, signal.SIGKILL)
+            child.wait()
+    if child.returncode != 0:
+        raise BenchError(f"sympy.solve failed: {err.decode(errors='replace').strip()[-200:]}")
+    return time.perf_counter() - start, True
+
+
 def bench_optimize(limit: float) -> list[Row]:
     """The power-law fast path vs ``sympy.solve`` on the same stationarity system, 2 to 4
     variables, symbolic exponents, and 2 variables with alpha = 0.34, beta = 0.28; solve
@@ -221,13 +242,7 @@ def bench_optimize(limit: float) -> list[Row]:
         exps = f"sp.symbols('{' '.join(map(str, es))}', positive=True)" if concrete is None \
             else f"({', '.join(concrete)})"
         script = SOLVE.format(xs=" ".join(map(str, xs)), cs=" ".join(map(str, cs)), exps=exps)
-        start = time.perf_counter()
-        try:
-            subprocess.run([PYTHON, "-c", script], capture_output=True, timeout=limit,
-                           check=True)
-            slow, finished = time.perf_counter() - start, True
-        except subprocess.TimeoutExpired:
-            slow, finished = limit, False
+        slow, finished = _bounded([PYTHON, "-c", script], limit)
         what = f"{n} variables, " + ("symbolic exponents" if concrete is None
                                       else "alpha=0.34, beta=0.28")
         fast = median(times)
