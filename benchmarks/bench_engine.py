@@ -50,7 +50,7 @@ def bench_growth(repeats: int) -> list[Row]:
     before each), sizes in rotation."""
     ops = [chain(n) for n in CHAIN_SIZES]
     times = interleave([partial(roofline_and_threshold, o) for o in ops], repeats)
-    say("  roofline + threshold(B), distinct-width matmul chains, SymPy cache cleared each time")
+    say("  roofline + threshold(B), distinct-width matmul chains, caches cleared each time")
     rows, previous = [], None
     for n, xs in zip(CHAIN_SIZES, times, strict=True):
         m = median(xs)
