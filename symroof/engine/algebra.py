@@ -55,9 +55,32 @@ def combine_powers(expr: sp.Expr) -> sp.Expr:
     >>> C, a, b = sizes("C a b")
     >>> combine_powers(6 * (C/6)**(a/(a + b)) * (C/6)**(b/(a + b)))
     C
+
+    A product is read factor by factor (a power of a product is the product of the powers);
+    anything else goes through ``powsimp``.
     """
-    merged = sp.powsimp(sp.expand_power_base(sp.sympify(expr), force=True), force=True)
+    e = sp.sympify(expr)
+    exponents: dict[sp.Expr, sp.Expr] = {}
+    if _collect_powers(e, sp.Integer(1), exponents):
+        return sp.Mul(*(sp.Pow(b, cancel(x)) for b, x in exponents.items()))
+    merged = sp.powsimp(sp.expand_power_base(e, force=True), force=True)
     return merged.replace(lambda t: t.is_Pow, lambda t: sp.Pow(t.base, cancel(t.exp)))
+
+
+def _collect_powers(e: sp.Expr, k: sp.Expr, exponents: dict[sp.Expr, sp.Expr]) -> bool:
+    """Add ``e**k``'s bases and exponents to ``exponents``; False for a sum or a function."""
+    if isinstance(e, sp.Mul):
+        return all(_collect_powers(f, k, exponents) for f in e.args)
+    if isinstance(e, sp.Pow):
+        return _collect_powers(e.base, k * e.exp, exponents)
+    if isinstance(e, sp.Rational) and e.q != 1:
+        return (_collect_powers(sp.Integer(e.p), k, exponents)
+                and _collect_powers(sp.Integer(e.q), -k, exponents))
+    if not (isinstance(e, (sp.Symbol, sp.Integer)) or (e.is_number and e.is_positive)):
+        return False
+    if e != 1:
+        exponents[e] = exponents.get(e, sp.Integer(0)) + k
+    return True
 
 
 def _through_ring(f: sp.Expr) -> tuple[list[sp.Basic], Sparse, Sparse] | None:

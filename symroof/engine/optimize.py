@@ -27,6 +27,7 @@ from ..core.memo import memo
 from ..core.printer import text
 from ..core.steps import Step
 from ..core.timelimits import TimeLimit, time_limit
+from .algebra import cancel
 
 LAMBDA = sp.Symbol("lambda")
 
@@ -50,7 +51,7 @@ class Optimum:
         """d log x* / d log budget, exact.
 
         For power-law optima x* is a product of powers, so the exponent is read off."""
-        return sp.cancel(log_slope(self.solution[variable], budget))
+        return cancel(log_slope(self.solution[variable], budget))
 
     def value(self) -> sp.Expr:
         """The objective at the optimum."""
@@ -194,7 +195,7 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
                       log_of(budget), evaluate=False))
     es = [e for _, e in terms]
     total = sp.Add(*(k / e for k, e in zip(ks, es, strict=True)))
-    if sp.cancel(total) == 0:
+    if cancel(total) == 0:
         raise DerivationError("the log-linear stationarity system has no solution")
     solution: dict[sp.Symbol, sp.Expr] = {}
     for j, x in enumerate(xs):
@@ -205,7 +206,7 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
         weights += [-scale, scale]
         factors = []
         for w, base in zip(weights, bases, strict=True):
-            weight = sp.cancel(w)
+            weight = cancel(w)
             if weight != 0:
                 # numeric bases stay as written: evaluated, SymPy would merge them into
                 # integers of hundreds of digits
