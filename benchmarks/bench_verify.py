@@ -3,6 +3,7 @@ and the time per claim over generated derivation files of 10, 100 and 1000 claim
 
 from __future__ import annotations
 
+import compileall
 import json
 import os
 import shutil
@@ -30,7 +31,13 @@ def bench_verify(repeats: int) -> list[Row]:
     """Four sides in rotation, each a fresh process: ``verify --no-cache`` (every file
     built), ``verify`` after appending a comment to one file (that file rebuilt, the others
     from the verdict cache), ``verify`` with nothing changed, and ``import sympy``. The
-    derivations are a copy in a temporary folder with a cache of its own."""
+    derivations are a copy in a temporary folder with a cache of its own. symroof is
+    byte-compiled first, as an installed copy is (and as SymPy, the baseline, is): without
+    it, a machine that sets ``PYTHONDONTWRITEBYTECODE`` compiles symroof from source in
+    every run."""
+    compileall.compile_dir(REPO / "symroof", quiet=1)
+    if os.environ.get("PYTHONDONTWRITEBYTECODE"):
+        say("  symroof byte-compiled first (this machine sets PYTHONDONTWRITEBYTECODE)")
     with tempfile.TemporaryDirectory(prefix="symroof-bench-") as tmp:
         root = Path(tmp)
         shutil.copytree(REPO / "derivations", root / "derivations",
