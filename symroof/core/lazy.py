@@ -1,10 +1,10 @@
 """Packages whose public names are imported on first use.
 
->>> getattr_, dir_ = lazy("symroof.core", {"InputError": "errors"})
->>> getattr_("InputError").__name__, dir_()
-('InputError', ['InputError'])
+>>> names, getattr_, dir_ = lazy("symroof.core", {"errors": "InputError DerivationError"})
+>>> names, getattr_("InputError").__name__
+(['DerivationError', 'InputError'], 'InputError')
 
-A package lists each public name with the submodule that defines it; ``from package import
+A package lists each submodule with the public names it defines; ``from package import
 name`` then imports that submodule alone, so a derivation that needs one model does not pay
 for the import of all of them. A name that is also its submodule's name (``mesh`` in
 ``parallel/mesh.py``) is imported by the package itself: loading the submodule would
@@ -18,10 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 
-def lazy(package: str, exports: Mapping[str, str],
-         ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """A module ``__getattr__`` and ``__dir__`` for ``package``'s ``exports`` (name ->
-    submodule, relative to the package)."""
+def lazy(package: str, modules: Mapping[str, str],
+         ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """``__all__``, ``__getattr__`` and ``__dir__`` for ``package``, whose ``modules`` (each
+    relative to the package) define the space-separated public names."""
+    exports = {name: module for module, names in modules.items() for name in names.split()}
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
@@ -32,4 +33,4 @@ def lazy(package: str, exports: Mapping[str, str],
     def __dir__() -> list[str]:
         return sorted(exports)
 
-    return __getattr__, __dir__
+    return sorted(exports), __getattr__, __dir__

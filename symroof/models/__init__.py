@@ -57,8 +57,8 @@ bytes per token, memory) but no layer ops yet.
 from ..core.lazy import lazy
 from .step_roofline import step_roofline as step_roofline  # the function (symroof.core.lazy)
 
-# each public name and the submodule that defines it
-_EXPORTS = {name: module for module, names in {
+# each submodule and the public names it defines
+__all__, __getattr__, __dir__ = lazy(__name__, {
     "capacity": "Fit max_batch max_context min_chips",
     "config": "MLA MoE ModelConfig",
     "counts": ("Flops Params attention_flops flops_per_token forward_flops kv_bytes_per_sequence "
@@ -68,7 +68,4 @@ _EXPORTS = {name: module for module, names in {
     "memory": "Activations Memory OPTIMIZERS activation_bytes inference_memory training_memory",
     "step_roofline": "CriticalBatch StepRoofline critical_batch decode_intensity step_roofline",
     "tensor_parallel": "ShardedStep shard tensor_parallel_step",
-}.items() for name in names.split()}
-
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy(__name__, _EXPORTS)
+})

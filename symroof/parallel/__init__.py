@@ -62,14 +62,11 @@ The API:
 from ..core.lazy import lazy
 from .mesh import mesh as mesh  # the function, not its module (see symroof.core.lazy)
 
-# each public name and the submodule that defines it
-_EXPORTS = {name: module for module, names in {
+# each submodule and the public names it defines
+__all__, __getattr__, __dir__ = lazy(__name__, {
     "collectives": ("Collective Stage all_gather all_reduce all_to_all collective permute "
                     "reduce_scatter"),
     "matmul": "ShardedMatmul sharded_matmul",
     "mesh": "Axis Mesh mesh",
     "sharding": "Dim ShardedArray sharded",
-}.items() for name in names.split()}
-
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy(__name__, _EXPORTS)
+})
