@@ -1,5 +1,6 @@
 """The bottom layer: errors, physical units, sizes and dtypes, the safe formula parser, steps,
-time limits, the one printer and the table writer. It imports nothing above it.
+time limits, the one printer and the table writer, results remembered by value, packages
+imported on first use. It imports nothing above it.
 
 >>> from symroof.core.parse import parse_expr
 >>> from symroof.core.units import BANDWIDTH, parse_quantity
