@@ -129,8 +129,10 @@ def test_a_true_leading_term_holds_at_every_example() -> None:
                             max_examples=25)
     assert report.claim == "B*D*F/(B*D + B*F + D*F) ~ B when B<<D,F"
     assert report.examples == 25
-    # every point is deep: the first correction is at most 0.1% of B there
-    assert all(p[B] * (p[D] + p[F]) / (p[D] * p[F]) <= Fraction(1, 1000) for p in report.points)
+    # every point is deep: the first correction is at most 0.1% of B there (exactly: sizes
+    # are integers, and 15 (60000 + 20000) / (60000 x 20000) is 1/1000, not the float 0.001)
+    assert all(Fraction(p[B]) * (p[D] + p[F]) / (p[D] * p[F]) <= Fraction(1, 1000)
+               for p in report.points)
 
 
 def test_the_wrong_leading_term_2B_is_caught_with_the_shrunk_sizes() -> None:
