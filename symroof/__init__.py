@@ -10,8 +10,7 @@ The public face is re-exported lazily, so ``import symroof`` does not import Sym
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from .core.lazy import lazy_names
 
 __version__ = "0.1.0"
 
@@ -86,11 +85,4 @@ _EXPORTS = {
                                          "Source", "Law")},
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'symroof' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"symroof.{module}"), name)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -13,8 +13,7 @@ marks (``measured``, ``definition``, ``assumed``, ``law``, ``within``), and the 
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from ..core.lazy import lazy_names
 
 _EXPORTS = {
     **{name: "model" for name in ("Claim", "Conflict", "Derivation", "DerivationBuilder",
@@ -28,11 +27,4 @@ _EXPORTS = {
     "find_conflicts": "consistency",
 }
 
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'symroof.claims' has no attribute {name!r}")
-    return getattr(importlib.import_module(f"symroof.claims.{module}"), name)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _EXPORTS)

@@ -17,12 +17,22 @@ import importlib
 from collections.abc import Callable, Mapping
 from typing import Any
 
+Face = tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]
 
-def lazy(package: str, modules: Mapping[str, str],
-         ) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+
+def lazy(package: str, modules: Mapping[str, str]) -> Face:
     """``__all__``, ``__getattr__`` and ``__dir__`` for ``package``, whose ``modules`` (each
     relative to the package) define the space-separated public names."""
-    exports = {name: module for module, names in modules.items() for name in names.split()}
+    return lazy_names(package, {name: module for module, names in modules.items()
+                                for name in names.split()})
+
+
+def lazy_names(package: str, exports: Mapping[str, str]) -> Face:
+    """The same from a table of each public name and its submodule (relative to ``package``).
+
+    >>> lazy_names("symroof.core", {"InputError": "errors"})[0]
+    ['InputError']
+    """
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
