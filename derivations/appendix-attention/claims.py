@@ -15,6 +15,7 @@ from symroof import (
     dtype_bytes,
     online_softmax,
     online_softmax_recurrence,
+    positive_root,
     reduction,
     score_bytes,
     sizes,
@@ -65,7 +66,7 @@ def claims(ch: Chapter) -> None:
     def working_set_ratio() -> sp.Expr:
         # B_r B_c / M with B_c = M/(4d): B_r = d above the crossover M = 4 d^2, B_c below it
         bc = M / (4 * dh)
-        crossover = sp.solve(sp.Eq(bc, dh), M, simplify=False)[0]
+        crossover = positive_root(sp.Eq(bc, dh), M)
         above = sp.cancel(dh * bc / M)
         below = sp.cancel(bc * bc / M)
         if not sp.diff(below, M).is_positive:

@@ -13,6 +13,7 @@ from symroof import (
     elementwise,
     fuse,
     parse_quantity,
+    positive_root,
     reverse_cost,
     roofline,
     sequence,
@@ -66,7 +67,7 @@ def claims(ch: Chapter) -> None:
     ch.step("evaluate", "saved activations per token, all layers", None,
            sp.cancel(activations / (B * S)), "bytes per token (12 d BF16 elements per layer)")
     batch = sizes("B")[0]
-    largest = sp.solve(sp.Eq(state_b + act_bytes(batch), card), batch)[0]
+    largest = positive_root(sp.Eq(state_b + act_bytes(batch), card), batch)
     ch.step("solve", "largest batch whose training memory fits the card", sp.Eq(
         state_b + act_bytes(batch), card), largest, "weights + gradients + optimizer + "
         "activations = 80 GiB")
@@ -74,8 +75,7 @@ def claims(ch: Chapter) -> None:
         return "fits" if total <= card else "overflows"
     Ls, k = sizes("L k")
     per_segment = Ls / k + k  # checkpoints kept, plus one segment's activations recomputed
-    best = next(r for r in sp.solve(sp.diff(per_segment, k), k, simplify=False)
-                if r.is_positive)
+    best = positive_root(sp.diff(per_segment, k), k)
     ch.step("solve", "segment count minimising stored activations", sp.Eq(
         sp.diff(per_segment, k), 0), best, "L/k checkpoints + k layers of one segment")
     a100 = chip("a100-80gb", hbm="NV-A100", fp16="NV-A100")

@@ -6,7 +6,6 @@ the tiled GEMM), their rooflines, thresholds and expansions, each recorded as st
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from types import SimpleNamespace
 
 import sympy as sp
@@ -24,6 +23,7 @@ from symroof import (
     elementwise,
     op,
     sizes,
+    supremum,
     symbol,
 )
 from symroof.claims import DerivationBuilder
@@ -80,30 +80,11 @@ def basics(d: DerivationBuilder) -> Basics:
     # T_upper / T_lower with T_comms as the unit of time and r = T_math / T_comms
     r = symbol("r")
     ratio = (rl.t_upper / rl.t_lower).subs({flops: r * acc.peak(), nbytes: acc.bandwidth()})
-    sup = _supremum(ratio, r)
+    sup = supremum(ratio, r)
     d.step("evaluate", "largest T_upper / T_lower over r = T_math / T_comms > 0", ratio, sup,
            "each branch of the max is monotone in r; the branches meet at r = 1")
     bound_ratio = sp.Le(symbol("T_upper") / symbol("T_lower"), sup)
     return Basics(rl, criterion, attainable, bound_ratio)
-
-
-@lru_cache(maxsize=8)
-def _supremum(expr: sp.Expr, r: sp.Symbol) -> sp.Expr:
-    """Supremum over r > 0 of a piecewise expression (a ratio with a Max in it)."""
-    pieces = sp.piecewise_fold(expr.rewrite(sp.Piecewise))
-    best = sp.Integer(0)
-    done = sp.EmptySet
-    branches = pieces.args if isinstance(pieces, sp.Piecewise) else [(pieces, sp.true)]
-    for piece, cond in branches:
-        where = sp.S.Reals if cond == sp.true else cond.as_set()
-        region = sp.Interval.open(0, sp.oo).intersect(where) - done
-        done = done | region
-        if region is sp.EmptySet:
-            continue
-        rng = sp.calculus.util.function_range(piece, r, region)
-        best = sp.Max(best, rng.sup)
-    return best
-
 
 
 @dataclass(frozen=True)

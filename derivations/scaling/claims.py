@@ -17,6 +17,7 @@ from symroof import (
     dtype_bytes,
     einsum,
     lagrange,
+    positive_root,
     sizes,
 )
 from symroof.claims import Chapter, DerivationBuilder, law, measured, within
@@ -102,7 +103,7 @@ def claims(ch: Chapter) -> None:
     marginal_n = -N * sp.diff(reducible, N)   # loss decrease per relative increase of N
     marginal_d = -D * sp.diff(reducible, D)
     d_of_n = ch.step("solve", "the optimality condition for D", opt.balance,
-                    sp.solve(opt.balance, D, simplify=False, check=False)[0], "D > 0")
+                    positive_root(opt.balance, D), "D > 0")
     c_of_n = ch.step("substitute", "D(N) into the budget", opt.constraint.lhs,
                     opt.constraint.lhs.subs(D, d_of_n), "C = 6 N D")
     n_star, d_star = (opt.solution[x].subs(C0, C) for x in (N, D))

@@ -34,6 +34,7 @@ from ..engine.asymptotics import (
     expansion,
     theta,  # noqa: F401  (used by the doctests)
 )
+from ..engine.equations import positive_root
 
 #: Where the block sizes come from: Algorithm 1, line 1 of Dao et al. (2022).
 ALGORITHM_1 = "Dao et al. (2022), FlashAttention, Algorithm 1, line 1"
@@ -268,11 +269,7 @@ def dominance_condition(large: sp.Expr, small: sp.Expr, solve_for: sp.Symbol) ->
     >>> dominance_condition(N**2*d**2/M, N*d, M)
     M <= N*d
     """
-    roots = [r for r in sp.solve(sp.Eq(large, small), solve_for) if r.is_positive is not False]
-    if len(roots) != 1:
-        raise DerivationError(f"{large} = {small} has {len(roots)} positive roots in "
-                              f"{solve_for}")
-    root = roots[0]
+    root = positive_root(sp.Eq(large, small), solve_for)
     slope = sp.diff(sp.log(large) - sp.log(small), solve_for)
     probe = slope.subs(solve_for, root)
     if probe.is_negative:
