@@ -41,7 +41,7 @@ def worst_gradient_error(exprs: list[sp.Expr]) -> sp.Float:
                  enumerate(sorted(e.free_symbols, key=str))}
         _, grad = gradient(e, point, dps=50)
         for s, g in grad.items():
-            exact = sp.N(sp.diff(e, s).subs(point), 50)
+            exact = sp.diff(e, s).evalf(50, subs=point)
             worst = max(worst, abs(g - exact) / max(1, abs(exact)))
     return worst
 

@@ -129,7 +129,7 @@ def softmax_shift_residual() -> sp.Expr:
     c = sp.Symbol("c", real=True)
     shifted = sp.exp(s[i] - c) / sp.Sum(sp.exp(s[k] - c), (k, 1, n))
     plain = sp.exp(s[i]) / sp.Sum(sp.exp(s[k]), (k, 1, n))
-    return sp.simplify(sp.factor_terms(sp.expand(shifted, power_exp=True)) - plain)
+    return _residual(sp.factor_terms(sp.expand(shifted, power_exp=True)) - plain)
 
 
 @dataclass(frozen=True, eq=False)
