@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 import sympy as sp
 
@@ -78,6 +79,7 @@ def stated(text: str, language: str = "en", where: str | None = None) -> Stated:
     return parsed
 
 
+@lru_cache(maxsize=4096)
 def read(text: str, language: str = "en") -> Stated | None:
     """Like :func:`stated`, but None when ``text`` is not a number (an expression, a
     relation or words)."""

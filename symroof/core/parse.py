@@ -18,6 +18,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from fractions import Fraction
+from functools import lru_cache
 
 import sympy as sp
 
@@ -69,10 +70,21 @@ def parse_expr(text: str, *, where: str | None = None,
     2*N - 1
 
     ``symbols`` maps names to the objects to use instead of new positive symbols.
-    Raises InputError naming the formula and the offending part.
+    Raises InputError naming the formula and the offending part. A formula without
+    ``symbols`` is parsed once (a chapter reads the same stated values several times).
     """
+    if not symbols and isinstance(text, str):
+        try:
+            return _parse_plain(text)
+        except InputError as exc:
+            raise exc.at(where) if where else exc from None
     tree = _parse(text, where)
     return _Builder(text, where, symbols or {}).build(tree.body)
+
+
+@lru_cache(maxsize=4096)
+def _parse_plain(text: str) -> sp.Expr:
+    return _Builder(text, None, {}).build(_parse(text, None).body)
 
 
 def parse_relation(text: str, *, where: str | None = None,

@@ -15,6 +15,7 @@ hours at 50. Here the cost grows with the number of terms and their variables.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from fractions import Fraction
 from math import lcm
@@ -111,13 +112,26 @@ def ordered_symbols(symbols: set[sp.Basic]) -> list[sp.Basic]:
     >>> from symroof import sizes
     >>> ordered_symbols(set(sizes("D10 B D9 D2")))
     [B, D2, D9, D10]
-    """
-    from sympy.polys.rings import sring
 
-    if not symbols:
-        return []
-    ring, _ = sring(sp.Add(*symbols))
-    return list(ring.symbols)
+    SymPy orders generators by a rank of their name's letters (x, y, z first, then p to w,
+    then a to o, then everything else), then by name, then by a trailing index as a number;
+    that order decides which term of a polynomial leads, and so the sign ``cancel`` gives.
+    """
+    return sorted(sorted(symbols, key=str), key=_generator_key)
+
+
+# the rank SymPy's polynomial module gives a one-letter name (sympy.polys.polyutils)
+_LETTER_RANK = {**{c: 124 + i for i, c in enumerate("xyz")},
+                **{c: 216 + i for i, c in enumerate("pqrstuvw")},
+                **{c: 301 + i for i, c in enumerate("abcdefghijklmno")}}
+_INDEXED = re.compile(r"(.*?)(\d*)", re.DOTALL)
+
+
+def _generator_key(s: sp.Basic) -> tuple[int, str, int]:
+    match = _INDEXED.fullmatch(str(s))
+    assert match is not None  # the pattern matches every string
+    name, index = match.groups()
+    return _LETTER_RANK.get(name, 1000), name, int(index) if index else 0
 
 
 def substitute(expr: sp.Basic, values: Mapping[sp.Basic, sp.Basic]) -> sp.Basic:

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import Any
 
 import sympy as sp
@@ -75,13 +76,15 @@ class Roofline(RichView):
         """Every named time term: ``compute``, each memory level and link, the extras."""
         return {COMPUTE: self.t_math, **self.t_comms, **self.extra}
 
-    @property
+    @cached_property
     def t_lower(self) -> sp.Expr:
+        """The overlapped time: the Max of the terms that overlap, plus the serial ones
+        (computed once per roofline: a Max of symbolic terms compares them pairwise)."""
         terms = self.terms
         overlapping = [t for k, t in terms.items() if k not in self.serial]
         return sp.Max(*overlapping) + sp.Add(*(terms[k] for k in self.serial if k in terms))
 
-    @property
+    @cached_property
     def t_upper(self) -> sp.Expr:
         return sp.Add(*self.terms.values())
 
