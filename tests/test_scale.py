@@ -138,12 +138,15 @@ def test_the_program_exits_with_the_verb_code_and_its_whole_output() -> None:
     assert bad.returncode == 2 and bad.stderr.startswith("symroof: error:")
 
 
-def test_preload_takes_only_installed_packages_from_a_hint() -> None:
+def test_preload_takes_only_installed_packages_that_two_hints_share() -> None:
     from symroof.claims.sealed import BASE, PRELOAD, Hint, preload
     assert preload([None]) == PRELOAD and preload([]) == PRELOAD
-    hinted = preload([Hint(("numpy.random", "helper", "os", "sympy.x y", "__main__"), 0.5),
-                      Hint(("mpmath", "numpy.random"), 0.1)])
+    hinted = preload([Hint(("numpy.random", "helper", "os", "sympy.x y", "__main__", "mpmath"),
+                           0.5),
+                      Hint(("mpmath", "numpy.random", "helper", "os", "sympy.abc"), 0.1),
+                      Hint(("sympy.stats",), 0.1)])
     assert hinted == (*BASE, "mpmath", "numpy.random")
+    assert preload([Hint(("mpmath",), 0.1)]) == BASE  # one unit imports its own
 
 
 def test_a_unit_run_leaves_its_hint_and_the_longest_unit_starts_first(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import signal
 import sys
 import threading
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -34,11 +35,10 @@ from .runner import unit_row
 BASE = ("sympy", "sympy.tensor.tensor", "symroof.claims.model", "symroof.claims.rules",
         "symroof.claims.loader", "symroof.claims.worker", "symroof.claims.chapter",
         "symroof.claims.consistency")
-# what the bundled derivations need besides, imported once when nothing better is known
-PRELOAD = (*BASE, "numpy", "sympy.physics.units", "sympy.assumptions.satask",
-           "sympy.assumptions.handlers.order", "sympy.sets.handlers.functions",
-           "symroof.engine.optimize", "symroof.models.adcost", "symroof.models.attention",
-           "symroof.models.scaling_laws")
+# what two or more bundled derivations need besides, imported once when nothing better is
+# known
+PRELOAD = (*BASE, "numpy", "numpy.random", "symroof.engine.optimize", "symroof.models.adcost",
+           "symroof.models.attention", "symroof.models.scaling_laws")
 # the packages whose modules a hint may name (a hint never imports a derivation's own code)
 PRELOADABLE = ("sympy", "numpy", "mpmath", "symroof")
 
@@ -52,19 +52,21 @@ class Hint:
 
 
 def preload(hints: list[Hint | None]) -> tuple[str, ...]:
-    """The modules to import before the first fork: :data:`BASE` and every public module the
-    hints name from :data:`PRELOADABLE` packages (no private or test module); :data:`PRELOAD`
-    when a unit has no hint.
+    """The modules to import before forking: :data:`BASE`, and every public module of the
+    :data:`PRELOADABLE` packages (no private or test module) that two or more units' hints
+    name; :data:`PRELOAD` when a unit has no hint. A module only one unit needs is left to
+    that unit's worker, which imports it on its own core.
 
-    >>> preload([Hint(("numpy", "numpy.random", "numpy._core", "sympy.tests", "helper"), 0.1)])
-    ... # doctest: +ELLIPSIS
+    >>> h = Hint(("numpy", "numpy.random", "numpy._core", "sympy.tests", "helper"), 0.1)
+    >>> preload([h, h, Hint(("mpmath",), 0.2)])  # doctest: +ELLIPSIS
     ('sympy', ..., 'numpy', 'numpy.random')
     """
     if not hints or any(h is None for h in hints):
         return PRELOAD
-    named = sorted({m for h in hints if h is not None for m in h.imported
-                    if m.split(".")[0] in PRELOADABLE and _MODULE.fullmatch(m)})
-    return (*BASE, *(m for m in named if m not in BASE))
+    counts = Counter(m for h in hints if h is not None for m in set(h.imported)
+                     if m.split(".")[0] in PRELOADABLE and _MODULE.fullmatch(m))
+    shared = sorted(m for m, n in counts.items() if n >= 2 and m not in BASE)
+    return (*BASE, *shared)
 
 
 _MODULE = re.compile(r"[A-Za-z][A-Za-z0-9_]*(\.(?!tests?\b)[A-Za-z][A-Za-z0-9_]*)*")
@@ -112,13 +114,21 @@ class Pool:
         worker without ERROR or TIMEOUT, the files its build read and the hint for next time;
         the ids of its derivations. The units known to take longest start first."""
         hints = hints if hints is not None else [None] * len(units)
-        _import(preload(hints))
+        _import(BASE)
         waiting = [_Job(i, u) for i, u in enumerate(units)]
         waiting.sort(key=lambda j: -_cost(j.unit, hints[j.index]))
         active: dict[int, _Job] = {}
         finished: list[_Job] = []
         with _terminate_as_interrupt():
             try:
+                # the longest unit starts at once; the parent imports what the others
+                # share while it runs
+                if waiting:
+                    job = waiting.pop(0)
+                    self._spawn(job)
+                    active[job.fd] = job
+                if waiting:
+                    _import(preload(hints))
                 while waiting or active:
                     while waiting and len(active) < self.jobs:
                         job = waiting.pop(0)
