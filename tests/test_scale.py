@@ -184,3 +184,32 @@ def test_a_malformed_hint_is_no_hint(tmp_path: Path) -> None:
     for entry in entries:
         cache.slot(unit, 30).write_text(json.dumps(entry), encoding="utf-8")
         assert cache.hint(unit, 30) is None
+
+
+_monomials = st.lists(st.tuples(st.integers(1, 5), st.integers(0, 2), st.integers(0, 2),
+                                st.integers(0, 2)), min_size=1, max_size=4)
+
+
+@given(_monomials, _monomials, st.sampled_from(["B<<D,F", "D->oo", "B->0", "B,D->oo"]))
+@settings(max_examples=40, deadline=None)
+def test_terms_read_off_by_grade_are_the_series_coefficients(top: list, bottom: list,
+                                                             regime: str) -> None:
+    from symroof.engine.algebra import cancel
+    from symroof.engine.asymptotics import (
+        EPS,
+        _graded_terms,
+        _rational_terms,
+        parse_regime,
+    )
+    F = sizes("F")[0]
+
+    def poly(terms: list) -> sp.Expr:
+        return sp.Add(*(c * B**i * D**j * F**k for c, i, j, k in terms))
+
+    expr = poly(top) / poly(bottom)
+    scaling = parse_regime(regime).scaling(like=expr)
+    graded = _graded_terms(expr, scaling)
+    series = _rational_terms(expr.subs(scaling))
+    assert graded is not None and series is not None
+    assert [(p, cancel(c)) for p, c in graded] == [(p, cancel(c)) for p, c in series]
+    assert not any(c.has(EPS) for _, c in graded)

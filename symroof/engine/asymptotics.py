@@ -22,7 +22,8 @@ from ..core.errors import DerivationError, InputError
 from ..core.memo import memo
 from ..core.parse import symbol
 from ..core.steps import Step
-from .algebra import cancel
+from .algebra import cancel, is_rational_function, ordered_symbols
+from .sparse import Sparse, to_expr, to_sparse
 
 EPS = sp.Symbol("epsilon", positive=True)
 _NAMES = r"[A-Za-z][A-Za-z0-9_]*(?:\s*,\s*[A-Za-z][A-Za-z0-9_]*)*"
@@ -141,7 +142,9 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     reg = parse_regime(regime) if isinstance(regime, str) else regime
     scaling = reg.scaling(like=sp.sympify(expr))
     scaled = sp.sympify(expr).subs(scaling)
-    terms = _rational_terms(scaled)
+    terms = _graded_terms(sp.sympify(expr), scaling)
+    if terms is None:
+        terms = _rational_terms(scaled)
     if terms is None:
         try:
             terms = _series_terms(scaled, expr, reg)
@@ -169,6 +172,33 @@ def leading(expr: sp.Expr, regime: Regime | str) -> sp.Expr:
     1/2
     """
     return expansion(expr, regime).leading
+
+
+def _graded_terms(expr: sp.Expr, scaling: dict[sp.Symbol, sp.Expr],
+                  ) -> tuple[tuple[sp.Expr, sp.Expr], ...] | None:
+    """Leading and next coefficient for a rational function of the sizes, read off its
+    numerator and denominator term by term: a term's power of eps is the sum of its
+    exponents of the small sizes less those of the large ones (no substitution, no
+    ``Poly`` in eps). None for anything else."""
+    if not is_rational_function(expr):
+        return None
+    num, den = expr.as_numer_denom()
+    gens = ordered_symbols(num.free_symbols | den.free_symbols)
+    index = {g: i for i, g in enumerate(gens)}
+    weight = {index[s]: (1 if v == s * EPS else -1) for s, v in scaling.items() if s in index}
+    top, bottom = to_sparse(num, index), to_sparse(den, index)
+    if not top or not bottom:
+        return None
+
+    def lowest(poly: Sparse) -> tuple[int, sp.Expr, sp.Expr]:
+        graded: dict[int, Sparse] = {}
+        for m, c in poly.items():
+            graded.setdefault(sum(weight.get(v, 0) * e for v, e in m), {})[m] = c
+        low = min(graded)
+        return low, to_expr(graded[low], gens), to_expr(graded.get(low + 1, {}), gens)
+
+    (p, a0, a1), (q, b0, b1) = lowest(top), lowest(bottom)
+    return (p - q, a0 / b0), (p - q + 1, (a1 * b0 - a0 * b1) / b0**2)
 
 
 def _rational_terms(scaled: sp.Expr) -> tuple[tuple[sp.Expr, sp.Expr], ...] | None:
