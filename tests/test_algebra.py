@@ -127,3 +127,19 @@ def test_cancel_of_powers_and_functions_is_sympy_cancel() -> None:
                  sp.log(b) * (d + f) / (2 * d + 2 * f), (1.5 * b + 3) / (b + 2),
                  sp.Max(b, d) / (2 * sp.Max(b, d))):
         assert cancel(expr) == sp.cancel(expr)
+
+
+_NAMES = ["a", "b", "c", "o", "p", "w", "x", "y", "z", "B", "D", "F", "D2", "D9", "D10", "N_L",
+          "d_model", "k", "x1", "x2", "x10", "T_c", "alpha", "lam", "m", "L0", "L1", "b12", "Z"]
+
+
+@given(st.lists(st.sampled_from(_NAMES), min_size=1, max_size=12, unique=True),
+       st.booleans())
+def test_symbols_are_ordered_as_sympys_rings_order_generators(names: list[str],
+                                                               positive: bool) -> None:
+    from sympy.polys.rings import sring
+
+    from symroof.engine.algebra import ordered_symbols
+    symbols = {sp.Symbol(n, positive=positive) for n in names}
+    ring, _ = sring(sp.Add(*symbols))
+    assert ordered_symbols(symbols) == list(ring.symbols)
