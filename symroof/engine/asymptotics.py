@@ -141,8 +141,10 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     """
     reg = parse_regime(regime) if isinstance(regime, str) else regime
     scaling = reg.scaling(like=sp.sympify(expr))
-    scaled = sp.sympify(expr).subs(scaling)
-    terms = _graded_terms(sp.sympify(expr), scaling)
+    e = sp.sympify(expr)
+    rational = is_rational_function(e)
+    scaled = e.xreplace(scaling) if rational else e.subs(scaling)  # no bound symbols in it
+    terms = _graded_terms(e, scaling) if rational else None
     if terms is None:
         terms = _rational_terms(scaled)
     if terms is None:
