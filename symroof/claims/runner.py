@@ -260,12 +260,24 @@ class Outcome:
         return any(r["verdict"] in FAILING for r in self.rows)
 
 
+def default_jobs() -> int:
+    """Workers at once: one more than the cores. A unit's cost is known only from its
+    last run, so a long unit can start last; with one worker more than the cores, the
+    others share the cores with it instead of leaving one idle at the end.
+
+    >>> default_jobs() >= 2
+    True
+    """
+    return (os.cpu_count() or 1) + 1
+
+
 def run_units(units: Sequence[Path], timeout: float = 30,
               cache: VerdictCache | None = None, jobs: int | None = None,
               progress: Callable[[int, dict[str, Any]], None] | None = None,
               extra_deps: Iterable[str] = ()) -> Outcome:
-    """Judge every claim of ``units``, each unit in its own worker process (up to ``jobs``,
-    default one per core, at once); units whose cache entry is current are not built."""
+    """Judge every claim of ``units``, each unit in its own worker process (up to ``jobs``
+    at once, by default :func:`default_jobs`); units whose cache entry is current are not
+    built."""
     from .sealed import Pool
     check_timeout(timeout)
     results: dict[int, list[dict[str, Any]]] = {}
@@ -281,7 +293,7 @@ def run_units(units: Sequence[Path], timeout: float = 30,
         else:
             todo.append(i)
     if todo:
-        pool = Pool(timeout, jobs or os.cpu_count() or 1, progress)
+        pool = Pool(timeout, jobs or default_jobs(), progress)
         hints = [cache.hint(units[i], timeout) for i in todo] if cache is not None else None
         for i, ran in pool.run([units[i] for i in todo], hints).items():
             results[todo[i]] = ran.rows

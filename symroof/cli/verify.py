@@ -36,7 +36,7 @@ def register(verbs: Any) -> None:
                         "(default 30)")
     v.add_argument("--jobs", type=int, default=0, metavar="N",
                    help="units verified at once, each in its own process (default: one "
-                        "per core)")
+                        "more than the cores)")
     v.add_argument("--catalog", metavar="FILE",
                    help="a catalogue TOML file of your own, used by the derivations' chips")
     v.add_argument("--only", metavar="VERDICTS", help="show only these verdicts, e.g. "
