@@ -89,6 +89,7 @@ class _Job:
     deadline: float = 0.0
     deps: list[str] | None = None
     imported: list[str] = field(default_factory=list)
+    inherited: tuple[str, ...] = ()  # the modules loaded when its worker was forked
     started: float = 0.0
     seconds: float = 0.0
     failure: tuple[str, str] | None = None
@@ -162,6 +163,7 @@ class Pool:
             serve(job.unit, job.first, self.timeout, write)
         os.close(write)
         job.pid, job.fd, job.buffer, job.current = pid, read, b"", None
+        job.inherited = tuple(sys.modules)
         job.deps, job.done, job.failure = None, False, None
         job.workers += 1
         job.deadline = time.monotonic() + self.timeout + self.grace
@@ -216,7 +218,9 @@ class Pool:
             if self.progress:
                 self.progress(self.judged, job.rows[i])
         elif kind == "deps":
-            job.deps = list(msg["files"])
+            from .worker import module_files
+            files = [f for f in msg["files"] if isinstance(f, str)]
+            job.deps = sorted(set(files) | module_files(job.inherited))
             job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
         elif kind == "fail":
             job.failure = (msg["kind"], msg["message"])

@@ -8,8 +8,9 @@ The worker's standard streams go to a file of its own (nothing it prints reaches
 parent's output), SIGINT is left to the parent, and it always ends with ``os._exit`` so that
 no ``sys.exit``, ``atexit`` handler or buffered output of the derivation escapes. Messages
 (JSON lines): ``built`` (every derivation's claims, as verdict rows without verdicts),
-``start`` and ``row`` per claim, ``deps`` (every file imported or opened, and the modules
-the worker imported itself, which the parent may preload next time), ``done``;
+``start`` and ``row`` per claim, ``deps`` (the files it opened and those of the modules it
+imported itself, which the parent may preload next time; the parent adds the files of the
+modules the worker started with), ``done``;
 ``fail`` with ``kind`` ``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
 """
 
@@ -23,6 +24,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -74,13 +76,11 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
                     row = {"verdict": "ERROR", "detail": f"{type(exc).__name__}: {exc}"}
                 _send(fd, {"t": "row", "i": k, "row": row})
             k += 1
-    files = set(opened)
-    for module in list(sys.modules.values()):
-        name = getattr(module, "__file__", None)
-        if isinstance(name, str):
-            files.add(os.path.abspath(name))
-    _send(fd, {"t": "deps", "files": sorted(f for f in files if _real_file(f)),
-               "imported": sorted(set(sys.modules) - inherited)})
+    imported = sorted(set(sys.modules) - inherited)
+    # the files of the modules it imported itself and of those it opened: the parent adds
+    # those of the modules the worker started with (module_files), read once for all
+    files = {f for f in opened if _real_file(f)} | module_files(imported)
+    _send(fd, {"t": "deps", "files": sorted(files), "imported": imported})
     _send(fd, {"t": "done"})
 
 
@@ -113,6 +113,27 @@ def _seal() -> set[str]:
         os._exit(1)
     threading.Thread(target=watch, daemon=True).start()
     return opened
+
+
+_FILES: dict[str, str | None] = {}  # a module's source file, once read
+
+
+def module_files(names: Iterable[str]) -> set[str]:
+    """The real files (no cache, no device) of the modules ``names`` that are loaded.
+
+    >>> module_files(["json", "sys"]) == {sys.modules["json"].__file__}
+    True
+    """
+    out = set()
+    for name in names:
+        if name not in _FILES:
+            path = getattr(sys.modules.get(name), "__file__", None)
+            path = os.path.abspath(path) if isinstance(path, str) else None
+            _FILES[name] = path if path is not None and _real_file(path) else None
+        found = _FILES[name]
+        if found is not None:
+            out.add(found)
+    return out
 
 
 def _real_file(path: str) -> bool:
