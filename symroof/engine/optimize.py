@@ -220,7 +220,8 @@ def _solve_power_law(terms: list[tuple[sp.Expr, sp.Expr]], c: sp.Expr, ks: list[
              "x dL/dx = 0 with a monomial constraint: every term is proportional to nu"),
         Step("substitute", "take logs: n = log x", None, rows, "linear in the logs"),
         Step("solve", "the linear system", None,
-             [sp.Eq(x, v, evaluate=False) for x, v in solution.items()], "linsolve"),
+             [sp.Eq(x, v, evaluate=False) for x, v in solution.items()],
+             "in closed form: m first, then each n = (m - L) / e"),
     ]
     return solution, balance, steps
 
