@@ -120,10 +120,8 @@ def ordered_symbols(symbols: set[sp.Basic]) -> list[sp.Basic]:
     return sorted(sorted(symbols, key=str), key=_generator_key)
 
 
-# the rank SymPy's polynomial module gives a one-letter name (sympy.polys.polyutils)
-_LETTER_RANK = {**{c: 124 + i for i, c in enumerate("xyz")},
-                **{c: 216 + i for i, c in enumerate("pqrstuvw")},
-                **{c: 301 + i for i, c in enumerate("abcdefghijklmno")}}
+# one-letter names in the order SymPy's polynomial module ranks them; any other name after
+_LETTER_RANK = {c: i for i, c in enumerate("xyz" "pqrstuvw" "abcdefghijklmno")}
 _INDEXED = re.compile(r"(.*?)(\d*)", re.DOTALL)
 
 
@@ -131,7 +129,7 @@ def _generator_key(s: sp.Basic) -> tuple[int, str, int]:
     match = _INDEXED.fullmatch(str(s))
     assert match is not None  # the pattern matches every string
     name, index = match.groups()
-    return _LETTER_RANK.get(name, 1000), name, int(index) if index else 0
+    return _LETTER_RANK.get(name, len(_LETTER_RANK)), name, int(index) if index else 0
 
 
 def substitute(expr: sp.Basic, values: Mapping[sp.Basic, sp.Basic]) -> sp.Basic:
