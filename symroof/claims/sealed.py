@@ -4,11 +4,12 @@ time limits by killing it, and resume the claims after a stopped one in a new wo
 >>> Pool(30, 2).grace
 8.0
 
-SymPy and the engine are imported here once, before the first fork, so every worker starts
-with them loaded. The limit of a unit's import and build() is ``timeout``; so is each
-claim's. A worker past a limit (plus ``grace``, for the worker's own alarm to act first) is
-killed with SIGKILL, whatever the derivation catches: the claim it was on is TIMEOUT (the
-whole unit, if it was still building), and the claims after it go on in a new worker.
+SymPy and the claims modules are imported here once, before the first fork, and what the
+other units share while the first one runs, so every worker starts with them loaded. The
+limit of a unit's import and build() is ``timeout``; so is each claim's. A worker past a
+limit (plus ``grace``, for the worker's own alarm to act first) is killed with SIGKILL,
+whatever the derivation catches: the claim it was on is TIMEOUT (the whole unit, if it was
+still building), and the claims after it go on in a new worker.
 """
 
 from __future__ import annotations
