@@ -56,12 +56,20 @@ def positive_root(equation: sp.Basic, s: sp.Symbol) -> sp.Expr:
     >>> positive_root(sp.Eq(M / (4 * d), d), M)
     4*d**2
     """
-    found = [r for r in roots(equation, s)
-             if r.is_positive is not False and r.is_real is not False]
+    found = [r for r in roots(equation, s) if may_be_positive(r)]
     if len(found) != 1:
         raise DerivationError(f"{_shown(equation)} has {len(found)} positive roots in {s}"
                               + (f": {found}" if found else ""))
     return found[0]
+
+
+def may_be_positive(r: sp.Expr) -> bool:
+    """Whether a root can be a positive size: neither known not positive nor known not real.
+
+    >>> may_be_positive(sp.sqrt(2)), may_be_positive(-sp.sqrt(2)), may_be_positive(sp.I)
+    (True, False, False)
+    """
+    return r.is_positive is not False and r.is_real is not False
 
 
 def _gap(equation: sp.Basic) -> sp.Expr:

@@ -103,7 +103,7 @@ def _between(x: sp.Expr, lo: sp.Expr, hi: sp.Expr) -> bool:
 def _end(f: sp.Expr, s: sp.Symbol, at: sp.Expr, side: str) -> sp.Expr:
     """The limit of ``f`` as ``s`` tends to ``at`` from ``side``."""
     if at is not sp.oo:
-        num, den = sp.fraction(f)
+        den = sp.fraction(f)[1]
         if den.subs(s, at) != 0:
             return f.subs(s, at)
         return sp.limit(f, s, at, side)  # a pole: +oo or -oo

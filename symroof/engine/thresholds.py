@@ -29,6 +29,7 @@ from ..core.steps import Step
 from ..core.tables import RichView, Table, key_values
 from .algebra import cancel, polynomial_coefficients, substitute
 from .asymptotics import Regime, expansion, parse_regime
+from .equations import may_be_positive
 from .rooflines import Roofline, size_values
 
 
@@ -217,8 +218,7 @@ def _symbol_first(rel: sp.Basic) -> sp.Basic:
 
 
 def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str) -> tuple[sp.Expr, str, sp.Basic]:
-    roots = [r for r in sp.solve(poly.as_expr(), s) if r.is_positive is not False
-             and r.is_real is not False]
+    roots = [r for r in sp.solve(poly.as_expr(), s) if may_be_positive(r)]
     if len(roots) != 1:
         raise DerivationError(f"T_math = T_{res} has {len(roots)} positive solutions in {s}: "
                               f"{roots}")
@@ -310,8 +310,7 @@ def _closed_form(num: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, 
         roots = None
     if roots is None:
         raise DerivationError(f"{label} has no closed form in {s}")
-    positive = [r for r in roots if r.is_positive is not False and r.is_real is not False
-                and not r.has(sp.I)]
+    positive = [r for r in roots if may_be_positive(r) and not r.has(sp.I)]
     if len(positive) != 1:
         raise DerivationError(f"{label} has no closed form in {s}: {len(positive)} "
                               f"positive solutions found")
