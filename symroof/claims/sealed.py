@@ -14,6 +14,7 @@ still building), and the claims after it go on in a new worker.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import re
@@ -288,19 +289,29 @@ def _import(names: tuple[str, ...]) -> None:
     quiet), and read the bundled chip catalogue, so that every worker starts with them."""
     import importlib
     import warnings
-    for name in names:
-        if name in PRELOAD:
-            importlib.import_module(name)
-            continue
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
+    # no collection while importing (it only walks SymPy's new objects, which all live
+    # on); frozen after, so that no collection in the parent or a worker walks them again
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
+    try:
+        for name in names:
+            if name in PRELOAD:
                 importlib.import_module(name)
-        except Exception:  # a hint only saves time: the worker imports what it needs
-            pass
-    if not os.environ.get("SYMROOF_CATALOG"):
-        from ..hardware.catalog import load_catalog
-        load_catalog(None)
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    importlib.import_module(name)
+            except Exception:  # a hint only saves time: the worker imports what it needs
+                pass
+        if not os.environ.get("SYMROOF_CATALOG"):
+            from ..hardware.catalog import load_catalog
+            load_catalog(None)
+    finally:
+        if collecting:
+            gc.freeze()
+            gc.enable()
 
 
 def _cost(unit: Path, hint: Hint | None) -> float:
