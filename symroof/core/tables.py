@@ -144,19 +144,30 @@ def cell_text(parts: Sequence[Part], fmt: str) -> str:
 
 
 def width(value: str) -> int:
-    """Columns a string takes on a terminal (CJK characters take two)."""
+    """Columns a string takes on a terminal (CJK characters take two).
+
+    >>> width("B > 240"), width("临界")
+    (7, 4)
+    """
+    if value.isascii():
+        return len(value)
     return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in value)
 
 
 def cut(value: str, limit: int) -> str:
+    """``value`` in at most ``limit`` columns, cut with an ellipsis.
+
+    >>> cut("9850/41", 10), cut("9850/41", 5), cut("临界批量", 6)
+    ('9850/41', '9850…', '临界…')
+    """
     if width(value) <= limit:
         return value
-    out = ""
-    for ch in value:
-        if width(out + ch) > limit - 1:
-            break
-        out += ch
-    return out + "…"
+    used = 0
+    for end, ch in enumerate(value):
+        used += width(ch)
+        if used > limit - 1:
+            return value[:end] + "…"
+    return value + "…"
 
 
 def _text_table(t: Table, max_width: int) -> str:
