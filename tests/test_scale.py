@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from symroof import chip, combine_powers, einsum, lagrange, roofline, sizes
 from symroof.claims.rules import proof
 from symroof.core.memo import memo, value_key
+from symroof.core.printer import text
 from symroof.engine.optimize import log_slope
 
 N, D, C, A, B = sizes("N D C A B")
@@ -79,6 +80,20 @@ def test_value_keys_of_dataclasses_compare_fields() -> None:
     mm = einsum("B D, D F -> B F", "bf16")
     assert value_key(mm) == value_key(einsum("B D, D F -> B F", "bf16"))
     assert value_key(mm) != value_key(einsum("B D, D F -> B F", "int8"))
+
+
+def test_a_kept_value_key_leaves_the_instance_as_it_was() -> None:
+    mm = einsum("B D, D F -> B F", "bf16")
+    shown = repr(mm)
+    assert value_key(mm) is value_key(mm)  # made once
+    assert value_key(mm) == value_key(einsum("B D, D F -> B F", "bf16"))
+    assert repr(mm) == shown and mm == einsum("B D, D F -> B F", "bf16")
+
+
+def test_texts_remembered_by_expression_keep_float_precision() -> None:
+    assert text(sp.Float(2, 15)) == "2.00000000000000"
+    assert text(sp.Float(2, 30)) == "2.00000000000000000000000000000"
+    assert text(B * D / (B + D)) == text(B * D / (B + D)) == "B*D/(B + D)"
 
 
 def test_a_remembered_roofline_equals_a_fresh_one() -> None:

@@ -112,10 +112,17 @@ def within(value: Any, lo: Any, hi: Any, meaning: str = "") -> Law:
     '1.67 outside [1.8, 2]'
     """
     from ..core.printer import approx
-    v, a, b = (sp.nsimplify(x, rational=True) for x in (value, lo, hi))
+    v, a, b = (_rational(x) for x in (value, lo, hi))
     holds = bool(a <= v <= b)
     where = f"{approx(v)} {'in' if holds else 'outside'} [{approx(a)}, {approx(b)}]"
     return Law(holds, f"{meaning}: {where}" if meaning else where, approx(v, 6))
+
+
+def _rational(x: Any) -> Any:
+    """``x`` as an exact number: rationals as they are, anything else by ``nsimplify``."""
+    if isinstance(x, sp.Rational) or type(x) is int:
+        return sp.Rational(x)
+    return sp.nsimplify(x, rational=True)
 
 
 @dataclass

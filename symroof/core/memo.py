@@ -53,16 +53,35 @@ def value_key(obj: Any) -> Hashable:
     if isinstance(obj, _SCALARS):
         return (type(obj), obj)
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        if not obj.__dataclass_params__.frozen:  # type: ignore[attr-defined]
-            raise _Unkeyable(type(obj).__name__)
-        return (type(obj), tuple(value_key(getattr(obj, f.name))
-                                 for f in dataclasses.fields(obj)))
+        return _dataclass_key(obj)
     if isinstance(obj, Mapping):
         return (type(obj), tuple((value_key(k), value_key(v)) for k, v in obj.items()))
     if isinstance(obj, (tuple, list, frozenset)):
         items = sorted(obj, key=repr) if isinstance(obj, frozenset) else obj
         return (type(obj), tuple(value_key(x) for x in items))
     raise _Unkeyable(type(obj).__name__)
+
+
+_FIELDS: dict[type, tuple[str, ...] | None] = {}  # a dataclass's fields; None: not frozen
+_KEY = "_symroof_value_key"  # where a frozen instance keeps its key, once made
+
+
+def _dataclass_key(obj: Any) -> Hashable:
+    """A frozen dataclass's key, made once per instance (its fields never change)."""
+    cls = type(obj)
+    if cls not in _FIELDS:
+        frozen = cls.__dataclass_params__.frozen
+        _FIELDS[cls] = tuple(f.name for f in dataclasses.fields(obj)) if frozen else None
+    names = _FIELDS[cls]
+    if names is None:
+        raise _Unkeyable(cls.__name__)
+    kept = getattr(obj, "__dict__", None)
+    if kept is not None and _KEY in kept:
+        return kept[_KEY]
+    key = (cls, tuple(value_key(getattr(obj, n)) for n in names))
+    if kept is not None:
+        kept[_KEY] = key
+    return key
 
 
 @overload

@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import sympy as sp
@@ -115,7 +116,14 @@ def text(expr: Any) -> str:
     an equation with ``=`` (``6*D*N = C``, not ``Eq(6*D*N, C)``)."""
     if isinstance(expr, sp.Equality):
         return f"{text(expr.lhs)} = {text(expr.rhs)}"
-    return sp.sstr(expr, order="lex") if isinstance(expr, sp.Basic) else str(expr)
+    return _text(expr) if isinstance(expr, sp.Basic) else str(expr)
+
+
+@lru_cache(maxsize=4096)
+def _text(expr: sp.Basic) -> str:
+    """An expression's text, printed once: equal expressions are equal trees (a Float's
+    precision is part of it), so they print alike."""
+    return sp.sstr(expr, order="lex")
 
 
 def approx(value: Any, digits: int = 5) -> str:
