@@ -298,9 +298,8 @@ def run_units(units: Sequence[Path], timeout: float = 30,
         for i, ran in pool.run([units[i] for i in todo], hints).items():
             results[todo[i]] = ran.rows
             ids[todo[i]] = ran.ids
-            if cache is not None and ran.deps is not None:
-                cache.store(units[todo[i]], timeout, ran.rows, [*ran.deps, *extra_deps],
-                            ran.hint)
+            if cache is not None and (deps := ran.deps) is not None:
+                cache.store(units[todo[i]], timeout, ran.rows, [*deps, *extra_deps], ran.hint)
     rows = [r for i in range(len(units)) for r in results[i]]
     _check_ids(units, ids)
     failed = sum(1 for r in rows if r["kind"] == "unit")

@@ -89,7 +89,7 @@ class _Job:
     buffer: bytes = b""
     current: int | None = None
     deadline: float = 0.0
-    deps: list[str] | None = None
+    deps: list[str] | None = None  # the files its worker read itself
     imported: list[str] = field(default_factory=list)
     inherited: tuple[str, ...] = ()  # the modules loaded when its worker was forked
     started: float = 0.0
@@ -150,7 +150,7 @@ class Pool:
             assert j.final is not None
             clean = (j.deps is not None and j.workers == 1 and j.failure is None
                      and all(r["verdict"] not in ("ERROR", "TIMEOUT") for r in j.final))
-            out[j.index] = Ran(j.final, j.deps if clean else None, j.ids,
+            out[j.index] = Ran(j.final, j.deps if clean else None, j.inherited, j.ids,
                                Hint(tuple(j.imported), round(j.seconds, 3)))
         return out
 
@@ -220,9 +220,7 @@ class Pool:
             if self.progress:
                 self.progress(self.judged, job.rows[i])
         elif kind == "deps":
-            from .worker import module_files
-            files = [f for f in msg["files"] if isinstance(f, str)]
-            job.deps = sorted(set(files) | module_files(job.inherited))
+            job.deps = [f for f in msg["files"] if isinstance(f, str)]
             job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
         elif kind == "fail":
             job.failure = (msg["kind"], msg["message"])
@@ -275,13 +273,24 @@ class Pool:
 
 @dataclass(frozen=True)
 class Ran:
-    """A unit's outcome: verdict rows, the files its build read (None: not to be cached),
-    the ids of its derivations, and the hint for its next run."""
+    """A unit's outcome: verdict rows, the files its worker read itself (None: not to be
+    cached), the modules it was forked with, the ids of its derivations, and the hint for
+    its next run."""
 
     rows: list[dict[str, Any]]
-    deps: list[str] | None
+    read: list[str] | None
+    inherited: tuple[str, ...]
     ids: list[str]
     hint: Hint
+
+    @property
+    def deps(self) -> list[str] | None:
+        """Every file the build read: its own, and those of the modules it was forked with
+        (found only when asked: a run that caches nothing never looks them up)."""
+        if self.read is None:
+            return None
+        from .worker import module_files
+        return sorted(set(self.read) | module_files(self.inherited))
 
 
 def _import(names: tuple[str, ...]) -> None:
