@@ -4,14 +4,14 @@ its claims, reporting each claim's start and verdict to the parent over a pipe.
 >>> encode({"t": "start", "i": 0})
 b'{"t":"start","i":0}\\n'
 
-The worker's standard streams go to a file of its own (nothing it prints reaches the
-parent's output), SIGINT is left to the parent, and it always ends with ``os._exit`` so that
-no ``sys.exit``, ``atexit`` handler or buffered output of the derivation escapes. Messages
-(JSON lines): ``built`` (every derivation's claims, as verdict rows without verdicts),
-``start`` and ``row`` per claim, ``deps`` (the files it opened and those of the modules it
-imported itself, which the parent may preload next time; the parent adds the files of the
-modules the worker started with), ``done``;
-``fail`` with ``kind`` ``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
+The worker's standard streams go to the null device (nothing it prints reaches the
+parent's output or a disk), SIGINT is left to the parent, and it always ends with
+``os._exit`` so that no ``sys.exit``, ``atexit`` handler or buffered output of the
+derivation escapes. Messages (JSON lines): ``built`` (every derivation's claims, as verdict
+rows without verdicts), ``start`` and ``row`` per claim, ``deps`` (the files it opened and
+those of the modules it imported itself, which the parent may preload next time; the parent
+adds the files of the modules the worker started with), ``done``; ``fail`` with ``kind``
+``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ import json
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Iterable
@@ -85,16 +84,14 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
 
 
 def _seal() -> set[str]:
-    """Standard streams to a private file, SIGINT to the parent, and a record of every file
+    """Standard streams to the null device, SIGINT to the parent, and a record of every file
     opened from here on."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
-    log = tempfile.TemporaryFile()  # noqa: SIM115  (kept open for the worker's life)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.dup2(log.fileno(), 1)
-    os.dup2(log.fileno(), 2)
+    null = os.open(os.devnull, os.O_RDWR)
+    for stream in (0, 1, 2):
+        os.dup2(null, stream)
     os.close(null)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
