@@ -89,6 +89,25 @@ def test_theta_keeps_undominated_terms() -> None:
     assert theta(3 * N**2 + 5 * N * d, "d<<N") == N**2
 
 
+monomial_exponents = st.lists(st.tuples(st.integers(-2, 2), st.integers(-2, 2),
+                                         st.sampled_from([0, sp.Rational(1, 2), 1])),
+                               min_size=1, max_size=4)
+
+
+@given(monomial_exponents, st.sampled_from(["N->oo", "B<<D", "B,N->oo", "D->0; N->oo"]))
+def test_theta_keeps_the_terms_no_other_outgrows(exponents: list, regime: str) -> None:
+    # the oracle: a term is dropped when some other term's ratio to it tends to infinity
+    # along the regime's scaling (eps -> 0), by SymPy's limit
+    terms = list(dict.fromkeys(B**a * D**b * N**c for a, b, c in exponents))
+    reg = parse_regime(regime)
+    eps = sp.Symbol("e", positive=True)
+    deep = {s: s / eps for s in reg.large} | {s: s * eps for s in reg.small}
+
+    def outgrown(t: sp.Expr) -> bool:
+        return any(sp.limit((t / u).subs(deep), eps, 0, "+") == 0 for u in terms if u != t)
+    assert theta(sp.Add(*terms), regime) == sp.Add(*(t for t in terms if not outgrown(t)))
+
+
 def test_bf16_matmul_threshold_on_v5e() -> None:
     rl = roofline(einsum("B D, D F -> B F", "bf16"), V5E_CH1)
     t = threshold(rl, "B", regime="B<<D,F")

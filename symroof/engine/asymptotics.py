@@ -260,6 +260,8 @@ def theta(expr: sp.Expr, regime: Regime | str | None = None) -> sp.Expr:
     reg = parse_regime(regime) if isinstance(regime, str) else regime
     terms = [t.as_coeff_Mul()[1] for t in sp.Add.make_args(sp.expand(expr))]
     terms = list(dict.fromkeys(terms))
+    if reg is None:  # with no regime no term dominates another
+        return sp.Add(*terms)
     kept = []
     for t in terms:
         dominated = any(_dominates(other, t, reg) for other in terms if other != t)
@@ -268,14 +270,39 @@ def theta(expr: sp.Expr, regime: Regime | str | None = None) -> sp.Expr:
     return sp.Add(*kept)
 
 
-def _dominates(big: sp.Expr, small: sp.Expr, reg: Regime | None) -> bool:
+def _dominates(big: sp.Expr, small: sp.Expr, reg: Regime) -> bool:
     """True when small / big -> 0 deep in the regime (constants lose to anything growing)."""
+    power = _eps_power(small, big, reg)
+    if power is not None:
+        return bool(power.is_positive)
     ratio = sp.powsimp(small / big)
     if ratio.is_number:
-        return False
-    if reg is None:
         return False
     scaled = sp.powsimp(sp.expand_power_base(ratio.subs(reg.scaling(like=ratio)), force=True))
     coeff, power = scaled.as_coeff_exponent(EPS)
     return bool(not coeff.has(EPS) and power.is_positive)
+
+
+def _eps_power(small: sp.Expr, big: sp.Expr, reg: Regime) -> sp.Expr | None:
+    """The power of eps in small / big deep in the regime, read off the exponents when both
+    are products of powers of symbols (0 for a constant ratio); None otherwise."""
+    exponents: dict[sp.Symbol, list[sp.Expr]] = {}
+    for term, sign in ((small, 1), (big, -1)):
+        for base, k in term.as_powers_dict().items():
+            if not isinstance(base, sp.Symbol) or base.name == EPS.name:
+                return None
+            exponents.setdefault(base, []).append(sign * k)
+    grows = {s.name for s in reg.large}
+    shrinks = {s.name for s in reg.small}
+    scaled = grows | shrinks | {b.name for b in exponents} | {EPS.name}
+    if any(s.name in scaled for ks in exponents.values() for k in ks for s in k.free_symbols):
+        return None  # an exponent the scaling would reach: the general route
+    power = []
+    for base, ks in exponents.items():
+        k = sp.Add(*ks)
+        if base.name in grows:
+            power.append(-k)
+        elif base.name in shrinks:
+            power.append(k)
+    return sp.Add(*power)
 
