@@ -95,6 +95,11 @@ def test_texts_remembered_by_expression_keep_float_precision() -> None:
     assert text(sp.Float(2, 30)) == "2.00000000000000000000000000000"
     assert text(B * D / (B + D)) == text(B * D / (B + D)) == "B*D/(B + D)"
 
+    class Unhashable(sp.Basic):
+        __hash__ = None  # type: ignore[assignment]
+
+    assert text(Unhashable(B)) == "Unhashable(B)"  # printed, not remembered
+
 
 def test_a_remembered_roofline_equals_a_fresh_one() -> None:
     mm, c = einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e")

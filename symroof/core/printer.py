@@ -116,7 +116,12 @@ def text(expr: Any) -> str:
     an equation with ``=`` (``6*D*N = C``, not ``Eq(6*D*N, C)``)."""
     if isinstance(expr, sp.Equality):
         return f"{text(expr.lhs)} = {text(expr.rhs)}"
-    return _text(expr) if isinstance(expr, sp.Basic) else str(expr)
+    if not isinstance(expr, sp.Basic):
+        return str(expr)
+    try:
+        return _text(expr)
+    except TypeError:  # an object with no hash: printed each time
+        return sp.sstr(expr, order="lex")
 
 
 @lru_cache(maxsize=4096)
