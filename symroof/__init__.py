@@ -55,6 +55,7 @@ _EXPORTS = {
     "roots": "engine.equations",
     "positive_root": "engine.equations",
     "supremum": "engine.extrema",
+    "matrix_derivative": "engine.calculus",
     "Link": "hardware.links",
     "Mesh": "parallel.mesh",
     "mesh": "parallel.mesh",

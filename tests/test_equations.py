@@ -1,4 +1,5 @@
-"""Laws of the exact root finder and of the supremum over a positive size."""
+"""Laws of the exact root finder, of the supremum over a positive size and of matrix
+derivatives."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from symroof import DerivationError, positive_root, roots, sizes, supremum, symbol
+from symroof import (
+    DerivationError,
+    matrix_derivative,
+    positive_root,
+    roots,
+    sizes,
+    supremum,
+    symbol,
+)
 
 positive = st.fractions(min_value=sp.Rational(1, 9), max_value=40, max_denominator=9).map(
     sp.Rational)
@@ -127,3 +136,17 @@ def test_a_supremum_over_one_size_names_the_others() -> None:
     r, k = symbol("r"), symbol("k")
     with pytest.raises(DerivationError, match="depends on k"):
         supremum(r / (k + r), r)
+
+
+@given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3))
+@settings(max_examples=12, deadline=None)
+def test_a_matrix_derivative_is_the_gradient_of_the_entries(m: int, n: int, k: int) -> None:
+    # d tr(A X B) / dX, checked entry by entry on explicit matrices of symbols
+    A, X, B = (sp.MatrixSymbol(name, *shape) for name, shape in
+               (("A", (m, n)), ("X", (n, k)), ("B", (k, m))))
+    grad = matrix_derivative(sp.Trace(A * X * B), X)
+    explicit = {M: sp.Matrix(*M.shape, lambda i, j, M=M: sp.Symbol(f"{M.name}{i}{j}"))
+                for M in (A, X, B)}
+    f = (explicit[A] * explicit[X] * explicit[B]).trace()
+    entries = sp.Matrix(n, k, lambda i, j: sp.diff(f, explicit[X][i, j]))
+    assert sp.expand(grad.subs(explicit).doit().as_explicit() - entries) == sp.zeros(n, k)
