@@ -56,6 +56,7 @@ _EXPORTS = {
     "positive_root": "engine.equations",
     "supremum": "engine.extrema",
     "matrix_derivative": "engine.calculus",
+    "polynomial_through": "engine.fits",
     "Link": "hardware.links",
     "Mesh": "parallel.mesh",
     "mesh": "parallel.mesh",

@@ -1,5 +1,5 @@
-"""Laws of the exact root finder, of the supremum over a positive size and of matrix
-derivatives."""
+"""Laws of the exact root finder, the supremum over a positive size, matrix derivatives
+and the polynomial through points."""
 
 from __future__ import annotations
 
@@ -10,7 +10,9 @@ from hypothesis import strategies as st
 
 from symroof import (
     DerivationError,
+    InputError,
     matrix_derivative,
+    polynomial_through,
     positive_root,
     roots,
     sizes,
@@ -150,3 +152,27 @@ def test_a_matrix_derivative_is_the_gradient_of_the_entries(m: int, n: int, k: i
     f = (explicit[A] * explicit[X] * explicit[B]).trace()
     entries = sp.Matrix(n, k, lambda i, j: sp.diff(f, explicit[X][i, j]))
     assert sp.expand(grad.subs(explicit).doit().as_explicit() - entries) == sp.zeros(n, k)
+
+
+rational_points = st.lists(st.tuples(st.integers(-9, 9), st.integers(-30, 30),
+                                     st.integers(1, 4)),
+                           min_size=1, max_size=6, unique_by=lambda p: p[0])
+
+
+@given(rational_points)
+@settings(max_examples=60, deadline=None)
+def test_the_polynomial_through_points_is_sympys_interpolant(raw: list) -> None:
+    k = sp.Symbol("k")
+    points = [(sp.Integer(a), sp.Rational(b, c)) for a, b, c in raw]
+    fitted = polynomial_through(points, k)
+    assert sp.srepr(fitted) == sp.srepr(sp.expand(sp.interpolate(points, k)))
+    assert all(fitted.subs(k, a) == b for a, b in points)
+
+
+def test_symbolic_points_and_bad_points() -> None:
+    k, a = sp.Symbol("k"), symbol("a")
+    assert polynomial_through([(1, a), (2, 2 * a)], k) == a * k
+    with pytest.raises(InputError, match="no points"):
+        polynomial_through([], k)
+    with pytest.raises(InputError, match="two points share an x"):
+        polynomial_through([(1, 2), (1, 3)], k)

@@ -14,6 +14,7 @@ from symroof import (
     fuse,
     matrix_derivative,
     parse_quantity,
+    polynomial_through,
     positive_root,
     reverse_cost,
     roofline,
@@ -86,7 +87,7 @@ def claims(ch: Chapter) -> None:
     def chain(count: int) -> list:
         return [elementwise(f"op{i}", Nb / dtype_bytes("fp16"), "fp16") for i in range(count)]
     def in_k(traffic: sp.Expr) -> sp.Expr:
-        return sp.expand(sp.interpolate([(c, traffic(c)) for c in range(1, 5)], kk))
+        return polynomial_through([(c, traffic(c)) for c in range(1, 5)], kk)
     ch.step("simplify", "intensity of k unfused FP16 elementwise ops", None,
            in_k(lambda c: sp.cancel(sequence(*chain(c)).flops / sequence(*chain(c)).bytes())),
            "FLOPs / bytes, each op through HBM")
@@ -99,8 +100,8 @@ def claims(ch: Chapter) -> None:
         chain_rule_three_layers=law(sp.expand(sp.diff(f3(f2(f1(x))), x) - local(f3, f2(f1(x)))
                                      * local(f2, f1(x)) * local(f1, x)).doit() == 0),
         passes_reverse=reverse_cost(linear_loss(5)).passes("reverse"),
-        passes_forward=sp.expand(sp.interpolate(
-                [(p, reverse_cost(linear_loss(p)).passes("forward")) for p in range(2, 6)], P)),
+        passes_forward=polynomial_through(
+            [(p, reverse_cost(linear_loss(p)).passes("forward")) for p in range(2, 6)], P),
         train_step_multiple=within(sp.cancel((fwd.flops + backward_flops) / fwd.flops), 2, 3),
         backprop_grad_w2=str(matrix_derivative(through_y, W2)),
         backprop_grad_h=str(matrix_derivative(through_y, h)),

@@ -8,7 +8,17 @@ import random
 import numpy as np
 import sympy as sp
 
-from symroof import chip, dtype_bytes, einsum, elementwise, op, sequence, sizes, theta
+from symroof import (
+    chip,
+    dtype_bytes,
+    einsum,
+    elementwise,
+    op,
+    polynomial_through,
+    sequence,
+    sizes,
+    theta,
+)
 from symroof.claims import Chapter, assumed, law, measured, within
 
 
@@ -87,7 +97,7 @@ def claims(ch: Chapter) -> None:
         rng = np.random.default_rng(0)
         points = [(r, len(csr((rng.random((r, 5)) < 0.4).astype(float))[2]))
                   for r in range(1, 5)]
-        return sp.expand(sp.interpolate(points, R))
+        return polynomial_through(points, R)
     params = rows * cols
     nnz = density * params
     dense_bytes = params * fp32
