@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+from functools import cache
 
 import sympy as sp
 from sympy.multipledispatch import halt_ordering, restart_ordering
@@ -42,7 +43,6 @@ _FIRST_IMPORTS = (
     "sympy.assumptions.facts",
     "sympy.logic.algorithms.dpll2",
 )
-_loaded: list[bool] = []
 
 
 def matrix_derivative(expr: sp.Expr, wrt: sp.MatrixSymbol) -> sp.Expr:
@@ -52,15 +52,14 @@ def matrix_derivative(expr: sp.Expr, wrt: sp.MatrixSymbol) -> sp.Expr:
     >>> matrix_derivative(x.T * A * x, x)
     A*x + A.T*x
     """
-    if not _loaded:
-        _import_held(_FIRST_IMPORTS)
-        _loaded.append(True)
+    _import_held(_FIRST_IMPORTS)
     return expr.diff(wrt)
 
 
+@cache
 def _import_held(names: tuple[str, ...]) -> None:
-    """Import ``names`` with SymPy's dispatch ordering held, then order every dispatcher
-    they added to once; a module this SymPy does not have is left out."""
+    """Import ``names`` (once) with SymPy's dispatch ordering held, then order every
+    dispatcher they added to once; a module this SymPy does not have is left out."""
     halt_ordering()
     try:
         for name in names:
