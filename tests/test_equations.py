@@ -174,5 +174,7 @@ def test_symbolic_points_and_bad_points() -> None:
     assert polynomial_through([(1, a), (2, 2 * a)], k) == a * k
     with pytest.raises(InputError, match="no points"):
         polynomial_through([], k)
+    with pytest.raises(InputError, match="a point is not a number or an expression: '3'"):
+        polynomial_through([(1, "3")], k)
     with pytest.raises(InputError, match="two points share an x"):
         polynomial_through([(1, 2), (1, 3)], k)

@@ -286,23 +286,15 @@ def _dominates(big: sp.Expr, small: sp.Expr, reg: Regime) -> bool:
 def _eps_power(small: sp.Expr, big: sp.Expr, reg: Regime) -> sp.Expr | None:
     """The power of eps in small / big deep in the regime, read off the exponents when both
     are products of powers of symbols (0 for a constant ratio); None otherwise."""
-    exponents: dict[sp.Symbol, list[sp.Expr]] = {}
-    for term, sign in ((small, 1), (big, -1)):
-        for base, k in term.as_powers_dict().items():
-            if not isinstance(base, sp.Symbol) or base.name == EPS.name:
-                return None
-            exponents.setdefault(base, []).append(sign * k)
+    powers = [*small.as_powers_dict().items(), *((b, -k) for b, k in
+                                                   big.as_powers_dict().items())]
+    if not all(isinstance(b, sp.Symbol) and b.name != EPS.name for b, _ in powers):
+        return None
     grows = {s.name for s in reg.large}
     shrinks = {s.name for s in reg.small}
-    scaled = grows | shrinks | {b.name for b in exponents} | {EPS.name}
-    if any(s.name in scaled for ks in exponents.values() for k in ks for s in k.free_symbols):
+    scaled = grows | shrinks | {b.name for b, _ in powers} | {EPS.name}
+    if any(s.name in scaled for _, k in powers for s in k.free_symbols):
         return None  # an exponent the scaling would reach: the general route
-    power = []
-    for base, ks in exponents.items():
-        k = sp.Add(*ks)
-        if base.name in grows:
-            power.append(-k)
-        elif base.name in shrinks:
-            power.append(k)
-    return sp.Add(*power)
+    return sp.Add(*(-k if b.name in grows else k for b, k in powers
+                    if b.name in grows or b.name in shrinks))
 

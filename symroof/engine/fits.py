@@ -32,8 +32,11 @@ def polynomial_through(points: Sequence[tuple[Any, Any]], x: sp.Symbol) -> sp.Ex
     """
     if not points:
         raise InputError("no points to interpolate")
-    xs = [sp.sympify(p[0]) for p in points]
-    ys = [sp.sympify(p[1]) for p in points]
+    try:  # numbers and expressions; text is never parsed here
+        xs = [sp.sympify(p[0], strict=True) for p in points]
+        ys = [sp.sympify(p[1], strict=True) for p in points]
+    except sp.SympifyError as exc:
+        raise InputError(f"a point is not a number or an expression: {exc.expr!r}") from None
     if len(set(xs)) != len(xs):
         raise InputError(f"two points share an x: {sorted(map(str, xs))}")
     if not all(v.is_Rational for v in (*xs, *ys)):
