@@ -36,3 +36,20 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:
     assert done.stderr == ("symroof: error: --lang: a language is two or three lower-case "
                            "letters, got 'Russian'\n")
     assert not (tmp_path / "d").exists()
+
+
+def test_new_files_follow_the_umask(tmp_path: Path) -> None:
+    import os
+    import stat
+    import subprocess
+    import sys
+    folder = tmp_path / "c"
+    for mask, mode in ((0o022, 0o644), (0o077, 0o600)):
+        table = folder / "ru.toml"
+        table.unlink(missing_ok=True)
+        done = subprocess.run([sys.executable, "-m", "symroof", "claims", "new", str(folder),
+                               "--lang", "ru"], capture_output=True, text=True,
+                              preexec_fn=lambda m=mask: os.umask(m))
+        assert done.returncode == 0, done.stderr
+        assert stat.S_IMODE(table.stat().st_mode) == mode
+    assert stat.S_IMODE((folder / "claims.py").stat().st_mode) == 0o644

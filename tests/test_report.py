@@ -136,8 +136,20 @@ def test_check_reports_a_stale_file(tmp_path: Path) -> None:
     assert stale(rendered.files, tmp_path) == []
     (tmp_path / "small.md").write_text("edited by hand\n")
     assert stale(rendered.files, tmp_path) == ["small.md"]
+    (tmp_path / "index.md").unlink()
     done = run_cli("report", str(SMALL), "--format", "md", "--out", str(tmp_path), "--check")
-    assert done.returncode == 1 and "stale:" in done.stdout
+    assert done.returncode == 1
+    assert f"stale: {tmp_path / 'small.md'}" in done.stdout
+    assert f"missing: {tmp_path / 'index.md'}" in done.stdout
+    assert f"compared against {tmp_path.resolve()}: 1 of " in done.stdout
+
+
+def test_check_without_the_folder_says_there_is_nothing_to_compare(tmp_path: Path) -> None:
+    done = run_cli("report", str(SMALL), "--format", "md", "--out", "nowhere", "--check",
+                   cwd=tmp_path)
+    assert done.returncode == 1
+    assert done.stdout.startswith(f"nothing to compare against: {tmp_path.resolve() / 'nowhere'}")
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_unwritable_output_folder_is_an_input_error(tmp_path: Path) -> None:

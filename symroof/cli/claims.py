@@ -9,9 +9,7 @@
 from __future__ import annotations
 
 import argparse
-import os
 import re
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +75,7 @@ def run_claims(args: argparse.Namespace) -> int:
 def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
     """Create ``folder/claims.py`` (unless there) and an empty ``folder/LANG.toml``."""
     from ..core.errors import InputError
+    from ..render.files import write
     if not LANGUAGE.match(lang):
         raise InputError(f"a language is two or three lower-case letters, got {lang!r}",
                          "--lang")
@@ -93,10 +92,6 @@ def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
     quote = {"id": f"{name}-{lang}", "title": title, "book": book, "lang": lang}
     files.append((table, TABLE.format(**{k: v.replace("\\", "\\\\").replace('"', '\\"')
                                           for k, v in quote.items()})))
-    folder.mkdir(parents=True, exist_ok=True)
-    for path, text in files:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
+    # all or nothing, with the umask's permissions (0644 under umask 022)
+    write({path.name: text for path, text in files}, folder)
     return [p for p, _ in files]

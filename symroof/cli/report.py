@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from pathlib import Path
 from typing import Any
 
 
@@ -45,13 +46,11 @@ def register(verbs: Any) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from ..claims.cache import VerdictCache
     from ..claims.loader import derivation_units, load_derivations
     from ..claims.runner import check_timeout, run_units, verify
     from ..core.errors import InputError
-    from ..render.files import stale, write
+    from ..render.files import write
     from ..render.report import FORMATS, render
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
@@ -63,6 +62,10 @@ def run_report(args: argparse.Namespace) -> int:
     check_timeout(args.timeout)
     if not args.out.strip():
         raise InputError("the output folder is empty", "--out")
+    if args.check and not Path(args.out).is_dir():
+        print(f"nothing to compare against: {Path(args.out).resolve()} is not a folder "
+              f"(write the reports with 'symroof report --out {args.out}')")
+        return 1
     units = derivation_units(args.paths)
     tty = sys.stderr.isatty()
     if tty:
@@ -91,17 +94,28 @@ def run_report(args: argparse.Namespace) -> int:
         print(f"symroof report: {note}", file=sys.stderr)
     out = Path(args.out)
     if args.check:
-        differing = stale(rendered.files, out)
-        for name in differing:
-            print(f"stale: {out / name}")
-        if differing:
-            print(f"{len(differing)} of {len(rendered.files)} files differ from a fresh "
-                  f"render: run 'symroof report' and commit {out}")
-            return 1
-        print(f"{out}: {len(rendered.files)} files match a fresh render")
-        return 0
+        return _check(rendered.files, out)
     written = write(rendered.files, out)
     print(f"wrote {len(written)} files to {out} "
           f"({len(result.verdicts)} claims: "
           + ", ".join(f"{n} {k}" for k, n in result.summary.items()) + ")")
     return 1 if result.failed else 0
+
+
+def _check(files: dict[str, str | bytes], out: Path) -> int:
+    """Compare a fresh render with the files under ``out``: name the folder compared
+    against, and tell a missing file from one that differs."""
+    from ..render.files import stale
+    where = out.resolve()
+    differing = stale(files, out)
+    missing = [name for name in differing if not (out / name).is_file()]
+    for name in differing:
+        print(f"{'missing' if name in missing else 'stale'}: {out / name}")
+    if differing:
+        changed = len(differing) - len(missing)
+        print(f"compared against {where}: {changed} of {len(files)} files differ from a "
+              f"fresh render, {len(missing)} missing: run 'symroof report --out {out}' and "
+              f"commit {out}")
+        return 1
+    print(f"{out}: {len(files)} files match a fresh render")
+    return 0
