@@ -1,51 +1,71 @@
-# One place for every set-up step and check. `make check` is the test command of the
-# README and of CI; `make reports` is the main job. Every target runs with $(PYTHON), so
-# `make check PYTHON=venv/bin/python` checks inside that environment. Python packages come
-# at the exact versions of constraints.txt. A new set-up step is one more target in SETUP.
-PYTHON ?= python3
-PIP = $(PYTHON) -m pip install -q -c constraints.txt
-TEX_PACKAGES = texlive-latex-base texlive-latex-recommended texlive-pictures \
-	texlive-lang-cyrillic latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp \
-	cm-super-minimal lmodern poppler-utils
+# One place for every set-up step and check. `make reports` is the main job, `make check` the
+# tests (the README's two commands; CI runs `make check`). Python packages go into a virtual
+# environment of the project (.venv/, from the system's python3), never into the system
+# interpreter, at the exact versions of constraints.txt; a stamp in the environment skips pip
+# until pyproject.toml or constraints.txt changes. `make check PYTHON=path/to/venv/bin/python`
+# checks inside another environment. Tools from Debian (TeX Live, Chromium, npm, fonts) are
+# installed only where missing, one set at a time, each with a line that says why
+# (scripts/apt-need).
+SYSTEM_PYTHON ?= python3
+VENV ?= .venv
+PYTHON ?= $(VENV)/bin/python
+PIP = $(PYTHON) -m pip install -q --disable-pip-version-check -c constraints.txt
+STAMP = $(dir $(PYTHON)).symroof-setup
+APT_NEED = sh scripts/apt-need
+# pytest-xdist's workers: one per core (2 on the reference machine)
+JOBS ?= auto
 
-BROWSER_PACKAGES = chromium nodejs npm
-SETUP = python tex katex
+.PHONY: setup python tex browser katex check check-full reports bench
 
-.PHONY: setup python tex browser katex check reports bench
+setup: python tex katex
 
-setup: $(SETUP)
+python: $(STAMP)
 
-# the package with its extras, editable, at the locked versions
-python:
-	$(PIP) -e ".[test,plot]"
+# the project's environment: made once from the system interpreter (Debian's python3 needs
+# python3-venv for it); the system's own packages are not touched
+$(VENV)/bin/python:
+	@echo "setup: a virtual environment in $(VENV) ($(SYSTEM_PYTHON) -m venv)"
+	@$(SYSTEM_PYTHON) -m venv $(VENV) 2>/dev/null || { rm -rf $(VENV); \
+		$(APT_NEED) "Python's venv module, for $(VENV)" python3-venv && \
+		$(SYSTEM_PYTHON) -m venv $(VENV); }
 
-# TeX Live from Debian's packages, for the PDF write-ups and their tests
+# the package with its extras, editable, at the locked versions; again only when the lock or
+# pyproject.toml is newer than the stamp
+$(STAMP): pyproject.toml constraints.txt | $(PYTHON)
+	@echo "setup: symroof with its test and plot extras into $(dir $(PYTHON)) (pip, at the versions of constraints.txt)"
+	@$(PIP) -e ".[test,plot]"
+	@touch $@
+
+# TeX Live, for the PDF write-ups and their tests: each piece only where kpsewhich or PATH
+# lacks it (a TeX Live from elsewhere counts)
 tex:
-	@if command -v pdflatex >/dev/null && kpsewhich CJKutf8.sty t2aenc.def pgfplots.sty >/dev/null; then \
-		echo "TeX Live: present"; \
-	elif [ "$$(id -u)" = 0 ]; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(TEX_PACKAGES) >/dev/null; \
-	else \
-		echo "TeX Live is missing: sudo apt-get install $(TEX_PACKAGES)"; \
-	fi
+	@command -v pdflatex >/dev/null || $(APT_NEED) "pdflatex, for the PDF write-ups" texlive-latex-base
+	@kpsewhich t2aenc.def lmodern.sty >/dev/null || $(APT_NEED) "Cyrillic and Latin Modern fonts in PDFs" texlive-lang-cyrillic cm-super-minimal lmodern
+	@kpsewhich pgfplots.sty >/dev/null || $(APT_NEED) "plots in PDFs (pgfplots)" texlive-pictures texlive-latex-recommended
+	@kpsewhich CJKutf8.sty c70gbsn.fd >/dev/null || $(APT_NEED) "Chinese in PDFs (CJK with the Arphic GB Song font)" latex-cjk-chinese latex-cjk-chinese-arphic-gbsn00lp
+	@command -v pdftoppm >/dev/null || $(APT_NEED) "PDF pages as images, for the PDF tests" poppler-utils
 
-# Chromium (the HTML write-ups' browser tests) and node/npm (KaTeX) from Debian's packages
+# Chromium (the HTML write-ups' browser tests), a CJK font so Chinese pages show no boxes,
+# and npm (KaTeX): npm only where it is missing, since a Node.js from another source (such as
+# NodeSource's) ships its own npm and conflicts with Debian's
 browser:
-	@if command -v chromium >/dev/null && command -v npm >/dev/null; then \
-		echo "Chromium and npm: present"; \
-	elif [ "$$(id -u)" = 0 ]; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $(BROWSER_PACKAGES) >/dev/null; \
-	else \
-		echo "Chromium or npm is missing: sudo apt-get install $(BROWSER_PACKAGES)"; \
-	fi
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || $(APT_NEED) "Chromium, for the HTML write-ups' browser tests" chromium
+	@fc-list :lang=zh family 2>/dev/null | grep -q . || $(APT_NEED) "a Chinese font, for the HTML write-ups" fonts-wqy-microhei
+	@command -v node >/dev/null || $(APT_NEED) "Node.js, for KaTeX" nodejs
+	@command -v npm >/dev/null || $(APT_NEED) "npm, for KaTeX" npm
 
 # KaTeX from the npm registry, as package-lock.json pins it (the HTML build copies its dist)
 katex: browser
-	@if [ -f node_modules/katex/dist/katex.min.js ]; then echo "KaTeX: present"; \
-	elif command -v npm >/dev/null; then npm ci --no-audit --no-fund --silent; fi
+	@[ -f node_modules/katex/dist/katex.min.js ] || { echo "setup: KaTeX from the npm registry (npm ci, as package-lock.json pins it)"; \
+		npm ci --no-audit --no-fund --silent; }
 
+# the tests, on every core; hypothesis's "ci" profile where CI is set
 check: setup
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n $(JOBS)
+
+# the same with the full hypothesis profile (more examples for the slow laws)
+check-full: setup
+	SYMROOF_HYPOTHESIS=full $(PYTHON) -m pytest -n $(JOBS)
 
 reports: setup
 	$(PYTHON) -m symroof verify

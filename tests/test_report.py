@@ -179,7 +179,9 @@ def test_pdflatex_failure_names_the_first_error() -> None:
 
 
 def test_installed_wheel_reports_from_an_empty_folder(tmp_path: Path) -> None:
-    """``pip install .`` (not editable) ships derivations and templates."""
+    """``pip install .`` (not editable) ships derivations, templates and KaTeX: the HTML
+    write-ups need no checkout (the empty folder is outside it)."""
+    require_tool("npm")  # the build takes KaTeX from the npm registry
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)],
                    check=True)
@@ -187,14 +189,17 @@ def test_installed_wheel_reports_from_an_empty_folder(tmp_path: Path) -> None:
     subprocess.run(pip, check=True, capture_output=True, timeout=600)
     work = tmp_path / "empty"
     work.mkdir()
-    formats = "md,tex,pdf" if _pdflatex_or_required() else "md,tex"
+    formats = "md,tex,html,pdf" if _pdflatex_or_required() else "md,tex,html"
     done = subprocess.run([str(venv / "bin" / "symroof"), "report", "--format", formats,
                            "--out", "out"], cwd=work, capture_output=True, text=True,
                           timeout=900)
     assert done.returncode == 0, done.stderr
     out = work / "out"
     names = {p.name for p in out.iterdir()}
-    assert {"index.md", "index.tex", "rooflines-ru.md", "rooflines-zh.tex"} <= names
+    assert {"index.md", "index.tex", "rooflines-ru.md", "rooflines-zh.tex",
+            "index.html", "katex"} <= names
+    packaged, = venv.glob("lib/python*/site-packages/symroof/render/katex/katex.min.js")
+    assert (out / "katex" / "katex.min.js").read_bytes() == packaged.read_bytes()
     if "pdf" in formats:
         assert (out / "index.pdf").read_bytes().startswith(b"%PDF")
 

@@ -89,5 +89,6 @@ def test_html_without_katex_is_a_clear_input_error(tmp_path: Path) -> None:
     done = run_cli("report", str(ROOT / "tests" / "data" / "small.py"), "--format", "html",
                    "--out", str(tmp_path / "out"), env=env)
     assert done.returncode == 2
-    assert done.stderr.startswith("symroof: error: --format html: KaTeX is not installed")
+    assert done.stderr == (f"symroof: error: --format html: SYMROOF_KATEX_DIR={tmp_path} has "
+                           "no katex.min.css or katex.min.js (it names KaTeX's dist folder)\n")
     assert not (tmp_path / "out").exists()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,9 @@ def run_report(args: argparse.Namespace) -> int:
     if args.check and ("pdf" in formats or "html" in formats):
         raise InputError("--check compares md and tex only", "--format")
     check_timeout(args.timeout)
+    if "html" in formats:
+        from ..render.html import katex_dir
+        katex_dir()  # before any work: an HTML write-up without KaTeX is refused at once
     if not args.out.strip():
         raise InputError("the output folder is empty", "--out")
     if args.check and not Path(args.out).is_dir():
@@ -102,7 +106,7 @@ def run_report(args: argparse.Namespace) -> int:
     return 1 if result.failed else 0
 
 
-def _check(files: dict[str, str | bytes], out: Path) -> int:
+def _check(files: Mapping[str, str | bytes], out: Path) -> int:
     """Compare a fresh render with the files under ``out``: name the folder compared
     against, and tell a missing file from one that differs."""
     from ..render.files import stale

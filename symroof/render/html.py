@@ -4,8 +4,10 @@ fetches anything when it is viewed.
 >>> sorted(k for k in own_assets())
 ['symroof.css', 'symroof.js']
 
-KaTeX comes from the npm package (``package.json`` at the top of the project: ``npm ci``);
-``$SYMROOF_KATEX_DIR`` may name its ``dist`` folder instead.
+KaTeX is found, in this order: ``$SYMROOF_KATEX_DIR`` (its ``dist`` folder); the copy an
+installed package carries (``symroof/render/katex/``, put there by the build from the npm
+package that ``package-lock.json`` pins); ``node_modules/katex/dist`` of a checkout after
+``npm ci`` (the current folder or above it, or beside the package).
 """
 
 from __future__ import annotations
@@ -45,20 +47,25 @@ def own_assets() -> dict[str, str]:
 
 
 def katex_dir() -> Path:
-    """KaTeX's ``dist`` folder: ``$SYMROOF_KATEX_DIR``, else ``node_modules/katex/dist`` in
-    the current folder or above it, or beside the installed package."""
+    """KaTeX's ``dist`` folder: ``$SYMROOF_KATEX_DIR``, else the package's own copy, else
+    ``node_modules/katex/dist`` in the current folder or above it, or beside the package."""
     given = os.environ.get("SYMROOF_KATEX_DIR")
+    if given:
+        if all((Path(given) / f).is_file() for f in KATEX_FILES):
+            return Path(given)
+        raise InputError(f"SYMROOF_KATEX_DIR={given} has no {' or '.join(KATEX_FILES)} "
+                         "(it names KaTeX's dist folder)", "--format html")
     here = Path.cwd().resolve()
     package_root = Path(__file__).resolve().parents[2]
-    candidates = [Path(given)] if given else [
-        *(p / "node_modules" / "katex" / "dist" for p in (here, *here.parents)),
-        package_root / "node_modules" / "katex" / "dist"]
+    candidates = [Path(__file__).resolve().parent / "katex",
+                  *(p / "node_modules" / "katex" / "dist" for p in (here, *here.parents)),
+                  package_root / "node_modules" / "katex" / "dist"]
     for c in candidates:
         if all((c / f).is_file() for f in KATEX_FILES):
             return c
-    raise InputError("KaTeX is not installed: run 'npm ci' in the project folder (it reads "
-                     "package.json), or set SYMROOF_KATEX_DIR to KaTeX's dist folder",
-                     "--format html")
+    raise InputError("KaTeX is not installed: this package was built without npm; in a "
+                     "checkout run 'npm ci' (it reads package.json), or set SYMROOF_KATEX_DIR "
+                     "to KaTeX's dist folder", "--format html")
 
 
 def assets() -> dict[str, str | bytes]:
