@@ -51,6 +51,7 @@ tex:
 browser:
 	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || $(APT_NEED) "Chromium, for the HTML write-ups' browser tests" chromium
 	@fc-list :lang=zh family 2>/dev/null | grep -q . || $(APT_NEED) "a Chinese font, for the HTML write-ups" fonts-wqy-microhei
+	@fc-list :charset=1f5a5 family 2>/dev/null | grep -q . || $(APT_NEED) "an emoji font, for the HTML write-ups' section titles" fonts-noto-color-emoji
 	@command -v node >/dev/null || $(APT_NEED) "Node.js, for KaTeX" nodejs
 	@command -v npm >/dev/null || $(APT_NEED) "npm, for KaTeX" npm
 

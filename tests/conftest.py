@@ -12,10 +12,25 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, settings
 
-settings.register_profile("ci", derandomize=True, database=None, deadline=None,
+# Hypothesis profiles: "dev" (the default), "ci" (CI set: derandomised, no example database,
+# half the examples of the slow laws) and "full" (`make check-full`: five times the examples).
+# SYMROOF_HYPOTHESIS names one. A law with its own count takes it through `examples(n)`.
+PROFILE = os.environ.get("SYMROOF_HYPOTHESIS") or ("ci" if os.environ.get("CI") else "dev")
+_SCALE = {"dev": 1.0, "ci": 0.5, "full": 5.0}
+if PROFILE not in _SCALE:
+    raise pytest.UsageError(f"SYMROOF_HYPOTHESIS={PROFILE}: profiles are {', '.join(_SCALE)}")
+settings.register_profile("ci", derandomize=True, database=None, deadline=None, max_examples=50,
                           suppress_health_check=[HealthCheck.too_slow])
 settings.register_profile("dev", deadline=None)
-settings.load_profile("ci" if os.environ.get("CI") else "dev")
+settings.register_profile("full", deadline=None, max_examples=500,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(PROFILE)
+
+
+def examples(n: int) -> int:
+    """A law's own example count under the profile: ``n`` in dev, half (at least 5) in CI,
+    five times in full."""
+    return max(min(n, 5), round(n * _SCALE[PROFILE]))
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,6 +20,7 @@ from symroof.models.adcost import (
     tape,
 )
 from symroof.models.adcost_checks import gradient
+from tests.conftest import examples
 
 x, y, z = sizes("x y z")
 
@@ -133,7 +134,7 @@ def _extend(children: st.SearchStrategy[sp.Expr]) -> st.SearchStrategy[sp.Expr]:
 EXPRESSIONS = st.recursive(LEAVES, _extend, max_leaves=24)
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(EXPRESSIONS)
 def test_baur_strassen_bounds(expr: sp.Expr) -> None:
     c = reverse_cost(expr)
@@ -160,7 +161,7 @@ def _extend_tame(children: st.SearchStrategy[sp.Expr]) -> st.SearchStrategy[sp.E
     return st.one_of(binary, unary, ratio)
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.recursive(LEAVES, _extend_tame, max_leaves=10))
 def test_backward_program_computes_the_gradient(expr: sp.Expr) -> None:
     c = reverse_cost(expr)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import itertools
 import random
 
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -21,6 +22,7 @@ from symroof.engine.ops import einsum, sequence
 from symroof.engine.rooflines import roofline
 from symroof.engine.thresholds import threshold
 from symroof.hardware.catalog import chip
+from tests.conftest import examples
 
 X = sizes("B D F G")
 V5E = chip("tpu-v5e", hbm="B1")
@@ -35,7 +37,8 @@ def poly(spec: list[tuple[int, tuple[int, ...]]]) -> sp.Expr:
                     for c, es in spec))
 
 
-@settings(max_examples=40, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(40), deadline=None)
 @given(terms, terms, terms, st.integers(1, 6))
 def test_cancel_is_sympy_cancel(num: list, den: list, common: list, divisor: int) -> None:
     p, q, h = poly(num), poly(den), poly(common)
@@ -50,7 +53,7 @@ def chain(n: int) -> sp.Expr:
                       for i in range(n)))
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.integers(1, 12))
 def test_a_chains_intensity_is_total_flops_over_total_bytes(n: int) -> None:
     op = chain(n)
@@ -64,7 +67,8 @@ def test_a_chains_intensity_is_total_flops_over_total_bytes(n: int) -> None:
     assert sp.expand(2 * num - flops) == 0 and sp.expand(2 * den - moved) == 0
 
 
-@settings(max_examples=5, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(5), deadline=None)
 @given(st.integers(20, 40), st.randoms(use_true_random=False))
 def test_long_chain_threshold_holds_at_random_sizes(n: int, rnd: random.Random) -> None:
     op = chain(n)
@@ -99,7 +103,7 @@ def test_a_common_factor_in_too_many_variables_stays_exact() -> None:
         assert out.subs(point) == expr.subs(point)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(terms, st.integers(1, 12))
 def test_polynomial_coefficients_match_together_and_poly(spec: list, divisor: int) -> None:
     expr = poly(spec) / divisor

@@ -31,6 +31,7 @@ from symroof.models.online_softmax import (
     online_softmax_recurrence,
     softmax_shift_residual,
 )
+from tests.conftest import examples
 
 N, d, M = sizes("N d M")
 
@@ -79,7 +80,8 @@ def test_tiled_attention_exact_and_theta() -> None:
         tiled_attention(1000, 64, 100, "floor")
 
 
-@settings(max_examples=80)
+@pytest.mark.slow
+@settings(max_examples=examples(80))
 @given(st.integers(1, 120), st.integers(1, 12), st.integers(0, 600),
        st.sampled_from(["ceil", "floor"]))
 def test_symbolic_count_matches_running_the_loops(n: int, dh: int, extra: int,
@@ -151,7 +153,7 @@ def test_two_blocks_by_hand() -> None:
     assert merged.o[0] == pytest.approx(9 / 8)
 
 
-@settings(max_examples=60)
+@settings(max_examples=examples(60))
 @given(st.integers(1, 40), st.integers(1, 40), st.sampled_from([0.0, 800.0, -800.0, 5000.0]),
        st.integers(0, 2**32 - 1))
 def test_online_softmax_matches_reference(n: int, block: int, shift: float, seed: int) -> None:

@@ -190,6 +190,7 @@ def test_verify_json_lists_conflicts() -> None:
     assert figures["q1_int8_critical_intensity across translations"]["known"]
 
 
+@pytest.mark.slow
 def test_verify_takes_a_bundled_derivation_by_name() -> None:
     by_id = run_cli("verify", "--json", "--no-cache", "--no-timing", "rooflines-zh")
     assert by_id.returncode == 0, by_id.stderr
@@ -203,6 +204,7 @@ def test_verify_takes_a_bundled_derivation_by_name() -> None:
                               "bundled derivation of that name)\n")
 
 
+@pytest.mark.slow
 def test_assumptions_are_shown_beside_the_verdict(tmp_path: Path) -> None:
     table = EN.replace('stated = "240"\n', 'stated = "240"\nassumes = "HBM at 8.2e11 B/s"\n')
     folder = chapter(tmp_path, {"en.toml": table})

@@ -53,6 +53,7 @@ def test_sharded_matmul_and_w8a16() -> None:
     assert isinstance(w, dict) and w["exact"] == "5043200/37059" and w["integer"] == 137
 
 
+@pytest.mark.slow
 def test_text_and_markdown_and_latex_formats() -> None:
     text = run_cli(*MATMUL).stdout
     assert "critical intensity  9850/41 ≈ 240.24 FLOP/byte" in text
@@ -112,6 +113,7 @@ def test_help_does_not_import_sympy() -> None:
     assert "derive" in done.stdout
 
 
+@pytest.mark.slow
 def test_chips_and_chip() -> None:
     listing = run_cli("chips").stdout
     assert "tpu-v5e" in listing and "rtx-4080" in listing

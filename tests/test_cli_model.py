@@ -74,6 +74,7 @@ def test_prefill_table_in_markdown() -> None:
     assert any(line.startswith("| **step** |") for line in lines)
 
 
+@pytest.mark.slow
 def test_fit_json() -> None:
     data = ok_json("llama-2-7b", "--fit", "--chip", "a100-80gb", "--context", "4096")
     assert data["memory"]["weights"] == 2 * 6_738_415_616
@@ -153,6 +154,7 @@ def test_invalid_json_file(tmp_path: Path) -> None:
     assert done.returncode == 2 and "not valid JSON" in done.stderr
 
 
+@pytest.mark.slow
 def test_decode_on_a_mesh_and_fit_over_its_chips() -> None:
     data = ok_json("llama-2-70b", "--decode", "--batch", "16", "--context", "1024", "--chip",
                    "h100-sxm", "--mesh", "X=8", "--set", "nvlink.latency=2 us")
@@ -169,6 +171,7 @@ def test_decode_on_a_mesh_and_fit_over_its_chips() -> None:
     assert done.returncode == 2 and "heads 25 does not divide by 2 chips" in done.stderr
 
 
+@pytest.mark.slow
 def test_list_and_symbolic() -> None:
     listed = ok_json("--list")
     names = {m["name"] for m in listed["models"]}
@@ -180,6 +183,7 @@ def test_list_and_symbolic() -> None:
     assert md.returncode == 0 and "| parameters | $6738415616$ |" in md.stdout.splitlines()
 
 
+@pytest.mark.slow
 def test_latent_attention_counts_and_a_clear_error_for_its_steps() -> None:
     data = ok_json("deepseek-ai/DeepSeek-V2-Lite")
     assert data["kv_bytes_per_token"] == 27 * (512 + 64) * 2
@@ -203,6 +207,7 @@ def test_readme_models_has_three_worked_commands() -> None:
     assert len(readme_models()) == 3
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("command", "shown"), readme_models(), ids=lambda x: str(x)[:50])
 def test_readme_models_shows_what_the_commands_print(command: str, shown: list[str]) -> None:
     import shlex

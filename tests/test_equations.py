@@ -19,6 +19,7 @@ from symroof import (
     supremum,
     symbol,
 )
+from tests.conftest import examples
 
 positive = st.fractions(min_value=sp.Rational(1, 9), max_value=40, max_denominator=9).map(
     sp.Rational)
@@ -27,6 +28,7 @@ s = symbol("s")
 x = sp.Symbol("x")
 
 
+@pytest.mark.slow
 @given(positive, positive)
 def test_roots_of_a_quadratic_are_its_two_factors_in_order(a: sp.Rational, b: sp.Rational,
                                                           ) -> None:
@@ -35,6 +37,7 @@ def test_roots_of_a_quadratic_are_its_two_factors_in_order(a: sp.Rational, b: sp
     assert found == sp.solve((s - a) * (s - b), s)
 
 
+@pytest.mark.slow
 @given(positive, positive)
 def test_a_positive_size_admits_only_the_positive_root(a: sp.Rational, b: sp.Rational) -> None:
     # (s - a)(s + b) = 0: for a positive s only a
@@ -49,7 +52,7 @@ def test_roots_where_a_denominator_vanishes_are_left_out() -> None:
 
 
 @given(positive, positive, positive, positive)
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=examples(25), deadline=None)
 def test_a_power_law_balance_is_solved_for_either_side(a: sp.Rational, b: sp.Rational,
                                                        alpha: sp.Rational, beta: sp.Rational,
                                                        ) -> None:
@@ -68,6 +71,7 @@ def test_symbolic_exponents_are_isolated_as_one_power() -> None:
     assert d == (B * beta * N**alpha / (A * alpha)) ** (1 / beta)
 
 
+@pytest.mark.slow
 def test_an_equation_without_a_rational_or_power_form_goes_to_sympy() -> None:
     assert roots(sp.exp(x) - 2, x) == [sp.log(2)]
     with pytest.raises(DerivationError, match=r"^-x\*\*2 \+ exp\(x\) - sin\(x\) = 0 has no "
@@ -114,8 +118,9 @@ def test_the_overlap_bound_and_other_known_suprema() -> None:
     assert supremum(sp.Integer(3), r) == 3
 
 
+@pytest.mark.slow
 @given(small, small, small, small, small)
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 def test_supremum_agrees_with_sympys_piecewise_route(a: sp.Integer, b: sp.Integer,
                                                      c: sp.Integer, d: sp.Integer,
                                                      e: sp.Integer) -> None:
@@ -124,8 +129,9 @@ def test_supremum_agrees_with_sympys_piecewise_route(a: sp.Integer, b: sp.Intege
     assert supremum(f, r) == _by_pieces(f, r)
 
 
+@pytest.mark.slow
 @given(small, small, small, st.lists(positive, min_size=1, max_size=6))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 def test_no_value_exceeds_the_supremum(a: sp.Integer, b: sp.Integer, c: sp.Integer,
                                        points: list[sp.Rational]) -> None:
     r = symbol("r")
@@ -141,7 +147,7 @@ def test_a_supremum_over_one_size_names_the_others() -> None:
 
 
 @given(st.integers(1, 3), st.integers(1, 3), st.integers(1, 3))
-@settings(max_examples=12, deadline=None)
+@settings(max_examples=examples(12), deadline=None)
 def test_a_matrix_derivative_is_the_gradient_of_the_entries(m: int, n: int, k: int) -> None:
     # d tr(A X B) / dX, checked entry by entry on explicit matrices of symbols
     A, X, B = (sp.MatrixSymbol(name, *shape) for name, shape in
@@ -160,7 +166,7 @@ rational_points = st.lists(st.tuples(st.integers(-9, 9), st.integers(-30, 30),
 
 
 @given(rational_points)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 def test_the_polynomial_through_points_is_sympys_interpolant(raw: list) -> None:
     k = sp.Symbol("k")
     points = [(sp.Integer(a), sp.Rational(b, c)) for a, b, c in raw]

@@ -19,7 +19,7 @@ from symroof.cli.main import main
 from symroof.core.errors import InputError
 from symroof.core.parse import parse_expr
 from symroof.core.timelimits import time_limit
-from tests.conftest import ROOT, run_cli
+from tests.conftest import ROOT, examples, run_cli
 
 MM = ["derive", "--einsum", "B D, D F -> B F"]
 F1 = ["derive", "--bytes", "1", "--flops"]
@@ -207,7 +207,8 @@ FRAGMENTS = ["__import__('os').system('touch {t}')", "open('{t}', 'w')", "B", "D
              "\\", "\n", "__builtins__", "f'{B}'", "B if D else F", "{", "}", "0", "^"]
 
 
-@settings(max_examples=1000, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(1000), deadline=None)
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12),
        st.text(alphabet="BDFN0123456789+-*/().,^ e", max_size=20))
 def test_hostile_formulas_never_run_code_crash_or_hang(tmp_path_factory: pytest.TempPathFactory,
@@ -226,6 +227,7 @@ def test_hostile_formulas_never_run_code_crash_or_hang(tmp_path_factory: pytest.
 
 # ------------------------------------------------------------ interruption, determinism --
 
+@pytest.mark.slow
 def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> None:
     small = ROOT / "tests" / "data" / "small.py"
     out = tmp_path / "out"
@@ -249,6 +251,7 @@ def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> N
     assert after == before
 
 
+@pytest.mark.slow
 def test_verify_json_is_identical_across_runs_and_hash_seeds() -> None:
     outs = []
     for seed in ("1", "4242"):

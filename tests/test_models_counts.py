@@ -27,6 +27,7 @@ from symroof.models import (
     training_flops_per_token,
     training_memory,
 )
+from tests.conftest import examples
 
 T = sp.Symbol("T", positive=True)
 
@@ -81,7 +82,7 @@ def test_deepseek_v2_lite_latent_attention() -> None:
     assert training_flops_per_token(cfg, 4096) == 3 * flops_per_token(cfg, 4096)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 @given(st.integers(1, 64), st.integers(1, 64), st.integers(1, 64), st.integers(1, 64),
        st.integers(0, 64), st.integers(1, 8), st.integers(1, 4096))
 def test_latent_attention_counts_grow_with_every_rank(c: int, r: int, nope: int, v: int,
@@ -183,7 +184,7 @@ def configs(draw: st.DrawFn) -> ModelConfig:
         dropout=draw(st.booleans()))
 
 
-LAWS = settings(max_examples=30, deadline=None)
+LAWS = settings(max_examples=examples(30), deadline=None)
 
 
 @LAWS

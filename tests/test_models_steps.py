@@ -21,6 +21,7 @@ from symroof.models import (
     model,
     step_roofline,
 )
+from tests.conftest import examples
 
 A100S = ("a100-40gb", "a100-80gb")
 
@@ -46,7 +47,7 @@ def test_prefill_of_a_long_prompt_is_compute_bound_in_its_matmuls() -> None:
     assert srl.bound() == "compute"
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.sampled_from(sorted(n for n, c in bundled().items() if c.mla is None)),
        st.integers(1, 512), st.integers(1, 8192),
        st.sampled_from(["decode", "prefill"]))

@@ -21,7 +21,7 @@ from symroof.core.errors import DerivationError, InputError
 from symroof.core.sizes import sizes
 from symroof.engine.optimize import LAMBDA, lagrange
 from symroof.models.scaling_laws import constant_set
-from tests.conftest import run_cli
+from tests.conftest import examples, run_cli
 
 N, D, C, A, B, E, alpha, beta, k = sizes("N D C A B E alpha beta k")
 BUDGET = sp.Eq(6 * N * D, C)
@@ -80,7 +80,7 @@ def chinchilla(a: Fraction, b: Fraction, coeffs: tuple[sp.Expr, sp.Expr] = (A, B
 
 # ---------------------------------------------------------------- laws, random exponents
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(exponents, exponents)
 def test_exponents_sum_to_one(a: Fraction, b: Fraction) -> None:
     opt = lagrange(chinchilla(a, b), BUDGET, [N, D])
@@ -96,7 +96,8 @@ def numerically(expr: sp.Expr, at: dict[sp.Symbol, sp.Expr]) -> sp.Float:
     return sp.N(expr, 50, subs=at)
 
 
-@settings(max_examples=20)
+@pytest.mark.slow
+@settings(max_examples=examples(20))
 @given(exponents, exponents, coefficients, coefficients, budgets)
 def test_budget_is_spent_exactly(a: Fraction, b: Fraction, ca: Fraction, cb: Fraction,
                                  c: Fraction) -> None:
@@ -107,7 +108,7 @@ def test_budget_is_spent_exactly(a: Fraction, b: Fraction, ca: Fraction, cb: Fra
     assert numerically(spent, at) == pytest.approx(float(c), rel=1e-12)
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(exponents, exponents)
 def test_optimum_does_not_depend_on_e(a: Fraction, b: Fraction) -> None:
     full = lagrange(chinchilla(a, b), BUDGET, [N, D])
@@ -117,7 +118,7 @@ def test_optimum_does_not_depend_on_e(a: Fraction, b: Fraction) -> None:
         assert full.solution[x] == reducible.solution[x]
 
 
-@settings(max_examples=20)
+@settings(max_examples=examples(20))
 @given(exponents, exponents, coefficients, coefficients, budgets, budgets)
 def test_scaling_the_budget(a: Fraction, b: Fraction, ca: Fraction, cb: Fraction,
                             c: Fraction, factor: Fraction) -> None:
@@ -132,7 +133,8 @@ def test_scaling_the_budget(a: Fraction, b: Fraction, ca: Fraction, cb: Fraction
                                    rel=1e-12)
 
 
-@settings(max_examples=20)
+@pytest.mark.slow
+@settings(max_examples=examples(20))
 @given(exponents, exponents, coefficients, coefficients, budgets)
 def test_balance_holds_at_the_optimum(a: Fraction, b: Fraction, ca: Fraction, cb: Fraction,
                                       c: Fraction) -> None:
@@ -169,7 +171,8 @@ def limit(seconds: float) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-@settings(max_examples=8)
+@pytest.mark.slow
+@settings(max_examples=examples(8))
 @given(st.sampled_from(FAST_PAIRS), st.integers(1, 9), st.integers(1, 9), st.booleans())
 def test_fast_path_agrees_with_sympy_solve(pair: tuple[Fraction, Fraction], ca: int, cb: int,
                                            symbolic: bool) -> None:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from symroof.core.errors import DerivationError
 from symroof.core.sizes import sizes
 from symroof.engine.optimize import Unsolved, lagrange
-from tests.conftest import run_cli
+from tests.conftest import examples, run_cli
 
 XS = sizes("N D P Q")
 COEFFS = sizes("A B G H")
@@ -37,7 +37,8 @@ def one(expr: sp.Expr) -> bool:
     return abs(sp.N(expr.subs(POINT), 60) - 1) < sp.Float(10) ** -50
 
 
-@settings(max_examples=12, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(12), deadline=None)
 @given(st.integers(3, 4), st.lists(rationals, min_size=4, max_size=4),
        st.lists(rationals, min_size=4, max_size=4), st.integers(1, 12))
 def test_power_law_optimum_in_three_and_four_variables(n: int, exps: list[Fraction],
@@ -57,7 +58,8 @@ def test_power_law_optimum_in_three_and_four_variables(n: int, exps: list[Fracti
     assert all(one(b / balance[0]) for b in balance[1:])
 
 
-@settings(max_examples=8, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(8), deadline=None)
 @given(st.lists(rationals, min_size=3, max_size=3), st.integers(2, 9), st.integers(1, 9))
 def test_constant_factors_do_not_move_the_optimum(exps: list[Fraction], factor: int,
                                                   c: int) -> None:

@@ -23,9 +23,10 @@ from symroof.parallel import (
     sharded_matmul,
 )
 from symroof.parallel.collectives import KINDS
+from tests.conftest import examples
 
 V = sp.Symbol("V", positive=True)
-FEW = settings(max_examples=30, deadline=None)
+FEW = settings(max_examples=examples(30), deadline=None)
 
 
 @st.composite

@@ -21,6 +21,7 @@ from symroof.plans.serving import fewest_chips, serve
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.template import BATCH, training_template
 from symroof.plans.training import train
+from tests.conftest import examples
 
 LLAMA = model("llama-2-7b")
 # published with the model: 6,738,415,616 parameters; every weight matrix a token multiplies
@@ -271,7 +272,7 @@ GPT2_PLANS = [c for axes in meshes(chip("h100-sxm"), 8) for c in candidates(mode
                                                                             axes, 64)]
 
 
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 @given(st.sampled_from(GPT2_PLANS))
 def test_every_plan_has_lower_below_upper_and_its_states_follow_zero(c) -> None:  # type: ignore[no-untyped-def]
     p = train(model("gpt2"), mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,

@@ -137,6 +137,7 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], message: str) -> None
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_laws_cover_a_torus_and_a_scale_out_network_per_chip() -> None:
     out = plan_json("plan", "llama-2-7b", "--train", "--laws", "--context", "4096")
     laws = {(x["chip"], x.get("kind")): x for x in out["laws"]}  # type: ignore[union-attr]
@@ -149,6 +150,7 @@ def test_laws_cover_a_torus_and_a_scale_out_network_per_chip() -> None:
                                               "in the catalogue")
 
 
+@pytest.mark.slow
 def test_the_worked_example_prints_what_examples_holds() -> None:
     from tests.conftest import ROOT
     done = subprocess.run([sys.executable, str(ROOT / "examples" / "plans.py")],

@@ -17,6 +17,7 @@ from symroof.plans.mfu import mfu_from, palm_flops_per_token
 from symroof.plans.pipeline import bubble_fraction, pipeline_cost, schedule
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.zero import zero_states
+from tests.conftest import examples
 
 P, N = sp.symbols("P N", positive=True)
 # mixed-precision Adam as ZeRO's paper counts it: fp16 weights and gradients (2 + 2 bytes),
@@ -33,7 +34,7 @@ def test_zero_memory_per_device_is_the_papers(stage: int, paper: sp.Expr) -> Non
     assert sp.expand(total - paper) == 0
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(st.integers(1, 10**12), st.integers(1, 4096), st.integers(0, 2))
 def test_each_stage_never_needs_more_than_the_one_before(p: int, n: int, stage: int) -> None:
     lower = sum(zero_states(p, n, stage, ADAM).values())
@@ -60,7 +61,7 @@ def test_bubble_is_p_minus_1_over_m_plus_p_minus_1() -> None:
     assert sp.cancel(bubble_fraction(p, m) - (p - 1) / (m + p - 1)) == 0
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.integers(1, 8), st.integers(1, 16), st.fractions(Fraction(1, 4), 4),
        st.fractions(Fraction(0), 8))
 def test_the_played_schedule_has_the_derived_makespan(p: int, m: int, tf: Fraction,
@@ -75,7 +76,7 @@ def test_the_played_schedule_has_the_derived_makespan(p: int, m: int, tf: Fracti
     assert played.bubble_fraction() == Fraction(p - 1, m + p - 1)
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(st.integers(1, 8), st.integers(1, 16))
 def test_1f1b_keeps_at_most_p_minus_s_microbatches_in_flight(p: int, m: int) -> None:
     played = schedule(p, m)
@@ -107,7 +108,7 @@ def test_palm_540b_mfu_is_46_2_percent() -> None:
     assert u.flops_per_token == 6 * 540_350_000_000 + 12 * 118 * 48 * 256 * 2048
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(st.integers(1, 10**12), st.integers(1, 200), st.integers(1, 128),
        st.integers(1, 512), st.integers(1, 10**5))
 def test_palm_count_is_linear_in_params_and_in_context(n: int, layer: int, h: int, q: int,
@@ -158,7 +159,7 @@ def test_a_strategy_must_cover_the_mesh_exactly() -> None:
 
 # --- factorisations --------------------------------------------------------------------
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(st.integers(1, 2000), st.integers(1, 4))
 def test_factorisations_are_every_ordered_split_once(n: int, k: int) -> None:
     rows = factorisations(n, k)

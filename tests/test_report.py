@@ -82,6 +82,7 @@ def _math_segments(text: str) -> list[str]:
     return parts[1::2]
 
 
+@pytest.mark.slow
 def test_bundled_markdown_has_balanced_katex_math() -> None:
     result = verify(load_derivations([]))
     files = render(result, ["md"], plots=False).files
@@ -91,7 +92,8 @@ def test_bundled_markdown_has_balanced_katex_math() -> None:
         assert isinstance(text, str)
         for math in _math_segments(text):
             assert math.count("{") == math.count("}"), (name, math)
-            assert math.count(r"\left") == math.count(r"\right"), (name, math)
+            assert len(re.findall(r"\\left(?![a-z])", math)) == len(
+                re.findall(r"\\right(?![a-z])", math)), (name, math)
             for command in re.findall(r"\\([A-Za-z]+)", math):
                 assert command in KATEX, (name, command, math)
 
@@ -107,16 +109,14 @@ def test_languages_translate_the_words_not_the_formulas() -> None:
     assert "$B > \\frac{9850}{41} \\approx 240.24$" in zh
 
 
-def test_renders_are_identical_across_hash_seeds(tmp_path: Path) -> None:
-    outs = []
-    for seed in ("0", "12345"):
-        out = tmp_path / seed
-        env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = run_cli("report", "--out", str(out), env=env)
-        assert done.returncode == 0, done.stderr
-        outs.append({p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()})
-    assert outs[0] == outs[1]
-    assert any(str(p).endswith(".svg") for p in outs[0]) or not _have_matplotlib()
+@pytest.mark.slow
+@pytest.mark.parametrize("seed", ["0", "12345"])
+def test_committed_reports_match_a_fresh_render_whatever_the_hash_seed(seed: str) -> None:
+    """Two renders under different hash seeds both equal the committed files, figures
+    included: the write-ups are deterministic and reports/ is current."""
+    done = run_cli("report", "--check", env={**os.environ, "PYTHONHASHSEED": seed})
+    assert done.returncode == 0, done.stdout
+    assert _have_matplotlib(), "the committed figures are checked only with matplotlib"
 
 
 def _have_matplotlib() -> bool:
@@ -124,11 +124,7 @@ def _have_matplotlib() -> bool:
     return have_matplotlib()
 
 
-def test_committed_reports_match_a_fresh_render() -> None:
-    done = run_cli("report", "--check")
-    assert done.returncode == 0, done.stdout
-
-
+@pytest.mark.slow
 def test_check_reports_a_stale_file(tmp_path: Path) -> None:
     result = verify(load_derivations([str(SMALL)]))
     rendered = render(result, ["md"], plots=False)
@@ -152,6 +148,7 @@ def test_check_without_the_folder_says_there_is_nothing_to_compare(tmp_path: Pat
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.slow
 def test_unwritable_output_folder_is_an_input_error(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
@@ -159,6 +156,7 @@ def test_unwritable_output_folder_is_an_input_error(tmp_path: Path) -> None:
     assert done.returncode == 2 and "cannot create the output folder" in done.stderr
 
 
+@pytest.mark.slow
 def test_pdf_compiles_without_shell_escape() -> None:
     require_tool("pdflatex")
     tex = small_render("tex")["small.tex"]
@@ -178,6 +176,7 @@ def test_pdflatex_failure_names_the_first_error() -> None:
                     "broken.tex")
 
 
+@pytest.mark.slow
 def test_installed_wheel_reports_from_an_empty_folder(tmp_path: Path) -> None:
     """``pip install .`` (not editable) ships derivations, templates and KaTeX: the HTML
     write-ups need no checkout (the empty folder is outside it)."""

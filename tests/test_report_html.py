@@ -15,6 +15,8 @@ from symroof.render.report import render
 from tests.browser import Browser
 from tests.conftest import ROOT, require_tool, run_cli
 
+pytestmark = pytest.mark.slow  # a browser or pdflatex pass over every write-up
+
 PROBE = """JSON.stringify({
   errors: [...document.querySelectorAll('.katex-error')].map(e => e.title || e.textContent),
   tex: document.querySelectorAll('.tex').length,

@@ -11,6 +11,8 @@ from symroof.render.pdf import compile_tex, overfull_boxes
 from symroof.render.report import render
 from tests.conftest import require_tool
 
+pytestmark = pytest.mark.slow  # a browser or pdflatex pass over every write-up
+
 TOLERANCE_PT = 1.0
 
 

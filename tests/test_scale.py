@@ -18,6 +18,7 @@ from symroof.claims.rules import proof
 from symroof.core.memo import memo, value_key
 from symroof.core.printer import text
 from symroof.engine.optimize import log_slope
+from tests.conftest import examples
 
 N, D, C, A, B = sizes("N D C A B")
 exponents = st.fractions(min_value=sp.Rational(1, 12), max_value=3, max_denominator=12).map(
@@ -109,7 +110,7 @@ def test_a_remembered_roofline_equals_a_fresh_one() -> None:
 
 
 @given(exponents, exponents, exponents)
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_log_slope_is_the_derivative_of_the_log(a: sp.Rational, b: sp.Rational,
                                                 c: sp.Rational) -> None:
     x = A * (C / 6) ** a * C**b / (B + C**c) ** 2
@@ -118,7 +119,7 @@ def test_log_slope_is_the_derivative_of_the_log(a: sp.Rational, b: sp.Rational,
 
 
 @given(exponents, exponents)
-@settings(max_examples=20, deadline=None)
+@settings(max_examples=examples(20), deadline=None)
 def test_optimum_exponents_of_a_power_law_sum_add_up_to_one(a: sp.Rational,
                                                              b: sp.Rational) -> None:
     opt = lagrange(A / N**a + B / D**b, sp.Eq(6 * N * D, C), [N, D])
@@ -133,7 +134,7 @@ def test_combine_powers_gives_the_budget_back() -> None:
 
 
 @given(st.integers(1, 6), st.integers(1, 6))
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=examples(30), deadline=None)
 def test_proof_refuses_what_differs_at_a_point(p: int, q: int) -> None:
     a = (N + D) ** p / D**q
     assert proof(a, sp.expand(a)) != ""
@@ -211,7 +212,7 @@ _monomials = st.lists(st.tuples(st.integers(1, 5), st.integers(0, 2), st.integer
 
 
 @given(_monomials, _monomials, st.sampled_from(["B<<D,F", "D->oo", "B->0", "B,D->oo"]))
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 def test_terms_read_off_by_grade_are_the_series_coefficients(top: list, bottom: list,
                                                              regime: str) -> None:
     from symroof.engine.algebra import cancel

@@ -91,6 +91,7 @@ def _id_of(name: str) -> str:
     return name.removesuffix(".py")
 
 
+@pytest.mark.slow
 def test_rows_are_sorted_by_file_whatever_the_parallelism(hostile: Path) -> None:
     outs = [run_cli("verify", str(hostile), "--json", "--no-timing", "--no-cache",
                     "--timeout", "1", "--jobs", jobs).stdout for jobs in ("1", "3")]
@@ -108,6 +109,7 @@ def test_timeout_must_be_finite_and_positive(value: str) -> None:
                                           "number of seconds, got")
 
 
+@pytest.mark.slow
 def test_a_fully_cached_run_imports_no_sympy(tmp_path: Path) -> None:
     env = {**os.environ, "SYMROOF_CACHE_DIR": str(tmp_path)}
     assert run_cli("verify", env=env).returncode == 0
@@ -145,6 +147,7 @@ source = "a"
 '''
 
 
+@pytest.mark.slow
 def test_the_cache_follows_every_file_the_build_read(tmp_path: Path) -> None:
     unit_dir, lib = tmp_path / "unit", tmp_path / "lib"
     unit_dir.mkdir()
@@ -174,6 +177,7 @@ def test_the_cache_follows_every_file_the_build_read(tmp_path: Path) -> None:
         assert verdicts()[k] == ("MISMATCH", True)
 
 
+@pytest.mark.slow
 def test_only_the_edited_unit_is_rebuilt_and_a_bad_entry_is_ignored(tmp_path: Path) -> None:
     for name, stated in (("one.py", "1"), ("two.py", "2")):
         (tmp_path / name).write_text(unit(name[:-3]).replace("stated='1'", f"stated={stated!r}")
@@ -197,6 +201,7 @@ def test_only_the_edited_unit_is_rebuilt_and_a_bad_entry_is_ignored(tmp_path: Pa
     assert cached() == [False] * 4
 
 
+@pytest.mark.slow
 def test_a_bundled_unit_by_name_or_id() -> None:
     for name, ids in (("rooflines-ru", {"rooflines-ru"}),
                       ("rooflines", {"rooflines-ru", "rooflines-zh"})):

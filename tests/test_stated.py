@@ -12,6 +12,7 @@ from symroof.claims.rules import Verdict, judge_number
 from symroof.claims.stated import APPROXIMATE, read, stated
 from symroof.core.errors import InputError
 from symroof.core.units import unit_scale
+from tests.conftest import examples
 
 SEPARATORS = {"en": [","], "zh": [","], "ru": [" ", "\u00a0", "\u202f"]}
 DECIMAL = {"en": ".", "zh": ".", "ru": ","}
@@ -21,7 +22,7 @@ def grouped(n: int, sep: str) -> str:
     return f"{n:,}".replace(",", sep)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.integers(1000, 10**9), st.sampled_from(sorted(SEPARATORS)), st.data())
 def test_thousands_separators_read_as_the_integer(n: int, lang: str, data: st.DataObject
                                                   ) -> None:
@@ -30,7 +31,7 @@ def test_thousands_separators_read_as_the_integer(n: int, lang: str, data: st.Da
     assert s.value == n and s.half_unit == sp.Rational(1, 2)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.integers(0, 10**6), st.integers(1, 999), st.sampled_from(sorted(DECIMAL)))
 def test_decimal_mark_per_language(whole: int, frac: int, lang: str) -> None:
     digits = f"{frac:03d}"
@@ -39,7 +40,7 @@ def test_decimal_mark_per_language(whole: int, frac: int, lang: str) -> None:
     assert s.half_unit == sp.Rational(1, 2000)
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.integers(1, 99), st.integers(1, 6), st.sampled_from(APPROXIMATE),
        st.sampled_from(["en", "ru", "zh"]))
 def test_an_approximate_number_states_only_its_significant_digits(
@@ -56,7 +57,7 @@ def test_an_approximate_number_states_only_its_significant_digits(
     assert exact.half_unit == sp.Rational(1, 2)  # a bare number keeps its exact reading
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(st.integers(1, 10**5), st.integers(0, 3),
        st.sampled_from(["ms", "us", "ns", "s", "MB", "GB", "KiB", "GiB", "TB/s", "GB/s",
                         "TFLOP/s"]))
@@ -90,7 +91,7 @@ def test_words_expressions_and_relations_are_not_numbers() -> None:
         stated("nearly")
 
 
-@settings(max_examples=30)
+@settings(max_examples=examples(30))
 @given(st.integers(60500, 61499))
 def test_approximate_61000_holds_from_60500_to_61500(derived: int) -> None:
     assert judge_number("≈61,000", derived).verdict == Verdict.OK

@@ -14,12 +14,14 @@ from symroof.engine.ops import einsum
 from symroof.engine.rooflines import roofline
 from symroof.engine.sweeps import at_fixed, compiled, sweep
 from symroof.hardware.catalog import chip
+from tests.conftest import examples
 
 B, D, F = sizes("B D F")
 RL = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
 
 
-@settings(max_examples=30, deadline=None)
+@pytest.mark.slow
+@settings(max_examples=examples(30), deadline=None)
 @given(st.lists(st.integers(1, 10**6), min_size=1, max_size=20), st.integers(1, 10**5),
        st.integers(1, 10**5))
 def test_a_sweep_is_the_exact_attainable_rate_at_every_point(bs: list[int], d: int,

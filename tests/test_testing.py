@@ -38,7 +38,7 @@ from symroof.testing import (
     points,
     size_values,
 )
-from tests.conftest import ROOT
+from tests.conftest import ROOT, examples
 
 B, D, F, N = sizes("B D F N")
 V5E = chip("tpu-v5e", hbm="B1")
@@ -108,7 +108,7 @@ def test_dtypes_of_a_chip_and_impossible_requests() -> None:
         chips(having=["mxu.fp64"])
 
 
-@settings(max_examples=40)
+@settings(max_examples=examples(40))
 @given(einsum_ops(max_operands=3))
 def test_einsum_ops_cost_by_the_einsum_rules(o: Op) -> None:
     spec = o.name
@@ -268,6 +268,7 @@ def test_every_delta_and_direction_is_checked() -> None:
 
 # -- assert_identity ----------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_identities_hold_exactly_and_at_random_points() -> None:
     rl = roofline(MATMUL, V5E)
     report = assert_identity(rl.t_upper - rl.t_lower, sp.Min(rl.t_math, rl.t_comms["hbm"]))
@@ -338,6 +339,7 @@ def test_importing_symroof_and_its_testing_module_does_not_import_hypothesis() -
     assert done.stdout.split() == ["False", "True"], done.stderr
 
 
+@pytest.mark.slow
 def test_the_example_suite_passes_under_ci_without_writing_a_database(tmp_path: Path) -> None:
     env = {**os.environ, "CI": "1", "PYTHONPATH": str(ROOT)}
     done = subprocess.run([sys.executable, "-m", "pytest", "-o", "addopts=", "-p",

@@ -146,6 +146,7 @@ def write(tmp_path: Path, stated: str, name: str = "mod.py") -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_cli_exit_codes(tmp_path: Path) -> None:
     assert run_cli("verify", str(write(tmp_path, "240"))).returncode == 0
     bad = run_cli("verify", str(write(tmp_path, "250", "bad.py")))
@@ -219,6 +220,7 @@ def test_errors_are_never_cached(tmp_path: Path) -> None:
         assert [(r["verdict"], r["cached"]) for r in rows] == [("ERROR", False)]
 
 
+@pytest.mark.slow
 def test_cli_no_cache(tmp_path: Path) -> None:
     path = str(write(tmp_path, "240"))
     run_cli("verify", path)
@@ -227,6 +229,7 @@ def test_cli_no_cache(tmp_path: Path) -> None:
     assert cached is True and fresh["claims"][0]["cached"] is False
 
 
+@pytest.mark.slow
 def test_cached_run_prints_what_a_fresh_run_prints(tmp_path: Path) -> None:
     env = {**os.environ, "SYMROOF_CACHE_DIR": str(tmp_path / "cache")}
     fresh = run_cli("verify", "--json", "--no-timing", "--no-cache", env=env)

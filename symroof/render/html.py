@@ -26,8 +26,12 @@ document.querySelectorAll(".tex").forEach(function (el) {
 });
 """
 
-_CSS = """body { font-family: sans-serif; max-width: 60rem; margin: 2rem auto; padding: 0 1rem;
-  line-height: 1.45; color: #222; }
+# fonts: the reader's sans-serif first; Chinese from whichever CJK family the system has
+# (`make browser` installs WenQuanYi Micro Hei on Debian), emoji from a colour emoji font
+_CSS = """body { font-family: system-ui, "Noto Sans", "DejaVu Sans", "Noto Sans CJK SC",
+  "Source Han Sans SC", "WenQuanYi Micro Hei", "PingFang SC", "Microsoft YaHei",
+  "Noto Color Emoji", "Apple Color Emoji", "Segoe UI Emoji", sans-serif; max-width: 60rem;
+  margin: 2rem auto; padding: 0 1rem; line-height: 1.45; color: #222; }
 table { border-collapse: collapse; width: 100%; margin: 1rem 0; font-size: 0.92rem; }
 th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.5rem; vertical-align: top; }
 th { text-align: left; border-bottom: 2px solid #888; }

@@ -10,6 +10,17 @@ a short list, non-ASCII characters only inside ``\\text{}``. Anything else stays
 escaped, so a quote can never inject markup. The seeds' OCR spacing is removed where it is
 unambiguous: digits split by single spaces (``1 0^{14}``) and letters split inside a
 subscript (``T_{ma t h}``).
+
+A quote cut out of a formula is closed again: one that starts inside math (LaTeX before its
+first unmatched ``$``) or ends inside it gets the missing delimiter, an alignment ``&`` is
+dropped, and the arrows a text types as characters are read as their commands:
+
+>>> segments(r"\\frac{1}{2}$$ at $N$")
+[('display', '\\\\frac{1}{2}'), ('text', ' at '), ('math', 'N')]
+>>> segments(r"$\\frac{D}{2}")
+[('math', '\\\\frac{D}{2}')]
+>>> segments(r"⟺ \\frac{Computation FLOPs}{Bytes}")
+[('math', '\\\\Leftrightarrow \\\\frac{\\\\text{Computation FLOPs}}{\\\\text{Bytes}}')]
 """
 
 from __future__ import annotations
@@ -26,7 +37,8 @@ ALLOWED = frozenset({
     "quad", "qquad", "text", "mathrm", "mathbf", "mathcal", "mathbb", "mathit", "boldsymbol",
     "operatorname", "exp", "log", "ln", "max", "min", "sin", "cos", "bar", "hat", "tilde",
     "overline", "underbrace", "mid", "vert", "lVert", "rVert", "lceil", "rceil", "lfloor",
-    "rfloor", "propto", "ll", "gg", "pm", "mp", "circ", "alpha", "beta", "gamma", "delta",
+    "rfloor", "propto", "Longrightarrow", "ll", "gg", "pm", "mp", "circ", "alpha", "beta",
+    "gamma", "delta",
     "epsilon", "varepsilon", "zeta", "eta", "theta", "vartheta", "kappa", "lambda", "mu", "nu",
     "xi", "pi", "rho", "sigma", "tau", "upsilon", "phi", "varphi", "chi", "psi", "omega", "Gamma",
     "Delta", "Theta", "Lambda", "Xi", "Pi", "Sigma", "Phi", "Psi", "Omega", "O",
@@ -80,15 +92,67 @@ def _math_for(math: str, fmt: str) -> str:
     return _TEXT_ARG.sub(arg, math)
 
 
+# characters a text types for what LaTeX writes as a command, read inside math
+_SYMBOLS = {"⟺": r"\Leftrightarrow ", "⇔": r"\Leftrightarrow ", "⇒": r"\Rightarrow ",
+            "→": r"\rightarrow ", "≈": r"\approx ", "≤": r"\le ", "≥": r"\ge ",
+            "×": r"\times ", "·": r"\cdot ", "∞": r"\infty ", "−": "-", "⟹": r"\Longrightarrow ",
+            "≪": r"\ll ", "≫": r"\gg ", "≠": r"\neq ", "∈": r"\in ", "∝": r"\propto "}
+_DELIMITER = re.compile(r"\$\$|\$")
+
+
+def _as_math(text: str) -> str:
+    """Math as a text cut it: typed symbols as commands, no alignment ``&``, words in another
+    script than Latin set as text, and a quote that starts inside a ``\\text{}`` argument
+    (an unmatched ``}`` before any command) opened again."""
+    for char, command in _SYMBOLS.items():
+        text = text.replace(char, command)
+    text = re.sub(r" {2,}", " ", re.sub(r"(?<!\\)&", "", text)).strip()
+    depth = 0
+    for i, ch in enumerate(text):
+        depth += {"{": 1, "}": -1}.get(ch, 0)
+        if depth < 0:
+            if "\\" not in text[:i]:
+                text = r"\text{" + text
+            break
+    pieces = re.split(r"(\\(?:text|mathrm|operatorname)\{[^{}]*\})", text)
+    return "".join(p if i % 2 else re.sub(r"[^\x00-\x7f]+", lambda m: rf"\text{{{m.group()}}}", p)
+                   for i, p in enumerate(pieces))
+
+
+def _closed(quote: str) -> str:
+    """The quote with a formula cut at either end closed again (see the module)."""
+    marks = _DELIMITER.findall(quote.replace(r"\$", ""))
+    if len(marks) % 2 == 0:
+        return quote
+    first = _DELIMITER.search(quote)
+    assert first is not None
+    head = quote[:first.start()]
+    if re.search(r"\\[A-Za-z]+|[_^]\{", head):
+        return first.group() + _as_math(head) + quote[first.start():]
+    last = marks[-1]
+    return quote + last
+
+
 def _bare_math(quote: str) -> str | None:
     """A quote that is a formula without ``$`` (``T_{ma t h} = \\frac{Computation FLOPs}
-    {Accelerator FLOPs/s}``): ASCII, with LaTeX commands or scripts, safe; words in braces
-    are set as text."""
-    if "$" in quote or not quote.isascii() or not re.search(r"\\[A-Za-z]+|[_^]\{", quote):
+    {Accelerator FLOPs/s}``): with LaTeX commands or scripts, safe, non-ASCII only inside
+    ``\\text{}``; words in braces are set as text."""
+    if "$" in quote or not re.search(r"\\[A-Za-z]+|[_^]\{", quote):
         return None
-    body = re.sub(r"\{([A-Za-z][A-Za-z/]*(?: [A-Za-z/()]+)+)\}", r"{\\text{\1}}",
-                  _clean(quote))
+    body = re.sub(r"(?<![_^])(?<!\\text)(?<!\\mathrm)(?<!\\operatorname)"
+                  r"\{([A-Za-z][A-Za-z/]*(?: [A-Za-z/()]+)*)\}", _braced_words,
+                  _clean(_as_math(quote)))
     return body if _safe(body) else None
+
+
+def _braced_words(m: re.Match[str]) -> str:
+    """``{Computation FLOPs}`` as text: words of three letters or more (a single word of
+    four), so ``{BF}`` and ``{B D F}`` stay math."""
+    words = m.group(1)
+    longest = max(len(re.sub(r"[^A-Za-z]", "", w)) for w in words.split())
+    if longest >= (3 if " " in words else 4):
+        return f"{{\\text{{{words}}}}}"
+    return m.group(0)
 
 
 def segments(quote: str) -> list[tuple[str, str]]:
@@ -96,11 +160,12 @@ def segments(quote: str) -> list[tuple[str, str]]:
     bare = _bare_math(quote)
     if bare is not None:
         return [("math", bare.strip())]
+    quote = _closed(quote)
     out: list[tuple[str, str]] = []
     pos = 0
     for m in _MATH.finditer(quote):
         display, inline = m.group(1), m.group(2)
-        body = _clean(display if display is not None else inline)
+        body = _clean(_as_math(display if display is not None else inline))
         if not _safe(body):
             continue
         if m.start() > pos:
@@ -108,8 +173,18 @@ def segments(quote: str) -> list[tuple[str, str]]:
         out.append(("display" if display is not None else "math", body.strip()))
         pos = m.end()
     if pos < len(quote):
-        out.append(("text", quote[pos:]))
+        out.extend(_elided_tail(quote[pos:]))
     return out
+
+
+def _elided_tail(text: str) -> list[tuple[str, str]]:
+    """Text that ends, after an ellipsis, in a formula its quote left without ``$``
+    (``计算量是： … 2 \\cdot b_{m}``): the formula as math."""
+    head, mark, tail = text.rpartition("…")
+    math = _bare_math(tail) if mark else None
+    if math is None:
+        return [("text", text)]
+    return [("text", head + mark + " "), ("math", math.strip())]
 
 
 def quote_markup(quote: str, fmt: str) -> str:
