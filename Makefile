@@ -15,7 +15,7 @@ APT_NEED = sh scripts/apt-need
 # pytest-xdist's workers: one per core (2 on the reference machine)
 JOBS ?= auto
 
-.PHONY: setup python tex browser katex check check-full reports bench
+.PHONY: setup python tex browser katex check check-full reports notebook bench
 
 setup: python tex katex
 
@@ -71,6 +71,11 @@ check-full: setup
 reports: setup
 	$(PYTHON) -m symroof verify
 	$(PYTHON) -m symroof report --format md,tex,pdf,html --out reports
+
+# JupyterLab in the project environment, for examples/symroof.ipynb
+notebook: python
+	@$(PIP) -e ".[notebook]"
+	@echo "run: $(dir $(PYTHON))jupyter lab examples/symroof.ipynb"
 
 bench: python
 	$(PYTHON) benchmarks/run.py
