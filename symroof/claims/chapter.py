@@ -52,9 +52,9 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import parse_expr
+from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
-from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source
+from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
 from .stated import read
 
 _META = ("chapter", "inputs")
@@ -102,7 +102,7 @@ def assumed(value: Any, assumption: str) -> Assumed:
 
 def law(condition: Any, meaning: str = "") -> Law:
     """A yes/no law (``sp.degree(x, B) == 1``); the table's ``meaning`` may say more."""
-    return Law(bool(condition), meaning)
+    return Law(truth(condition, "law()"), meaning)
 
 
 def within(value: Any, lo: Any, hi: Any, meaning: str = "") -> Law:
@@ -113,16 +113,20 @@ def within(value: Any, lo: Any, hi: Any, meaning: str = "") -> Law:
     """
     from ..core.printer import approx
     v, a, b = (_rational(x) for x in (value, lo, hi))
-    holds = bool(a <= v <= b)
+    holds = truth((a <= v) & (v <= b), "within()")
     where = f"{approx(v)} {'in' if holds else 'outside'} [{approx(a)}, {approx(b)}]"
     return Law(holds, f"{meaning}: {where}" if meaning else where, approx(v, 6))
 
 
 def _rational(x: Any) -> Any:
-    """``x`` as an exact number: rationals as they are, anything else by ``nsimplify``."""
-    if isinstance(x, sp.Rational) or type(x) is int:
-        return sp.Rational(x)
-    return sp.nsimplify(x, rational=True)
+    """``x`` as an exact number: rationals and SymPy's finite real numbers as they are, a
+    float as its shortest decimal, text through the formula parser."""
+    if isinstance(x, sp.Basic) and not isinstance(x, sp.Rational):
+        value = sp.sympify(x, strict=True)
+        if not (value.is_number and value.is_finite and value.is_extended_real):
+            raise InputError(f"needs finite real numbers, got {value}", "within()")
+        return sp.Rational(str(value)) if value.is_Float else value
+    return exact_number(x, "within()")
 
 
 @dataclass
@@ -280,7 +284,7 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
     if "erratum" in row:
         options["erratum"] = Erratum(str(row["erratum"]), str(row.get("right", "")))
     if "tolerance" in row:
-        options["tolerance"] = sp.nsimplify(row["tolerance"], rational=True)
+        options["tolerance"] = tolerance_of(row["tolerance"], f"{where}: tolerance")
     if "assumes" in row:
         options["assumptions"] = tuple(row["assumes"]) if isinstance(row["assumes"], list) \
             else (str(row["assumes"]),)
