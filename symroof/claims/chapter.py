@@ -40,6 +40,8 @@ naming the file and key. The kind of a claim follows from its value and stated v
 from __future__ import annotations
 
 import importlib.util
+import os
+import stat
 import sys
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -190,16 +192,35 @@ def _load(file: Path) -> ModuleType:
     return module
 
 
-def _table(file: Path) -> dict[str, Any]:
+MAX_TABLE_BYTES = 8 * 2**20
+
+
+def read_table(file: Path) -> dict[str, Any]:
+    """A translation table: a regular file of at most ``MAX_TABLE_BYTES``, valid TOML (a
+    device, a FIFO or a symlink to one is refused before anything is read)."""
+    where = str(file)
     try:
-        with open(file, "rb") as handle:
-            return tomllib.load(handle)
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO does not block the open
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError("a table must be a regular file", where)
+            data = handle.read(MAX_TABLE_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", where) from None
+    if len(data) > MAX_TABLE_BYTES:
+        raise InputError(f"a table is at most {MAX_TABLE_BYTES} bytes", where)
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", where) from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", str(file)) from None
+        raise InputError(f"not valid TOML: {exc}", where) from None
+    except RecursionError:
+        raise InputError("not valid TOML: nested too deeply", where) from None
 
 
 def _translation(module: ModuleType, file: Path) -> Derivation:
-    table = _table(file)
+    table = read_table(file)
     meta = table.get("chapter")
     if not isinstance(meta, dict):
         raise InputError("needs a [chapter] table (id, title, book, language, ...)", str(file))
@@ -215,7 +236,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
         module.claims(ch)
     for name in sorted(set(inputs) - ch.used):
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
-    rows = _rows(table, file)
+    rows = rows_of(table, file)
     omits = set(meta.get("omits", []))
     prefix = str(meta.get("prefix", ""))
     for key in rows:
@@ -235,7 +256,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     return replace(d, claims=claims, origin=str(file), known=known)
 
 
-def _rows(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     rows: dict[str, tuple[str, dict[str, Any]]] = {}
     for section, entries in table.items():
         if section in _META:

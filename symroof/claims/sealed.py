@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
+from .judge import against_tables, judged
 from .runner import unit_row
 
 # what every worker needs: SymPy (with the modules its first sum imports), the claims
@@ -81,6 +82,7 @@ class _Job:
     index: int
     unit: Path
     meta: list[dict[str, Any]] | None = None   # every claim's row, before its verdict
+    facts: list[dict[str, Any]] = field(default_factory=list)  # what judging it needs
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     first: int = 0                              # the claim the current worker starts at
     workers: int = 0
@@ -203,18 +205,15 @@ class Pool:
             return
         job.deadline = time.monotonic() + self.timeout + self.grace
         if kind == "built":
-            meta = [c for d in msg["derivations"] for c in d["claims"]]
-            if job.meta is None:
-                job.meta = meta
-                job.ids = [d["id"] for d in msg["derivations"]]
-            elif [(c["derivation"], c["id"]) for c in meta] != \
-                    [(c["derivation"], c["id"]) for c in job.meta]:
-                job.failure = ("error", f"{job.unit}: builds different claims each time")
+            self._built(job, msg)
         elif kind == "start":
             job.current = msg["i"]
-        elif kind == "row" and job.meta is not None:
+        elif kind == "value" and job.meta is not None and job.failure is None:
             i = msg["i"]
-            job.rows[i] = {**job.meta[i], **msg["row"]}
+            if not (type(i) is int and job.first <= i < len(job.meta)) or i in job.rows:
+                job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+                return
+            job.rows[i] = judged(job.meta[i], job.facts[i], msg, self.timeout)
             job.current = None
             self.judged += 1
             if self.progress:
@@ -226,6 +225,30 @@ class Pool:
             job.failure = (msg["kind"], msg["message"])
         elif kind == "done":
             job.done = True
+
+    def _built(self, job: _Job, msg: dict[str, Any]) -> None:
+        """The claims a worker built: the first time, checked against the unit's tables,
+        read here; after a stop, the same claims again."""
+        meta = [c for d in msg["derivations"] for c in d["claims"]]
+        facts = [f for d in msg["derivations"] for f in d["facts"]]
+        if job.meta is not None:
+            if [(c["derivation"], c["id"]) for c in meta] != \
+                    [(c["derivation"], c["id"]) for c in job.meta]:
+                job.failure = ("error", f"{job.unit}: builds different claims each time")
+            return
+        if len(facts) != len(meta):
+            job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+            return
+        try:
+            wrong = against_tables(job.unit, meta, facts)
+        except InputError as exc:
+            job.failure = ("input", str(exc))
+            return
+        if wrong:
+            job.failure = ("error", wrong)
+            return
+        job.meta, job.facts = meta, facts
+        job.ids = [d["id"] for d in msg["derivations"]]
 
     def _ended(self, job: _Job, status: int | None, waiting: list[_Job],
                finished: list[_Job]) -> None:
