@@ -4,7 +4,11 @@ never reaches a verdict, and only entries that name a unit's own files are read.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +17,7 @@ import sympy as sp
 from symroof.claims.cache import own_files
 from symroof.claims.serial import dump, load
 from symroof.core.errors import InputError
-from tests.conftest import run_cli
+from tests.conftest import ROOT, run_cli
 
 TABLE = """
 [chapter]
@@ -138,3 +142,45 @@ def test_the_reader_reads_back_what_a_worker_sends() -> None:
                   sp.Piecewise((B, B < 9), (2 * B, True)), B > 240, sp.Float("1.5"),
                   sp.sqrt(2) * sp.pi - sp.oo, sp.log(B, 2), 7):
         assert load(dump(value)) == sp.sympify(value)
+
+
+def _sh(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["sh", "-c", command], capture_output=True, text=True, cwd=cwd,
+                          timeout=120, env={**os.environ, "PYTHONPATH": str(ROOT)})
+
+
+def test_a_closed_stdin_leaves_every_unit_working(tmp_path: Path) -> None:
+    ch = chapter(tmp_path, "")
+    done = _sh(f"{sys.executable} -m symroof verify {ch} --no-cache <&-", tmp_path)
+    assert done.returncode == 1 and "MISMATCH  a" in done.stdout, done.stdout + done.stderr
+
+
+def test_processes_a_derivation_starts_end_with_its_run(tmp_path: Path) -> None:
+    marker = f"{os.getpid() % 1000}.4321"
+    ch = chapter(tmp_path, textwrap.dedent(f"""
+        import os, subprocess, time
+        if os.fork() == 0:
+            time.sleep(120)
+            os._exit(0)
+        subprocess.Popen(["sleep", "{marker}"])
+    """))
+    start = time.monotonic()
+    done = run_cli("verify", str(ch), "--no-cache", "--timeout", "5")
+    assert done.returncode == 1 and time.monotonic() - start < 5
+    time.sleep(0.3)
+    assert subprocess.run(["pgrep", "-f", f"sleep {marker}"]).returncode == 1
+
+
+@pytest.mark.parametrize(("redirect", "code", "err"), [
+    (">&-", 0, ""), ("> /dev/full", 1, "symroof: error: cannot write the output: No space "
+                                        "left on device")])
+def test_output_that_cannot_be_written_is_one_line(tmp_path: Path, redirect: str, code: int,
+                                                   err: str) -> None:
+    done = _sh(f"{sys.executable} -m symroof chips {redirect}", tmp_path)
+    assert done.returncode == code and done.stderr.strip() == err
+
+
+def test_an_ascii_terminal_gets_replacement_characters(tmp_path: Path) -> None:
+    done = _sh(f"PYTHONIOENCODING=ascii {sys.executable} -m symroof model llama-2-7b",
+               tmp_path)
+    assert done.returncode == 0 and "6.7384e9" in done.stdout and done.stderr == ""

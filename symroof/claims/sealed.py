@@ -19,19 +19,17 @@ import json
 import os
 import re
 import select
-import signal
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
 from .judge import against_tables, judged
+from .processes import above_standard, how, kill, reap, terminate_as_interrupt
 from .runner import unit_row
 
 # what every worker needs: SymPy (with the modules its first sum imports), the claims
@@ -124,7 +122,7 @@ class Pool:
         waiting.sort(key=lambda j: -_cost(j.unit, hints[j.index]))
         active: dict[int, _Job] = {}
         finished: list[_Job] = []
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             try:
                 # the longest unit starts at once; the parent imports what the others
                 # share while it runs
@@ -142,7 +140,7 @@ class Pool:
                     self._step(active, waiting, finished)
             finally:
                 for job in active.values():
-                    _kill(job)
+                    kill(job.pid)
         failures = sorted((j.index, j.failure[1]) for j in finished
                           if j.failure and j.failure[0] == "input")
         if failures:
@@ -158,7 +156,7 @@ class Pool:
 
     def _spawn(self, job: _Job) -> None:
         from .worker import serve
-        read, write = os.pipe()
+        read, write = (above_standard(fd) for fd in os.pipe())
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -186,14 +184,17 @@ class Pool:
                 *lines, job.buffer = job.buffer.split(b"\n")
                 for line in lines:
                     self._message(job, line)
-                continue
+                if not job.done:
+                    continue
+            # at its end (or its last message: a process it started may hold the pipe),
+            # the worker and everything in its process group go
             del active[fd]
-            self._ended(job, _reap(job), waiting, finished)
+            self._ended(job, reap(job.pid, kill=job.done), waiting, finished)
         now = time.monotonic()
         for fd, job in list(active.items()):
             if job.deadline <= now and fd not in ready:
                 del active[fd]
-                _kill(job)
+                kill(job.pid)
                 self._ended(job, None, waiting, finished)
 
     def _message(self, job: _Job, line: bytes) -> None:
@@ -270,7 +271,7 @@ class Pool:
                            detail=f"no result within {self.timeout:g} s (stopped)")
             else:
                 row.update(verdict="ERROR", detail=f"the derivation's process "
-                           f"{_how(status)} during this claim")
+                           f"{how(status)} during this claim")
             job.rows[stopped] = row
             job.first = stopped + 1
             if job.first < n:
@@ -291,7 +292,7 @@ class Pool:
             return [unit_row(job.unit, "TIMEOUT", f"{job.unit}: import and build() ran past "
                              f"{self.timeout:g} s")]
         return [unit_row(job.unit, "ERROR", f"{job.unit}: the derivation's process "
-                         f"{_how(status)} while importing or building")]
+                         f"{how(status)} while importing or building")]
 
 
 @dataclass(frozen=True)
@@ -356,43 +357,3 @@ def _cost(unit: Path, hint: Hint | None) -> float:
         return sum(p.stat().st_size for p in files) / 1e6
     except OSError:
         return 0.0
-
-
-def _how(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = str(sig)
-        return f"was killed by signal {name}"
-    return f"exited with code {os.waitstatus_to_exitcode(status)}"
-
-
-def _reap(job: _Job) -> int:
-    _, status = os.waitpid(job.pid, 0)
-    return status
-
-
-def _kill(job: _Job) -> None:
-    try:
-        os.kill(job.pid, signal.SIGKILL)
-        os.waitpid(job.pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the run like Ctrl-C, so the workers are killed, never left running."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

@@ -88,13 +88,16 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
 def _seal() -> set[str]:
     """Standard streams to the null device, SIGINT to the parent, and a record of every file
     opened from here on."""
+    os.setsid()  # its own process group: the parent kills whatever it starts
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     null = os.open(os.devnull, os.O_RDWR)
     for stream in (0, 1, 2):
-        os.dup2(null, stream)
-    os.close(null)
+        if stream != null:
+            os.dup2(null, stream)
+    if null > 2:  # with a standard stream closed, the null device took its number
+        os.close(null)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
