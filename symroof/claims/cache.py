@@ -5,9 +5,11 @@
 >>> cache.lookup(Path("derivations/rooflines_ru.py"), 30) is None
 True
 
-An entry holds the unit's verdict rows and its dependencies: every file the build imported
-or opened (its helpers, sibling modules, modules on PYTHONPATH, data files, the catalogue),
-each with a digest. The slot of an entry is keyed by the unit, the timeout, the environment
+Only the parent process writes entries. An entry holds the unit's verdict rows and its
+dependencies, which always include the unit's own files (an entry that lacks them is
+ignored): every file the build imported or opened (its helpers, sibling modules, modules on
+PYTHONPATH, data files, the catalogue), each with a digest. The slot of an entry is keyed
+by the unit, the timeout, the environment
 that steers imports and symroof (``PYTHONPATH``, ``SYMROOF_*``, ``sys.path``), symroof's own
 code and data and the Python version. An entry is current when every dependency still has
 its digest: files of the Python installation (the standard library, SymPy, NumPy) by size
@@ -65,6 +67,8 @@ class VerdictCache:
             return None
         if not _well_formed(entry):
             return None
+        if not own_files(unit) <= {path for path, _ in entry["deps"]}:
+            return None  # an entry that does not name the unit's own files is not its own
         if any(self.digest(path) != digest for path, digest in entry["deps"]):
             return None
         return [{**r, "cached": True} for r in entry["claims"]]
@@ -92,9 +96,8 @@ class VerdictCache:
         if not rows or any(r.get("verdict") in _UNCACHED for r in rows):
             return
         deps = []
-        own = {str(unit.resolve())} if unit.is_file() else set()  # a chapter: its files
         installation = _installation()
-        for path in sorted(set(files) | own):
+        for path in sorted(set(files) | own_files(unit)):
             if _inside(path, _PACKAGE):
                 continue  # symroof itself is in the base key
             if not any(_inside(path, root) for root in installation):
@@ -135,6 +138,21 @@ class VerdictCache:
                     h.update(str(path.relative_to(_PACKAGE)).encode() + path.read_bytes())
             self._base = h.hexdigest()
         return self._base
+
+
+def own_files(unit: Path) -> set[str]:
+    """The files that make a unit, which every entry of it lists: a module; a chapter's
+    ``claims.py`` and tables (of a table unit, that table and its ``claims.py``).
+
+    >>> own_files(Path("no/such.py")) == {str(Path("no/such.py").resolve())}
+    True
+    """
+    unit = unit.resolve()
+    if unit.is_dir():
+        return {str(unit / "claims.py"), *(str(p) for p in unit.glob("*.toml"))}
+    if unit.suffix == ".toml":
+        return {str(unit), str(unit.parent / "claims.py")}
+    return {str(unit)}
 
 
 def environment() -> tuple[tuple[str, str], ...]:

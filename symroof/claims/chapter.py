@@ -40,6 +40,8 @@ naming the file and key. The kind of a claim follows from its value and stated v
 from __future__ import annotations
 
 import importlib.util
+import os
+import stat
 import sys
 import tomllib
 from collections.abc import Iterator, Mapping
@@ -52,9 +54,9 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import parse_expr
+from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
-from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source
+from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
 from .stated import read
 
 _META = ("chapter", "inputs")
@@ -102,7 +104,7 @@ def assumed(value: Any, assumption: str) -> Assumed:
 
 def law(condition: Any, meaning: str = "") -> Law:
     """A yes/no law (``sp.degree(x, B) == 1``); the table's ``meaning`` may say more."""
-    return Law(bool(condition), meaning)
+    return Law(truth(condition, "law()"), meaning)
 
 
 def within(value: Any, lo: Any, hi: Any, meaning: str = "") -> Law:
@@ -113,16 +115,20 @@ def within(value: Any, lo: Any, hi: Any, meaning: str = "") -> Law:
     """
     from ..core.printer import approx
     v, a, b = (_rational(x) for x in (value, lo, hi))
-    holds = bool(a <= v <= b)
+    holds = truth((a <= v) & (v <= b), "within()")
     where = f"{approx(v)} {'in' if holds else 'outside'} [{approx(a)}, {approx(b)}]"
     return Law(holds, f"{meaning}: {where}" if meaning else where, approx(v, 6))
 
 
 def _rational(x: Any) -> Any:
-    """``x`` as an exact number: rationals as they are, anything else by ``nsimplify``."""
-    if isinstance(x, sp.Rational) or type(x) is int:
-        return sp.Rational(x)
-    return sp.nsimplify(x, rational=True)
+    """``x`` as an exact number: rationals and SymPy's finite real numbers as they are, a
+    float as its shortest decimal, text through the formula parser."""
+    if isinstance(x, sp.Basic) and not isinstance(x, sp.Rational):
+        value = sp.sympify(x, strict=True)
+        if not (value.is_number and value.is_finite and value.is_extended_real):
+            raise InputError(f"needs finite real numbers, got {value}", "within()")
+        return sp.Rational(str(value)) if value.is_Float else value
+    return exact_number(x, "within()")
 
 
 @dataclass
@@ -186,16 +192,35 @@ def _load(file: Path) -> ModuleType:
     return module
 
 
-def _table(file: Path) -> dict[str, Any]:
+MAX_TABLE_BYTES = 8 * 2**20
+
+
+def read_table(file: Path) -> dict[str, Any]:
+    """A translation table: a regular file of at most ``MAX_TABLE_BYTES``, valid TOML (a
+    device, a FIFO or a symlink to one is refused before anything is read)."""
+    where = str(file)
     try:
-        with open(file, "rb") as handle:
-            return tomllib.load(handle)
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO does not block the open
+        with open(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise InputError("a table must be a regular file", where)
+            data = handle.read(MAX_TABLE_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", where) from None
+    if len(data) > MAX_TABLE_BYTES:
+        raise InputError(f"a table is at most {MAX_TABLE_BYTES} bytes", where)
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", where) from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", str(file)) from None
+        raise InputError(f"not valid TOML: {exc}", where) from None
+    except RecursionError:
+        raise InputError("not valid TOML: nested too deeply", where) from None
 
 
 def _translation(module: ModuleType, file: Path) -> Derivation:
-    table = _table(file)
+    table = read_table(file)
     meta = table.get("chapter")
     if not isinstance(meta, dict):
         raise InputError("needs a [chapter] table (id, title, book, language, ...)", str(file))
@@ -211,7 +236,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
         module.claims(ch)
     for name in sorted(set(inputs) - ch.used):
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
-    rows = _rows(table, file)
+    rows = rows_of(table, file)
     omits = set(meta.get("omits", []))
     prefix = str(meta.get("prefix", ""))
     for key in rows:
@@ -231,7 +256,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     return replace(d, claims=claims, origin=str(file), known=known)
 
 
-def _rows(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[str, Any]]]:
+def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[str, Any]]]:
     rows: dict[str, tuple[str, dict[str, Any]]] = {}
     for section, entries in table.items():
         if section in _META:
@@ -280,7 +305,7 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
     if "erratum" in row:
         options["erratum"] = Erratum(str(row["erratum"]), str(row.get("right", "")))
     if "tolerance" in row:
-        options["tolerance"] = sp.nsimplify(row["tolerance"], rational=True)
+        options["tolerance"] = tolerance_of(row["tolerance"], f"{where}: tolerance")
     if "assumes" in row:
         options["assumptions"] = tuple(row["assumes"]) if isinstance(row["assumes"], list) \
             else (str(row["assumes"]),)

@@ -26,7 +26,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.errors import InputError
-from ..core.parse import parse_expr, parse_relation
+from ..core.parse import exact_number, parse_expr, parse_relation
 from ..core.steps import Step
 from ..engine.asymptotics import Expansion, Regime, expansion
 from ..engine.ops import Op
@@ -65,6 +65,22 @@ class Erratum:
 
     why: str
     right: str = ""
+
+
+def truth(condition: Any, where: str) -> bool:
+    """A law's condition as a bool: Python's or SymPy's True and False only (NaN, a number
+    or an undecided relation is an InputError, never truthy).
+
+    >>> truth(sp.Integer(2) > 1, "law"), truth(False, "law")
+    (True, False)
+    """
+    if isinstance(condition, bool):
+        return condition
+    if condition is sp.true or condition is sp.false:
+        return bool(condition)
+    if type(condition).__name__ == "bool_":  # NumPy's
+        return bool(condition)
+    raise InputError(f"a law's condition must be True or False, got {condition!r:.60}", where)
 
 
 @dataclass(frozen=True)
@@ -282,7 +298,7 @@ class DerivationBuilder:
 
     def holds(self, condition: Any, meaning: str) -> Law:
         """A yes/no law for a claim stated in words (``sp.degree(x, B) == 1``)."""
-        return Law(bool(condition), meaning)
+        return Law(truth(condition, f"holds({meaning!r})"), meaning)
 
     def claim(self, id: str, *, stated: str, statement: str, quote: str,
               derive: Callable[[], Any] | None = None, section: str | None = None,
@@ -293,7 +309,8 @@ class DerivationBuilder:
             src = replace(src, section=section)
         if any(c.id == id for c in self.claims):
             raise InputError("claim id used twice", f"derivation {self.id!r}: claim {id!r}")
-        made = Claim(id, src, statement, quote, stated, derive, **_options(options))
+        made = Claim(id, src, statement, quote, stated, derive,
+                     **_options(options, f"claim {id!r}"))
         self.claims.append(made)
         return made
 
@@ -304,12 +321,28 @@ class DerivationBuilder:
                           tuple(self.expansions), tuple(self.thresholds), tuple(self.curves))
 
 
-def _options(options: Mapping[str, Any]) -> dict[str, Any]:
+def tolerance_of(value: Any, where: str) -> sp.Rational:
+    """A claim's relative tolerance: an exact number in [0, 1), read by the formula
+    parser (text never reaches ``sympify``).
+
+    >>> tolerance_of(0.05, "t"), tolerance_of("1/50", "t")
+    (1/20, 1/50)
+    """
+    got = exact_number(value, where)
+    if not 0 <= got < 1:
+        raise InputError(f"a tolerance is a fraction in [0, 1), got {value!r:.60}", where)
+    return got
+
+
+def _options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     out = dict(options)
     out.pop("unit", None)  # v1 display hint; a v2 stated value carries its unit
     if "within" in out and out["within"] is not None:
+        if not isinstance(out["within"], tuple | list) or len(out["within"]) != 2:
+            raise InputError("within is a pair (lo, hi)", f"{where}: within")
         lo, hi = out["within"]
-        out["within"] = (sp.nsimplify(lo, rational=True), sp.nsimplify(hi, rational=True))
+        out["within"] = (exact_number(lo, f"{where}: within"),
+                         exact_number(hi, f"{where}: within"))
     if "tolerance" in out:
-        out["tolerance"] = sp.nsimplify(out["tolerance"], rational=True)
+        out["tolerance"] = tolerance_of(out["tolerance"], f"{where}: tolerance")
     return out

@@ -18,7 +18,6 @@ verdict is the table ``MARKS``.
 
 from __future__ import annotations
 
-import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -30,8 +29,8 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from ..core.printer import approx, text
-from ..engine.algebra import cancel, is_rational_function
 from .model import Claim, Law
+from .proof import Comparison, compare, proof
 from .stated import TOLERANCE, UNIT_WORDS, Stated, read, stated
 
 
@@ -44,6 +43,7 @@ class Verdict(StrEnum):
     ERRATUM = "ERRATUM"  # a known error of the text
     UNVERIFIABLE = "UNVERIFIABLE"  # a measurement, or an input chosen to fit the text
     INCONSISTENT = "INCONSISTENT"  # the text prints another value elsewhere
+    NOT_PROVEN = "NOT PROVEN"  # no proof of equality, and no point where they differ
     MISMATCH = "MISMATCH"
     STALE = "STALE"  # an erratum mark on a claim that holds
     ERROR = "ERROR"
@@ -57,19 +57,23 @@ class Verdict(StrEnum):
 
 # INCONSISTENT is a finding about the text (it contradicts itself), like ERRATUM: reported,
 # listed under conflicts, and it does not fail a run
-FAILING = frozenset({Verdict.MISMATCH, Verdict.STALE, Verdict.ERROR, Verdict.TIMEOUT})
+FAILING = frozenset({Verdict.NOT_PROVEN, Verdict.MISMATCH, Verdict.STALE, Verdict.ERROR,
+                     Verdict.TIMEOUT})
 OK, ROUNDING, MISMATCH = Verdict.OK, Verdict.ROUNDING, Verdict.MISMATCH
+NOT_PROVEN = Verdict.NOT_PROVEN
 
 
 @dataclass(frozen=True)
 class Judgement:
-    """A verdict with the derived value, its relative error and why."""
+    """A verdict with the derived value, its relative error and why; for NOT PROVEN, the
+    points where stated and derived agreed (each a tuple of (size, value))."""
 
     verdict: Verdict
     derived: str
     derived_value: float | None = None
     rel_error: float | None = None
     detail: str = ""
+    samples: tuple[tuple[tuple[str, str], ...], ...] = ()
 
 
 def printed(text_: str, where: str | None = None, language: str = "en") -> Stated:
@@ -130,16 +134,46 @@ def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
 
 
 def judge_expr(stated: str, derived: Any, where: str | None = None) -> Judgement:
-    """Equal expressions: by structure, simplify, expand_log, then at random points."""
+    """Equal expressions when SymPy proves them so (:mod:`symroof.claims.proof`); MISMATCH
+    with a point where they differ; NOT PROVEN otherwise, with the points that agreed.
+
+    >>> judge_expr("2*B", parse_expr("2*B + floor(B/100)")).detail
+    'differs from 2*B: at B = 100: stated 200, derived 201'
+    """
     s = parse_expr(stated, where=where)
-    d = sp.sympify(derived)
+    d = _exact(derived, where)
     shown = text(d)
-    how = proof(s, d)
-    if how:
-        return Judgement(OK, shown, _float(d), 0.0 if d.is_number else None, how)
+    c = compare(s, d)
+    if c.equal:
+        return Judgement(OK, shown, _float(d), 0.0 if d.is_number else None, c.how)
     if d.is_number and s.is_number:
         return judge_number(stated, d, where=where)
-    return Judgement(MISMATCH, shown, _float(d), None, f"differs from {text(s)}")
+    return _unequal(c, shown, _float(d), f"differs from {text(s)}")
+
+
+def _unequal(c: Comparison, shown: str, value: float | None, what: str) -> Judgement:
+    """MISMATCH when ``c`` shows they differ, NOT PROVEN when nothing decided it."""
+    if c.proven_unequal:
+        return Judgement(MISMATCH, shown, value, None,
+                         f"{what}: {c.where('stated', 'derived')}")
+    return Judgement(NOT_PROVEN, shown, value, None,
+                     f"equality not proven; {c.where() or 'no point could be evaluated'}",
+                     c.samples)
+
+
+def _exact(value: Any, where: str | None) -> sp.Expr:
+    """A derived value as a SymPy expression: never text (text is parsed by the judge's
+    own reader, not by ``sympify``)."""
+    if isinstance(value, str):
+        raise InputError(f"the derived value {value!r} is text, not a value", where)
+    try:
+        out = sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError, ValueError):
+        raise InputError(f"the derived value {value!r} is not a number or expression",
+                         where) from None
+    if not isinstance(out, sp.Expr):
+        raise InputError(f"the derived value {text(out)} is not a number or expression", where)
+    return out
 
 
 def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
@@ -155,8 +189,10 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     s_sym, s_dir, s_bound = _normal(rel)
     d_sym, d_dir, d_bound = _normal(got)
     shown = text(got if got.lhs == d_sym else got.reversed)
-    if s_sym != d_sym and not proof(s_sym, d_sym):
-        return Judgement(MISMATCH, shown, None, None, f"about {d_sym}, not {s_sym}")
+    if s_sym != d_sym:
+        about = compare(s_sym, d_sym)
+        if not about.equal:
+            return _unequal(about, shown, None, f"about {d_sym}, not {s_sym}")
     if s_dir != d_dir:
         return Judgement(MISMATCH, shown, None, None, f"direction {d_dir}, stated {s_dir}")
     split = re.split(r"[<>]=?", stated, maxsplit=1)
@@ -177,11 +213,16 @@ def _judge_equation(stated: sp.Rel, got: sp.Rel) -> Judgement:
         how_l, how_r = proof(stated.lhs, a), proof(stated.rhs, b)
         if how_l and how_r:
             return Judgement(OK, shown, None, None, f"each side: {how_l}; {how_r}")
-    how = proof(stated.lhs - stated.rhs, got.lhs - got.rhs) or \
-        proof(stated.lhs - stated.rhs, got.rhs - got.lhs)
-    if how:
-        return Judgement(OK, shown, None, None, f"lhs - rhs: {how}")
-    return Judgement(MISMATCH, shown, None, None, f"differs from {text(stated)}")
+    same = compare(stated.lhs - stated.rhs, got.lhs - got.rhs)
+    swapped = compare(stated.lhs - stated.rhs, got.rhs - got.lhs)
+    for c in (same, swapped):
+        if c.equal:
+            return Judgement(OK, shown, None, None, f"lhs - rhs: {c.how}")
+    if same.proven_unequal and swapped.proven_unequal:
+        return Judgement(MISMATCH, shown, None, None,
+                         f"differs from {text(stated)}: {same.where('stated', 'derived')}")
+    return _unequal(same if not same.proven_unequal else swapped, shown, None,
+                    f"differs from {text(stated)}")
 
 
 def judge_within(derived: Any, within: tuple[sp.Rational, sp.Rational], meaning: str,
@@ -211,7 +252,7 @@ def _normal(rel: sp.Rel) -> tuple[sp.Expr, str, sp.Expr]:
 
 
 def _exact_number(value: Any, where: str | None) -> sp.Expr:
-    expr = sp.sympify(value)
+    expr = _exact(value, where)
     if not expr.is_number or not expr.is_finite:
         raise InputError(f"the derived value {text(expr)} is not a finite number", where)
     if expr.is_Float:
@@ -221,61 +262,6 @@ def _exact_number(value: Any, where: str | None) -> sp.Expr:
 
 def _float(value: sp.Expr) -> float | None:
     return float(value) if value.is_number and value.is_finite else None
-
-
-def proof(a: sp.Expr, b: sp.Expr) -> str:
-    """How a and b were shown equal, or '' when they were not.
-
-    >>> proof(parse_expr("2*B/(B + B**2)"), parse_expr("2/(1 + B)"))
-    'equal rational functions'
-    >>> proof(parse_expr("floor(M/(4*d))"), parse_expr("ceiling(M/(4*d))"))
-    ''
-
-    Cheap tests first: the same tree, then equal rational functions. Before ``simplify``
-    (the costly step) the two are evaluated at random points: a point where both are finite
-    and differ shows they are not equal, and no rewriting can make them so.
-    """
-    if a == b:
-        return "same expression"
-    diff = a - b
-    if is_rational_function(diff):
-        if cancel(diff) == 0:
-            return "equal rational functions"
-    elif sp.expand(sp.numer(sp.together(diff))) == 0:
-        return "equal rational functions"
-    numerically = _numeric_comparison(a, b)
-    if numerically == "differ":
-        return ""
-    if diff.has(sp.Max, sp.Min):
-        if sp.simplify(diff.rewrite(sp.Piecewise)) == 0:
-            return "equal by cases"
-    elif sp.simplify(diff) == 0:
-        return "equal after simplify"
-    if a.has(sp.Pow) and not a.is_number and (b != 0):
-        ratio = sp.expand_log(sp.log(a / b), force=True)
-        if sp.simplify(ratio) == 0:
-            return "equal after expand_log"
-    return "numerically equal at random points" if numerically == "equal" else ""
-
-
-def _numeric_comparison(a: sp.Expr, b: sp.Expr, points: int = 8) -> str:
-    """``equal`` to 25 significant digits at random points of moderate size (1/2 to 8),
-    where no power law collapses towards zero and no relative difference hides; ``differ``
-    when at some point both are finite and differ; ``unknown`` when a point is not finite
-    (a pole) before any difference showed."""
-    symbols = sorted(a.free_symbols | b.free_symbols, key=str)
-    rng = random.Random(0)
-    for _ in range(points if symbols else 1):
-        point = {s: sp.Rational(rng.randint(50, 800), 100) for s in symbols}
-        va, vb = sp.N(a.subs(point), 40), sp.N(b.subs(point), 40)
-        if not (va.is_number and vb.is_number and va.is_finite and vb.is_finite):
-            return "unknown"
-        scale = max(abs(va), abs(vb))
-        if scale == 0:
-            continue
-        if abs(va - vb) > sp.Float("1e-25") * scale:
-            return "differ"
-    return "equal"
 
 
 def judge_law(stated: str, derived: Any, where: str | None = None) -> Judgement:

@@ -41,8 +41,8 @@ if TYPE_CHECKING:
 # the names of rules.Verdict and rules.FAILING (a test holds them equal), here without
 # SymPy, for the runs that only read verdict rows (a fully cached verify)
 VERDICTS = ("OK", "ROUNDING", "DEFINITION", "ERRATUM", "UNVERIFIABLE", "INCONSISTENT",
-            "MISMATCH", "STALE", "ERROR", "TIMEOUT")
-FAILING = frozenset({"MISMATCH", "STALE", "ERROR", "TIMEOUT"})
+            "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
+FAILING = frozenset({"NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT"})
 
 
 @dataclass(frozen=True)
@@ -60,6 +60,8 @@ class Verdict:
     cached: bool = False
     # the derived SymPy object, for write-ups (not in JSON; None when taken from the cache)
     value: Any = field(default=None, compare=False, repr=False)
+    # NOT PROVEN: the points where stated and derived agreed, each ((size, value), ...)
+    samples: tuple[tuple[tuple[str, str], ...], ...] = ()
 
     def to_json(self, timing: bool = True) -> dict[str, Any]:
         return {**claim_row(self.claim, self.derivation),
@@ -69,7 +71,8 @@ class Verdict:
                 "rel_error": finite(self.rel_error),
                 "detail": self.detail,
                 "seconds": round(self.seconds, 4) if timing else None,
-                "cached": self.cached if timing else None}
+                "cached": self.cached if timing else None,
+                "samples": [dict(p) for p in self.samples]}
 
     @staticmethod
     def from_row(claim: Claim, row: Mapping[str, Any]) -> Verdict:
@@ -77,7 +80,17 @@ class Verdict:
         from .rules import Verdict as V
         return Verdict(claim, row["derivation"], V(row["verdict"]), row["derived"],
                        row["derived_value"], row["rel_error"], row["detail"],
-                       row["seconds"] or 0.0, bool(row.get("cached")))
+                       row["seconds"] or 0.0, bool(row.get("cached")),
+                       samples=samples_of(row))
+
+
+def samples_of(row: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
+    """A row's sample points, as a Verdict holds them (ill-formed ones dropped)."""
+    got = row.get("samples")
+    if not isinstance(got, list):
+        return ()
+    return tuple(tuple((str(k), str(v)) for k, v in p.items()) for p in got
+                 if isinstance(p, dict))
 
 
 def claim_row(c: Claim, derivation: str) -> dict[str, Any]:
@@ -92,7 +105,7 @@ def claim_row(c: Claim, derivation: str) -> dict[str, Any]:
             "conflicts": [k.to_json() for k in c.conflicts],
             "detail": "", "erratum": None if c.erratum is None else
             {"why": c.erratum.why, "right": c.erratum.right},
-            "seconds": 0.0, "cached": False}
+            "seconds": 0.0, "cached": False, "samples": []}
 
 
 def unit_row(unit: Path, verdict: str, detail: str) -> dict[str, Any]:
@@ -102,7 +115,7 @@ def unit_row(unit: Path, verdict: str, detail: str) -> dict[str, Any]:
             "statement": "", "quote": "", "kind": "unit", "stated": "", "derived": "",
             "derived_value": None, "verdict": verdict, "rel_error": None, "assumptions": [],
             "conflicts": [], "detail": detail, "erratum": None, "seconds": 0.0,
-            "cached": False}
+            "cached": False, "samples": []}
 
 
 def finite(x: float | None) -> float | None:
@@ -189,7 +202,7 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
         derived = None  # a law's verdict says what it shows
     value = derived.inequality if hasattr(derived, "inequality") else derived
     return Verdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
-                   j.detail, seconds, value=value)
+                   j.detail, seconds, value=value, samples=j.samples)
 
 
 def _origin(exc: BaseException) -> str:

@@ -19,18 +19,17 @@ import json
 import os
 import re
 import select
-import signal
 import sys
-import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import InputError
+from .judge import against_tables, judged
+from .processes import above_standard, how, kill, reap, terminate_as_interrupt
 from .runner import unit_row
 
 # what every worker needs: SymPy (with the modules its first sum imports), the claims
@@ -81,6 +80,7 @@ class _Job:
     index: int
     unit: Path
     meta: list[dict[str, Any]] | None = None   # every claim's row, before its verdict
+    facts: list[dict[str, Any]] = field(default_factory=list)  # what judging it needs
     rows: dict[int, dict[str, Any]] = field(default_factory=dict)
     first: int = 0                              # the claim the current worker starts at
     workers: int = 0
@@ -122,7 +122,7 @@ class Pool:
         waiting.sort(key=lambda j: -_cost(j.unit, hints[j.index]))
         active: dict[int, _Job] = {}
         finished: list[_Job] = []
-        with _terminate_as_interrupt():
+        with terminate_as_interrupt():
             try:
                 # the longest unit starts at once; the parent imports what the others
                 # share while it runs
@@ -140,7 +140,7 @@ class Pool:
                     self._step(active, waiting, finished)
             finally:
                 for job in active.values():
-                    _kill(job)
+                    kill(job.pid)
         failures = sorted((j.index, j.failure[1]) for j in finished
                           if j.failure and j.failure[0] == "input")
         if failures:
@@ -156,7 +156,7 @@ class Pool:
 
     def _spawn(self, job: _Job) -> None:
         from .worker import serve
-        read, write = os.pipe()
+        read, write = (above_standard(fd) for fd in os.pipe())
         sys.stdout.flush()
         sys.stderr.flush()
         pid = os.fork()
@@ -184,14 +184,17 @@ class Pool:
                 *lines, job.buffer = job.buffer.split(b"\n")
                 for line in lines:
                     self._message(job, line)
-                continue
+                if not job.done:
+                    continue
+            # at its end (or its last message: a process it started may hold the pipe),
+            # the worker and everything in its process group go
             del active[fd]
-            self._ended(job, _reap(job), waiting, finished)
+            self._ended(job, reap(job.pid, kill=job.done), waiting, finished)
         now = time.monotonic()
         for fd, job in list(active.items()):
             if job.deadline <= now and fd not in ready:
                 del active[fd]
-                _kill(job)
+                kill(job.pid)
                 self._ended(job, None, waiting, finished)
 
     def _message(self, job: _Job, line: bytes) -> None:
@@ -203,18 +206,15 @@ class Pool:
             return
         job.deadline = time.monotonic() + self.timeout + self.grace
         if kind == "built":
-            meta = [c for d in msg["derivations"] for c in d["claims"]]
-            if job.meta is None:
-                job.meta = meta
-                job.ids = [d["id"] for d in msg["derivations"]]
-            elif [(c["derivation"], c["id"]) for c in meta] != \
-                    [(c["derivation"], c["id"]) for c in job.meta]:
-                job.failure = ("error", f"{job.unit}: builds different claims each time")
+            self._built(job, msg)
         elif kind == "start":
             job.current = msg["i"]
-        elif kind == "row" and job.meta is not None:
+        elif kind == "value" and job.meta is not None and job.failure is None:
             i = msg["i"]
-            job.rows[i] = {**job.meta[i], **msg["row"]}
+            if not (type(i) is int and job.first <= i < len(job.meta)) or i in job.rows:
+                job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+                return
+            job.rows[i] = judged(job.meta[i], job.facts[i], msg, self.timeout)
             job.current = None
             self.judged += 1
             if self.progress:
@@ -226,6 +226,30 @@ class Pool:
             job.failure = (msg["kind"], msg["message"])
         elif kind == "done":
             job.done = True
+
+    def _built(self, job: _Job, msg: dict[str, Any]) -> None:
+        """The claims a worker built: the first time, checked against the unit's tables,
+        read here; after a stop, the same claims again."""
+        meta = [c for d in msg["derivations"] for c in d["claims"]]
+        facts = [f for d in msg["derivations"] for f in d["facts"]]
+        if job.meta is not None:
+            if [(c["derivation"], c["id"]) for c in meta] != \
+                    [(c["derivation"], c["id"]) for c in job.meta]:
+                job.failure = ("error", f"{job.unit}: builds different claims each time")
+            return
+        if len(facts) != len(meta):
+            job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+            return
+        try:
+            wrong = against_tables(job.unit, meta, facts)
+        except InputError as exc:
+            job.failure = ("input", str(exc))
+            return
+        if wrong:
+            job.failure = ("error", wrong)
+            return
+        job.meta, job.facts = meta, facts
+        job.ids = [d["id"] for d in msg["derivations"]]
 
     def _ended(self, job: _Job, status: int | None, waiting: list[_Job],
                finished: list[_Job]) -> None:
@@ -247,7 +271,7 @@ class Pool:
                            detail=f"no result within {self.timeout:g} s (stopped)")
             else:
                 row.update(verdict="ERROR", detail=f"the derivation's process "
-                           f"{_how(status)} during this claim")
+                           f"{how(status)} during this claim")
             job.rows[stopped] = row
             job.first = stopped + 1
             if job.first < n:
@@ -268,7 +292,7 @@ class Pool:
             return [unit_row(job.unit, "TIMEOUT", f"{job.unit}: import and build() ran past "
                              f"{self.timeout:g} s")]
         return [unit_row(job.unit, "ERROR", f"{job.unit}: the derivation's process "
-                         f"{_how(status)} while importing or building")]
+                         f"{how(status)} while importing or building")]
 
 
 @dataclass(frozen=True)
@@ -333,43 +357,3 @@ def _cost(unit: Path, hint: Hint | None) -> float:
         return sum(p.stat().st_size for p in files) / 1e6
     except OSError:
         return 0.0
-
-
-def _how(status: int) -> str:
-    if os.WIFSIGNALED(status):
-        sig = os.WTERMSIG(status)
-        try:
-            name = signal.Signals(sig).name
-        except ValueError:
-            name = str(sig)
-        return f"was killed by signal {name}"
-    return f"exited with code {os.waitstatus_to_exitcode(status)}"
-
-
-def _reap(job: _Job) -> int:
-    _, status = os.waitpid(job.pid, 0)
-    return status
-
-
-def _kill(job: _Job) -> None:
-    try:
-        os.kill(job.pid, signal.SIGKILL)
-        os.waitpid(job.pid, 0)
-    except (ProcessLookupError, ChildProcessError):
-        pass
-
-
-@contextmanager
-def _terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the run like Ctrl-C, so the workers are killed, never left running."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-
-    def stop(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
-    previous = signal.signal(signal.SIGTERM, stop)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)

@@ -1,5 +1,5 @@
-"""The worker side of a sealed run: one forked process builds one derivation unit and judges
-its claims, reporting each claim's start and verdict to the parent over a pipe.
+"""The worker side of a sealed run: one forked process builds one derivation unit and derives
+its claims, sending each claim's derived value to the parent, which judges it.
 
 >>> encode({"t": "start", "i": 0})
 b'{"t":"start","i":0}\\n'
@@ -8,7 +8,8 @@ The worker's standard streams go to the null device (nothing it prints reaches t
 parent's output or a disk), SIGINT is left to the parent, and it always ends with
 ``os._exit`` so that no ``sys.exit``, ``atexit`` handler or buffered output of the
 derivation escapes. Messages (JSON lines): ``built`` (every derivation's claims, as verdict
-rows without verdicts), ``start`` and ``row`` per claim, ``deps`` (the files it opened and
+rows without verdicts, and the facts a judgement needs), ``start`` and ``value`` (the derived
+value as exact text, :mod:`symroof.claims.judge`) per claim, ``deps`` (the files it opened and
 those of the modules it imported itself, which the parent may preload next time; the parent
 adds the files of the modules the worker started with), ``done``; ``fail`` with ``kind``
 ``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
@@ -52,8 +53,8 @@ def serve(unit: Path, first: int, timeout: float, fd: int) -> NoReturn:
 
 def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
           inherited: set[str]) -> None:
+    from .judge import claim_row, derived_message, facts_of
     from .loader import UnitError, load_unit
-    from .runner import claim_row, run_claim
     try:
         derivations = load_unit(unit)
     except UnitError as exc:
@@ -63,17 +64,18 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
         _send(fd, {"t": "fail", "kind": "input", "message": str(exc)})
         return
     _send(fd, {"t": "built", "derivations": [
-        {"id": d.id, "claims": [claim_row(c, d.id) for c in d.claims]} for d in derivations]})
+        {"id": d.id, "claims": [claim_row(c, d.id) for c in d.claims],
+         "facts": [facts_of(c) for c in d.claims]} for d in derivations]})
     k = 0
     for d in derivations:
         for claim in d.claims:
             if k >= first:
                 _send(fd, {"t": "start", "i": k})
                 try:
-                    row = run_claim(claim, d.id, timeout).to_json()
+                    sent = derived_message(claim, timeout)
                 except BaseException as exc:  # KeyboardInterrupt and the like, raised by it
-                    row = {"verdict": "ERROR", "detail": f"{type(exc).__name__}: {exc}"}
-                _send(fd, {"t": "row", "i": k, "row": row})
+                    sent = {"failed": "ERROR", "detail": f"{type(exc).__name__}: {exc}"}
+                _send(fd, {"t": "value", "i": k, **sent})
             k += 1
     imported = sorted(set(sys.modules) - inherited)
     # the files of the modules it imported itself and of those it opened: the parent adds
@@ -86,13 +88,16 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
 def _seal() -> set[str]:
     """Standard streams to the null device, SIGINT to the parent, and a record of every file
     opened from here on."""
+    os.setsid()  # its own process group: the parent kills whatever it starts
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     signal.signal(signal.SIGALRM, signal.SIG_DFL)
     null = os.open(os.devnull, os.O_RDWR)
     for stream in (0, 1, 2):
-        os.dup2(null, stream)
-    os.close(null)
+        if stream != null:
+            os.dup2(null, stream)
+    if null > 2:  # with a standard stream closed, the null device took its number
+        os.close(null)
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115

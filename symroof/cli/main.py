@@ -16,6 +16,7 @@ SymPy is imported only by the verbs that need it, so ``symroof --help`` stays fa
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -64,14 +65,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 def console() -> NoReturn:
     """The ``symroof`` program: :func:`main`, its output flushed, then the process ends
     without tearing the interpreter down object by object (after a verify that is a tenth
-    of a second of freeing SymPy's expressions). Every file it writes is closed by then."""
-    code = main()
+    of a second of freeing SymPy's expressions). Every file it writes is closed by then.
+    A closed standard stream reads or writes the null device; text that the output's
+    encoding cannot take is replaced; output that cannot be written is one line, exit 1."""
+    _standard_streams()
     try:
+        code = main()
         sys.stdout.flush()
-        sys.stderr.flush()
     except BrokenPipeError:
-        code = code or 1
+        code = 1
+    except OSError as exc:  # a full disk, /dev/full
+        _say(f"symroof: error: cannot write the output: {exc.strerror or exc}")
+        code = 1
+    with contextlib.suppress(OSError):
+        sys.stderr.flush()
     os._exit(code)
+
+
+def _standard_streams() -> None:
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="replace",  # noqa: SIM115
+                                    closefd=False))
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+
+
+def _say(line: str) -> None:
+    with contextlib.suppress(OSError):
+        print(line, file=sys.stderr, flush=True)
 
 
 def _version() -> str:

@@ -40,7 +40,7 @@ def register(verbs: Any) -> None:
     r.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 when DIR differs from a fresh render")
     r.add_argument("--timeout", type=float, default=30, metavar="SECONDS",
-                   help="limit per claim (default 30)")
+                   help="limit per claim, and of pdflatex per document (default 30)")
     r.add_argument("--no-cache", action="store_true",
                    help="accepted for symmetry with verify: a report always derives afresh")
     r.set_defaults(run=run_report)
@@ -91,7 +91,7 @@ def run_report(args: argparse.Namespace) -> int:
     result = verify(derivations, timeout=args.timeout)
     if tty:
         print("\r\033[Krendering...", end="", file=sys.stderr, flush=True)
-    rendered = render(result, formats, lang=args.lang)
+    rendered = render(result, formats, lang=args.lang, timeout=args.timeout)
     if tty:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     for note in rendered.notes:

@@ -13,6 +13,21 @@ templates all come here.
 
 from __future__ import annotations
 
+import re
+
+# C0 controls (but tab and newline), DEL and the bidirectional overrides: dropped from every
+# output, so no escape sequence, bell or reordering reaches a terminal, a PDF or a page
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(value: object) -> str:
+    """``value`` as text without control characters.
+
+    >>> printable("a\x1b[31mb\u202ec")
+    'a[31mbc'
+    """
+    return _CONTROLS.sub("", str(value))
+
 # Characters that pdflatex with utf8 inputenc, T1/T2A fonts and CJKutf8 cannot take as they
 # are, and what to write instead (text mode).
 TEX_SPECIALS = {
@@ -58,6 +73,7 @@ def tex_escape(value: str, breaks: bool = False) -> str:
     >>> tex_escape("a_b/c", breaks=True)
     'a\\\\_\\\\allowbreak{}b/\\\\allowbreak{}c'
     """
+    value = printable(value)
     out: list[str] = []
     cjk: list[str] = []
     cyr: list[str] = []
@@ -103,7 +119,7 @@ def tex_escape(value: str, breaks: bool = False) -> str:
 def md_escape(value: str, table: bool = False) -> str:
     """User text made safe for Markdown with math: ``$`` cannot open math, and in a table
     ``|`` cannot end a cell."""
-    escaped = str(value).replace("\\", "\\\\").replace("$", "\\$").replace("*", "\\*")
+    escaped = printable(value).replace("\\", "\\\\").replace("$", "\\$").replace("*", "\\*")
     escaped = escaped.replace("_", "\\_").replace("<", "&lt;").replace(">", "&gt;")
     escaped = " ".join(escaped.split())
     return escaped.replace("|", "\\|") if table else escaped
@@ -115,7 +131,7 @@ _HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;"}
 def html_escape(value: str) -> str:
     """Text made safe for HTML element content and attribute values; a ``$`` is kept out
     of the math renderer by wrapping it."""
-    escaped = "".join(_HTML.get(ch, ch) for ch in str(value))
+    escaped = "".join(_HTML.get(ch, ch) for ch in printable(value))
     return escaped.replace("$", '<span class="dollar">$</span>')
 
 
@@ -151,4 +167,4 @@ def escape(value: str, fmt: str, table: bool = False) -> str:
         return md_escape(value, table=table)
     if fmt == "html":
         return html_escape(value)
-    return " ".join(str(value).split())
+    return " ".join(printable(value).split())

@@ -141,6 +141,48 @@ def parse_number(text: str, *, where: str | None = None) -> sp.Rational:
     return value
 
 
+def exact(value: object, where: str | None = None) -> sp.Expr:
+    """A value given to the library as SymPy: text through :func:`parse_expr` (never
+    ``sympify``), numbers and SymPy objects as they are; anything else is an InputError.
+
+    >>> exact("2*B + 1"), exact(3), exact(sp.Rational(1, 2))
+    (2*B + 1, 3, 1/2)
+    >>> exact("__import__('os')")
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: ...
+    """
+    if isinstance(value, str):
+        return parse_expr(value, where=where)
+    if isinstance(value, bool):
+        raise InputError(f"expected a number or formula, got {value!r}", where)
+    if isinstance(value, Fraction):
+        return sp.Rational(value.numerator, value.denominator)
+    try:
+        out = sp.sympify(value, strict=True)
+    except (sp.SympifyError, TypeError, ValueError):
+        raise InputError(f"expected a number or formula, got {type(value).__name__} "
+                         f"{value!r:.60}", where) from None
+    return out
+
+
+def exact_number(value: object, where: str | None = None) -> sp.Rational:
+    """A value that must be an exact number: a decimal or fraction as text, an int, a float
+    (read exactly as its shortest decimal), or a SymPy rational.
+
+    >>> exact_number("1/50"), exact_number(0.02), exact_number(2)
+    (1/50, 1/50, 2)
+    """
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InputError(f"expected a finite number, got {value!r}", where)
+        value = repr(value)
+    out = parse_number(value, where=where) if isinstance(value, str) else exact(value, where)
+    if not out.is_Rational:
+        raise InputError(f"expected a number, got {value!r:.60}", where)
+    return out
+
+
 def _parse(text: str, where: str | None) -> ast.Expression:
     if not isinstance(text, str) or not text.strip():
         raise InputError("empty formula", where)

@@ -20,7 +20,7 @@ import sympy as sp
 
 from ..core.errors import DerivationError, InputError
 from ..core.memo import memo
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from ..core.steps import Step
 from .algebra import cancel, is_rational_function, ordered_symbols
 from .sparse import Sparse, to_expr, to_sparse
@@ -56,9 +56,9 @@ class Regime:
         """``base`` values moved ``depth`` deep (large ones times depth, small ones divided)."""
         out = dict(base)
         for s in self.large:
-            out[s] = sp.sympify(base[s]) * depth
+            out[s] = exact(base[s]) * depth
         for s in self.small:
-            out[s] = sp.sympify(base[s]) / depth
+            out[s] = exact(base[s]) / depth
         return out
 
     def __str__(self) -> str:
@@ -140,8 +140,8 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
     (B, -B**2*(D + F)/(D*F))
     """
     reg = parse_regime(regime) if isinstance(regime, str) else regime
-    scaling = reg.scaling(like=sp.sympify(expr))
-    e = sp.sympify(expr)
+    scaling = reg.scaling(like=exact(expr))
+    e = exact(expr)
     rational = is_rational_function(e)
     scaled = e.xreplace(scaling) if rational else e.subs(scaling)  # no bound symbols in it
     terms = _graded_terms(e, scaling) if rational else None
@@ -162,7 +162,7 @@ def expansion(expr: sp.Expr, regime: Regime | str) -> Expansion:
              scaled, lead * EPS**p + corr * EPS ** (p + 1), reg.text),
         Step("limit", "leading term (epsilon -> 1 restores the sizes)", expr, lead, reg.text),
     )
-    return Expansion(sp.sympify(expr), reg, lead, corr, p, steps)
+    return Expansion(exact(expr), reg, lead, corr, p, steps)
 
 
 def leading(expr: sp.Expr, regime: Regime | str) -> sp.Expr:

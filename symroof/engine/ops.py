@@ -27,6 +27,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.parse import exact
 from ..core.sizes import canonical_dtype, dtype_bytes
 from ..core.tables import RichView, Table, key_values
 from .algebra import substitute
@@ -50,9 +51,9 @@ class Op(RichView):
     compute: str = "mxu"
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "flops", sp.sympify(self.flops))
+        object.__setattr__(self, "flops", exact(self.flops))
         for name in ("reads", "writes", "comms"):
-            object.__setattr__(self, name, {k: sp.sympify(v) for k, v in
+            object.__setattr__(self, name, {k: exact(v) for k, v in
                                             sorted(getattr(self, name).items())})
         object.__setattr__(self, "dtype", canonical_dtype(self.dtype))
 
@@ -64,7 +65,7 @@ class Op(RichView):
 
     def bytes(self, level: str = "hbm") -> sp.Expr:
         """Bytes moved at a memory level: reads plus writes."""
-        return sp.sympify(self.reads.get(level, 0) + self.writes.get(level, 0))
+        return exact(self.reads.get(level, 0) + self.writes.get(level, 0))
 
     @property
     def levels(self) -> list[str]:
@@ -79,7 +80,7 @@ class Op(RichView):
 
     def repeat(self, times: sp.Expr | int, name: str | None = None) -> Op:
         """Run ``self`` ``times`` times: every cost scales."""
-        k = sp.sympify(times)
+        k = exact(times)
         return Op(name or f"{k} x {self.name}", k * self.flops, _scale(self.reads, k),
                   _scale(self.writes, k), _scale(self.comms, k), self.dtype, self.compute)
 
@@ -106,9 +107,9 @@ def op(name: str, flops: sp.Expr | int, bytes: sp.Expr | int | Cost = 0, *,
     """
     def cost(value: sp.Expr | int | Cost) -> dict[str, sp.Expr]:
         if isinstance(value, Mapping):
-            return {k: sp.sympify(v) for k, v in value.items()}
-        return {"hbm": sp.sympify(value)} if value != 0 else {}
-    return Op(name, sp.sympify(flops), cost(bytes), cost(writes), dict(comms or {}), dtype, compute)
+            return {k: exact(v) for k, v in value.items()}
+        return {"hbm": exact(value)} if value != 0 else {}
+    return Op(name, exact(flops), cost(bytes), cost(writes), dict(comms or {}), dtype, compute)
 
 
 def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = None, *,
@@ -163,8 +164,8 @@ def elementwise(name: str, elements: sp.Expr, dtype: str = "bf16",
     >>> relu.flops, relu.bytes()
     (N, 4*N)
     """
-    size = sp.sympify(elements) * dtype_bytes(dtype)
-    return Op(name, sp.sympify(flops_per_element) * elements, {"hbm": size}, {"hbm": size},
+    size = exact(elements) * dtype_bytes(dtype)
+    return Op(name, exact(flops_per_element) * elements, {"hbm": size}, {"hbm": size},
               {}, dtype, "vpu")
 
 
@@ -212,7 +213,7 @@ def fuse(*ops: Op, name: str | None = None) -> Op:
                 raise InputError(f"cannot fuse {prev.name!r} into {nxt.name!r}: it reads "
                                  f"less from {level} than {prev.name!r} writes")
             if extra != 0:
-                reads[level] = sp.sympify(reads.get(level, 0) + extra)
+                reads[level] = exact(reads.get(level, 0) + extra)
     return replace(total, name=name or "fused(" + ", ".join(o.name for o in ops) + ")",
                    reads=reads, writes=dict(ops[-1].writes))
 
@@ -230,7 +231,7 @@ def _dims(part: str, where: str, allow_empty: bool = False) -> list[str]:
 
 
 def _add(a: Cost, b: Cost) -> dict[str, sp.Expr]:
-    return {k: sp.sympify(a.get(k, 0) + b.get(k, 0)) for k in sorted(set(a) | set(b))}
+    return {k: exact(a.get(k, 0) + b.get(k, 0)) for k in sorted(set(a) | set(b))}
 
 
 def _total(costs: Iterable[Cost]) -> dict[str, sp.Expr]:

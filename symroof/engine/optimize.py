@@ -24,6 +24,7 @@ import sympy as sp
 
 from ..core.errors import DerivationError, InputError
 from ..core.memo import memo
+from ..core.parse import exact
 from ..core.printer import text
 from ..core.steps import Step
 from ..core.timelimits import TimeLimit, time_limit
@@ -59,7 +60,7 @@ class Optimum:
 
     def at(self, values: Mapping[sp.Symbol, sp.Expr]) -> dict[sp.Symbol, sp.Expr]:
         """The optimum's variables at concrete constants and budget."""
-        return {x: sp.sympify(v).subs(values) for x, v in self.solution.items()}
+        return {x: exact(v).subs(values) for x, v in self.solution.items()}
 
 
 def log_slope(x: sp.Expr, budget: sp.Symbol) -> sp.Expr:
@@ -97,7 +98,7 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
     xs = tuple(variables)
     if not xs:
         raise InputError("no variables to optimise over")
-    f = sp.sympify(objective)
+    f = exact(objective)
     missing = [x for x in xs if x not in f.free_symbols]
     if missing:
         raise InputError(f"the objective does not depend on {missing[0]}")

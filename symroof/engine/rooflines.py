@@ -40,7 +40,7 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.memo import memo
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from ..core.sizes import canonical_dtype
 from ..core.steps import Step
 from ..core.tables import RichView, Table, key_values
@@ -191,7 +191,7 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
              "FLOPs / bytes"),
         Step("evaluate", "critical intensity", None, ridge, f"peak / {main} bandwidth"),
     )
-    added = {k: sp.sympify(v) for k, v in (extra or {}).items()}
+    added = {k: exact(v) for k, v in (extra or {}).items()}
     clash = [k for k in added if k == COMPUTE or k in t_comms]
     unknown = [k for k in serial if k != COMPUTE and k not in t_comms and k not in added]
     if clash or unknown:
@@ -207,4 +207,4 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
 
 def size_values(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:
     """Names or symbols mapped to SymPy values: ``{"D": 8192}`` -> ``{D: 8192}``."""
-    return {(symbol(k) if isinstance(k, str) else k): sp.sympify(v) for k, v in values.items()}
+    return {(symbol(k) if isinstance(k, str) else k): exact(v) for k, v in values.items()}

@@ -20,7 +20,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from .algebra import substitute
 
 Fixed = Mapping[str | sp.Symbol, sp.Expr | int | float]
@@ -63,7 +63,7 @@ def _at_fixed(expr: sp.Expr, name: str, fixed: tuple[tuple[str, Hashable], ...],
               ) -> Callable[[Any], Any]:
     by_name = {s.name: s for s in expr.free_symbols if isinstance(s, sp.Symbol)}
     s = by_name.get(name, symbol(name))
-    values = {by_name.get(k, symbol(k)): sp.sympify(v) for k, v in fixed}
+    values = {by_name.get(k, symbol(k)): exact(v) for k, v in fixed}
     formula = substitute(expr, values)
     rest = formula.free_symbols - {s}
     if rest:

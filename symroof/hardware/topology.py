@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.parse import exact
 
 if TYPE_CHECKING:
     from .catalog import Chip
@@ -65,7 +66,7 @@ class Topology:
     def wraps(self, size: sp.Expr | int, dim: int) -> bool:
         """Whether a ring of ``size`` chips along torus dimension ``dim`` wraps around
         (False for a size that is still a symbol: the conservative choice)."""
-        n = sp.sympify(size)
+        n = exact(size)
         if self.kind != "torus" or not n.is_Integer or int(n) < 2:
             return False
         if self.wraparound == "full":

@@ -35,6 +35,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.parse import exact
 from ..core.sizes import sizes  # noqa: F401  (used by the doctests)
 
 BINARY = ("add", "sub", "mul", "div")
@@ -196,7 +197,7 @@ def operation_cost(op: str, variables: str = "ab") -> tuple[int, int]:
 
 def tape(expr: sp.Expr) -> Tape:
     """Linearise ``expr`` into elementary operations, one node per distinct subexpression."""
-    e = sp.sympify(expr)
+    e = exact(expr)
     builder = _Tape()
     out = builder.visit(e)
     inputs = tuple(sorted(e.free_symbols, key=str))

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
+from ..core.parse import exact
 from ..core.sizes import sizes  # noqa: F401  (used by the doctests)
 from ..core.steps import Step
 from ..engine.asymptotics import (
@@ -147,7 +148,7 @@ class TiledAttention:
 
 def standard_attention(N: sp.Expr, d: sp.Expr) -> StandardAttention:
     """The kernels of standard attention and what each moves, in elements."""
-    n, h = sp.sympify(N), sp.sympify(d)
+    n, h = exact(N), exact(d)
     transfers = (
         Transfer("Q", "read", n, h, "kernel 1"), Transfer("K", "read", n, h, "kernel 1"),
         Transfer("S", "write", n, n, "kernel 1"),
@@ -169,15 +170,15 @@ def block_sizes(M: sp.Expr, d: sp.Expr, rounding: str = "ceil") -> tuple[sp.Expr
     if rounding not in ROUNDINGS:
         raise InputError(f"rounding must be one of {', '.join(ROUNDINGS)}, got {rounding!r}")
     f = sp.ceiling if rounding == "ceil" else sp.floor
-    b_c = f(sp.sympify(M) / (4 * sp.sympify(d)))
-    return b_c, sp.Min(b_c, sp.sympify(d))
+    b_c = f(exact(M) / (4 * exact(d)))
+    return b_c, sp.Min(b_c, exact(d))
 
 
 def tiled_attention(N: sp.Expr, d: sp.Expr, M: sp.Expr, rounding: str = "ceil",
                     ) -> TiledAttention:
     """FlashAttention's transfers from its loop structure (Algorithm 1): per outer tile,
     load K_j and V_j; per inner tile, read Q_i, O_i, l_i, m_i and write O_i, l_i, m_i."""
-    n, h, m = sp.sympify(N), sp.sympify(d), sp.sympify(M)
+    n, h, m = exact(N), exact(d), exact(M)
     b_c, b_r = block_sizes(m, h, rounding)
     if b_c.is_number and b_c < 1:
         raise DerivationError(f"no K/V block fits: M = {m} < 4 d = {4 * h}")
@@ -226,7 +227,7 @@ def absorb(expr: sp.Expr, at_least_one: Iterable[sp.Symbol] = ()) -> sp.Expr:
     M/d**2
     """
     big = tuple(at_least_one)
-    num, den = sp.fraction(sp.together(sp.sympify(expr)))
+    num, den = sp.fraction(sp.together(exact(expr)))
     top, bottom = _absorb_sum(num, big), _absorb_sum(den, big)
     if len(sp.Add.make_args(bottom)) == 1:
         return sp.expand(top / bottom)

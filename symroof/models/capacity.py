@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from ..hardware.catalog import Chip
 from .config import ModelConfig
 from .counts import context_symbol
@@ -57,7 +57,7 @@ def _capacity(chip: Chip, chips: int | sp.Expr, usable: sp.Expr | float | str,
     u = sp.Rational(str(usable))
     if not 0 < u <= 1:
         raise InputError(f"usable memory fraction must be in (0, 1], got {usable}", "--usable")
-    return sp.sympify(chips) * u * chip.capacity("hbm"), f"usable fraction of HBM {u}"
+    return exact(chips) * u * chip.capacity("hbm"), f"usable fraction of HBM {u}"
 
 
 def _solve(need: sp.Expr, limit: sp.Expr, s: sp.Symbol, what: str) -> tuple[sp.Expr, str]:

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from ..core.sizes import dtype_bytes
 from .config import ModelConfig
 
@@ -136,7 +136,7 @@ def multiplied_params(cfg: ModelConfig, *, symbolic: bool = False) -> sp.Expr:
 
 def context_symbol(context: int | sp.Expr | None) -> sp.Expr:
     """``T`` when no context is given, else the given value as SymPy."""
-    return symbol("T") if context is None else sp.sympify(context)
+    return symbol("T") if context is None else exact(context)
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op, einsum, op, sequence
 from .config import ModelConfig
@@ -76,7 +76,7 @@ class Step:
 def _size(value: int | sp.Expr | None, name: str, label: str) -> sp.Expr:
     if value is None:
         return symbol(name)
-    out = sp.sympify(value)
+    out = exact(value)
     if out.is_number and not (out.is_integer and out > 0):
         raise InputError(f"must be a positive whole number, got {value}", label)
     return out

@@ -19,7 +19,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import parse_assignments, parse_expr, symbol
+from ..core.parse import exact, parse_assignments, parse_expr, symbol
 from ..core.printer import number_value, text
 from ..engine.formulas import AdHoc, command_line_chip, derive_from
 from ..engine.ops import op
@@ -104,7 +104,7 @@ class CollectiveResult:
     threshold: Threshold | None
 
     def value(self, expr: sp.Expr | None) -> sp.Expr | None:
-        return None if expr is None else sp.sympify(expr).subs(self.values)
+        return None if expr is None else exact(expr).subs(self.values)
 
     def to_json(self) -> dict[str, Any]:
         """The contract's fields, exact as strings with ``_value`` floats beside."""

@@ -42,7 +42,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.errors import DerivationError, InputError
-from ..core.parse import parse_expr
+from ..core.parse import exact, parse_expr
 from ..engine.ops import Op
 from .mesh import Axis, Mesh
 from .sharding import ShardedArray, sharded
@@ -222,7 +222,7 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
     (7*P/2, 7*P/900000000000)
     """
     k = canonical_kind(kind)
-    v = parse_expr(nbytes, where="nbytes") if isinstance(nbytes, str) else sp.sympify(nbytes)
+    v = parse_expr(nbytes, where="nbytes") if isinstance(nbytes, str) else exact(nbytes)
     names = on.resolve(axes)
     if k == "permute" and len(names) != 1:
         raise InputError(f"a permute runs along one axis, got {', '.join(names)}")
@@ -405,5 +405,5 @@ def _one(kind: str, name: str, s: Axis, v: sp.Expr) -> Stage:
         sent = per_link = v
         hops = n - 1 if line else sp.S.One
     return Stage(name, n, s.link.name, s.bandwidth, sp.cancel(sent), sp.cancel(per_link),
-                 sp.sympify(hops), s.latency)
+                 exact(hops), s.latency)
 

@@ -32,7 +32,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.errors import InputError
-from ..core.parse import parse_assignments, parse_expr
+from ..core.parse import exact, parse_assignments, parse_expr
 from ..hardware.catalog import Chip, chip
 from ..hardware.links import Link
 from ..hardware.topology import Topology
@@ -63,7 +63,7 @@ class Axis:
     parts: tuple[Axis, ...] = ()
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "size", sp.sympify(self.size))
+        object.__setattr__(self, "size", exact(self.size))
         if self.kind not in KINDS:
             raise InputError(f"axis kind must be one of {', '.join(KINDS)}, got {self.kind!r}",
                              f"axis {self.name}")

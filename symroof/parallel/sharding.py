@@ -27,7 +27,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.errors import InputError
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from ..core.sizes import canonical_dtype, dtype_bytes
 from .mesh import Mesh, split_axes
 
@@ -146,7 +146,7 @@ def sharded(spec: str | ShardedArray, on: Mesh, *,
         if any(d.name == name for d in out):
             raise InputError(f"dimension {name!r} appears twice", at)
         size = sp.Integer(int(name)) if name.isdigit() else \
-            sp.sympify((dims or {}).get(name, symbol(name)))
+            exact((dims or {}).get(name, symbol(name)))
         if size.is_Integer and size < 1:
             raise InputError("a dimension needs at least one element", at)
         split = sp.Mul(*(on.axis(a).size for a in axes))

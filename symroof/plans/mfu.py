@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.parse import exact
 
 DEFINITION = ("MFU = tokens per second x (6 N + 12 L H Q T) / (chips x peak FLOP/s); "
               "N parameters, L layers, H heads, Q head dimension, T sequence length "
@@ -49,7 +50,7 @@ def palm_flops_per_token(params: sp.Expr | int, layers: sp.Expr | int,
                          heads: sp.Expr | int, head_dim: sp.Expr | int,
                          context: sp.Expr | int) -> sp.Expr:
     """Training FLOPs per token by PaLM's count: 6 N + 12 L H Q T."""
-    n, layer, h, q, t = (sp.sympify(v) for v in (params, layers, heads, head_dim, context))
+    n, layer, h, q, t = (exact(v) for v in (params, layers, heads, head_dim, context))
     return 6 * n + 12 * layer * h * q * t
 
 
@@ -59,8 +60,8 @@ def mfu_from(params: sp.Expr | int, layers: sp.Expr | int, heads: sp.Expr | int,
              peak: sp.Expr | int) -> Mfu:
     """MFU from the sizes PaLM's definition names, a throughput and a per-chip peak."""
     tps = sp.nsimplify(tokens_per_second) if isinstance(tokens_per_second, float) \
-        else sp.sympify(tokens_per_second)
-    n_chips, rate = sp.sympify(chips), sp.sympify(peak)
+        else exact(tokens_per_second)
+    n_chips, rate = exact(chips), exact(peak)
     for name, v in (("throughput", tps), ("chips", n_chips), ("peak", rate)):
         if v.is_number and not v.is_positive:
             raise InputError(f"{name} must be positive, got {v}")

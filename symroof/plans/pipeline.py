@@ -24,6 +24,7 @@ from fractions import Fraction
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.parse import exact
 from ..core.steps import Step
 
 
@@ -142,7 +143,7 @@ def pipeline_cost(stages: sp.Expr | int, micro: sp.Expr | int, forward: sp.Expr,
     >>> pipeline_cost(4, 8, tf, tb).makespan
     11*t_b + 11*t_f
     """
-    p, m = sp.sympify(stages), sp.sympify(micro)
+    p, m = exact(stages), exact(micro)
     fill = (p - 1) * forward
     steady = m * (forward + backward)
     drain = (p - 1) * backward

@@ -28,6 +28,7 @@ from sympy import Expr
 
 from ..core import tables as tb
 from ..core.errors import InputError
+from ..core.parse import exact
 from ..models.config import ModelConfig
 from ..models.counts import flops_per_token, training_flops_per_token
 from ..models.memory import OPTIMIZERS, activation_bytes
@@ -141,8 +142,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                                       sequence_parallel=strategy.sequence_parallel,
                                       bytes_per_param=per, symbolic=symbolic)
     replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
-    n = sp.sympify(m.devices)
-    B = sp.sympify(batch)
+    n = exact(m.devices)
+    B = exact(batch)
     if B.is_number and (not B.is_Integer or B < 1 or B % (replicas * micro) != 0):
         raise InputError(f"a batch of {B} sequences does not split into {replicas} replicas "
                          f"x {micro} microbatches", "--batch")
@@ -171,7 +172,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         "FLOPs split evenly over every chip; HBM traffic of the backward twice the forward's",
         f"efficiency: {efficiency.describe()}", *where, *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
-                n, B, sp.sympify(context), memory, m.chip.capacity("hbm"), terms,
+                n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
                 {"microbatches": micro, "replicas": replicas}, by_term)
 
@@ -205,7 +206,7 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         if not axes:
             continue
         nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(subs))
-        count = sp.sympify(u.per_step).subs(subs)
+        count = exact(u.per_step).subs(subs)
         coll = collective(u.collective, nbytes, list(axes), m)
         links = sorted(coll.bandwidths())
         name = f"{_label(strategy, u.kind)} over {'+'.join(axes)} ({', '.join(links)})"

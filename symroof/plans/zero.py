@@ -19,6 +19,7 @@ from collections.abc import Mapping
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.parse import exact
 
 STATES = ("weights", "gradients", "optimizer")
 # the stage from which each state is sharded over the data axes
@@ -34,8 +35,8 @@ def zero_states(params: sp.Expr | int, devices: sp.Expr | int, stage: int,
     missing = [s for s in STATES if s not in bytes_per_param]
     if missing:
         raise InputError(f"bytes per parameter missing for {', '.join(missing)}")
-    p, n = sp.sympify(params), sp.sympify(devices)
-    return {s: sp.sympify(bytes_per_param[s]) * p / (n if stage >= SHARDED_FROM[s] else 1)
+    p, n = exact(params), exact(devices)
+    return {s: exact(bytes_per_param[s]) * p / (n if stage >= SHARDED_FROM[s] else 1)
             for s in STATES}
 
 

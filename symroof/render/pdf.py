@@ -12,6 +12,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,16 +34,18 @@ class Compiled:
     log: str
 
 
-def compile_pdf(source: str, name: str, pdflatex: str | None = None) -> bytes:
+def compile_pdf(source: str, name: str, pdflatex: str | None = None,
+                timeout: float = 300) -> bytes:
     """Compile a standalone LaTeX document in a temporary folder, without shell escape.
 
-    Runs twice (long tables settle on the second pass). On failure the first error of the
-    log is raised, naming the file.
+    Runs twice (long tables settle on the second pass), both passes together within
+    ``timeout`` seconds. On failure the first error of the log is raised, naming the file.
     """
-    return compile_tex(source, name, pdflatex).pdf
+    return compile_tex(source, name, pdflatex, timeout).pdf
 
 
-def compile_tex(source: str, name: str, pdflatex: str | None = None) -> Compiled:
+def compile_tex(source: str, name: str, pdflatex: str | None = None,
+                timeout: float = 300) -> Compiled:
     """``compile_pdf`` with the log kept, for the overflow check."""
     exe = pdflatex or shutil.which("pdflatex")
     if exe is None:
@@ -54,10 +57,16 @@ def compile_tex(source: str, name: str, pdflatex: str | None = None) -> Compiled
         env = {**os.environ, "SOURCE_DATE_EPOCH": "0", "FORCE_SOURCE_DATE": "1",
                "openin_any": "p", "openout_any": "p"}
         log = Path(tmp) / "doc.log"
+        deadline = time.monotonic() + timeout
         for _ in range(2):
-            done = subprocess.run(
-                [exe, "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error",
-                 "doc.tex"], cwd=tmp, capture_output=True, env=env, timeout=300)
+            try:
+                done = subprocess.run(
+                    [exe, "-no-shell-escape", "-interaction=nonstopmode", "-halt-on-error",
+                     "doc.tex"], cwd=tmp, capture_output=True, env=env,
+                    timeout=max(0.001, deadline - time.monotonic()), stdin=subprocess.DEVNULL)
+            except subprocess.TimeoutExpired:
+                raise LatexFailed(f"pdflatex ran past the time limit of {timeout:g} s",
+                                  name) from None
             if done.returncode != 0 or not (Path(tmp) / "doc.pdf").exists():
                 text = log.read_text("utf-8", "replace") if log.exists() else \
                     done.stdout.decode("utf-8", "replace")

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import sympy as sp
 
 from ..claims.model import Derivation
-from ..core.parse import symbol
+from ..core.parse import exact, symbol
 from ..core.printer import approx, tex_escape
 from ..engine.rooflines import Roofline
 
@@ -110,7 +110,7 @@ def figures(d: Derivation) -> list[FigureData]:
         xs = tuple(lo * (hi / lo) ** (k / (SAMPLES - 1)) for k in range(SAMPLES))
         lines: list[Series] = []
         for fixed in curve.fixed:
-            values = {symbol(k): sp.sympify(v) for k, v in fixed.items()}
+            values = {symbol(k): exact(v) for k, v in fixed.items()}
             f = sp.lambdify(s, rl.intensity.subs(values), "math")
             ys = tuple(min(peak, float(f(x)) * bw) for x in xs)
             label = ", ".join(f"{k}={v}" for k, v in fixed.items())

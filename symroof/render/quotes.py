@@ -4,6 +4,8 @@
 'peak $9.89 \\\\times 10^{14}$ FLOPs/s, 50%'
 >>> quote_markup(r"bad $\\input{x}$", "md")
 'bad \\\\$\\\\\\\\input{x}\\\\$'
+>>> quote_markup(r"q $^^5cjobname$ r", "tex")
+'q \\\\$\\\\textasciicircum{}\\\\textasciicircum{}5cjobname\\\\$ r'
 
 Only math that both pdflatex and KaTeX take is kept as math: balanced braces, commands from
 a short list, non-ASCII characters only inside ``\\text{}``. Anything else stays text,
@@ -68,6 +70,12 @@ def _clean(math: str) -> str:
 
 
 def _safe(math: str) -> bool:
+    """Whether pdflatex and KaTeX read ``math`` as the whitelist sees it: TeX's ``^^``
+    notation (``^^5c`` is a backslash) and control characters are refused before any
+    command is looked at."""
+    if "^^" in math or any((ord(ch) < 0x20 and ch not in "\n\t") or ord(ch) == 0x7F
+                           for ch in math):
+        return False
     depth = 0
     for ch in math:
         depth += {"{": 1, "}": -1}.get(ch, 0)

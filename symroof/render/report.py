@@ -63,8 +63,9 @@ _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
 
 def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
            lang: str = "en", plots: bool | None = None,
-           pdflatex: str | None = None) -> Rendered:
-    """Render every derivation and the index in ``formats``."""
+           pdflatex: str | None = None, timeout: float = 300) -> Rendered:
+    """Render every derivation and the index in ``formats`` (pdflatex within ``timeout``
+    seconds per document)."""
     if lang not in LANGUAGES:
         raise InputError(f"unknown language {lang!r} (languages: {', '.join(LANGUAGES)})",
                          "--lang")
@@ -112,7 +113,7 @@ def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
         for name in sorted(k for k in files if k.endswith(".tex")):
             source = files[name]
             assert isinstance(source, str)
-            files[name[:-4] + ".pdf"] = compile_pdf(source, name, pdflatex)
+            files[name[:-4] + ".pdf"] = compile_pdf(source, name, pdflatex, timeout)
         if "tex" not in formats:
             for name in [k for k in files if k.endswith(".tex")]:
                 del files[name]

@@ -52,7 +52,7 @@ import sympy as sp
 
 from ..claims.rules import proof
 from ..core.errors import InputError
-from ..core.parse import parse_expr
+from ..core.parse import exact, parse_expr
 from ..engine.asymptotics import Regime, expansion
 from ..engine.ops import Op
 from ..engine.rooflines import roofline
@@ -199,7 +199,7 @@ def assert_flips(t: Threshold, value: sp.Expr | str | float | None = None, *,
     if want not in (">", "<") or s in claimed.free_symbols or not 0 < d < 1:
         raise InputError(f"cannot check {s} {want} {claimed} with delta {d}: give a "
                          f"direction '>' or '<', a value free of {s}, 0 < delta < 1")
-    exists = sp.sympify(t.existence)
+    exists = exact(t.existence)
     if exists is sp.false:
         raise InputError(f"no positive threshold in {s} exists at any sizes ({s} = {t.exact})")
     free = symbols_of(t.t_math, t.t_other, t.exact, claimed, exists)
@@ -359,7 +359,7 @@ def _expr(value: sp.Expr | str | float) -> sp.Expr:
         return parse_expr(value)
     if isinstance(value, float):
         return sp.Rational(str(value))
-    return sp.sympify(value)
+    return exact(value)
 
 
 def _real(v: Any) -> bool:

@@ -36,6 +36,7 @@ def _arg(raw: str, tmp: Path) -> str:
 def test_hostile_command_line(case: dict[str, Any], tmp_path: Path,
                               capsys: pytest.CaptureFixture[str]) -> None:
     for name, body in case.get("files", {}).items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         if body.startswith("@"):
             GENERATED[body[1:]](tmp_path / name)
         else:

@@ -1,0 +1,79 @@
+"""Processes of a sealed run: a worker's exit status in words, its process group killed,
+pipe ends kept off the standard streams' numbers, SIGTERM read as an interrupt.
+
+>>> how(0)
+'exited with code 0'
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+
+def how(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(sig).name
+        except ValueError:
+            name = str(sig)
+        return f"was killed by signal {name}"
+    return f"exited with code {os.waitstatus_to_exitcode(status)}"
+
+
+def reap(pid: int, kill: bool = False) -> int:
+    """The worker's exit status, once it has ended (``kill``: after its last message it is
+    ended, for the pipe it closed may still be held open); the processes it started are
+    killed."""
+    if kill:
+        kill_group(pid)
+    _, status = os.waitpid(pid, 0)
+    kill_group(pid)
+    return status
+
+
+def kill(pid: int) -> None:
+    """SIGKILL to a worker and its process group, then its status collected."""
+    kill_group(pid)
+    try:
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)
+    except (ProcessLookupError, ChildProcessError):
+        pass
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL to the process group a worker leads (it starts its own session)."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
+
+
+def above_standard(fd: int) -> int:
+    """``fd``, moved above 2 when it took a standard stream's number (a run started with
+    stdin closed): the worker points 0-2 at the null device."""
+    if fd > 2:
+        return fd
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
+    os.close(fd)
+    return moved
+
+
+@contextmanager
+def terminate_as_interrupt() -> Iterator[None]:
+    """SIGTERM stops the run like Ctrl-C, so the workers are killed, never left running."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
