@@ -84,7 +84,7 @@ def compare(paper: str, eff_name: str) -> list[Row]:
             continue
         value = parameters_optimizer(run) if fig.what == "parameters + optimizer" \
             else activations(run)
-        rows.append(Row(fig.source, f"memory per GPU, {fig.what}, {run.cfg.name}, "
+        rows.append(Row(f"{fig.source}, {fig.what}", f"memory per GPU, {fig.what}, {run.cfg.name}, "
                         f"{MODE_NAMES[fig.mode]}", "memory", "B", fig.value, value, None,
                         False, {}))
     return rows

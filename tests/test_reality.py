@@ -1,0 +1,167 @@
+"""Megatron-LM's conventions, the published runs of Korthikanti et al. 2022 (arXiv 2205.05198)
+and the comparison of symroof's figures with theirs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symroof.core.errors import InputError
+from symroof.models import model
+from symroof.plans.calibration import calibration
+from symroof.plans.efficiency import PEAK, parse_efficiency
+from symroof.plans.megatron import (
+    Run,
+    activations,
+    iteration,
+    layer_activation_bytes,
+    parameters_optimizer,
+    tensor_collectives,
+)
+from symroof.plans.published import GIB, published
+from symroof.plans.reality import compare, mean_abs_error
+from tests.conftest import ROOT
+
+# Table 3 of the paper: heads a, hidden h, layers L
+SIZES = {"megatron-gpt-22b": (64, 6144, 48), "megatron-gpt-175b": (96, 12288, 96),
+         "megatron-gpt-530b": (128, 20480, 105), "megatron-gpt-1t": (160, 25600, 128)}
+S = 2048
+
+
+@pytest.fixture(scope="module")
+def rows() -> list:
+    return compare("korthikanti2022", "megatron-a100")
+
+
+def _run(name: str, mode: str, t: int = 8, b: int = 1) -> Run:
+    return Run(model(name), tensor=t, pipeline=1, global_batch=b, micro_batch=b,
+               sequence=S, mode=mode)
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+@pytest.mark.parametrize("t", [1, 2, 8])
+def test_activations_per_layer_are_the_papers_table_2(name: str, t: int) -> None:
+    # section 4.2: s b h (10 + 24/t + 5 a s/(h t)) with tensor parallelism alone, the whole
+    # layer split by t with sequence parallelism, 34 s b h/t with selective recomputation
+    # on top, s b h (10 + 24/t) with selective alone, 2 s b h with full recomputation
+    a, h, _ = SIZES[name]
+    b = 2
+    sbh = sp.Integer(S * b * h)
+    expected = {
+        "none": sbh * (10 + sp.Rational(24, t) + sp.Rational(5 * a * S, h * t)),
+        "sequence": sbh * (34 + sp.Rational(5 * a * S, h)) / t,
+        "selective": sbh * (10 + sp.Rational(24, t)),
+        "sequence+selective": 34 * sbh / t,
+        "full": 2 * sbh,
+    }
+    for mode, value in expected.items():
+        assert layer_activation_bytes(_run(name, mode, t, b)) == value, mode
+
+
+def test_figure_1_memory_exact_under_megatrons_convention(rows: list) -> None:
+    memory = [r for r in rows if r.kind == "memory"]
+    assert len(memory) == 16
+    for r in memory:
+        assert r.predicted == r.published, r.source
+
+
+def test_parameters_and_optimizer_are_18_bytes_over_12_h_squared_per_layer() -> None:
+    paper = published("korthikanti2022")
+    for name, (_, h, layers) in SIZES.items():
+        run = paper.run(name, "full")
+        assert parameters_optimizer(run) == sp.Rational(18 * 12 * layers * h * h,
+                                                        run.tensor * run.pipeline)
+        assert parameters_optimizer(run, "exact") > parameters_optimizer(run)
+
+
+def test_interleaving_scales_the_first_stage_by_1_plus_p_minus_1_over_p_v() -> None:
+    paper = published("korthikanti2022")
+    run = paper.run("megatron-gpt-175b", "sequence+selective")  # p = 8, v = 3
+    plain = 96 * layer_activation_bytes(run)
+    assert activations(run) == plain * (1 + sp.Rational(7, 24))
+    # Figure 1: 12.3515625 GiB
+    assert activations(run) == sp.Rational("12.3515625") * GIB
+
+
+def test_tensor_collectives_per_layer() -> None:
+    # sequence parallelism: an AllGather and a ReduceScatter for each AllReduce, and the
+    # backward gathers the column-parallel inputs again
+    assert dict(tensor_collectives(_run("megatron-gpt-22b", "none"))) == {"allreduce": 4}
+    assert dict(tensor_collectives(_run("megatron-gpt-22b", "full"))) == {"allreduce": 6}
+    assert dict(tensor_collectives(_run("megatron-gpt-22b", "sequence+selective"))) == \
+        {"allgather": 6, "reducescatter": 4}
+
+
+def test_one_row_calibrated_and_it_reproduces_its_published_time(rows: list) -> None:
+    calibrated = [r for r in rows if r.calibrated]
+    assert len(calibrated) == 1
+    assert calibrated[0].predicted == calibrated[0].published == sp.Rational("1.42")
+    cal = calibration("megatron-a100")
+    assert cal.fitted is not None and cal.fitted.run == "megatron-gpt-22b"
+    assert cal.fractions["nvlink"] == sp.Rational(2, 3)
+
+
+def test_every_bound_holds(rows: list) -> None:
+    eff = calibration("megatron-a100").efficiency()
+    paper = published("korthikanti2022")
+    for fig in (f for f in paper.figures if f.kind == "time"):
+        it = iteration(paper.run(fig.run, fig.mode))
+        assert it.t_lower <= it.t_upper <= it.time(eff)
+        assert it.t_lower <= fig.value, fig.source
+        for term in it.per_microbatch:
+            assert it.time(PEAK) >= it.slots * term.time
+
+
+def test_means_meet_the_goal(rows: list) -> None:
+    assert mean_abs_error(rows, "time") <= sp.Rational(35, 1000)
+    assert mean_abs_error(rows, "memory") <= sp.Rational(2, 100)
+
+
+def test_efficiency_by_name_and_bad_calibrations(tmp_path: Path) -> None:
+    e = parse_efficiency("megatron-a100")
+    assert e.of("nvlink") == sp.Rational(2, 3) and "fitted on" in e.describe()
+    with pytest.raises(InputError, match=r"--efficiency: unknown calibration 'nope'"):
+        parse_efficiency("nope")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\ntitle = "x"\n[fractions.hbm]\nvalue = "3/2"\nsource = "s"\n')
+    with pytest.raises(InputError, match=r"bad.toml: fractions.hbm: a fraction of peak is in "
+                       r"\(0, 1\], got '3/2'"):
+        calibration(str(bad))
+    both = tmp_path / "both.toml"
+    both.write_text('name = "x"\ntitle = "x"\n[fractions.compute]\nvalue = "1/2"\n'
+                    'source = "s"\n[fit]\nresource = "compute"\npublished = '
+                    '"korthikanti2022"\nrun = "megatron-gpt-22b"\nmode = "full"\nwhy = "w"\n')
+    with pytest.raises(InputError, match="'compute' is both fixed and fitted"):
+        calibration(str(both))
+
+
+def test_a_run_that_does_not_split_is_refused() -> None:
+    with pytest.raises(InputError, match=r"megatron-gpt-22b: global batch 6 does not split "
+                       r"into 1 replicas x microbatches of 4"):
+        Run(model("megatron-gpt-22b"), tensor=8, pipeline=1, global_batch=6, micro_batch=4,
+            sequence=S, mode="full")
+    with pytest.raises(InputError, match="unknown mode 'partial'"):
+        _run("megatron-gpt-22b", "partial")
+
+
+def test_reality_json_rows() -> None:
+    spec = importlib.util.spec_from_file_location("reality", ROOT / "benchmarks" / "reality.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert module.main(["--json"]) == 0
+    data = json.loads(out.getvalue())
+    assert len(data["rows"]) == 24
+    assert set(data["rows"][0]) >= {"source", "what", "published", "predicted", "bound",
+                                     "error", "calibrated"}
+    kinds = {("time" in r["what"]) + 2 * ("memory" in r["what"]) for r in data["rows"]}
+    assert kinds == {1, 2}
+    assert sum(r["calibrated"] for r in data["rows"]) == 1
