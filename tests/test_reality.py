@@ -165,3 +165,21 @@ def test_reality_json_rows() -> None:
     kinds = {("time" in r["what"]) + 2 * ("memory" in r["what"]) for r in data["rows"]}
     assert kinds == {1, 2}
     assert sum(r["calibrated"] for r in data["rows"]) == 1
+
+
+def test_interleaved_bubble_is_p_minus_1_over_v_m() -> None:
+    from symroof.plans.pipeline import bubble_over_ideal, interleaved_cost, pipeline_cost
+    p, m, v = sp.symbols("p m v", positive=True, integer=True)
+    tf, tb = sp.symbols("t_f t_b", positive=True)
+    assert sp.simplify(bubble_over_ideal(p, m, v) - (p - 1) / (v * m)) == 0
+    assert sp.expand(interleaved_cost(p, m, 1, tf, tb).makespan
+                     - pipeline_cost(p, m, tf, tb).makespan) == 0
+    # the 175B run: 8 stages, 64 microbatches, 3 chunks per GPU
+    assert iteration(published("korthikanti2022").run("megatron-gpt-175b", "full")).slots \
+        == 64 + sp.Rational(7, 3)
+
+
+def test_megatron_optimizer_is_18_bytes_per_parameter() -> None:
+    from symroof.models.memory import training_memory
+    assert training_memory(model("megatron-gpt-22b"), optimizer="adam-megatron") \
+        .bytes_per_param == 18

@@ -40,10 +40,11 @@ from sympy import Expr
 from ..core.errors import InputError
 from ..models.config import ModelConfig
 from ..models.counts import params, training_flops_per_token
-from ..models.memory import activation_bytes
+from ..models.memory import OPTIMIZERS, activation_bytes
 from ..parallel.collectives import collective
 from ..parallel.mesh import mesh
 from .efficiency import PEAK, Efficiency
+from .pipeline import interleaved_cost
 
 # mode -> (recomputation, sequence parallel)
 MODES: dict[str, tuple[str, bool]] = {
@@ -51,7 +52,7 @@ MODES: dict[str, tuple[str, bool]] = {
     "sequence+selective": ("selective", True), "full": ("full", False),
     "sequence+full": ("full", True),
 }
-BYTES_PER_PARAM = 18  # fp16 weights 2, fp32 gradients 4, fp32 master weights 4, moments 8
+BYTES_PER_PARAM = sum(OPTIMIZERS["adam-megatron"][:3])  # 18
 OPTIMIZER_STEP_BYTES = 30  # Adam reads 16 (gradient, master, 2 moments), writes 14
 CONVENTIONS = ("megatron", "exact")
 
@@ -273,8 +274,9 @@ def iteration(run: Run) -> Iteration:
     if run.pipeline > 1:
         sent = 2 * run.interleave * sp.Integer(2 * tokens * run.cfg.d_model) / run.tensor
         terms.append(Term("pipeline sends", "ib", sent, sent / run.ib_per_gpu))
-    p, v = sp.Integer(run.pipeline), sp.Integer(run.interleave)
-    slots = run.microbatches + (p - 1) / v
+    tf, tb = sp.symbols("t_f t_b", positive=True)
+    cost = interleaved_cost(run.pipeline, run.microbatches, run.interleave, tf, tb)
+    slots = sp.cancel(cost.makespan / (tf + tb))  # m + (p - 1)/v
     state = OPTIMIZER_STEP_BYTES * stage_parameters(run, "exact")
     after = (Term("optimizer step", "hbm", state, state / hbm),)
     return Iteration(run, tuple(terms), after, slots)
