@@ -183,3 +183,49 @@ def test_megatron_optimizer_is_18_bytes_per_parameter() -> None:
     from symroof.models.memory import training_memory
     assert training_memory(model("megatron-gpt-22b"), optimizer="adam-megatron") \
         .bytes_per_param == 18
+
+
+# ---------------------------------------------------------------- gradient accumulation, MFU
+
+
+def test_zero2_with_gradient_accumulation_runs_at_the_compute_bound_with_mfu_100() -> None:
+    # issue: LLaMA-2-7B on 256 H100, 1024 x 4096 tokens, ZeRO-2 with microbatches of one
+    # sequence fits (68.34 GB) and runs at the compute bound, where the MFU is exactly 1
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    cfg = model("llama-2-7b")
+    plan = train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
+                 context=4096, microbatch=1)
+    assert plan.extra["microbatches"] == 4 and plan.fits and plan.bound == "compute"
+    assert plan.extra["mfu"] == 1
+    assert plan.t_lower == plan.terms["compute"].time
+    whole = train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
+                  context=4096)
+    assert not whole.fits  # four sequences' activations at once do not
+    assert plan.memory["activations"] * 4 == whole.memory["activations"]
+    with pytest.raises(InputError, match="--microbatch: a batch of 1024 sequences does not "
+                       "split into 256 replicas x microbatches of 3"):
+        train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
+              context=4096, microbatch=3)
+
+
+def test_palm_flops_are_the_training_flops_the_model_does() -> None:
+    from symroof.models.counts import training_flops_per_token
+    from symroof.models.hf import bundled
+    from symroof.plans.mfu import model_params, palm_flops_per_token
+    T = sp.Symbol("T", positive=True)
+    for name, cfg in bundled().items():
+        if cfg.mla is not None:
+            continue
+        palm = palm_flops_per_token(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim, T)
+        assert sp.expand(palm - training_flops_per_token(cfg, T)) == 0, name
+
+
+def test_search_finds_zero2_with_gradient_accumulation_on_256_h100() -> None:
+    from symroof.hardware.catalog import chip
+    from symroof.plans.search import search
+    found = search(model("llama-2-7b"), chip("h100-sxm"), 256, batch=1024, context=4096)
+    assert "zero2" in found.best.strategy and found.best.microbatches > 1
+    assert found.plan.extra["mfu"] == 1 and round(found.best.t_lower, 4) == 0.7635
+    assert found.searched > 10_000

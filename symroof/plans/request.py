@@ -42,6 +42,7 @@ class PlanRequest:
     batch: int | None = None
     context: int | None = None
     microbatches: int | None = None
+    microbatch: int | None = None
     recompute: str = "none"
     efficiency: str | None = None
     mfu: str | None = None
@@ -90,7 +91,7 @@ class PlanRequest:
                 assert r.mesh is not None and r.strategy is not None
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
-                             recompute=r.recompute, efficiency=eff)
+                             microbatch=r.microbatch, recompute=r.recompute, efficiency=eff)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
@@ -112,12 +113,10 @@ class PlanRequest:
 
 def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
     from ..core.parse import parse_expr
-    from ..models import params
-    from .mfu import mfu_from
+    from .mfu import mfu_of
     assert plan is not None
     tps = parse_expr(rate, where="--mfu")
-    return mfu_from(params(cfg).total, cfg.layers, cfg.heads, cfg.head_dim, plan.context, tps,
-                    plan.devices, chip.peak("bf16"))
+    return mfu_of(cfg, plan.context, tps, plan.devices, chip.peak("bf16"))
 
 
 @dataclass(frozen=True)
@@ -208,7 +207,8 @@ def _plan_json(p: Plan) -> dict[str, Any]:
             **_exact("t_lower", p.t_lower), **_exact("t_upper", p.t_upper), "bound": p.bound,
             "bound_by_phase": bound_by_phase(p.terms), **_exact("critical_batch", p.critical_batch),
             "critical_batch_unit": "tokens per chip", "critical_note": p.critical_note,
-            "microbatches": str(p.extra.get("microbatches")), "collectives": uses}
+            "microbatches": str(p.extra.get("microbatches")),
+            **_exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses}
 
 
 def _phase_json(ph: Phase) -> dict[str, Any]:

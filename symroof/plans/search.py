@@ -154,16 +154,26 @@ def candidates(cfg: ModelConfig, axes: list[tuple[str, int, str]],
             deg["zero" if label.startswith("zero") else label] *= size
         if not _allowed(cfg, deg, batch):
             continue
-        micro = 4 * deg["pp"] if deg["pp"] > 1 else 1
-        if batch % (deg["dp"] * deg["zero"] * deg["ep"] * micro):
-            continue
+        replicas = deg["dp"] * deg["zero"] * deg["ep"]
         stage = int(next(iter(zeros))[-1]) if zeros else 0
         text = ",".join(f"{'fsdp' if k == 'zero3' else k}={'+'.join(kinds[k])}"
                         for k in KINDS if k in kinds)
-        for sp_on in ((False, True) if "tp" in kinds else (False,)):
-            yield Candidate(spec, text + (",sp" if sp_on else ""),
-                            (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"], micro),
-                            stage, sp_on, kinds)
+        for micro in _microbatch_counts(batch, replicas, deg["pp"]):
+            for sp_on in ((False, True) if "tp" in kinds else (False,)):
+                yield Candidate(spec, text + (",sp" if sp_on else ""),
+                                (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"],
+                                 micro), stage, sp_on, kinds)
+
+
+def _microbatch_counts(batch: int, replicas: int, pp: int) -> list[int]:
+    """A pipeline's 4 microbatches per stage; without one, gradient accumulation over
+    every power of two of microbatches the replica's batch splits into."""
+    if pp > 1:
+        return [4 * pp] if batch % (replicas * 4 * pp) == 0 else []
+    if batch % replicas:
+        return []
+    per = batch // replicas
+    return [m for m in (2**k for k in range(per.bit_length())) if per % m == 0]
 
 
 def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
@@ -308,7 +318,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if after is not None else None
     return Search(n, len(cands), int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
-                  (*notes, f"pipelines run 4 microbatches per stage; {why}"), len(tied),
+                  (*notes, "pipelines run 4 microbatches per stage; without a pipeline, gradient "
+                   f"accumulation over 1, 2, 4, ... microbatches; {why}"), len(tied),
                   slower, tuple(_choice(cands[i], t_lower[i], memory[i], binding, i)
                                 for i in ranked))
 
