@@ -57,9 +57,43 @@ def _text(rows: list[Any], cal: Any) -> str:
               f"memory: mean |error| {100 * m['memory']:.2f}%; Calculon "
               f"{100 * CALCULON['parameters + optimizer']:.2f}% (parameters + optimizer), "
               f"{100 * CALCULON['activations']:.2f}% (activations)",
-              _exact_note(), "", f"calibration {cal.name} ({cal.title}):"]
+              _exact_note(), *_search_text(_searches()), "",
+              f"calibration {cal.name} ({cal.title}):"]
     lines += [f"  {line}" for line in cal.describe()]
     return "\n".join(lines)
+
+
+def _searches() -> list[dict[str, Any]]:
+    """For each model: the fastest Megatron-LM configuration on the paper's GPUs and global
+    batch under the same calibration, against the paper's own (sequence parallel +
+    selective recomputation)."""
+    from symroof.plans.megatron_search import search
+    from symroof.plans.published import published
+    paper = published(PAPER)
+    out = []
+    for name in paper.runs:
+        given = paper.run(name, "sequence+selective")
+        found = search(given)
+        r = found.run
+        out.append({"model": name, "gpus": given.gpus, "paper_time": found.baseline,
+                    "searched_time": found.time, "tried": found.tried, "fit": found.fit,
+                    "memory": found.memory,
+                    "chosen": {"tensor": r.tensor, "pipeline": r.pipeline, "data": r.data,
+                               "micro_batch": r.micro_batch, "interleave": r.interleave,
+                               "mode": r.mode}})
+    return out
+
+
+def _search_text(found: list[dict[str, Any]]) -> list[str]:
+    lines = ["", "search over the paper's cluster (same GPUs, global batch and calibration):"]
+    for f in found:
+        c = f["chosen"]
+        lines.append(f"  {f['model']}: t={c['tensor']} p={c['pipeline']} d={c['data']} "
+                     f"b={c['micro_batch']} v={c['interleave']} {c['mode']}, "
+                     f"{f['searched_time']:.2f} s against the paper's configuration "
+                     f"{f['paper_time']:.2f} s ({f['tried']} tried, {f['fit']} fit; "
+                     f"{f['memory'] / 1e9:.1f} GB)")
+    return lines
 
 
 def _exact_note() -> str:
@@ -113,6 +147,7 @@ def main(argv: list[str] | None = None) -> int:
     rows, cal = _rows()
     if args.json:
         print(json.dumps({"rows": [r.to_json() for r in rows], "means": _means(rows),
+                          "search": _searches(),
                           "calculon": CALCULON,
                           "calibration": {"name": cal.name, "title": cal.title,
                                           "fractions": {k: str(v) for k, v in

@@ -229,3 +229,24 @@ def test_search_finds_zero2_with_gradient_accumulation_on_256_h100() -> None:
     assert "zero2" in found.best.strategy and found.best.microbatches > 1
     assert found.plan.extra["mfu"] == 1 and round(found.best.t_lower, 4) == 0.7635
     assert found.searched > 10_000
+
+
+# ---------------------------------------------------------------- search over the cluster
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_search_over_the_papers_cluster_is_no_slower_than_the_papers_run(name: str) -> None:
+    from symroof.plans.megatron_search import _time, search
+    paper = published("korthikanti2022")
+    eff = calibration("megatron-a100").efficiency()
+    for mode in ("full", "sequence+selective"):
+        given = paper.run(name, mode)
+        found = search(given, eff)
+        assert found.time <= found.baseline
+        assert found.run.gpus == given.gpus and found.run.global_batch == given.global_batch
+        # the search's fast form of a run's time is the exact iteration's
+        slot = sum(float(x.time / eff.of(x.resource)) for x in iteration(
+            Run(given.cfg, given.tensor, 1, 1, 1, S, mode)).per_microbatch)
+        send = float(4 * S * given.cfg.d_model / given.tensor / given.ib_per_gpu)
+        assert _time(given, slot, send, eff) == pytest.approx(
+            float(iteration(given).time(eff)), rel=1e-12)
