@@ -250,3 +250,15 @@ def test_search_over_the_papers_cluster_is_no_slower_than_the_papers_run(name: s
         send = float(4 * S * given.cfg.d_model / given.tensor / given.ib_per_gpu)
         assert _time(given, slot, send, eff) == pytest.approx(
             float(iteration(given).time(eff)), rel=1e-12)
+
+
+def test_search_over_recomputation_policies_is_no_slower_than_any_one() -> None:
+    from symroof.hardware.catalog import chip
+    from symroof.plans.search import search
+    cfg, h100 = model("llama-2-13b"), chip("h100-sxm")
+    each = {r: search(cfg, h100, 16, batch=32, context=4096, recompute=r)
+            for r in ("none", "selective", "full")}
+    every = search(cfg, h100, 16, batch=32, context=4096, recompute="any")
+    assert every.searched == sum(s.searched for s in each.values())
+    assert every.best.t_lower == min(s.best.t_lower for s in each.values())
+    assert every.plan.t_lower == each[every.best.recompute].plan.t_lower

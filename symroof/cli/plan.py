@@ -65,8 +65,10 @@ def register(verbs: Any) -> None:
                         "stages, else 1)")
     p.add_argument("--microbatch", metavar="SIZE", type=_count,
                    help="sequences per microbatch: gradient accumulation for any strategy")
-    p.add_argument("--recompute", default="none", choices=("none", "selective", "full"),
-                   help="activation recomputation policy (default none)")
+    p.add_argument("--recompute", default="none",
+                   choices=("none", "selective", "full", "any"),
+                   help="activation recomputation policy (default none; any: --search tries "
+                        "each)")
     p.add_argument("--efficiency", metavar="FRACTIONS",
                    help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
                         "or a named calibration (megatron-a100) or its .toml file "

@@ -54,6 +54,9 @@ class PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
         if self.mode not in DEFAULT_BATCH:
             raise InputError(f"mode must be train or serve, got {self.mode!r}")
+        if self.recompute == "any" and self.search is None:
+            raise InputError("'any' is for --search; a plan takes none, selective or full",
+                             "--recompute")
         if self.mode == "serve" and self.search is not None:
             raise InputError("the search is over training plans; for serving, ask for the "
                              "fewest chips with --latency-target", "--search")

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.counts import flops_per_token, training_flops_per_token
+from ..models.counts import RECOMPUTE, flops_per_token, training_flops_per_token
 from ..models.layers import layer_ops
 from ..models.memory import OPTIMIZERS
 from ..parallel.collectives import collective
@@ -60,6 +60,7 @@ class Candidate:
     stage: int
     sequence_parallel: bool
     kinds: dict[str, tuple[str, ...]]
+    recompute: str = "none"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Choice:
     memory: float
     bound: str
     microbatches: int = 1
+    recompute: str = "none"
 
 
 @dataclass(frozen=True)
@@ -217,7 +219,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
            recompute: str = "none", optimizer: str = "adam-mixed",
            efficiency: Efficiency = PEAK,
            progress: Callable[[int, int], None] | None = None) -> Search:
-    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory."""
+    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory;
+    ``recompute="any"`` tries every recomputation policy with every candidate."""
     shapes = list(meshes(chip, n))
     cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
     if not cands:
@@ -232,25 +235,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             templates[stage, sp_on] = training_template(
                 cfg, context=context, kinds=("dp", "zero", "tp", "pp", "ep"), zero_stage=stage,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
-    deg = np.array([c.degrees for c in cands], dtype=np.float64).T
-    replicas = deg[0] * deg[1] * deg[4]
-    micro = deg[5]
-    b_value = batch / (replicas * micro)
-    rate = float(chip.peak("bf16")) * float(efficiency.of("compute"))
-    fwd = float(batch * context * flops_per_token(cfg, context=context)) / n / rate
-    every = float(batch * context * training_flops_per_token(cfg, context=context,
-                                                             recompute=recompute)) / n / rate
-    phase = {"forward": np.full(len(cands), fwd), "backward": np.full(len(cands), every - fwd)}
-    hbm_bytes = _compile(step.total().bytes())
-    hbm = hbm_bytes(b_value, *deg) * micro / (deg[2] * deg[3]) / (
-        float(chip.bandwidth("hbm")) * float(efficiency.of("hbm")))
-    lower = {ph: np.maximum(phase[ph], hbm * (1 if ph == "forward" else 2)) for ph in phase}
-    upper = {ph: phase[ph] + hbm * (1 if ph == "forward" else 2) for ph in phase}
-    binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
-               for ph in phase}
     costs = _Costs()
-    memory = np.zeros(len(cands))
-    mem_fns = _memory_functions(templates, cfg, per, recompute, context)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
     per_byte = {pair: np.zeros(len(cands)) for pair in pairs}
     latency = {pair: np.zeros(len(cands)) for pair in pairs}
@@ -267,6 +252,30 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                     coll, axes, m, tuple(sig[a] for a in axes))
         if progress and (i + 1) % 512 == 0:
             progress(i + 1, len(cands))
+    # each recomputation policy asked for: the same candidates again (comm costs shared)
+    policies = RECOMPUTE if recompute == "any" else (recompute,)
+    width = len(cands)
+    cands = [c if r == c.recompute else replace(c, recompute=r) for r in policies for c in cands]
+    per_byte = {k: np.tile(v, len(policies)) for k, v in per_byte.items()}
+    latency = {k: np.tile(v, len(policies)) for k, v in latency.items()}
+    deg = np.array([c.degrees for c in cands], dtype=np.float64).T
+    replicas = deg[0] * deg[1] * deg[4]
+    micro = deg[5]
+    b_value = batch / (replicas * micro)
+    rate = float(chip.peak("bf16")) * float(efficiency.of("compute"))
+    fwd = float(batch * context * flops_per_token(cfg, context=context)) / n / rate
+    every = np.repeat([float(batch * context * training_flops_per_token(
+        cfg, context=context, recompute=r)) / n / rate for r in policies], width)
+    phase = {"forward": np.full(len(cands), fwd), "backward": every - fwd}
+    hbm_bytes = _compile(step.total().bytes())
+    hbm = hbm_bytes(b_value, *deg) * micro / (deg[2] * deg[3]) / (
+        float(chip.bandwidth("hbm")) * float(efficiency.of("hbm")))
+    lower = {ph: np.maximum(phase[ph], hbm * (1 if ph == "forward" else 2)) for ph in phase}
+    upper = {ph: phase[ph] + hbm * (1 if ph == "forward" else 2) for ph in phase}
+    binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
+               for ph in phase}
+    memory = np.zeros(len(cands))
+    mem_fns = {r: _memory_functions(templates, cfg, per, r, context) for r in policies}
     by_group: dict[tuple[int, bool], list[int]] = {}
     for i, c in enumerate(cands):
         by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
@@ -274,7 +283,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         idx = np.array(rows)
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        memory[idx] = mem_fns[stage, sp_on](*args)
+        for r in policies:
+            mine = np.array([i for i in rows if cands[i].recompute == r])
+            if len(mine):
+                memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine])
         term: dict[tuple[str, str], np.ndarray] = {}
         for u in t.uses:
             count = _compile(sp.sympify(u.per_step))(*args)
@@ -307,7 +319,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     choices = tuple(_choice(cands[i], t_lower[i], memory[i], binding, i) for i in ranked[:10])
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
-                 context=context, microbatches=best.degrees[5], recompute=recompute,
+                 context=context, microbatches=best.degrees[5], recompute=best.recompute,
                  optimizer=optimizer, efficiency=efficiency)
     notes = (f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
              "gives it)",) if costs.unknown else ()
@@ -334,7 +346,8 @@ def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
             i: int) -> Choice:
     bound = binding["backward"][i] if binding["backward"][i] != "compute" else \
         binding["forward"][i]
-    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5])
+    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5],
+                  c.recompute)
 
 
 _COMPILED: dict[str, Callable[..., Any]] = {}

@@ -164,11 +164,12 @@ def _serving(s: Serving, fmt: str) -> list[str]:
 
 
 def _search(s: Search, fmt: str) -> list[str]:
-    rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), seconds(sp.Float(c.t_lower)),
-             gigabytes(sp.Float(c.memory)), c.bound) for i, c in enumerate(s.ranking)]
+    rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), c.recompute,
+             seconds(sp.Float(c.t_lower)), gigabytes(sp.Float(c.memory)), c.bound)
+            for i, c in enumerate(s.ranking)]
     return [_heading(f"search over {s.chips} chips: {s.searched} plans, {s.feasible} fit", fmt),
-            *table(["rank", "mesh", "strategy", "microbatches", "T_lower", "memory", "bound"],
-                   rows, fmt),
+            *table(["rank", "mesh", "strategy", "microbatches", "recompute", "T_lower",
+                    "memory", "bound"], rows, fmt),
             s.explain(), *(f"- {a}" for a in s.assumptions)]
 
 
