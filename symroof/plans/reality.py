@@ -22,7 +22,7 @@ import sympy as sp
 from sympy import Expr
 
 from .calibration import calibration
-from .megatron import Iteration, activations, iteration, parameters_optimizer
+from .megatron import Iteration, Run, activations, iteration, parameters_optimizer
 from .published import Figure, published
 
 MODE_NAMES = {"full": "full recomputation", "sequence+selective":
@@ -42,6 +42,7 @@ class Row:
     bound: tuple[Expr, Expr] | None
     calibrated: bool
     terms: dict[str, Expr]
+    choices: dict[str, str]
 
     @property
     def error(self) -> Expr:
@@ -54,7 +55,13 @@ class Row:
                 "bound": None if self.bound is None else
                 {"t_lower": float(self.bound[0]), "t_upper": float(self.bound[1])},
                 "error": float(self.error), "calibrated": self.calibrated,
-                "terms": {k: float(v) for k, v in self.terms.items()}}
+                "terms": {k: float(v) for k, v in self.terms.items()},
+                "choices": dict(self.choices)}
+
+
+def _choices(run: Run, **more: str) -> dict[str, str]:
+    return {"recompute": run.recompute, "sequence_parallel": str(run.sequence_parallel).lower(),
+            "interleave": str(run.interleave), "optimizer": "adam-megatron", **more}
 
 
 def _time_row(fig: Figure, it: Iteration, eff_name: str, calibrated: bool) -> Row:
@@ -66,7 +73,8 @@ def _time_row(fig: Figure, it: Iteration, eff_name: str, calibrated: bool) -> Ro
              * slot}
     return Row(f"{fig.source}", f"time per iteration, {label}, {MODE_NAMES[fig.mode]}",
                "time", "s", fig.value, predicted, (it.t_lower, it.t_upper), calibrated,
-               terms)
+               terms, _choices(it.run, efficiency=eff_name, schedule="interleaved 1F1B, the "
+                               "terms of a slot in series"))
 
 
 def compare(paper: str, eff_name: str) -> list[Row]:
@@ -86,7 +94,8 @@ def compare(paper: str, eff_name: str) -> list[Row]:
             else activations(run)
         rows.append(Row(f"{fig.source}, {fig.what}", f"memory per GPU, {fig.what}, {run.cfg.name}, "
                         f"{MODE_NAMES[fig.mode]}", "memory", "B", fig.value, value, None,
-                        False, {}))
+                        False, {}, _choices(run, sizes="megatron: 12 h^2 per layer, 18 bytes "
+                                            "per parameter")))
     return rows
 
 
