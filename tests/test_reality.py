@@ -262,3 +262,18 @@ def test_search_over_recomputation_policies_is_no_slower_than_any_one() -> None:
     assert every.searched == sum(s.searched for s in each.values())
     assert every.best.t_lower == min(s.best.t_lower for s in each.values())
     assert every.plan.t_lower == each[every.best.recompute].plan.t_lower
+
+
+def test_the_generic_plan_agrees_with_figure_1_under_megatrons_choices() -> None:
+    from tests.conftest import run_cli
+    out = run_cli("plan", "megatron-gpt-22b", "--train", "--mesh", "X=8", "--strategy",
+                  "tp=X,sp", "--chip", "a100-80gb", "--batch", "4", "--context", "2048",
+                  "--recompute", "selective", "--optimizer", "adam-megatron",
+                  "--efficiency", "megatron-a100", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    memory = {k: sp.Integer(v) for k, v in data["memory"].items()}
+    # Figure 1, 22B, sequence parallel + selective: 9.5625 GiB of activations
+    assert memory["activations"] == sp.Rational("9.5625") * GIB
+    assert memory["gradients"] == 2 * memory["weights"]  # fp32 gradients, fp16 weights
+    assert any("calibration megatron-a100" in a for a in data["assumptions"])

@@ -44,6 +44,7 @@ class PlanRequest:
     microbatches: int | None = None
     microbatch: int | None = None
     recompute: str = "none"
+    optimizer: str = "adam-mixed"
     efficiency: str | None = None
     mfu: str | None = None
     latency_target: str | None = None
@@ -85,7 +86,8 @@ class PlanRequest:
             if r.search is not None:
                 from .search import search
                 found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
-                               recompute=r.recompute, efficiency=eff, progress=progress)
+                               recompute=r.recompute, optimizer=r.optimizer, efficiency=eff,
+                               progress=progress)
                 from .relaxed import relaxed_mix
                 out = replace(out, search=found, train=found.plan,
                               relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
@@ -94,7 +96,8 @@ class PlanRequest:
                 assert r.mesh is not None and r.strategy is not None
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
-                             microbatch=r.microbatch, recompute=r.recompute, efficiency=eff)
+                             microbatch=r.microbatch, recompute=r.recompute,
+                             optimizer=r.optimizer, efficiency=eff)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
