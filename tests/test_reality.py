@@ -277,3 +277,15 @@ def test_the_generic_plan_agrees_with_figure_1_under_megatrons_choices() -> None
     assert memory["activations"] == sp.Rational("9.5625") * GIB
     assert memory["gradients"] == 2 * memory["weights"]  # fp32 gradients, fp16 weights
     assert any("calibration megatron-a100" in a for a in data["assumptions"])
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-2-7b", "megatron-gpt-175b"])
+def test_flash_attention_keeps_the_softmax_statistics_not_the_scores(name: str) -> None:
+    from symroof.models.memory import activation_bytes
+    cfg = model(name)
+    flash = activation_bytes(cfg, context=4096, attention="flash").per_layer
+    selective = activation_bytes(cfg, "selective", context=4096).per_layer
+    assert flash == selective + 4 * cfg.heads  # one fp32 log-sum-exp per head and token
+    with pytest.raises(InputError, match="--attention: attention must be one of "
+                       "materialised, flash, got 'fused'"):
+        activation_bytes(cfg, attention="fused")

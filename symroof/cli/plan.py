@@ -73,6 +73,9 @@ def register(verbs: Any) -> None:
                    choices=("adam-mixed", "adam-megatron", "adam-fp32", "sgd-mixed"),
                    help="bytes per parameter of weights, gradients and optimizer state "
                         "(default adam-mixed: 2 + 2 + 12; adam-megatron: fp32 gradients, 18)")
+    p.add_argument("--attention", default="materialised", choices=("materialised", "flash"),
+                   help="training activations: the scores kept (materialised) or only the "
+                        "softmax statistics (flash)")
     p.add_argument("--efficiency", metavar="FRACTIONS",
                    help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
                         "or a named calibration (megatron-a100) or its .toml file "
@@ -135,7 +138,8 @@ def run_plan(args: argparse.Namespace) -> int:
         catalog=args.catalog, overrides=overrides(args.set), mesh=args.mesh,
         strategy=args.strategy, search=args.search, batch=args.batch, context=args.context,
         microbatches=args.microbatches, microbatch=args.microbatch,
-        recompute=args.recompute, optimizer=args.optimizer, efficiency=args.efficiency,
+        recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
+        efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws)
     progress = _progress if args.progress else None

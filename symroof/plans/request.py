@@ -45,6 +45,7 @@ class PlanRequest:
     microbatch: int | None = None
     recompute: str = "none"
     optimizer: str = "adam-mixed"
+    attention: str = "materialised"
     efficiency: str | None = None
     mfu: str | None = None
     latency_target: str | None = None
@@ -86,8 +87,8 @@ class PlanRequest:
             if r.search is not None:
                 from .search import search
                 found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
-                               recompute=r.recompute, optimizer=r.optimizer, efficiency=eff,
-                               progress=progress)
+                               recompute=r.recompute, optimizer=r.optimizer,
+                               attention=r.attention, efficiency=eff, progress=progress)
                 from .relaxed import relaxed_mix
                 out = replace(out, search=found, train=found.plan,
                               relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
@@ -97,7 +98,7 @@ class PlanRequest:
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
                              microbatch=r.microbatch, recompute=r.recompute,
-                             optimizer=r.optimizer, efficiency=eff)
+                             optimizer=r.optimizer, attention=r.attention, efficiency=eff)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))

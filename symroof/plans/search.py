@@ -217,6 +217,7 @@ def _signature(m: Mesh, name: str) -> tuple[Any, ...]:
 
 def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
            recompute: str = "none", optimizer: str = "adam-mixed",
+           attention: str = "materialised",
            efficiency: Efficiency = PEAK,
            progress: Callable[[int, int], None] | None = None) -> Search:
     """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory;
@@ -275,7 +276,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
                for ph in phase}
     memory = np.zeros(len(cands))
-    mem_fns = {r: _memory_functions(templates, cfg, per, r, context) for r in policies}
+    mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
+               for r in policies}
     by_group: dict[tuple[int, bool], list[int]] = {}
     for i, c in enumerate(cands):
         by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
@@ -320,6 +322,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
                  context=context, microbatches=best.degrees[5], recompute=best.recompute,
+                 attention=attention,
                  optimizer=optimizer, efficiency=efficiency)
     notes = (f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
              "gives it)",) if costs.unknown else ()
@@ -369,8 +372,9 @@ def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callab
 
 
 def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
-                      per: dict[str, int], recompute: str,
-                      context: int) -> dict[tuple[int, bool], Callable[..., Any]]:
+                      per: dict[str, int], recompute: str, context: int,
+                      attention: str = "materialised",
+                      ) -> dict[tuple[int, bool], Callable[..., Any]]:
     from .strategy import Strategy
     from .training import _memory
     out = {}
@@ -378,7 +382,7 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
-        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO)
+        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention)
         out[stage, sp_on] = _compile(mem["total"])
     return out
 

@@ -120,7 +120,7 @@ def axes_for(strategy: Strategy, kind: str) -> tuple[str, ...]:
 
 def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           context: int, microbatches: int | None = None, microbatch: int | None = None,
-          recompute: str = "none",
+          recompute: str = "none", attention: str = "materialised",
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
           symbolic: bool = False) -> Plan:
@@ -163,14 +163,14 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         terms["pipeline bubble"] = Term("pipeline bubble", {"step": bubble},
                                         "1F1B fill and drain: (p - 1)/(m + p - 1) of the step")
     memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
-                     pp, micro)
+                     pp, micro, attention)
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
         if not symbolic and lower.is_number else None
     assumptions = (
         f"optimizer {optimizer}: {why}",
-        f"activations: {recompute} recomputation, bf16; 1F1B keeps min(p, m) microbatches "
-        "in flight on the first stage" if pp != 1 else f"activations: {recompute} "
-        "recomputation, bf16",
+        f"activations: {recompute} recomputation, bf16{_kernel(attention)}; 1F1B keeps "
+        "min(p, m) microbatches in flight on the first stage" if pp != 1 else
+        f"activations: {recompute} recomputation, bf16{_kernel(attention)}",
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
@@ -180,6 +180,12 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                 n, B, sp.sympify(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
                 {"microbatches": micro, "replicas": replicas, "mfu": mfu}, by_term)
+
+
+def _kernel(attention: str) -> str:
+    return "" if attention == "materialised" else (
+        f", {attention} attention (the softmax statistics kept, not the scores; the HBM term "
+        "still counts the scores' traffic)")
 
 
 def _microbatches(batch: int | Expr, replicas: Expr, pp: Expr, count: int | None,
@@ -284,12 +290,13 @@ def bound_of(terms: Mapping[str, Term]) -> str:
 
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
-            micro: Expr) -> dict[str, Expr]:
+            micro: Expr, attention: str = "materialised") -> dict[str, Expr]:
     states = zero_states(t.params_device.subs(subs), subs[DEGREE["zero"]],
                          strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
-    symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True)
-    numeric = activation_bytes(cfg, recompute, context=context)
+    symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
+                                attention=attention)
+    numeric = activation_bytes(cfg, recompute, context=context, attention=attention)
     per_token = sp.S.Zero
     for kind, layers in (("dense", numeric.layers_dense), ("moe", numeric.layers_moe)):
         parts_sym = getattr(symbolic, kind)
