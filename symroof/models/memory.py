@@ -15,8 +15,9 @@ plain MLP the activation input and output (2 F). Selective recomputation reruns 
 attention core (Q K^T, softmax, dropout, A V) and drops its T-wide terms; full
 recomputation keeps only each layer's input. A fused (flash) attention kernel keeps none of
 the T-wide tensors (its backward recomputes the scores, and regenerates a dropout mask from
-its seed) but the softmax statistics, one fp32 log-sum-exp per query head and token
-(Dao et al. 2022, FlashAttention, section 3.1): ``attention="flash"``.
+its seed) but the softmax statistics, one fp32 log-sum-exp per query head and token, as
+FlashAttention-2 keeps them (Dao 2023, section 3.1; the first FlashAttention kept two, the
+row maximum and sum): ``attention="flash"``.
 
 >>> activation_bytes(model("gpt2"), context=1024, attention="flash").per_layer
 26160
