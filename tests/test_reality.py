@@ -289,3 +289,16 @@ def test_flash_attention_keeps_the_softmax_statistics_not_the_scores(name: str) 
     with pytest.raises(InputError, match="--attention: attention must be one of "
                        "materialised, flash, got 'fused'"):
         activation_bytes(cfg, attention="fused")
+
+
+def test_a_calibration_names_only_known_resources(tmp_path: Path) -> None:
+    bad = tmp_path / "typo.toml"
+    bad.write_text('name = "x"\ntitle = "x"\n[fractions.nvlnk]\nvalue = "1/2"\nsource = "s"\n')
+    with pytest.raises(InputError, match=r"typo.toml: fractions: unknown resource 'nvlnk' "
+                       r"\(known: compute, dcn, hbm, .*nvlink"):
+        calibration(str(bad))
+    good = tmp_path / "mine.toml"
+    good.write_text('name = "mine"\ntitle = "t"\n[fractions.compute]\nvalue = "0.5"\n'
+                    'source = "a measurement"\n')
+    e = parse_efficiency(str(good))
+    assert e.of("compute") == sp.Rational(1, 2) and "a measurement" in e.describe()

@@ -65,6 +65,12 @@ class Calibration:
         return out
 
 
+def _resources() -> set[str]:
+    """What a fraction may name: compute, hbm and every link of the catalogue."""
+    from ..hardware.catalog import load_catalog
+    return {"compute", "hbm"} | {name for c in load_catalog().chips.values() for name in c.links}
+
+
 def _fraction(text: object, where: str) -> Expr:
     value = parse_expr(str(text), where=where)
     if not value.is_number or not (0 < value <= 1):
@@ -78,6 +84,11 @@ def _load(text: str, where: str) -> Calibration:
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", where) from None
     try:
+        known = _resources()
+        for k in data["fractions"]:
+            if k not in known:
+                raise InputError(f"unknown resource {k!r} (known: {', '.join(sorted(known))})",
+                                 f"{where}: fractions")
         fractions = {k: _fraction(v["value"], f"{where}: fractions.{k}")
                      for k, v in data["fractions"].items()}
         sources = {k: str(v["source"]) for k, v in data["fractions"].items()}

@@ -64,11 +64,18 @@ class Published:
             raise InputError(f"unknown run {name!r} (known: {', '.join(self.runs)})",
                              self.name)
         r = self.runs[name]
-        tp, pp, gpus = r["tensor"], r["pipeline"], r["gpus"]
-        return Run(model(r["model"]), tensor=tp, pipeline=pp, data=gpus // (tp * pp),
-                   global_batch=r["global_batch"], micro_batch=r["micro_batch"],
-                   sequence=self.sequence, mode=mode, interleave=r["interleave"],
-                   chip=self.chip, ib_per_gpu=self.ib_per_gpu, name=name)
+        try:
+            tp, pp, gpus = int(r["tensor"]), int(r["pipeline"]), int(r["gpus"])
+            if gpus % (tp * pp):
+                raise InputError(f"{gpus} GPUs are not a multiple of tensor {tp} x pipeline "
+                                 f"{pp}", f"{self.name}: runs.{name}")
+            return Run(model(r["model"]), tensor=tp, pipeline=pp, data=gpus // (tp * pp),
+                       global_batch=int(r["global_batch"]), micro_batch=int(r["micro_batch"]),
+                       sequence=self.sequence, mode=mode, interleave=int(r["interleave"]),
+                       chip=self.chip, ib_per_gpu=self.ib_per_gpu, name=name)
+        except KeyError as exc:
+            raise InputError(f"missing key {exc.args[0]!r}", f"{self.name}: runs.{name}") \
+                from None
 
 
 def _exact(value: object) -> Expr:
