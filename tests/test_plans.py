@@ -19,7 +19,7 @@ from symroof.plans.relaxed import relaxed_mix
 from symroof.plans.search import candidates, meshes, search
 from symroof.plans.serving import fewest_chips, serve
 from symroof.plans.strategy import parse_strategy
-from symroof.plans.template import BATCH, training_template
+from symroof.plans.template import BATCH, MICRO, training_template
 from symroof.plans.training import train
 from tests.conftest import examples
 
@@ -43,7 +43,7 @@ def test_megatron_sends_two_allreduces_forward_and_two_backward_per_layer() -> N
     assert per_layer(tp) == [("allreduce", "backward")] * 2 + [("allreduce", "forward")] * 2
     # each of the activations [b T, D] in bf16
     assert {u.nbytes for u in tp} == {BATCH * 2048 * D * 2}
-    assert {u.per_step for u in tp} == {L}
+    assert {u.per_step for u in tp} == {L * MICRO}  # once per layer and microbatch
 
 
 def test_sequence_parallel_swaps_each_allreduce_for_a_reducescatter_and_an_allgather() -> None:

@@ -86,15 +86,21 @@ def test_markdown_is_tables() -> None:
 
 def test_mfu_prints_palms_definition() -> None:
     out = run_cli("plan", "llama-2-7b", "--train", "--mesh", "X=16", "--strategy", "fsdp=X",
-                  "--chip", "tpu-v5e", "--batch", "16", "--context", "2048", "--mfu", "1e5",
+                  "--chip", "tpu-v5e", "--batch", "16", "--context", "2048", "--mfu", "5e4",
                   "--json")
     assert out.returncode == 0, out.stderr
     mfu = json.loads(out.stdout)["mfu"]
-    # 1e5 tokens/s x (6 x 6,738,415,616 + 12 x 32 layers x 32 heads x 128 x 2048) /
-    # (16 chips x 1.97e14)
-    per_token = 6 * 6_738_415_616 + 12 * 32 * 32 * 128 * 2048
-    assert sp.Rational(mfu["value"]) == sp.Rational(10**5 * per_token, 16 * 197 * 10**12)
+    # 5e4 tokens/s x (6 x 6,607,343,616 + 12 x 32 layers x 32 heads x 128 x 2048) /
+    # (16 chips x 1.97e14): N without the untied input embedding (32,000 x 4,096), which
+    # is looked up, not multiplied
+    per_token = 6 * 6_607_343_616 + 12 * 32 * 32 * 128 * 2048
+    assert sp.Rational(mfu["value"]) == sp.Rational(5 * 10**4 * per_token, 16 * 197 * 10**12)
     assert "6 N + 12 L H Q T" in mfu["definition"]
+    over = run_cli("plan", "llama-2-7b", "--train", "--mesh", "X=16", "--strategy", "fsdp=X",
+                   "--chip", "tpu-v5e", "--batch", "16", "--context", "2048", "--mfu", "1e5")
+    assert over.returncode == 2
+    assert "--mfu: 100000 tokens/s is an MFU of 135.99%, above the peak of 16 chips" \
+        in over.stderr
 
 
 def test_search_reports_its_progress_and_its_choice() -> None:

@@ -61,12 +61,25 @@ def register(verbs: Any) -> None:
     p.add_argument("--context", metavar="T", type=_count,
                    help="tokens per sequence (default 2048)")
     p.add_argument("--microbatches", metavar="M", type=_count,
-                   help="pipeline microbatches per step (default: 4 x the stages)")
-    p.add_argument("--recompute", default="none", choices=("none", "selective", "full"),
-                   help="activation recomputation policy (default none)")
+                   help="microbatches per step and replica (default: 4 x the pipeline "
+                        "stages, else 1)")
+    p.add_argument("--microbatch", metavar="SIZE", type=_count,
+                   help="sequences per microbatch: gradient accumulation for any strategy")
+    p.add_argument("--recompute", default="none",
+                   choices=("none", "selective", "full", "any"),
+                   help="activation recomputation policy (default none; any: --search tries "
+                        "each)")
+    p.add_argument("--optimizer", default="adam-mixed",
+                   choices=("adam-mixed", "adam-megatron", "adam-fp32", "sgd-mixed"),
+                   help="bytes per parameter of weights, gradients and optimizer state "
+                        "(default adam-mixed: 2 + 2 + 12; adam-megatron: fp32 gradients, 18)")
+    p.add_argument("--attention", default="materialised", choices=("materialised", "flash"),
+                   help="training activations: the scores kept (materialised) or only the "
+                        "softmax statistics (flash)")
     p.add_argument("--efficiency", metavar="FRACTIONS",
-                   help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8' "
-                        "(a named assumption; default: every term at its peak)")
+                   help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
+                        "or a named calibration (megatron-a100) or its .toml file "
+                        "(default: every term at its peak)")
     p.add_argument("--mfu", metavar="TOKENS_PER_S", type=_rate,
                    help="a measured training throughput: print its MFU on the plan's chips")
     p.add_argument("--latency-target", metavar="TIME",
@@ -124,7 +137,9 @@ def run_plan(args: argparse.Namespace) -> int:
         model=args.model, mode="train" if args.train else "serve", chip=args.chip,
         catalog=args.catalog, overrides=overrides(args.set), mesh=args.mesh,
         strategy=args.strategy, search=args.search, batch=args.batch, context=args.context,
-        microbatches=args.microbatches, recompute=args.recompute, efficiency=args.efficiency,
+        microbatches=args.microbatches, microbatch=args.microbatch,
+        recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
+        efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws)
     progress = _progress if args.progress else None

@@ -13,7 +13,14 @@ dropout, 16-bit) the sum is 34 D + 5 N T bytes, their s b h (34 + 5 a s / h) per
 A gated MLP keeps gate and up outputs, the activation output and their product (4 F); a
 plain MLP the activation input and output (2 F). Selective recomputation reruns the
 attention core (Q K^T, softmax, dropout, A V) and drops its T-wide terms; full
-recomputation keeps only each layer's input.
+recomputation keeps only each layer's input. A fused (flash) attention kernel keeps none of
+the T-wide tensors (its backward recomputes the scores, and regenerates a dropout mask from
+its seed) but the softmax statistics, one fp32 log-sum-exp per query head and token, as
+FlashAttention-2 keeps them (Dao 2023, section 3.1; the first FlashAttention kept two, the
+row maximum and sum): ``attention="flash"``.
+
+>>> activation_bytes(model("gpt2"), context=1024, attention="flash").per_layer
+26160
 """
 
 from __future__ import annotations
@@ -33,10 +40,14 @@ from .counts import RECOMPUTE, context_symbol, kv_bytes_per_token, params, sizes
 OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
     "adam-mixed": (2, 2, 12, "mixed-precision Adam: bf16 weights and gradients, fp32 master "
                    "weights and two fp32 moments (Rajbhandari et al. 2020, ZeRO, section 3.1)"),
+    "adam-megatron": (2, 4, 12, "Megatron-LM's mixed-precision Adam: fp16 weights, fp32 "
+                      "gradients, fp32 master weights and two fp32 moments, 18 bytes per "
+                      "parameter (Korthikanti et al. 2022, Figure 1)"),
     "adam-fp32": (4, 4, 8, "fp32 Adam: fp32 weights, gradients and two moments"),
     "sgd-mixed": (2, 2, 4, "mixed-precision SGD without momentum: fp32 master weights only"),
 }
 T_WIDE = ("softmax output", "softmax dropout mask", "softmax dropout output")
+ATTENTION = ("materialised", "flash")
 
 
 @dataclass(frozen=True)
@@ -83,10 +94,15 @@ def _layer_parts(cfg: ModelConfig, s: Mapping[str, sp.Expr], width: sp.Expr, T: 
 
 def activation_bytes(cfg: ModelConfig, policy: str = "none", *,
                      context: int | sp.Expr | None = None, dtype: str = "bf16",
-                     dropout: bool | None = None, symbolic: bool = False) -> Activations:
+                     dropout: bool | None = None, symbolic: bool = False,
+                     attention: str = "materialised") -> Activations:
     """Activation bytes per token kept for the backward pass under ``policy`` (``none``,
     ``selective`` or ``full`` recomputation), for sequences of ``context`` tokens; dropout
-    masks count when ``dropout`` (default: the config's)."""
+    masks count when ``dropout`` (default: the config's); ``attention`` is the kernel
+    (``materialised`` scores or ``flash``)."""
+    if attention not in ATTENTION:
+        raise InputError(f"attention must be one of {', '.join(ATTENTION)}, got {attention!r}",
+                         "--attention")
     if policy not in RECOMPUTE:
         raise InputError(f"recomputation policy must be one of {', '.join(RECOMPUTE)}, "
                          f"got {policy!r}")
@@ -98,6 +114,9 @@ def activation_bytes(cfg: ModelConfig, policy: str = "none", *,
 
     def kept(width: sp.Expr) -> dict[str, sp.Expr]:
         parts = _layer_parts(cfg, s, width, T, a, cfg.dropout if dropout is None else dropout)
+        if attention == "flash":
+            parts = {k: v for k, v in parts.items() if k not in T_WIDE}
+            parts["softmax statistics"] = 4 * s["N"]
         if policy == "selective":
             return {k: v for k, v in parts.items() if k not in T_WIDE}
         if policy == "full":

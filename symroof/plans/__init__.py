@@ -12,5 +12,8 @@
 ``strategy`` parses ``"fsdp=X,tp=Y"``; ``training`` and ``serving`` build plans from a
 model's layer ops and the parallel vocabulary's collectives; ``zero`` and ``pipeline`` hold
 ZeRO's model states and the 1F1B schedule; ``search`` picks the fastest plan over every
-factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation.
+factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation. ``megatron`` holds
+Megatron-LM's conventions and an iteration by op class, ``published`` the runs of papers
+with their figures, ``calibration`` named fractions of peak, ``reality`` the comparison of
+the two, ``megatron_search`` the fastest Megatron-LM configuration on a cluster.
 """

@@ -3,10 +3,13 @@
 >>> e = parse_efficiency("compute=0.6, ici=0.8")
 >>> e.of("compute"), e.of("hbm"), e.describe()
 (3/5, 1, 'compute at 3/5 of peak, ici at 4/5 of peak')
+>>> parse_efficiency("megatron-a100").label
+'megatron-a100 (Megatron-LM on A100 80 GB (Selene, DGX A100))'
 
 A term's time under an assumption is its time at peak divided by the fraction; a term the
 assumption does not name runs at its peak. The assumption travels with the plan and is
-printed beside every result it changes.
+printed beside every result it changes. A named calibration (``megatron-a100``, or a
+``.toml`` file; ``symroof.plans.calibration``) brings its fractions with their sources.
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ class Efficiency:
     """Fractions of peak by term name (``compute``, ``hbm``, a link or an axis name)."""
 
     fractions: Mapping[str, sp.Expr] = field(default_factory=dict)
+    label: str = ""
+    notes: tuple[str, ...] = ()
 
     def of(self, term: str) -> sp.Expr:
         """The fraction assumed for ``term``: its own, else its family's (``ici`` for
@@ -40,6 +45,8 @@ class Efficiency:
     def describe(self) -> str:
         if not self.fractions:
             return "every term at its peak"
+        if self.label:
+            return f"calibration {self.label}: " + "; ".join(self.notes)
         return ", ".join(f"{k} at {sp.sstr(v)} of peak" for k, v in self.fractions.items())
 
     def to_json(self) -> dict[str, str]:
@@ -50,9 +57,16 @@ PEAK = Efficiency()
 
 
 def parse_efficiency(spec: str | None, where: str = "--efficiency") -> Efficiency:
-    """``"compute=0.6,ici=0.8"`` -> fractions in (0, 1]; errors name the bad entry."""
+    """``"compute=0.6,ici=0.8"`` -> fractions in (0, 1]; errors name the bad entry. A name
+    without ``=`` (or a ``.toml`` path) is a calibration."""
     if spec is None or not spec.strip():
         return PEAK
+    if "=" not in spec:
+        from .calibration import calibration
+        try:
+            return calibration(spec.strip()).efficiency()
+        except InputError as exc:
+            raise InputError(exc.message, where) from None
     out: dict[str, sp.Expr] = {}
     for raw in spec.split(","):
         name, eq, value = (s.strip() for s in raw.partition("="))

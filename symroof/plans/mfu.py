@@ -9,7 +9,15 @@
 0.462
 
 MFU is the throughput a run achieves, counted in the model's own FLOPs (no rematerialised
-work), over the peak of the chips it ran on. PaLM counts 6N FLOPs per token for the dense
+work), over the peak of the chips it ran on. N is what the model multiplies: an untied input
+embedding and learned positions are looked up, not multiplied, so they are left out
+(``model_params``) and a plan at its compute bound reads exactly 100%.
+
+>>> from symroof.models import model
+>>> model_params(model("llama-2-7b"))
+6607343616
+
+PaLM counts 6N FLOPs per token for the dense
 matmuls of forward and backward and 12 L H Q T for attention's two matmuls at sequence
 length T: forward 2 x 2 L H Q T (scores and values, each a multiply and an add per element),
 backward twice that.
@@ -23,9 +31,12 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import exact
+from ..models.config import ModelConfig
+from ..models.counts import params
 
 DEFINITION = ("MFU = tokens per second x (6 N + 12 L H Q T) / (chips x peak FLOP/s); "
-              "N parameters, L layers, H heads, Q head dimension, T sequence length "
+              "N parameters a token multiplies (an untied input embedding and learned "
+              "positions excluded), L layers, H heads, Q head dimension, T sequence length "
               "(PaLM, Chowdhery et al., 2022, appendix B)")
 
 
@@ -54,7 +65,7 @@ def palm_flops_per_token(params: sp.Expr | int, layers: sp.Expr | int,
     return 6 * n + 12 * layer * h * q * t
 
 
-def mfu_from(params: sp.Expr | int, layers: sp.Expr | int, heads: sp.Expr | int,
+def mfu_from(n_params: sp.Expr | int, layers: sp.Expr | int, heads: sp.Expr | int,
              head_dim: sp.Expr | int, context: sp.Expr | int,
              tokens_per_second: sp.Expr | int | float, chips: sp.Expr | int,
              peak: sp.Expr | int) -> Mfu:
@@ -65,5 +76,34 @@ def mfu_from(params: sp.Expr | int, layers: sp.Expr | int, heads: sp.Expr | int,
     for name, v in (("throughput", tps), ("chips", n_chips), ("peak", rate)):
         if v.is_number and not v.is_positive:
             raise InputError(f"{name} must be positive, got {v}")
-    fpt = palm_flops_per_token(params, layers, heads, head_dim, context)
-    return Mfu(tps * fpt / (n_chips * rate), fpt, tps, n_chips, rate)
+    fpt = palm_flops_per_token(n_params, layers, heads, head_dim, context)
+    value = tps * fpt / (n_chips * rate)
+    if value.is_number and value > 1:
+        raise InputError(f"{sp.sstr(tps)} tokens/s is an MFU of {float(value):.2%}, above the "
+                         f"peak of {sp.sstr(n_chips)} chips: check the throughput, the chip "
+                         "and the chip count", "--mfu")
+    return Mfu(value, fpt, tps, n_chips, rate)
+
+
+def model_params(cfg: ModelConfig) -> sp.Expr:
+    """Parameters a token multiplies: the active ones, less an untied input embedding (the
+    tied one is the output head too) and learned positions."""
+    s = cfg.sizes(False)
+    looked_up = (0 if cfg.tied_embeddings else s["V"] * s["D"]) + (
+        s["P"] * s["D"] if cfg.positions == "learned" else 0)
+    return params(cfg).active - looked_up
+
+
+def mfu_of(cfg: ModelConfig, context: sp.Expr | int, tokens_per_second: sp.Expr | int,
+           chips: sp.Expr | int, peak: sp.Expr | int) -> Mfu:
+    """PaLM's MFU of ``cfg`` at a throughput, with N = ``model_params(cfg)``."""
+    return mfu_from(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim, context,
+                    tokens_per_second, chips, peak)
+
+
+def predicted_mfu(cfg: ModelConfig, tokens: sp.Expr | int, seconds: sp.Expr,
+                  chips: sp.Expr | int, peak: sp.Expr, context: sp.Expr | int) -> sp.Expr:
+    """The MFU a plan would reach if a step of ``tokens`` took ``seconds`` (its T_lower)."""
+    fpt = palm_flops_per_token(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim,
+                               context)
+    return sp.sympify(tokens) * fpt / (sp.sympify(seconds) * chips * peak)

@@ -6,6 +6,9 @@
 (p - 1)/(m + p - 1)
 >>> schedule(4, 8).bubble_fraction(), schedule(4, 8).in_flight
 (Fraction(3, 11), (4, 3, 2, 1))
+>>> v = sp.Symbol("v", positive=True, integer=True)
+>>> bubble_over_ideal(p, m, v)
+(p - 1)/(m*v)
 
 The schedule is built by playing 1F1B (Narayanan et al., 2021): stage s runs
 min(p - s, m) forwards to warm up, then alternates one backward and one forward, then drains
@@ -167,3 +170,43 @@ def bubble_fraction(stages: sp.Expr | int, micro: sp.Expr | int) -> sp.Expr:
     """The 1F1B bubble, idle time over step time, derived from the critical path."""
     tf, tb = sp.symbols("t_f t_b", positive=True)
     return sp.factor(pipeline_cost(stages, micro, tf, tb).bubble)
+
+
+def interleaved_cost(stages: sp.Expr | int, micro: sp.Expr | int, chunks: sp.Expr | int,
+                     forward: sp.Expr, backward: sp.Expr) -> PipelineCost:
+    """Interleaved 1F1B (Narayanan et al., 2021, section 2.2.2): each device runs ``chunks``
+    (v) model chunks of L/(p v) layers, so a microbatch's forward on one chunk takes t_f/v;
+    the first microbatch's forward crosses p - 1 chunks before the last device starts, and
+    the last backward crosses p - 1 chunks back. ``forward`` and ``backward`` are one
+    microbatch's times on one device (all its chunks).
+
+    >>> tf, tb = sp.symbols("t_f t_b", positive=True)
+    >>> interleaved_cost(4, 8, 2, tf, tb).makespan
+    19*t_b/2 + 19*t_f/2
+    """
+    p, m, v = sp.sympify(stages), sp.sympify(micro), sp.sympify(chunks)
+    fill = (p - 1) * forward / v
+    steady = m * (forward + backward)
+    drain = (p - 1) * backward / v
+    makespan = sp.expand(fill + steady + drain)
+    bubble = sp.factor(sp.cancel(1 - steady / makespan))
+    steps = (
+        Step("define", "fill: the first forward crosses p - 1 chunks of 1/v of a stage", None,
+             fill, "each chunk's forward waits for the chunk before it"),
+        Step("define", "steady state on the last device", None, steady,
+             "m forwards and m backwards of all its chunks"),
+        Step("define", "drain: the last backward crosses p - 1 chunks", None, drain,
+             "each chunk's backward waits for the chunk after it"),
+        Step("simplify", "bubble fraction", 1 - steady / makespan, bubble,
+             "idle time / makespan"),
+    )
+    return PipelineCost(makespan, steady, bubble, steps)
+
+
+def bubble_over_ideal(stages: sp.Expr | int, micro: sp.Expr | int,
+                      chunks: sp.Expr | int = 1) -> sp.Expr:
+    """The bubble as Megatron-LM states it, idle time over the ideal (busy) time: (p - 1)/m,
+    and (p - 1)/(v m) interleaved; derived from the makespan."""
+    tf, tb = sp.symbols("t_f t_b", positive=True)
+    cost = interleaved_cost(stages, micro, chunks, tf, tb)
+    return sp.factor(sp.cancel((cost.makespan - cost.busy) / cost.busy))

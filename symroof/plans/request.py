@@ -42,7 +42,10 @@ class PlanRequest:
     batch: int | None = None
     context: int | None = None
     microbatches: int | None = None
+    microbatch: int | None = None
     recompute: str = "none"
+    optimizer: str = "adam-mixed"
+    attention: str = "materialised"
     efficiency: str | None = None
     mfu: str | None = None
     latency_target: str | None = None
@@ -53,6 +56,9 @@ class PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
         if self.mode not in DEFAULT_BATCH:
             raise InputError(f"mode must be train or serve, got {self.mode!r}")
+        if self.recompute == "any" and self.search is None:
+            raise InputError("'any' is for --search; a plan takes none, selective or full",
+                             "--recompute")
         if self.mode == "serve" and self.search is not None:
             raise InputError("the search is over training plans; for serving, ask for the "
                              "fewest chips with --latency-target", "--search")
@@ -81,7 +87,8 @@ class PlanRequest:
             if r.search is not None:
                 from .search import search
                 found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
-                               recompute=r.recompute, efficiency=eff, progress=progress)
+                               recompute=r.recompute, optimizer=r.optimizer,
+                               attention=r.attention, efficiency=eff, progress=progress)
                 from .relaxed import relaxed_mix
                 out = replace(out, search=found, train=found.plan,
                               relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
@@ -90,7 +97,8 @@ class PlanRequest:
                 assert r.mesh is not None and r.strategy is not None
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
-                             recompute=r.recompute, efficiency=eff)
+                             microbatch=r.microbatch, recompute=r.recompute,
+                             optimizer=r.optimizer, attention=r.attention, efficiency=eff)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
@@ -112,12 +120,10 @@ class PlanRequest:
 
 def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
     from ..core.parse import parse_expr
-    from ..models import params
-    from .mfu import mfu_from
+    from .mfu import mfu_of
     assert plan is not None
     tps = parse_expr(rate, where="--mfu")
-    return mfu_from(params(cfg).total, cfg.layers, cfg.heads, cfg.head_dim, plan.context, tps,
-                    plan.devices, chip.peak("bf16"))
+    return mfu_of(cfg, plan.context, tps, plan.devices, chip.peak("bf16"))
 
 
 @dataclass(frozen=True)
@@ -208,7 +214,8 @@ def _plan_json(p: Plan) -> dict[str, Any]:
             **_exact("t_lower", p.t_lower), **_exact("t_upper", p.t_upper), "bound": p.bound,
             "bound_by_phase": bound_by_phase(p.terms), **_exact("critical_batch", p.critical_batch),
             "critical_batch_unit": "tokens per chip", "critical_note": p.critical_note,
-            "microbatches": str(p.extra.get("microbatches")), "collectives": uses}
+            "microbatches": str(p.extra.get("microbatches")),
+            **_exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses}
 
 
 def _phase_json(ph: Phase) -> dict[str, Any]:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,7 +31,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.counts import flops_per_token, training_flops_per_token
+from ..models.counts import RECOMPUTE, flops_per_token, training_flops_per_token
 from ..models.layers import layer_ops
 from ..models.memory import OPTIMIZERS
 from ..parallel.collectives import collective
@@ -60,6 +60,7 @@ class Candidate:
     stage: int
     sequence_parallel: bool
     kinds: dict[str, tuple[str, ...]]
+    recompute: str = "none"
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,7 @@ class Choice:
     memory: float
     bound: str
     microbatches: int = 1
+    recompute: str = "none"
 
 
 @dataclass(frozen=True)
@@ -154,16 +156,26 @@ def candidates(cfg: ModelConfig, axes: list[tuple[str, int, str]],
             deg["zero" if label.startswith("zero") else label] *= size
         if not _allowed(cfg, deg, batch):
             continue
-        micro = 4 * deg["pp"] if deg["pp"] > 1 else 1
-        if batch % (deg["dp"] * deg["zero"] * deg["ep"] * micro):
-            continue
+        replicas = deg["dp"] * deg["zero"] * deg["ep"]
         stage = int(next(iter(zeros))[-1]) if zeros else 0
         text = ",".join(f"{'fsdp' if k == 'zero3' else k}={'+'.join(kinds[k])}"
                         for k in KINDS if k in kinds)
-        for sp_on in ((False, True) if "tp" in kinds else (False,)):
-            yield Candidate(spec, text + (",sp" if sp_on else ""),
-                            (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"], micro),
-                            stage, sp_on, kinds)
+        for micro in _microbatch_counts(batch, replicas, deg["pp"]):
+            for sp_on in ((False, True) if "tp" in kinds else (False,)):
+                yield Candidate(spec, text + (",sp" if sp_on else ""),
+                                (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"],
+                                 micro), stage, sp_on, kinds)
+
+
+def _microbatch_counts(batch: int, replicas: int, pp: int) -> list[int]:
+    """A pipeline's 4 microbatches per stage; without one, gradient accumulation over
+    every power of two of microbatches the replica's batch splits into."""
+    if pp > 1:
+        return [4 * pp] if batch % (replicas * 4 * pp) == 0 else []
+    if batch % replicas:
+        return []
+    per = batch // replicas
+    return [m for m in (2**k for k in range(per.bit_length())) if per % m == 0]
 
 
 def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
@@ -205,9 +217,11 @@ def _signature(m: Mesh, name: str) -> tuple[Any, ...]:
 
 def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
            recompute: str = "none", optimizer: str = "adam-mixed",
+           attention: str = "materialised",
            efficiency: Efficiency = PEAK,
            progress: Callable[[int, int], None] | None = None) -> Search:
-    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory."""
+    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory;
+    ``recompute="any"`` tries every recomputation policy with every candidate."""
     shapes = list(meshes(chip, n))
     cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
     if not cands:
@@ -222,25 +236,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             templates[stage, sp_on] = training_template(
                 cfg, context=context, kinds=("dp", "zero", "tp", "pp", "ep"), zero_stage=stage,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
-    deg = np.array([c.degrees for c in cands], dtype=np.float64).T
-    replicas = deg[0] * deg[1] * deg[4]
-    micro = deg[5]
-    b_value = batch / (replicas * micro)
-    rate = float(chip.peak("bf16")) * float(efficiency.of("compute"))
-    fwd = float(batch * context * flops_per_token(cfg, context=context)) / n / rate
-    every = float(batch * context * training_flops_per_token(cfg, context=context,
-                                                             recompute=recompute)) / n / rate
-    phase = {"forward": np.full(len(cands), fwd), "backward": np.full(len(cands), every - fwd)}
-    hbm_bytes = _compile(step.total().bytes())
-    hbm = hbm_bytes(b_value, *deg) * micro / (deg[2] * deg[3]) / (
-        float(chip.bandwidth("hbm")) * float(efficiency.of("hbm")))
-    lower = {ph: np.maximum(phase[ph], hbm * (1 if ph == "forward" else 2)) for ph in phase}
-    upper = {ph: phase[ph] + hbm * (1 if ph == "forward" else 2) for ph in phase}
-    binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
-               for ph in phase}
     costs = _Costs()
-    memory = np.zeros(len(cands))
-    mem_fns = _memory_functions(templates, cfg, per, recompute, context)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
     per_byte = {pair: np.zeros(len(cands)) for pair in pairs}
     latency = {pair: np.zeros(len(cands)) for pair in pairs}
@@ -257,6 +253,31 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                     coll, axes, m, tuple(sig[a] for a in axes))
         if progress and (i + 1) % 512 == 0:
             progress(i + 1, len(cands))
+    # each recomputation policy asked for: the same candidates again (comm costs shared)
+    policies = RECOMPUTE if recompute == "any" else (recompute,)
+    width = len(cands)
+    cands = [c if r == c.recompute else replace(c, recompute=r) for r in policies for c in cands]
+    per_byte = {k: np.tile(v, len(policies)) for k, v in per_byte.items()}
+    latency = {k: np.tile(v, len(policies)) for k, v in latency.items()}
+    deg = np.array([c.degrees for c in cands], dtype=np.float64).T
+    replicas = deg[0] * deg[1] * deg[4]
+    micro = deg[5]
+    b_value = batch / (replicas * micro)
+    rate = float(chip.peak("bf16")) * float(efficiency.of("compute"))
+    fwd = float(batch * context * flops_per_token(cfg, context=context)) / n / rate
+    every = np.repeat([float(batch * context * training_flops_per_token(
+        cfg, context=context, recompute=r)) / n / rate for r in policies], width)
+    phase = {"forward": np.full(len(cands), fwd), "backward": every - fwd}
+    hbm_bytes = _compile(step.total().bytes())
+    hbm = hbm_bytes(b_value, *deg) * micro / (deg[2] * deg[3]) / (
+        float(chip.bandwidth("hbm")) * float(efficiency.of("hbm")))
+    lower = {ph: np.maximum(phase[ph], hbm * (1 if ph == "forward" else 2)) for ph in phase}
+    upper = {ph: phase[ph] + hbm * (1 if ph == "forward" else 2) for ph in phase}
+    binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
+               for ph in phase}
+    memory = np.zeros(len(cands))
+    mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
+               for r in policies}
     by_group: dict[tuple[int, bool], list[int]] = {}
     for i, c in enumerate(cands):
         by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
@@ -264,7 +285,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         idx = np.array(rows)
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        memory[idx] = mem_fns[stage, sp_on](*args)
+        for r in policies:
+            mine = np.array([i for i in rows if cands[i].recompute == r])
+            if len(mine):
+                memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine])
         term: dict[tuple[str, str], np.ndarray] = {}
         for u in t.uses:
             count = _compile(sp.sympify(u.per_step))(*args)
@@ -297,7 +321,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     choices = tuple(_choice(cands[i], t_lower[i], memory[i], binding, i) for i in ranked[:10])
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
-                 context=context, microbatches=best.degrees[5], recompute=recompute,
+                 context=context, microbatches=best.degrees[5], recompute=best.recompute,
+                 attention=attention,
                  optimizer=optimizer, efficiency=efficiency)
     notes = (f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
              "gives it)",) if costs.unknown else ()
@@ -308,7 +333,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if after is not None else None
     return Search(n, len(cands), int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
-                  (*notes, f"pipelines run 4 microbatches per stage; {why}"), len(tied),
+                  (*notes, "pipelines run 4 microbatches per stage; without a pipeline, gradient "
+                   f"accumulation over 1, 2, 4, ... microbatches; {why}"), len(tied),
                   slower, tuple(_choice(cands[i], t_lower[i], memory[i], binding, i)
                                 for i in ranked))
 
@@ -323,7 +349,8 @@ def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
             i: int) -> Choice:
     bound = binding["backward"][i] if binding["backward"][i] != "compute" else \
         binding["forward"][i]
-    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5])
+    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5],
+                  c.recompute)
 
 
 _COMPILED: dict[str, Callable[..., Any]] = {}
@@ -345,8 +372,9 @@ def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callab
 
 
 def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
-                      per: dict[str, int], recompute: str,
-                      context: int) -> dict[tuple[int, bool], Callable[..., Any]]:
+                      per: dict[str, int], recompute: str, context: int,
+                      attention: str = "materialised",
+                      ) -> dict[tuple[int, bool], Callable[..., Any]]:
     from .strategy import Strategy
     from .training import _memory
     out = {}
@@ -354,7 +382,7 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
-        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO)
+        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention)
         out[stage, sp_on] = _compile(mem["total"])
     return out
 

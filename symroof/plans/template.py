@@ -123,7 +123,7 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
     layer_blocks = [blk for blk in step.blocks if blk.name != "head"]
     layers = sp.Add(*(blk.count for blk in layer_blocks))
     pp = D_PP if "pp" in kinds else sp.S.One
-    micro = MICRO if "pp" in kinds else sp.S.One
+    micro = MICRO  # microbatches per step: a pipeline's, or gradient accumulation's
     shard = D_TP if "tp" in kinds else sp.S.One
     device_params = sp.S.Zero
     block_params = sp.S.Zero

@@ -20,7 +20,7 @@ activations) is either always hidden or never.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import sympy as sp
@@ -35,6 +35,7 @@ from ..models.memory import OPTIMIZERS, activation_bytes
 from ..parallel.collectives import collective
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
+from .mfu import predicted_mfu
 from .pipeline import pipeline_cost
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
@@ -119,12 +120,15 @@ def axes_for(strategy: Strategy, kind: str) -> tuple[str, ...]:
 
 
 def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
-          context: int, microbatches: int | None = None, recompute: str = "none",
+          context: int, microbatches: int | None = None, microbatch: int | None = None,
+          recompute: str = "none", attention: str = "materialised",
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
           symbolic: bool = False) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
-    of ``context`` tokens per step. ``peak`` replaces the chip's bf16 peak (a symbol for a
+    of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
+    ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
+    schedule with a pipeline axis). ``peak`` replaces the chip's bf16 peak (a symbol for a
     law); ``symbolic`` keeps the model's sizes as letters."""
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
@@ -132,16 +136,14 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                          + "+".join(strategy.axes("pp")), "--strategy")
     deg = degrees_of(strategy, m)
     pp = deg[DEGREE["pp"]]
-    micro = sp.Integer(microbatches) if microbatches else (4 * pp if pp != 1 else sp.S.One)
-    if microbatches and "pp" not in strategy.kinds and microbatches != 1:
-        raise InputError("microbatches need a pipeline axis (pp=AXIS)", "--microbatches")
+    replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
+    micro = _microbatches(batch, replicas, pp, microbatches, microbatch)
     w, g, o, why = OPTIMIZERS[optimizer]
     per = {"weights": w, "gradients": g, "optimizer": o}
     t = template or training_template(cfg, context=context, kinds=kinds_of(strategy),
                                       zero_stage=strategy.zero_stage,
                                       sequence_parallel=strategy.sequence_parallel,
                                       bytes_per_param=per, symbolic=symbolic)
-    replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
     n = exact(m.devices)
     B = exact(batch)
     if B.is_number and (not B.is_Integer or B < 1 or B % (replicas * micro) != 0):
@@ -162,19 +164,45 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         terms["pipeline bubble"] = Term("pipeline bubble", {"step": bubble},
                                         "1F1B fill and drain: (p - 1)/(m + p - 1) of the step")
     memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
-                     pp, micro)
+                     pp, micro, attention)
+    mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
+        if not symbolic and lower.is_number else None
     assumptions = (
         f"optimizer {optimizer}: {why}",
-        f"activations: {recompute} recomputation, bf16; 1F1B keeps min(p, m) microbatches "
-        "in flight on the first stage" if pp != 1 else f"activations: {recompute} "
-        "recomputation, bf16",
+        f"activations: {recompute} recomputation, bf16{_kernel(attention)}; 1F1B keeps "
+        "min(p, m) microbatches in flight on the first stage" if pp != 1 else
+        f"activations: {recompute} recomputation, bf16{_kernel(attention)}",
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
+        *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
+           "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "FLOPs split evenly over every chip; HBM traffic of the backward twice the forward's",
         f"efficiency: {efficiency.describe()}", *where, *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
-                {"microbatches": micro, "replicas": replicas}, by_term)
+                {"microbatches": micro, "replicas": replicas, "mfu": mfu}, by_term)
+
+
+def _kernel(attention: str) -> str:
+    return "" if attention == "materialised" else (
+        f", {attention} attention (the softmax statistics kept, not the scores; the HBM term "
+        "still counts the scores' traffic)")
+
+
+def _microbatches(batch: int | Expr, replicas: Expr, pp: Expr, count: int | None,
+                  size: int | None) -> Expr:
+    """Microbatches per replica: given, or from a microbatch size, else 4 per pipeline
+    stage (1 without a pipeline)."""
+    if count and size:
+        raise InputError("give the microbatches' number or their size, not both",
+                         "--microbatch")
+    if size:
+        B = exact(batch)
+        if B.is_number and B % (replicas * size) != 0:
+            raise InputError(f"a batch of {B} sequences does not split into {replicas} "
+                             f"replicas x microbatches of {size}", "--microbatch")
+        return exact(B / (replicas * size))
+    return sp.Integer(count) if count else (4 * pp if pp != 1 else sp.S.One)
 
 
 def _mesh_text(m: Mesh) -> str:
@@ -216,7 +244,7 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         for sym in unknown:
             notes.add(f"{sym}: a per-hop latency no source gives, taken as 0")
         each = coll.bandwidth_time / f + latency.subs({s: 0 for s in unknown})
-        uses.append((u, name, count * each, nbytes))
+        uses.append((replace(u, per_step=count), name, count * each, nbytes))
         term = terms.get(name) or Term(name, {}, "")
         phases = dict(term.phases)
         phases[u.phase] = phases.get(u.phase, sp.S.Zero) + count * each
@@ -263,12 +291,13 @@ def bound_of(terms: Mapping[str, Term]) -> str:
 
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
-            micro: Expr) -> dict[str, Expr]:
+            micro: Expr, attention: str = "materialised") -> dict[str, Expr]:
     states = zero_states(t.params_device.subs(subs), subs[DEGREE["zero"]],
                          strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
-    symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True)
-    numeric = activation_bytes(cfg, recompute, context=context)
+    symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
+                                attention=attention)
+    numeric = activation_bytes(cfg, recompute, context=context, attention=attention)
     per_token = sp.S.Zero
     for kind, layers in (("dense", numeric.layers_dense), ("moe", numeric.layers_moe)):
         parts_sym = getattr(symbolic, kind)

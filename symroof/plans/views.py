@@ -123,6 +123,8 @@ def _plan(p: Plan, fmt: str) -> list[str]:
     out += [_heading("terms per step", fmt), *_terms(p.terms, fmt, PHASES), ""]
     out += [f"T_lower  {seconds(p.t_lower)}  (each term overlapping the compute of its phase)",
             f"T_upper  {seconds(p.t_upper)}  (nothing overlapping)",
+            *([f"MFU      {approx(100 * sp.sympify(mfu))}% at T_lower (PaLM's definition)"]
+              if (mfu := p.extra.get("mfu")) is not None else []),
             f"bound    {p.bound} (" + ", ".join(f"{ph}: {t}" for ph, t in
                                             bound_by_phase(p.terms).items()) + ")"]
     if p.critical_batch is not None:
@@ -162,10 +164,12 @@ def _serving(s: Serving, fmt: str) -> list[str]:
 
 
 def _search(s: Search, fmt: str) -> list[str]:
-    rows = [(str(i + 1), c.spec, c.strategy, seconds(sp.Float(c.t_lower)),
-             gigabytes(sp.Float(c.memory)), c.bound) for i, c in enumerate(s.ranking)]
+    rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), c.recompute,
+             seconds(sp.Float(c.t_lower)), gigabytes(sp.Float(c.memory)), c.bound)
+            for i, c in enumerate(s.ranking)]
     return [_heading(f"search over {s.chips} chips: {s.searched} plans, {s.feasible} fit", fmt),
-            *table(["rank", "mesh", "strategy", "T_lower", "memory", "bound"], rows, fmt),
+            *table(["rank", "mesh", "strategy", "microbatches", "recompute", "T_lower",
+                    "memory", "bound"], rows, fmt),
             s.explain(), *(f"- {a}" for a in s.assumptions)]
 
 

@@ -1,0 +1,304 @@
+"""Megatron-LM's conventions, the published runs of Korthikanti et al. 2022 (arXiv 2205.05198)
+and the comparison of symroof's figures with theirs."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symroof.core.errors import InputError
+from symroof.models import model
+from symroof.plans.calibration import calibration
+from symroof.plans.efficiency import PEAK, parse_efficiency
+from symroof.plans.megatron import (
+    Run,
+    activations,
+    iteration,
+    layer_activation_bytes,
+    parameters_optimizer,
+    tensor_collectives,
+)
+from symroof.plans.published import GIB, published
+from symroof.plans.reality import compare, mean_abs_error
+from tests.conftest import ROOT
+
+# Table 3 of the paper: heads a, hidden h, layers L
+SIZES = {"megatron-gpt-22b": (64, 6144, 48), "megatron-gpt-175b": (96, 12288, 96),
+         "megatron-gpt-530b": (128, 20480, 105), "megatron-gpt-1t": (160, 25600, 128)}
+S = 2048
+
+
+@pytest.fixture(scope="module")
+def rows() -> list:
+    return compare("korthikanti2022", "megatron-a100")
+
+
+def _run(name: str, mode: str, t: int = 8, b: int = 1) -> Run:
+    return Run(model(name), tensor=t, pipeline=1, global_batch=b, micro_batch=b,
+               sequence=S, mode=mode)
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+@pytest.mark.parametrize("t", [1, 2, 8])
+def test_activations_per_layer_are_the_papers_table_2(name: str, t: int) -> None:
+    # section 4.2: s b h (10 + 24/t + 5 a s/(h t)) with tensor parallelism alone, the whole
+    # layer split by t with sequence parallelism, 34 s b h/t with selective recomputation
+    # on top, s b h (10 + 24/t) with selective alone, 2 s b h with full recomputation
+    a, h, _ = SIZES[name]
+    b = 2
+    sbh = sp.Integer(S * b * h)
+    expected = {
+        "none": sbh * (10 + sp.Rational(24, t) + sp.Rational(5 * a * S, h * t)),
+        "sequence": sbh * (34 + sp.Rational(5 * a * S, h)) / t,
+        "selective": sbh * (10 + sp.Rational(24, t)),
+        "sequence+selective": 34 * sbh / t,
+        "full": 2 * sbh,
+    }
+    for mode, value in expected.items():
+        assert layer_activation_bytes(_run(name, mode, t, b)) == value, mode
+
+
+def test_figure_1_memory_exact_under_megatrons_convention(rows: list) -> None:
+    memory = [r for r in rows if r.kind == "memory"]
+    assert len(memory) == 16
+    for r in memory:
+        assert r.predicted == r.published, r.source
+
+
+def test_parameters_and_optimizer_are_18_bytes_over_12_h_squared_per_layer() -> None:
+    paper = published("korthikanti2022")
+    for name, (_, h, layers) in SIZES.items():
+        run = paper.run(name, "full")
+        assert parameters_optimizer(run) == sp.Rational(18 * 12 * layers * h * h,
+                                                        run.tensor * run.pipeline)
+        assert parameters_optimizer(run, "exact") > parameters_optimizer(run)
+
+
+def test_interleaving_scales_the_first_stage_by_1_plus_p_minus_1_over_p_v() -> None:
+    paper = published("korthikanti2022")
+    run = paper.run("megatron-gpt-175b", "sequence+selective")  # p = 8, v = 3
+    plain = 96 * layer_activation_bytes(run)
+    assert activations(run) == plain * (1 + sp.Rational(7, 24))
+    # Figure 1: 12.3515625 GiB
+    assert activations(run) == sp.Rational("12.3515625") * GIB
+
+
+def test_tensor_collectives_per_layer() -> None:
+    # sequence parallelism: an AllGather and a ReduceScatter for each AllReduce, and the
+    # backward gathers the column-parallel inputs again
+    assert dict(tensor_collectives(_run("megatron-gpt-22b", "none"))) == {"allreduce": 4}
+    assert dict(tensor_collectives(_run("megatron-gpt-22b", "full"))) == {"allreduce": 6}
+    assert dict(tensor_collectives(_run("megatron-gpt-22b", "sequence+selective"))) == \
+        {"allgather": 6, "reducescatter": 4}
+
+
+def test_one_row_calibrated_and_it_reproduces_its_published_time(rows: list) -> None:
+    calibrated = [r for r in rows if r.calibrated]
+    assert len(calibrated) == 1
+    assert calibrated[0].predicted == calibrated[0].published == sp.Rational("1.42")
+    cal = calibration("megatron-a100")
+    assert cal.fitted is not None and cal.fitted.run == "megatron-gpt-22b"
+    assert cal.fractions["nvlink"] == sp.Rational(2, 3)
+
+
+def test_every_bound_holds(rows: list) -> None:
+    eff = calibration("megatron-a100").efficiency()
+    paper = published("korthikanti2022")
+    for fig in (f for f in paper.figures if f.kind == "time"):
+        it = iteration(paper.run(fig.run, fig.mode))
+        assert it.t_lower <= it.t_upper <= it.time(eff)
+        assert it.t_lower <= fig.value, fig.source
+        for term in it.per_microbatch:
+            assert it.time(PEAK) >= it.slots * term.time
+
+
+def test_means_meet_the_goal(rows: list) -> None:
+    assert mean_abs_error(rows, "time") <= sp.Rational(35, 1000)
+    assert mean_abs_error(rows, "memory") <= sp.Rational(2, 100)
+
+
+def test_efficiency_by_name_and_bad_calibrations(tmp_path: Path) -> None:
+    e = parse_efficiency("megatron-a100")
+    assert e.of("nvlink") == sp.Rational(2, 3) and "fitted on" in e.describe()
+    with pytest.raises(InputError, match=r"--efficiency: unknown calibration 'nope'"):
+        parse_efficiency("nope")
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "x"\ntitle = "x"\n[fractions.hbm]\nvalue = "3/2"\nsource = "s"\n')
+    with pytest.raises(InputError, match=r"bad.toml: fractions.hbm: a fraction of peak is in "
+                       r"\(0, 1\], got '3/2'"):
+        calibration(str(bad))
+    both = tmp_path / "both.toml"
+    both.write_text('name = "x"\ntitle = "x"\n[fractions.compute]\nvalue = "1/2"\n'
+                    'source = "s"\n[fit]\nresource = "compute"\npublished = '
+                    '"korthikanti2022"\nrun = "megatron-gpt-22b"\nmode = "full"\nwhy = "w"\n')
+    with pytest.raises(InputError, match="'compute' is both fixed and fitted"):
+        calibration(str(both))
+
+
+def test_a_run_that_does_not_split_is_refused() -> None:
+    with pytest.raises(InputError, match=r"megatron-gpt-22b: global batch 6 does not split "
+                       r"into 1 replicas x microbatches of 4"):
+        Run(model("megatron-gpt-22b"), tensor=8, pipeline=1, global_batch=6, micro_batch=4,
+            sequence=S, mode="full")
+    with pytest.raises(InputError, match="unknown mode 'partial'"):
+        _run("megatron-gpt-22b", "partial")
+
+
+def test_reality_json_rows() -> None:
+    spec = importlib.util.spec_from_file_location("reality", ROOT / "benchmarks" / "reality.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import contextlib
+    import io
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert module.main(["--json"]) == 0
+    data = json.loads(out.getvalue())
+    assert len(data["rows"]) == 24
+    assert set(data["rows"][0]) >= {"source", "what", "published", "predicted", "bound",
+                                     "error", "calibrated"}
+    kinds = {("time" in r["what"]) + 2 * ("memory" in r["what"]) for r in data["rows"]}
+    assert kinds == {1, 2}
+    assert sum(r["calibrated"] for r in data["rows"]) == 1
+
+
+def test_interleaved_bubble_is_p_minus_1_over_v_m() -> None:
+    from symroof.plans.pipeline import bubble_over_ideal, interleaved_cost, pipeline_cost
+    p, m, v = sp.symbols("p m v", positive=True, integer=True)
+    tf, tb = sp.symbols("t_f t_b", positive=True)
+    assert sp.simplify(bubble_over_ideal(p, m, v) - (p - 1) / (v * m)) == 0
+    assert sp.expand(interleaved_cost(p, m, 1, tf, tb).makespan
+                     - pipeline_cost(p, m, tf, tb).makespan) == 0
+    # the 175B run: 8 stages, 64 microbatches, 3 chunks per GPU
+    assert iteration(published("korthikanti2022").run("megatron-gpt-175b", "full")).slots \
+        == 64 + sp.Rational(7, 3)
+
+
+def test_megatron_optimizer_is_18_bytes_per_parameter() -> None:
+    from symroof.models.memory import training_memory
+    assert training_memory(model("megatron-gpt-22b"), optimizer="adam-megatron") \
+        .bytes_per_param == 18
+
+
+# ---------------------------------------------------------------- gradient accumulation, MFU
+
+
+def test_zero2_with_gradient_accumulation_runs_at_the_compute_bound_with_mfu_100() -> None:
+    # issue: LLaMA-2-7B on 256 H100, 1024 x 4096 tokens, ZeRO-2 with microbatches of one
+    # sequence fits (68.34 GB) and runs at the compute bound, where the MFU is exactly 1
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    cfg = model("llama-2-7b")
+    plan = train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
+                 context=4096, microbatch=1)
+    assert plan.extra["microbatches"] == 4 and plan.fits and plan.bound == "compute"
+    assert plan.extra["mfu"] == 1
+    assert plan.t_lower == plan.terms["compute"].time
+    whole = train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
+                  context=4096)
+    assert not whole.fits  # four sequences' activations at once do not
+    assert plan.memory["activations"] * 4 == whole.memory["activations"]
+    with pytest.raises(InputError, match="--microbatch: a batch of 1024 sequences does not "
+                       "split into 256 replicas x microbatches of 3"):
+        train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
+              context=4096, microbatch=3)
+
+
+def test_palm_flops_are_the_training_flops_the_model_does() -> None:
+    from symroof.models.counts import training_flops_per_token
+    from symroof.models.hf import bundled
+    from symroof.plans.mfu import model_params, palm_flops_per_token
+    T = sp.Symbol("T", positive=True)
+    for name, cfg in bundled().items():
+        if cfg.mla is not None:
+            continue
+        palm = palm_flops_per_token(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim, T)
+        assert sp.expand(palm - training_flops_per_token(cfg, T)) == 0, name
+
+
+def test_search_finds_zero2_with_gradient_accumulation_on_256_h100() -> None:
+    from symroof.hardware.catalog import chip
+    from symroof.plans.search import search
+    found = search(model("llama-2-7b"), chip("h100-sxm"), 256, batch=1024, context=4096)
+    assert "zero2" in found.best.strategy and found.best.microbatches > 1
+    assert found.plan.extra["mfu"] == 1 and round(found.best.t_lower, 4) == 0.7635
+    assert found.searched > 10_000
+
+
+# ---------------------------------------------------------------- search over the cluster
+
+
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_search_over_the_papers_cluster_is_no_slower_than_the_papers_run(name: str) -> None:
+    from symroof.plans.megatron_search import _time, search
+    paper = published("korthikanti2022")
+    eff = calibration("megatron-a100").efficiency()
+    for mode in ("full", "sequence+selective"):
+        given = paper.run(name, mode)
+        found = search(given, eff)
+        assert found.time <= found.baseline
+        assert found.run.gpus == given.gpus and found.run.global_batch == given.global_batch
+        # the search's fast form of a run's time is the exact iteration's
+        slot = sum(float(x.time / eff.of(x.resource)) for x in iteration(
+            Run(given.cfg, given.tensor, 1, 1, 1, S, mode)).per_microbatch)
+        send = float(4 * S * given.cfg.d_model / given.tensor / given.ib_per_gpu)
+        assert _time(given, slot, send, eff) == pytest.approx(
+            float(iteration(given).time(eff)), rel=1e-12)
+
+
+def test_search_over_recomputation_policies_is_no_slower_than_any_one() -> None:
+    from symroof.hardware.catalog import chip
+    from symroof.plans.search import search
+    cfg, h100 = model("llama-2-13b"), chip("h100-sxm")
+    each = {r: search(cfg, h100, 16, batch=32, context=4096, recompute=r)
+            for r in ("none", "selective", "full")}
+    every = search(cfg, h100, 16, batch=32, context=4096, recompute="any")
+    assert every.searched == sum(s.searched for s in each.values())
+    assert every.best.t_lower == min(s.best.t_lower for s in each.values())
+    assert every.plan.t_lower == each[every.best.recompute].plan.t_lower
+
+
+def test_the_generic_plan_agrees_with_figure_1_under_megatrons_choices() -> None:
+    from tests.conftest import run_cli
+    out = run_cli("plan", "megatron-gpt-22b", "--train", "--mesh", "X=8", "--strategy",
+                  "tp=X,sp", "--chip", "a100-80gb", "--batch", "4", "--context", "2048",
+                  "--recompute", "selective", "--optimizer", "adam-megatron",
+                  "--efficiency", "megatron-a100", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    memory = {k: sp.Integer(v) for k, v in data["memory"].items()}
+    # Figure 1, 22B, sequence parallel + selective: 9.5625 GiB of activations
+    assert memory["activations"] == sp.Rational("9.5625") * GIB
+    assert memory["gradients"] == 2 * memory["weights"]  # fp32 gradients, fp16 weights
+    assert any("calibration megatron-a100" in a for a in data["assumptions"])
+
+
+@pytest.mark.parametrize("name", ["gpt2", "llama-2-7b", "megatron-gpt-175b"])
+def test_flash_attention_keeps_the_softmax_statistics_not_the_scores(name: str) -> None:
+    from symroof.models.memory import activation_bytes
+    cfg = model(name)
+    flash = activation_bytes(cfg, context=4096, attention="flash").per_layer
+    selective = activation_bytes(cfg, "selective", context=4096).per_layer
+    assert flash == selective + 4 * cfg.heads  # one fp32 log-sum-exp per head and token
+    with pytest.raises(InputError, match="--attention: attention must be one of "
+                       "materialised, flash, got 'fused'"):
+        activation_bytes(cfg, attention="fused")
+
+
+def test_a_calibration_names_only_known_resources(tmp_path: Path) -> None:
+    bad = tmp_path / "typo.toml"
+    bad.write_text('name = "x"\ntitle = "x"\n[fractions.nvlnk]\nvalue = "1/2"\nsource = "s"\n')
+    with pytest.raises(InputError, match=r"typo.toml: fractions: unknown resource 'nvlnk' "
+                       r"\(known: compute, dcn, hbm, .*nvlink"):
+        calibration(str(bad))
+    good = tmp_path / "mine.toml"
+    good.write_text('name = "mine"\ntitle = "t"\n[fractions.compute]\nvalue = "0.5"\n'
+                    'source = "a measurement"\n')
+    e = parse_efficiency(str(good))
+    assert e.of("compute") == sp.Rational(1, 2) and "a measurement" in e.describe()
