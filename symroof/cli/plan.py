@@ -27,6 +27,8 @@ examples:
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
       --batch 64 --context 2048 --mfu 1e5
   symroof plan llama-2-7b --train --laws --context 4096
+  symroof plan llama-2-7b --train --mesh "X=8" --strategy "zero2=X" --chip h100-sxm \
+      --batch 8 --context 4096 --offload optimizer
 
 Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron
 tensor parallel; add ',sp' for sequence parallel), pp (1F1B pipeline), ep (experts). Mix
@@ -76,6 +78,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--attention", default="materialised", choices=("materialised", "flash"),
                    help="training activations: the scores kept (materialised) or only the "
                         "softmax statistics (flash)")
+    p.add_argument("--offload", metavar="PARTS",
+                   help="training: keep optimizer, weights and/or activations in host memory "
+                        "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
     p.add_argument("--efficiency", metavar="FRACTIONS",
                    help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
                         "or a named calibration (megatron-a100) or its .toml file "
@@ -141,7 +146,7 @@ def run_plan(args: argparse.Namespace) -> int:
         recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
-        laws=args.laws)
+        laws=args.laws, offload=args.offload)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

@@ -51,6 +51,8 @@ class PlanRequest:
     latency_target: str | None = None
     generate: int | None = None
     laws: bool = False
+    offload: str | None = None
+    price: str | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -62,6 +64,9 @@ class PlanRequest:
         if self.mode == "serve" and self.search is not None:
             raise InputError("the search is over training plans; for serving, ask for the "
                              "fewest chips with --latency-target", "--search")
+        if self.offload is not None and (self.mode != "train" or self.search is not None):
+            raise InputError("offloading is for one training plan (--train with --mesh and "
+                             "--strategy)", "--offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
                        context=self.context or DEFAULT_CONTEXT)
 
@@ -72,6 +77,7 @@ class PlanRequest:
         from ..models import model
         from ..parallel.mesh import mesh
         from .efficiency import parse_efficiency
+        from .offload import parse_offload
         from .strategy import parse_strategy
         r = self.checked()
         assert r.batch is not None and r.context is not None
@@ -98,7 +104,8 @@ class PlanRequest:
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
                              microbatch=r.microbatch, recompute=r.recompute,
-                             optimizer=r.optimizer, attention=r.attention, efficiency=eff)
+                             optimizer=r.optimizer, attention=r.attention, efficiency=eff,
+                             offload=parse_offload(r.offload))
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))

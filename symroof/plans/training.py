@@ -123,12 +123,13 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           recompute: str = "none", attention: str = "materialised",
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
-          symbolic: bool = False) -> Plan:
+          symbolic: bool = False, offload: tuple[str, ...] = ()) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
     ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
     schedule with a pipeline axis). ``peak`` replaces the chip's bf16 peak (a symbol for a
-    law); ``symbolic`` keeps the model's sizes as letters."""
+    law); ``symbolic`` keeps the model's sizes as letters; ``offload`` names the parts kept
+    in host memory (:mod:`symroof.plans.offload`)."""
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
         raise InputError("a pipeline runs along one axis, got pp="
@@ -152,6 +153,14 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
                               n, rate, cfg, recompute, efficiency, symbolic)
+    tier = None
+    if offload:
+        from .offload import host_tier
+        tier = host_tier(offload, _memory(t, cfg, strategy, subs, B_GLOBAL / (replicas * micro),
+                                          per, recompute, context, pp, micro, attention),
+                         per, m.chip, cfg.layers / pp, micro,
+                         sp.Min(pp, micro) if pp != 1 else sp.S.One, efficiency)
+        sym.update(tier.terms)
     by_term, note = _critical(sym, B_GLOBAL, n, context)
     crit = None if note or not by_term else sp.Max(*by_term.values())
     terms = {k: Term(x.name, {ph: v.subs(B_GLOBAL, B) for ph, v in x.phases.items()}, x.detail)
@@ -164,6 +173,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                                         "1F1B fill and drain: (p - 1)/(m + p - 1) of the step")
     memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
                      pp, micro, attention)
+    if tier is not None:
+        memory = {k: sp.sympify(v).subs(B_GLOBAL, B) for k, v in tier.memory.items()}
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
         if not symbolic and lower.is_number else None
     assumptions = (
@@ -175,7 +186,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "FLOPs split evenly over every chip; HBM traffic of the backward twice the forward's",
-        f"efficiency: {efficiency.describe()}", *where, *m.assumptions)
+        f"efficiency: {efficiency.describe()}", *(tier.notes if tier else ()), *where,
+        *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, sp.sympify(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
