@@ -87,6 +87,9 @@ def register(verbs: Any) -> None:
                         "(default: every term at its peak)")
     p.add_argument("--mfu", metavar="TOKENS_PER_S", type=_rate,
                    help="a measured training throughput: print its MFU on the plan's chips")
+    p.add_argument("--price", metavar="PRICE",
+                   help="a price per chip-hour, e.g. '2.5 USD/h': print the cost per step "
+                        "and per million tokens")
     p.add_argument("--latency-target", metavar="TIME",
                    help="serving: the fewest chips whose decode step meets TIME (e.g. 20ms)")
     p.add_argument("--generate", metavar="G", type=_count,
@@ -146,7 +149,7 @@ def run_plan(args: argparse.Namespace) -> int:
         recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
-        laws=args.laws, offload=args.offload)
+        laws=args.laws, offload=args.offload, price=args.price)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:
