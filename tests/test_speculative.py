@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from symroof.cli.main import main
 from symroof.core.errors import InputError
+from symroof.models import model
 from symroof.plans.speculative import (
     ALPHA,
     GAMMA,
@@ -19,6 +20,7 @@ from symroof.plans.speculative import (
     TOKENS,
     C,
     best_draft,
+    cost_ratio_of,
     speculate,
 )
 
@@ -101,7 +103,28 @@ def test_the_verb_prints_each_value_with_its_formula(
     assert out["best_draft_tokens"] is None and out["best_speedup"] is None
 
 
+def test_a_draft_model_costs_its_weights_over_the_targets(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # weights a token multiplies (the untied input embedding is looked up): LLaMA-2-7B
+    # 6,738,415,616 - 32000 x 4096; LLaMA-2-70B 80 x 855,654,400 + 8192 + 32000 x 8192
+    seven, seventy = 6_738_415_616 - 32_000 * 4096, 80 * 855_654_400 + 8192 + 32_000 * 8192
+    assert cost_ratio_of(model("llama-2-7b"), model("llama-2-70b")) == \
+        sp.Rational(seven, seventy)
+    assert main(["speculate", "--acceptance", "0.8", "--draft", "llama-2-7b", "--target",
+                 "llama-2-70b", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["cost_ratio"] == str(sp.Rational(seven, seventy))
+    assert out["draft_tokens"] == out["best_draft_tokens"] == 6
+
+
 @pytest.mark.parametrize(("args", "message"), [
+    (["--acceptance", "0.8", "--draft", "llama-3-8b", "--target", "llama-2-70b"],
+     "--draft: the draft llama-3-8b has a vocabulary of 128256, the target llama-2-70b "
+     "32000: speculative decoding needs one vocabulary"),
+    (["--acceptance", "0.8", "--draft", "llama-2-7b"],
+     "--draft: --draft needs --target, the model it drafts for"),
+    (["--acceptance", "0.8", "--cost-ratio", "0.1", "--target", "llama-2-7b"],
+     "--target: --target goes with --draft"),
     (["--acceptance", "1.2", "--cost-ratio", "0.1"],
      "--acceptance: an acceptance rate is between 0 and 1, got 1.2"),
     (["--acceptance", "x", "--cost-ratio", "0.1"],

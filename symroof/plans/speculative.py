@@ -32,6 +32,8 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import DerivationError, InputError
+from ..models.config import ModelConfig
+from .mfu import model_params
 
 ALPHA = sp.Symbol("alpha", positive=True)
 GAMMA = sp.Symbol("gamma", integer=True, positive=True)
@@ -137,6 +139,22 @@ def best_draft(alpha: Expr | int | str, cost_ratio: Expr | int | str) -> Specula
             return best
         best = s
     return None
+
+
+def cost_ratio_of(draft: ModelConfig, target: ModelConfig) -> Expr:
+    """The paper's c for a draft and a target model decoding one sequence: each step is
+    bound by HBM and reads every weight a token multiplies once, in one dtype, so c is the
+    ratio of those weights (the KV cache and the draft's own overheads not counted).
+
+    >>> from symroof.models import model
+    >>> cost_ratio_of(model("llama-2-7b"), model("llama-2-70b"))
+    1613121/16776002
+    """
+    if draft.vocab != target.vocab:
+        raise InputError(f"the draft {draft.name} has a vocabulary of {draft.vocab}, the "
+                         f"target {target.name} {target.vocab}: speculative decoding needs "
+                         "one vocabulary", "--draft")
+    return sp.Rational(model_params(draft), model_params(target))
 
 
 def no_best(alpha: Expr | int | str, cost_ratio: Expr | int | str) -> str:

@@ -32,8 +32,8 @@ def _input(value: sp.Expr) -> str:
     return text(value) if value.is_Integer else approx(value)
 
 
-def speculation_lines(s: Speculation, best: Speculation | None,
-                      why_none: str = "") -> list[str]:
+def speculation_lines(s: Speculation, best: Speculation | None, why_none: str = "",
+                      basis: str = "") -> list[str]:
     """The speculation, one quantity per line, each with the formula it came from."""
     rows = [("tokens per verification step",
              f"{_exact(s.tokens_per_step)}  = {sp.sstr(TOKENS)}"),
@@ -43,6 +43,8 @@ def speculation_lines(s: Speculation, best: Speculation | None,
              + ("  (slower than plain decoding)" if s.speedup < 1 else ""))]
     rows.append(("best draft length", f"{best.gamma} (speedup {_exact(best.speedup)})"
                  if best is not None else why_none))
+    if basis:
+        rows.append(("cost ratio c", basis))
     rows.append(("source", SOURCE))
     width = max(len(k) for k, _ in rows)
     head = (f"speculative decoding: acceptance rate alpha = {_input(s.alpha)}, draft tokens "
@@ -51,8 +53,8 @@ def speculation_lines(s: Speculation, best: Speculation | None,
     return [head, *(f"  {k:<{width}}  {v}" for k, v in rows)]
 
 
-def speculation_json(s: Speculation, best: Speculation | None,
-                     why_none: str = "") -> dict[str, Any]:
+def speculation_json(s: Speculation, best: Speculation | None, why_none: str = "",
+                     basis: str = "") -> dict[str, Any]:
     """Exact values as strings, ``_value`` floats beside them."""
     def pair(name: str, value: sp.Expr) -> dict[str, Any]:
         return {name: text(value), f"{name}_value": number_value(value)}
@@ -63,4 +65,4 @@ def speculation_json(s: Speculation, best: Speculation | None,
             "best_draft_tokens": best.gamma if best else None,
             **(pair("best_speedup", best.speedup) if best else
                {"best_speedup": None, "best_speedup_value": None}),
-            "best_note": why_none, "source": SOURCE}
+            "best_note": why_none, "cost_ratio_basis": basis or None, "source": SOURCE}
