@@ -15,8 +15,11 @@ The model is the idealised in-switch reduction: every device sends its V bytes t
 switch once and receives the reduced V bytes once, both directions of its port at once, so
 the bandwidth term is V / W (the ring's is 2 (n-1)/n V / W, equal at n = 2 and larger
 above) and the latency is two steps, one up to the switch and one down, whatever n (the
-ring's is 2 (n-1)). NCCL's NVLS kernels split V into n parts loaded with a reduction and
-stored with a multicast, which moves a further V/n each way; that is not counted here.
+ring's is 2 (n-1)). V / W is also the least any AllReduce can take through a port of W
+bytes per second each way: every byte of the sum depends on the other devices' data, so each
+device receives at least V bytes; the switch attains that bound. NCCL's NVLS kernels split
+V into n parts loaded with a reduction and stored with a multicast, which moves a further
+V/n each way; that is not counted here.
 The switch does the additions, so no reduction FLOPs fall on a device either way.
 
 It runs on one switched network: an axis of ``switch`` kind (NVSwitch) for ``nvls``, of
