@@ -13,8 +13,11 @@ from hypothesis import strategies as st
 
 from symroof.cli.main import main
 from symroof.core.errors import InputError
+from symroof.models import model
 from symroof.parallel.collectives import all_reduce, collective
 from symroof.parallel.mesh import mesh
+from symroof.plans.strategy import parse_strategy
+from symroof.plans.training import Plan, train
 
 V = sp.Symbol("V", positive=True)
 ALPHA = mesh("X=8", "h100-sxm").axis("X").latency  # alpha_nvlink: no sourced latency
@@ -104,3 +107,36 @@ def test_collective_verb_prints_and_writes_the_algorithm(
     assert out["algorithm"] == "nvls"
     assert out["bandwidth_time"] == str(Fraction(2 * 8 * 4096, 450 * 10**9))  # V / W
     assert out["bytes_per_device"] == str(2 * 8 * 4096)
+
+
+def _plan(spec: str, strategy: str, in_network: bool) -> Plan:
+    return train(model("llama-2-7b"), mesh(spec, "h100-sxm"), parse_strategy(strategy),
+                 batch=256, context=4096, in_network=in_network)
+
+
+def test_a_training_plan_reduces_its_allreduces_in_the_switches() -> None:
+    ring, nvls = (_plan("X=32,Y=8", "dp=X,tp=Y", x) for x in (False, True))
+    tp, dp = "tp over Y (nvlink)", "dp over X (ib)"
+    # the ring sends 2 (n-1)/n V, the switch V: 7/4 -> 1 over 8 GPUs, 31/16 -> 1 over 32 nodes
+    assert nvls.terms[tp].time == ring.terms[tp].time * sp.Rational(4, 7)
+    assert nvls.terms[dp].time == ring.terms[dp].time * sp.Rational(16, 31)
+    assert nvls.terms["compute"] == ring.terms["compute"]
+    assert nvls.t_lower <= ring.t_lower and nvls.t_upper < ring.t_upper
+    assert f"{tp}: AllReduce reduced in the switch (nvls)" in nvls.assumptions
+    assert f"{dp}: AllReduce reduced in the switch (sharp)" in nvls.assumptions
+
+
+def test_an_axis_over_two_networks_keeps_its_ring() -> None:
+    ring, nvls = (_plan("X=64", "dp=X", x) for x in (False, True))
+    assert nvls.terms == ring.terms
+    assert "dp over X (ib, nvlink): AllReduce as a ring (not one switched network)" in \
+        nvls.assumptions
+
+
+def test_in_network_is_for_one_training_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--strategy", "tp=X",
+                 "--chip", "h100-sxm", "--in-network"])
+    assert code == 2
+    assert capsys.readouterr().err == ("symroof: error: --in-network: in-switch reduction is a "
+                                       "choice for one training plan (--train with --mesh and "
+                                       "--strategy)\n")

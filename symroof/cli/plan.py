@@ -81,6 +81,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--offload", metavar="PARTS",
                    help="training: keep optimizer, weights and/or activations in host memory "
                         "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
+    p.add_argument("--in-network", action="store_true",
+                   help="training: every AllReduce over one switched network reduces in the "
+                        "switch (nvls on NVSwitch, sharp on InfiniBand)")
     p.add_argument("--efficiency", metavar="FRACTIONS",
                    help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
                         "or a named calibration (megatron-a100) or its .toml file "
@@ -149,7 +152,7 @@ def run_plan(args: argparse.Namespace) -> int:
         recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
-        laws=args.laws, offload=args.offload, price=args.price)
+        laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

@@ -62,6 +62,21 @@ def canonical_algorithm(name: str, where: str | None = "--algorithm") -> str:
     return key
 
 
+def in_switch_algorithm(axes: list[Axis]) -> str | None:
+    """The in-switch algorithm an AllReduce over ``axes`` can use: ``nvls`` on one NVSwitch
+    network, ``sharp`` on one scale-out network, None otherwise (a ring, or two networks).
+
+    >>> from symroof.parallel.mesh import mesh
+    >>> m = mesh("X=32,Y=8", "h100-sxm")
+    >>> in_switch_algorithm([m.axis("Y")]), in_switch_algorithm([m.axis("X"), m.axis("Y")])
+    ('nvls', None)
+    """
+    nets = [s for a in axes for s in a.stages() if s.size != 1]
+    if len(nets) != 1:
+        return None
+    return next((k for k, kind in NETWORK.items() if kind == nets[0].kind), None)
+
+
 def in_switch_stages(algorithm: str, kind: str, v: sp.Expr,
                      axes: list[Axis]) -> tuple[Stage, ...]:
     """The stages of an in-switch AllReduce of V bytes over ``axes``: one per axis."""

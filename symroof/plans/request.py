@@ -54,6 +54,7 @@ class PlanRequest:
     laws: bool = False
     offload: str | None = None
     price: str | None = None
+    in_network: bool = False
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -67,6 +68,9 @@ class PlanRequest:
                              "fewest chips with --latency-target", "--search")
         if self.price is not None and self.laws:
             raise InputError("a price is for a plan: give it without --laws", "--price")
+        if self.in_network and (self.mode != "train" or self.search is not None):
+            raise InputError("in-switch reduction is a choice for one training plan (--train "
+                             "with --mesh and --strategy)", "--in-network")
         if self.offload is not None and (self.mode != "train" or self.search is not None):
             raise InputError("offloading is for one training plan (--train with --mesh and "
                              "--strategy)", "--offload")
@@ -108,7 +112,7 @@ class PlanRequest:
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
                              microbatch=r.microbatch, recompute=r.recompute,
                              optimizer=r.optimizer, attention=r.attention, efficiency=eff,
-                             offload=parse_offload(r.offload))
+                             offload=parse_offload(r.offload), in_network=r.in_network)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))

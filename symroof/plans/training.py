@@ -32,6 +32,7 @@ from ..models.config import ModelConfig
 from ..models.counts import flops_per_token, training_flops_per_token
 from ..models.memory import OPTIMIZERS, activation_bytes
 from ..parallel.collectives import collective
+from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
 from .mfu import predicted_mfu
@@ -123,13 +124,15 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           recompute: str = "none", attention: str = "materialised",
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
-          symbolic: bool = False, offload: tuple[str, ...] = ()) -> Plan:
+          symbolic: bool = False, offload: tuple[str, ...] = (),
+          in_network: bool = False) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
     ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
     schedule with a pipeline axis). ``peak`` replaces the chip's bf16 peak (a symbol for a
     law); ``symbolic`` keeps the model's sizes as letters; ``offload`` names the parts kept
-    in host memory (:mod:`symroof.plans.offload`)."""
+    in host memory (:mod:`symroof.plans.offload`); ``in_network`` has every AllReduce over
+    one switched network reduce in the switch (:mod:`symroof.parallel.in_network`)."""
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
         raise InputError("a pipeline runs along one axis, got pp="
@@ -152,7 +155,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     subs = {**deg, MICRO: micro}
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
-                              n, rate, cfg, recompute, efficiency, symbolic)
+                              n, rate, cfg, recompute, efficiency, symbolic, in_network)
     tier = None
     if offload:
         from .offload import host_tier
@@ -222,7 +225,7 @@ def _mesh_text(m: Mesh) -> str:
 
 def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
            b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
-           eff: Efficiency, symbolic: bool = False,
+           eff: Efficiency, symbolic: bool = False, in_network: bool = False,
            ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]],
                                      list[str]]:
     T = t.context
@@ -246,9 +249,14 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
             continue
         nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(subs))
         count = sp.sympify(u.per_step).subs(subs)
-        coll = collective(u.collective, nbytes, list(axes), m)
+        how = (in_switch_algorithm([m.axis(a) for a in axes]) or "ring") \
+            if in_network and u.collective == "allreduce" else "ring"
+        coll = collective(u.collective, nbytes, list(axes), m, how)
         links = sorted(coll.bandwidths())
         name = f"{_label(strategy, u.kind)} over {'+'.join(axes)} ({', '.join(links)})"
+        if in_network and u.collective == "allreduce":
+            notes.add(f"{name}: AllReduce " + (f"reduced in the switch ({how})" if how != "ring"
+                                               else "as a ring (not one switched network)"))
         f = min((eff.of(x) for x in (*links, name.split(' ')[0])), default=sp.S.One)
         latency = coll.latency_time
         unknown = {s for s in latency.free_symbols if s.name.startswith("alpha_")}
