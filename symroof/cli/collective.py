@@ -23,10 +23,13 @@ examples:
       --set "nvlink.latency=2 us" --json
   symroof collective reducescatter --array "bf16[B, F]" --axes XY --mesh "X=8,Y=4" \\
       --subs "B=1024,F=8192"
+  symroof collective allreduce --bytes V --axes X --mesh "X=8" --chip h100-sxm --algorithm nvls
 
 --bytes follows NCCL's size convention: the gathered bytes per device (AllGather), the bytes
 reduced per device (ReduceScatter, AllReduce), the bytes each device holds (AllToAll,
 permute). A link with no sourced per-hop latency keeps the symbol alpha_<link>.
+--algorithm nvls (NVSwitch) or sharp (InfiniBand) reduces an AllReduce in the switch: each
+device sends and receives V once, V / W and two steps (the ring: 2 (n-1)/n V / W).
 """
 
 KINDS = ("allgather", "reducescatter", "allreduce", "alltoall", "permute")
@@ -49,6 +52,8 @@ def register(verbs: Any) -> None:
                    "first; see 'symroof chip NAME')")
     c.add_argument("--dim", metavar="NAME", help="the dimension a ReduceScatter or AllToAll "
                    "splits")
+    c.add_argument("--algorithm", default="ring", metavar="NAME",
+                   help="ring (default), nvls or sharp (an AllReduce reduced in the switch)")
     c.add_argument("--solve", metavar="SYMBOL", help="the size below which it is "
                    "latency-bound, in SYMBOL")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
@@ -61,7 +66,7 @@ def run_collective(args: argparse.Namespace) -> int:
     result = derive(kind=args.kind, mesh_spec=args.mesh, axes=args.axes, array=args.array,
                     nbytes=args.bytes, chip_name=args.chip, catalog=args.catalog,
                     overrides=overrides(args.set), topology=args.topology, dim=args.dim,
-                    subs=args.subs, solve=args.solve)
+                    subs=args.subs, solve=args.solve, algorithm=args.algorithm)
     if args.json:
         emit(result.to_json())
         return 0

@@ -22,10 +22,21 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from . import chips, claims, collective, derive, model, optimize, plan, report, verify
+from . import (
+    chips,
+    claims,
+    collective,
+    derive,
+    model,
+    optimize,
+    plan,
+    report,
+    speculate,
+    verify,
+)
 from .common import Parser
 
-VERBS = (derive, collective, model, plan, verify, report, optimize, chips, claims)
+VERBS = (derive, collective, model, plan, speculate, verify, report, optimize, chips, claims)
 
 
 def build_parser() -> argparse.ArgumentParser:

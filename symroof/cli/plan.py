@@ -27,6 +27,8 @@ examples:
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
       --batch 64 --context 2048 --mfu 1e5
   symroof plan llama-2-7b --train --laws --context 4096
+  symroof plan llama-2-7b --train --mesh "X=8" --strategy "zero2=X" --chip h100-sxm \
+      --batch 8 --context 4096 --offload optimizer
 
 Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron
 tensor parallel; add ',sp' for sequence parallel), pp (1F1B pipeline), ep (experts). Mix
@@ -76,12 +78,21 @@ def register(verbs: Any) -> None:
     p.add_argument("--attention", default="materialised", choices=("materialised", "flash"),
                    help="training activations: the scores kept (materialised) or only the "
                         "softmax statistics (flash)")
+    p.add_argument("--offload", metavar="PARTS",
+                   help="training: keep optimizer, weights and/or activations in host memory "
+                        "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
+    p.add_argument("--in-network", action="store_true",
+                   help="training: every AllReduce over one switched network reduces in the "
+                        "switch (nvls on NVSwitch, sharp on InfiniBand)")
     p.add_argument("--efficiency", metavar="FRACTIONS",
                    help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
                         "or a named calibration (megatron-a100) or its .toml file "
                         "(default: every term at its peak)")
     p.add_argument("--mfu", metavar="TOKENS_PER_S", type=_rate,
                    help="a measured training throughput: print its MFU on the plan's chips")
+    p.add_argument("--price", metavar="PRICE",
+                   help="a price per chip-hour, e.g. '2.5 USD/h': print the cost per step "
+                        "and per million tokens")
     p.add_argument("--latency-target", metavar="TIME",
                    help="serving: the fewest chips whose decode step meets TIME (e.g. 20ms)")
     p.add_argument("--generate", metavar="G", type=_count,
@@ -141,7 +152,7 @@ def run_plan(args: argparse.Namespace) -> int:
         recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
-        laws=args.laws)
+        laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

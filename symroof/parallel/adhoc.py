@@ -35,6 +35,7 @@ from .collectives import (
     permute,
     reduce_scatter,
 )
+from .in_network import canonical_algorithm
 from .matmul import sharded_matmul
 from .mesh import Mesh, mesh
 
@@ -110,7 +111,8 @@ class CollectiveResult:
         """The contract's fields, exact as strings with ``_value`` floats beside."""
         c = self.collective
         out: dict[str, Any] = {
-            "collective": c.kind, "axes": list(c.axes), "mesh": c.mesh.spec,
+            "collective": c.kind, "algorithm": c.algorithm, "axes": list(c.axes),
+            "mesh": c.mesh.spec,
             "chip": c.mesh.chip.name,
             "topology": c.mesh.topology.name if c.mesh.topology else None,
             "array": c.array.text if c.array is not None else None,
@@ -152,9 +154,14 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
                    nbytes: str | None = None, chip_name: str = "tpu-v5e",
                    catalog: str | None = None, overrides: Mapping[str, str] | None = None,
                    topology: str | None = None, dim: str | None = None,
-                   subs: str | None = None, solve: str | None = None) -> CollectiveResult:
+                   subs: str | None = None, solve: str | None = None,
+                   algorithm: str = "ring") -> CollectiveResult:
     """Build the collective of the command line and derive its latency-bound size."""
     k = canonical_kind(kind, "collective")
+    how = canonical_algorithm(algorithm)
+    if how != "ring" and k != "allreduce":
+        raise InputError(f"{how} reduces in the switch: it runs an AllReduce only, not {k}",
+                         "--algorithm")
     m = command_line_mesh(mesh_spec, chip_name, catalog, overrides or {}, topology)
     if (array is None) == (nbytes is None):
         raise InputError("give --array DTYPE[DIMS] or --bytes EXPR (one of them)", "collective")
@@ -164,13 +171,16 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
         raise InputError(exc.message, "--axes") from None
     if array is not None:
         try:
-            c = _on_array(k, array, axes, m, dim)
+            c = all_reduce(array, axes, m, how) if how != "ring" else \
+                _on_array(k, array, axes, m, dim)
         except InputError as exc:
+            if exc.where == "--algorithm":
+                raise
             raise InputError(exc.message, f"--array: {exc.where}" if exc.where
                              else "--array") from None
     else:
         assert nbytes is not None
-        c = collective(k, _formula(nbytes, "--bytes"), axes, m)
+        c = collective(k, _formula(nbytes, "--bytes"), axes, m, how)
     used = c.time.free_symbols | c.nbytes.free_symbols
     values = _values(subs, used)
     th = None

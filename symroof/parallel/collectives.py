@@ -31,6 +31,9 @@ AllGather_XY: V / (W N_axes), T_min sum |X_i| / 2; an AllToAll waits for its lon
 ring). Latency = hops x per-hop latency,
 which stays the symbol ``alpha_<link>`` where no source gives one. Reductions' FLOPs are
 not counted.
+
+``algorithm="nvls"`` (or ``"sharp"``) makes an AllReduce on one switch reduce in the switch
+(:mod:`symroof.parallel.in_network`): V / W, two steps.
 """
 
 from __future__ import annotations
@@ -44,6 +47,7 @@ from ..core import tables as tb
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, parse_expr
 from ..engine.ops import Op
+from .in_network import canonical_algorithm, in_switch_stages
 from .mesh import Axis, Mesh
 from .sharding import ShardedArray, sharded
 
@@ -92,6 +96,7 @@ class Collective(tb.RichView):
     mesh: Mesh
     array: ShardedArray | None = None
     result: ShardedArray | None = None
+    algorithm: str = "ring"  # or an in-switch reduction (in_network.ALGORITHMS)
 
     def _view(self) -> tuple[str, tb.Table]:
         rows: list[tuple[str, Any]] = [("devices in a group", self.devices),
@@ -110,7 +115,8 @@ class Collective(tb.RichView):
     def title(self) -> str:
         on = "".join(self.axes)
         what = self.array.text if self.array is not None else f"{sp.sstr(self.nbytes)} bytes"
-        return f"{TITLES[self.kind]}_{on} {what}"
+        how = "" if self.algorithm == "ring" else f" ({self.algorithm})"
+        return f"{TITLES[self.kind]}_{on} {what}{how}"
 
     @property
     def devices(self) -> sp.Expr:
@@ -152,7 +158,8 @@ class Collective(tb.RichView):
         """The size V (bytes, in ``nbytes``' convention) below which the latency term
         exceeds the bandwidth term; None when the collective costs nothing."""
         probe = sp.Dummy("V", positive=True)
-        stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes])
+        stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes],
+                         self.algorithm)
         per_byte = sp.cancel(sp.Add(*(s.bandwidth_time for s in stages)) / probe)
         if per_byte == 0:
             return None
@@ -212,7 +219,7 @@ def canonical_kind(kind: str, where: str | None = None) -> str:
 
 
 def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
-               on: Mesh) -> Collective:
+               on: Mesh, algorithm: str = "ring") -> Collective:
     """A collective of ``nbytes`` (NCCL's size convention) over ``axes`` of a mesh.
 
     >>> from symroof.parallel.mesh import mesh
@@ -226,7 +233,9 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
     names = on.resolve(axes)
     if k == "permute" and len(names) != 1:
         raise InputError(f"a permute runs along one axis, got {', '.join(names)}")
-    return Collective(k, names, v, _stages(k, v, [on.axis(n) for n in names]), on)
+    how = canonical_algorithm(algorithm)
+    return Collective(k, names, v, _stages(k, v, [on.axis(n) for n in names], how), on,
+                      algorithm=how)
 
 
 def all_gather(array: str | ShardedArray, axes: AxesSpec, on: Mesh) -> Collective:
@@ -261,13 +270,14 @@ def reduce_scatter(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                       on, a, result)
 
 
-def all_reduce(array: str | ShardedArray, axes: AxesSpec, on: Mesh) -> Collective:
+def all_reduce(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
+               algorithm: str = "ring") -> Collective:
     """Sum partial results of ``array`` over ``axes``; every device keeps the sum."""
     a = _partial(array, axes, on, "AllReduce")
     names = on.resolve(axes)
-    v = a.device_bytes
-    return Collective("allreduce", names, v, _stages("allreduce", v, _axes(on, names)), on,
-                      a, a)
+    v, how = a.device_bytes, canonical_algorithm(algorithm)
+    return Collective("allreduce", names, v, _stages("allreduce", v, _axes(on, names), how),
+                      on, a, a, how)
 
 
 def all_to_all(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
@@ -318,7 +328,10 @@ def _axes(on: Mesh, names: tuple[str, ...]) -> list[Axis]:
     return [on.axis(n) for n in names]
 
 
-def _stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
+def _stages(kind: str, v: sp.Expr, axes: list[Axis],
+            algorithm: str = "ring") -> tuple[Stage, ...]:
+    if algorithm != "ring":
+        return in_switch_stages(canonical_algorithm(algorithm), kind, v, axes)
     flat = [(a.name, s) for a in axes for s in a.stages()]
     if kind in ("allgather", "reducescatter"):
         out = _gather(v, flat)

@@ -16,4 +16,6 @@ factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation. ``mega
 Megatron-LM's conventions and an iteration by op class, ``published`` the runs of papers
 with their figures, ``calibration`` named fractions of peak, ``reality`` the comparison of
 the two, ``megatron_search`` the fastest Megatron-LM configuration on a cluster.
+``offload`` is the host-memory tier of a training plan, ``cost`` the price of a step and a
+token, ``speculative`` speculative decoding's expected tokens per step and speedup.
 """

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 
 if TYPE_CHECKING:
+    from .cost import Cost
     from .mfu import Mfu
     from .search import Search
     from .serving import Phase, Serving
@@ -51,6 +52,9 @@ class PlanRequest:
     latency_target: str | None = None
     generate: int | None = None
     laws: bool = False
+    offload: str | None = None
+    price: str | None = None
+    in_network: bool = False
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -62,6 +66,14 @@ class PlanRequest:
         if self.mode == "serve" and self.search is not None:
             raise InputError("the search is over training plans; for serving, ask for the "
                              "fewest chips with --latency-target", "--search")
+        if self.price is not None and self.laws:
+            raise InputError("a price is for a plan: give it without --laws", "--price")
+        if self.in_network and (self.mode != "train" or self.search is not None):
+            raise InputError("in-switch reduction is a choice for one training plan (--train "
+                             "with --mesh and --strategy)", "--in-network")
+        if self.offload is not None and (self.mode != "train" or self.search is not None):
+            raise InputError("offloading is for one training plan (--train with --mesh and "
+                             "--strategy)", "--offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
                        context=self.context or DEFAULT_CONTEXT)
 
@@ -72,6 +84,7 @@ class PlanRequest:
         from ..models import model
         from ..parallel.mesh import mesh
         from .efficiency import parse_efficiency
+        from .offload import parse_offload
         from .strategy import parse_strategy
         r = self.checked()
         assert r.batch is not None and r.context is not None
@@ -98,16 +111,18 @@ class PlanRequest:
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
                              microbatch=r.microbatch, recompute=r.recompute,
-                             optimizer=r.optimizer, attention=r.attention, efficiency=eff)
+                             optimizer=r.optimizer, attention=r.attention, efficiency=eff,
+                             offload=parse_offload(r.offload), in_network=r.in_network)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
-            return out
+            return _priced(out, r.price)
         from .serving import fewest_chips, serve
         assert r.mesh is not None and r.strategy is not None
         served = serve(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy), batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff)
         out = replace(out, serve=served)
+        out = _priced(out, r.price)
         if r.latency_target is not None:
             target = parse_quantity(r.latency_target, TIME, where="--latency-target")
             if not target > 0:
@@ -116,6 +131,24 @@ class PlanRequest:
             out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
                                                    context=r.context, target=target))
         return out
+
+
+def _priced(out: Result, price: str | None) -> Result:
+    """The result with the cost of its steps at ``price`` per chip-hour (an input)."""
+    if price is None:
+        return out
+    from .cost import cost_of, parse_price
+    p = parse_price(price)
+    if out.train is not None:
+        t = out.train
+        return replace(out, cost=(cost_of(p, chips=t.devices, seconds=t.t_lower,
+                                          tokens=t.batch * t.context, what="training step",
+                                          upper_seconds=t.t_upper),))
+    assert out.serve is not None
+    s = out.serve
+    return replace(out, cost=tuple(
+        cost_of(p, chips=s.devices, seconds=ph.latency, tokens=ph.tokens,
+                what=f"{ph.name} step") for ph in (s.prefill, s.decode)))
 
 
 def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
@@ -138,6 +171,7 @@ class Result:
     fewest: tuple[int | None, str] | None = None
     laws: tuple[Any, ...] = ()
     relaxed: Any = None
+    cost: tuple[Cost, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -164,9 +198,21 @@ class Result:
             out["mfu"] = {**_exact("value", u.value), **_exact("flops_per_token",
                                                                u.flops_per_token),
                           "definition": u.definition}
+        if self.cost:
+            out["cost"] = [_cost_json(c) for c in self.cost]
         if self.fewest is not None:
             out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
         return out
+
+
+def _cost_json(c: Cost) -> dict[str, Any]:
+    return {"what": c.what, "price": c.price.stated, **_exact("price_per_chip_hour",
+                                                               c.price.amount),
+            "currency": c.price.currency, "chips": int(c.chips), **_exact("seconds", c.seconds),
+            **_exact("tokens", c.tokens), **_exact("per_step", c.per_step),
+            **_exact("per_token", c.per_token),
+            **_exact("per_million_tokens", c.per_million_tokens),
+            **_exact("per_step_at_t_upper", c.per_step_upper)}
 
 
 def _law_json(law: Any) -> dict[str, Any]:

@@ -33,6 +33,7 @@ from ..models.config import ModelConfig
 from ..models.counts import flops_per_token, training_flops_per_token
 from ..models.memory import OPTIMIZERS, activation_bytes
 from ..parallel.collectives import collective
+from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
 from .mfu import predicted_mfu
@@ -124,12 +125,15 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           recompute: str = "none", attention: str = "materialised",
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
-          symbolic: bool = False) -> Plan:
+          symbolic: bool = False, offload: tuple[str, ...] = (),
+          in_network: bool = False) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
     ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
     schedule with a pipeline axis). ``peak`` replaces the chip's bf16 peak (a symbol for a
-    law); ``symbolic`` keeps the model's sizes as letters."""
+    law); ``symbolic`` keeps the model's sizes as letters; ``offload`` names the parts kept
+    in host memory (:mod:`symroof.plans.offload`); ``in_network`` has every AllReduce over
+    one switched network reduce in the switch (:mod:`symroof.parallel.in_network`)."""
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
         raise InputError("a pipeline runs along one axis, got pp="
@@ -152,7 +156,15 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     subs = {**deg, MICRO: micro}
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
-                              n, rate, cfg, recompute, efficiency, symbolic)
+                              n, rate, cfg, recompute, efficiency, symbolic, in_network)
+    tier = None
+    if offload:
+        from .offload import host_tier
+        tier = host_tier(offload, _memory(t, cfg, strategy, subs, B_GLOBAL / (replicas * micro),
+                                          per, recompute, context, pp, micro, attention),
+                         per, m.chip, cfg.layers / pp, micro,
+                         sp.Min(pp, micro) if pp != 1 else sp.S.One, efficiency)
+        sym.update(tier.terms)
     by_term, note = _critical(sym, B_GLOBAL, n, context)
     crit = None if note or not by_term else sp.Max(*by_term.values())
     terms = {k: Term(x.name, {ph: v.subs(B_GLOBAL, B) for ph, v in x.phases.items()}, x.detail)
@@ -165,6 +177,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                                         "1F1B fill and drain: (p - 1)/(m + p - 1) of the step")
     memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
                      pp, micro, attention)
+    if tier is not None:
+        memory = {k: sp.sympify(v).subs(B_GLOBAL, B) for k, v in tier.memory.items()}
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
         if not symbolic and lower.is_number else None
     assumptions = (
@@ -176,7 +190,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "FLOPs split evenly over every chip; HBM traffic of the backward twice the forward's",
-        f"efficiency: {efficiency.describe()}", *where, *m.assumptions)
+        f"efficiency: {efficiency.describe()}", *(tier.notes if tier else ()), *where,
+        *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
@@ -211,7 +226,7 @@ def _mesh_text(m: Mesh) -> str:
 
 def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
            b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
-           eff: Efficiency, symbolic: bool = False,
+           eff: Efficiency, symbolic: bool = False, in_network: bool = False,
            ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]],
                                      list[str]]:
     T = t.context
@@ -235,9 +250,14 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
             continue
         nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(subs))
         count = exact(u.per_step).subs(subs)
-        coll = collective(u.collective, nbytes, list(axes), m)
+        how = (in_switch_algorithm([m.axis(a) for a in axes]) or "ring") \
+            if in_network and u.collective == "allreduce" else "ring"
+        coll = collective(u.collective, nbytes, list(axes), m, how)
         links = sorted(coll.bandwidths())
         name = f"{_label(strategy, u.kind)} over {'+'.join(axes)} ({', '.join(links)})"
+        if in_network and u.collective == "allreduce":
+            notes.add(f"{name}: AllReduce " + (f"reduced in the switch ({how})" if how != "ring"
+                                               else "as a ring (not one switched network)"))
         f = min((eff.of(x) for x in (*links, name.split(' ')[0])), default=sp.S.One)
         latency = coll.latency_time
         unknown = {s for s in latency.free_symbols if s.name.startswith("alpha_")}

@@ -14,6 +14,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.printer import approx, number_value, text
+from .cost import Cost
 from .mfu import Mfu
 from .request import Result
 from .search import Search
@@ -73,6 +74,8 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += _serving(result.serve, fmt)
     if result.mfu is not None:
         out += ["", *_mfu(result.mfu, fmt)]
+    if result.cost:
+        out += ["", *_cost(result.cost, fmt)]
     if result.fewest is not None:
         n, why = result.fewest
         out += ["", _heading("fewest chips for the latency target", fmt),
@@ -177,6 +180,20 @@ def _mfu(u: Mfu, fmt: str) -> list[str]:
     return [_heading("MFU", fmt), f"{approx(u.value * 100)}% = {approx(u.tokens_per_second)} "
             f"tokens/s x {text(u.flops_per_token)} FLOPs per token / ({text(u.chips)} chips x "
             f"{approx(u.peak)} FLOP/s)", f"definition: {u.definition}"]
+
+
+def _cost(costs: Sequence[Cost], fmt: str) -> list[str]:
+    p = costs[0].price
+    out = [_heading(f"cost at {approx(p.amount)} {p.currency} per chip-hour (the price "
+                    f"given, {p.stated!r})", fmt)]
+    for c in costs:
+        upper = c.per_step_upper
+        also = f" ({approx(upper)} {p.currency} at T_upper)" if upper is not None else ""
+        out.append(f"{c.what}: {approx(c.per_step)} {p.currency} per step of "
+                   f"{seconds(c.seconds)} on {text(c.chips)} chips{also}; "
+                   f"{approx(c.per_million_tokens)} {p.currency} per million tokens "
+                   f"({approx(c.tokens)} tokens per step)")
+    return out
 
 
 def _laws(laws: Sequence[Any], fmt: str) -> list[str]:
