@@ -30,6 +30,7 @@ x = sp.Symbol("x")
 
 @pytest.mark.slow
 @given(positive, positive)
+@settings(max_examples=examples(100), deadline=None)
 def test_roots_of_a_quadratic_are_its_two_factors_in_order(a: sp.Rational, b: sp.Rational,
                                                           ) -> None:
     found = roots(sp.expand((s - a) * (s - b)), s)
@@ -39,6 +40,7 @@ def test_roots_of_a_quadratic_are_its_two_factors_in_order(a: sp.Rational, b: sp
 
 @pytest.mark.slow
 @given(positive, positive)
+@settings(max_examples=examples(100), deadline=None)
 def test_a_positive_size_admits_only_the_positive_root(a: sp.Rational, b: sp.Rational) -> None:
     # (s - a)(s + b) = 0: for a positive s only a
     assert positive_root(sp.Eq(s**2 + (b - a) * s, a * b), s) == a
