@@ -122,8 +122,8 @@ def _chip(args: argparse.Namespace) -> Any:
 
 def _step(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.errors import InputError
-    from ..models import critical_batch, decode_intensity, layer_ops, step_roofline
-    from ..models.tensor_parallel import tensor_parallel_step
+    from ..models import decode_intensity
+    from ..plans.device_step import device_step, step_critical
     from ..render.model_views import step_json, step_lines
     phase = "decode" if args.decode else "prefill"
     context = args.context if phase == "decode" else (args.tokens or args.context)
@@ -132,30 +132,38 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
                          else "--tokens")
     batch = args.batch or 1
     the_chip = _chip(args)
-    per_chip, on = cfg, ""
-    if args.mesh:
+    on, axes, m = "", {}, None
+    if args.mesh:  # the serving plan's step, tensor parallel over every axis of the mesh
         from ..parallel import mesh
-        tp = tensor_parallel_step(cfg, phase, mesh(args.mesh, the_chip), batch=batch,
-                                  context=context, dtype=args.dtype, kv_dtype=args.kv_dtype)
-        srl = step_roofline(tp.step, the_chip, tp.extras())
-        per_chip, on = tp.shard, f", per chip of mesh {args.mesh}"
-    else:
-        srl = step_roofline(layer_ops(cfg, phase, batch=batch, context=context,
-                                      dtype=args.dtype, kv_dtype=args.kv_dtype), the_chip)
+        from ..plans.serving import serving_axes, tp_over
+        m = mesh(args.mesh, the_chip)
+        axes = serving_axes(cfg, m, tp_over(m))
+        on = f", per chip of mesh {args.mesh} (tp={'+'.join(m.axes)})"
+
+    def at(b: int | None) -> Any:
+        return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=args.dtype,
+                           kv_dtype=args.kv_dtype, chip=the_chip)
+    step = at(batch)
     critical = intensity = None
     if phase == "decode":
-        critical = critical_batch(per_chip, the_chip, context=context, dtype=args.dtype,
-                                  kv_dtype=args.kv_dtype)
-        intensity = decode_intensity(per_chip, dtype=args.dtype, kv_dtype=args.kv_dtype)
+        critical = step_critical(at(None))
+        intensity = decode_intensity(cfg if m is None else _part(cfg, axes, m),
+                                     dtype=args.dtype, kv_dtype=args.kv_dtype)
     if args.json:
-        emit({"model": cfg.name, "mesh": args.mesh, **step_json(srl, critical, intensity)})
+        emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity)})
         return 0
     kv = args.kv_dtype or args.dtype
     title = (f"{cfg.name} {phase}, batch {batch}, " +
              (f"context {context}" if phase == "decode" else f"{context} tokens each") +
              f", on {the_chip.name}{on} ({args.dtype} weights, {kv} KV cache)")
-    print("\n".join(step_lines(srl, critical, intensity, args.format, title)))
+    print("\n".join(step_lines(step, critical, intensity, args.format, title)))
     return 0
+
+
+def _part(cfg: Any, axes: dict[str, tuple[str, ...]], m: Any) -> Any:
+    from ..models.tensor_parallel import shard
+    from ..plans.device_step import degree
+    return shard(cfg, degree(m, axes.get("tp", ())))
 
 
 def _fit(args: argparse.Namespace, cfg: Any) -> int:

@@ -116,11 +116,15 @@ def _mlp(prefix: str, cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, wi
     return [first, down]
 
 
-def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: str) -> list[Op]:
-    """Routed experts: M k token-expert pairs through the weights of the touched experts."""
+def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: str,
+             split: int = 1) -> list[Op]:
+    """Routed experts: M k token-expert pairs through the weights of the touched experts.
+    Split over ``split`` devices (expert parallelism), each holds E / split experts and takes
+    the pairs routed to them from the M ``split`` tokens of its group: M k on average, and
+    the experts of its share those tokens touch."""
     D, E, k, Fe = s["D"], s["E"], s["k"], s["F_e"]
     ab, wb = dtype_bytes(a), dtype_bytes(w)
-    touched = experts_touched(E, k, M)
+    touched = experts_touched(E, k, M * split) / split
     pairs = M * k
     wide = (2 if cfg.mlp == "gated" else 1) * Fe
     up_params = D * wide + (wide if cfg.mlp_bias else 0)
@@ -161,10 +165,11 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
 def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr | None = None,
               context: int | sp.Expr | None = None, dtype: str = "bf16",
               kv_dtype: str | None = None, activation_dtype: str = "bf16",
-              symbolic: bool = False) -> Step:
+              symbolic: bool = False, expert_split: int = 1) -> Step:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
-    ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``."""
+    ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
+    experts split over ``expert_split`` devices."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if cfg.mla is not None:
@@ -193,7 +198,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
         moe = cfg.moe
         assert moe is not None
         router = _matmul("router", M, D, s["E"], a, w)
-        ops = [*attention, router, *_experts(cfg, s, M, a, w)]
+        ops = [*attention, router, *_experts(cfg, s, M, a, w, expert_split)]
         if moe.shared:
             shared = _mlp("shared ", cfg, s, M, s["E_s"] * s["F_s"], a, w)
             if moe.shared_gate:

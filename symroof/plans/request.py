@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 
 if TYPE_CHECKING:
+    from .device_step import DeviceStep
     from .mfu import Mfu
     from .search import Search
-    from .serving import Phase, Serving
+    from .serving import Serving
     from .training import Plan
 
 DEFAULT_CONTEXT = 2048
@@ -48,6 +49,8 @@ class PlanRequest:
     latency_target: str | None = None
     generate: int | None = None
     laws: bool = False
+    dtype: str = "bf16"
+    kv_dtype: str | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -96,9 +99,11 @@ class PlanRequest:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
             return out
         from .serving import fewest_chips, serve
-        assert r.mesh is not None and r.strategy is not None
-        served = serve(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy), batch=r.batch,
-                       context=r.context, generate=r.generate or 256, efficiency=eff)
+        assert r.mesh is not None
+        served = serve(cfg, mesh(r.mesh, the_chip),
+                       parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
+                       context=r.context, generate=r.generate or 256, efficiency=eff,
+                       dtype=r.dtype, kv_dtype=r.kv_dtype)
         out = replace(out, serve=served)
         if r.latency_target is not None:
             target = parse_quantity(r.latency_target, TIME, where="--latency-target")
@@ -211,23 +216,21 @@ def _plan_json(p: Plan) -> dict[str, Any]:
             "microbatches": str(p.extra.get("microbatches")), "collectives": uses}
 
 
-def _phase_json(ph: Phase) -> dict[str, Any]:
-    return {**_terms_json(ph.terms), **_exact("t_lower", ph.t_lower),
-            **_exact("t_upper", ph.t_upper), "bound": ph.bound,
+def _phase_json(ph: DeviceStep) -> dict[str, Any]:
+    from ..core.vocabulary import step_json
+    return {**step_json(ph.flops, ph.bytes, ph.terms, ph.t_lower, ph.t_upper, ph.bound),
             **_exact("latency", ph.latency), **_exact("throughput", ph.throughput)}
 
 
 def _serving_json(s: Serving) -> dict[str, Any]:
-    decode = _phase_json(s.decode)
-    return {"mode": "serve", **_common(s), **decode,
-            "critical_batch": str(s.critical_batch) if s.critical_batch is not None else None,
-            "critical_batch_integer": s.critical_integer,
-            "critical_batch_unit": "sequences in the decode batch",
-            "critical_note": s.critical_note,
+    from ..core.vocabulary import critical_json
+    c = s.critical
+    return {"mode": "serve", **_common(s), "dtype": s.dtype, "kv_dtype": s.kv_dtype,
+            "critical_batch": critical_json(c.relation, c.value, c.integer,
+                                            "sequences in the decode batch", c.reason),
             **_exact("throughput_per_chip", s.decode.throughput / s.devices),
             **_exact("prefill_decode_balance", s.balance), "generate": s.generate,
-            "prefill": _phase_json(s.prefill), "decode": decode,
-            "latency_of": str(s.latency_of),
+            "prefill": _phase_json(s.prefill), "decode": _phase_json(s.decode),
             "grid": [{"batch": b, "context": t, **_exact("latency", lat),
                       **_exact("throughput_per_chip", rate), "fits": ok}
                      for b, t, lat, rate, ok in s.grid]}

@@ -14,12 +14,15 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.printer import approx, latex, md_escape, number_value, text
+from ..core import vocabulary
+from ..core.printer import approx, latex, md_escape, si, text
+from ..engine.critical import Critical
 from ..models.capacity import Fit
 from ..models.config import ModelConfig
 from ..models.counts import Params
 from ..models.memory import Memory
-from ..models.step_roofline import CriticalBatch, StepRoofline
+from ..models.step_roofline import StepRoofline
+from ..plans.device_step import OVERLAP, DeviceStep
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,7 @@ def exact_json(value: sp.Basic) -> int | str:
 
 
 def _with_value(data: dict[str, Any], key: str, value: sp.Basic) -> None:
-    data[key] = exact_json(value)
-    data[f"{key}_value"] = number_value(value)
+    data.update(vocabulary.exact(key, value))
 
 
 def _num(value: sp.Basic) -> str:
@@ -144,7 +146,7 @@ def _row_json(srl: StepRoofline, i: int) -> dict[str, Any]:
     r = srl.rows[i]
     rl = r.roofline
     data: dict[str, Any] = {"name": r.op.name, "block": r.block.name,
-                            "count": exact_json(r.count)}
+                            "count": int(r.count)}
     _with_value(data, "flops", r.op.flops)
     _with_value(data, "bytes", r.op.bytes())
     _with_value(data, "intensity", rl.intensity)
@@ -154,43 +156,31 @@ def _row_json(srl: StepRoofline, i: int) -> dict[str, Any]:
     return data
 
 
-def step_json(srl: StepRoofline, critical: CriticalBatch | None,
+def step_json(step: DeviceStep, critical: Critical | None,
               intensity: tuple[sp.Expr, sp.Expr] | None) -> dict[str, Any]:
-    step = srl.step
-    data: dict[str, Any] = {"phase": step.phase, "batch": exact_json(step.batch),
-                            "context": exact_json(step.context), "chip": srl.chip.name,
+    srl = step.roofline
+    data: dict[str, Any] = {"phase": step.name, "batch": exact_json(srl.step.batch),
+                            "context": exact_json(srl.step.context), "chip": srl.chip.name,
                             "layers": [_row_json(srl, i) for i in range(len(srl.rows))]}
-    body: dict[str, Any] = {}
-    for key, value in (("flops", srl.flops), ("bytes", srl.bytes),
-                       ("intensity", srl.intensity), ("t_math", srl.t_math),
-                       ("t_memory", srl.t_memory), ("t_lower", srl.t_lower),
-                       ("t_upper", srl.t_upper), ("t_network", srl.t_network),
-                       ("ridge", srl.ridge)):
-        _with_value(body, key, value)
-    body["bound"] = srl.bound()
+    body = vocabulary.step_json(step.flops, step.bytes, step.terms, step.t_lower,
+                                step.t_upper, step.bound)
+    body.update(vocabulary.exact("intensity", srl.intensity))
+    body.update(vocabulary.exact("ridge", srl.ridge))
+    body["assumptions"] = [OVERLAP, *step.notes]
     data["step"] = body
     if critical is not None:
-        cb: dict[str, Any] = {"relation": critical.relation, "integer": critical.integer,
-                              "exact": None if critical.exact is None
-                              else exact_json(critical.exact)}
-        if critical.reason:
-            cb["reason"] = critical.reason
-        data["critical_batch"] = cb
+        data["critical_batch"] = vocabulary.critical_json(
+            critical.relation, critical.value, critical.integer,
+            "sequences in the decode batch", critical.reason)
     if intensity is not None:
-        data["decode_intensity"] = {"expression": text(intensity[0]),
-                                    "limit_T_to_oo": exact_json(intensity[1])}
+        data["decode_intensity"] = {**vocabulary.exact("expression", intensity[0]),
+                                    **vocabulary.exact("limit_t_to_oo", intensity[1])}
     return data
 
 
 def _time(value: sp.Basic) -> str:
     """Seconds with an SI prefix: ``6.881 ms``; an expression as it is."""
-    if not sp.sympify(value).is_number:
-        return f"{text(value)} s"
-    seconds = float(sp.N(value, 20))
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(seconds) >= scale or unit == "ns":
-            return f"{approx(seconds / scale, 4)} {unit}"
-    return f"{approx(seconds, 4)} s"
+    return si(value, "s")
 
 
 def _short(value: sp.Basic) -> str:
@@ -199,27 +189,28 @@ def _short(value: sp.Basic) -> str:
     return "0" if value == 0 else approx(value, 4)
 
 
-def step_lines(srl: StepRoofline, critical: CriticalBatch | None,
+def step_lines(step: DeviceStep, critical: Critical | None,
                intensity: tuple[sp.Expr, sp.Expr] | None, fmt: str = "text",
                title: str = "") -> list[str]:
+    srl = step.roofline
     head = ("op", "x", "FLOPs", "bytes", "intensity", "bound", "T_lower")
     rows = [(r.op.name if r.block.name in ("layer", "head") else f"{r.op.name} "
              f"({r.block.name})", text(r.count), _short(r.op.flops),
              _short(r.op.bytes()), _short(r.roofline.intensity), r.roofline.bound(),
              _time(r.roofline.t_lower)) for r in srl.rows]
-    step = ("step", "", _short(srl.flops), _short(srl.bytes), _short(srl.intensity),
-            srl.bound(), _time(srl.t_lower))
-    notes = [f"T_upper {_time(srl.t_upper)} (no overlap); critical intensity "
-             f"{approx(srl.ridge)} FLOP/byte"]
-    if srl.t_network != 0:
-        notes.insert(0, f"collectives {_time(srl.t_network)} of T_lower (serial)")
+    total = ("step", "", _short(step.flops), _short(step.bytes), _short(srl.intensity),
+             step.bound, _time(step.t_lower))
+    notes = ["terms: " + ", ".join(f"{k} {_time(v)}" for k, v in step.terms.items()),
+             f"T_upper {_time(step.t_upper)}; critical intensity {approx(srl.ridge)} FLOP/byte",
+             f"{OVERLAP}", *step.notes]
     if critical is not None:
-        shown = critical.relation if critical.exact is None or not critical.exact.is_number \
-            else f"B > {_num(critical.exact)}"
-        notes.append(f"critical batch at context {text(srl.step.context)}: "
-                     + (f"{shown}, first whole batch {critical.integer}"
-                        if critical.integer is not None else "none")
-                     + (f" ({critical.reason})" if critical.reason else ""))
+        if critical.integer is None:
+            shown = f"none ({critical.reason})"
+        else:
+            shown = f"first whole batch {critical.integer}" + (
+                f" (B > {_num(critical.value)})" if critical.value is not None else "") + (
+                f"; {critical.reason}" if critical.reason else "")
+        notes.append(f"critical batch at context {text(srl.step.context)}: {shown}")
     if intensity is not None:
         notes.append(f"decode intensity: {text(intensity[0])}; as T -> oo: "
                      f"{_num(intensity[1])}")
@@ -229,15 +220,15 @@ def step_lines(srl: StepRoofline, critical: CriticalBatch | None,
         lines += ["| " + " | ".join(md_escape(c, table=True) for c in row) + " |"
                   for row in rows]
         lines.append("| " + " | ".join(f"**{md_escape(c, table=True)}**" if c else ""
-                                       for c in step) + " |")
+                                       for c in total) + " |")
         return lines + [""] + [md_escape(n) for n in notes]
-    widths = [max(len(str(row[i])) for row in (head, *rows, step)) for i in range(len(head))]
+    widths = [max(len(str(row[i])) for row in (head, *rows, total)) for i in range(len(head))]
     right = {1, 2, 3, 4, 6}
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)
                          for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-    return ([title] if title else []) + [line(head), *map(line, rows), line(step)] + notes
+    return ([title] if title else []) + [line(head), *map(line, rows), line(total)] + notes
 
 
 # ---------------------------------------------------------------- capacity
