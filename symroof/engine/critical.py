@@ -43,27 +43,28 @@ class Critical:
 
 
 def critical_size(compute: sp.Expr, others: Mapping[str, sp.Expr], s: sp.Symbol) -> Critical:
-    """The size ``s`` above which ``compute`` exceeds every one of ``others``."""
+    """The size ``s`` above which ``compute`` exceeds every one of ``others`` (their other
+    symbols, a peak C or a bandwidth W, taken positive)."""
     values: list[sp.Expr] = []
-    integers: list[int] = []
+    integers: list[int | None] = []
     searched = False
     for name, term in others.items():
         gap = sp.expand(compute - term)
         poly = sp.Poly(sp.Add(*(t for t in sp.Add.make_args(gap) if t.is_polynomial(s))), s)
-        if poly.degree() < 1 or poly.LC() <= 0:
-            if gap.is_number and gap >= 0:
+        if poly.degree() < 1 or poly.LC().is_nonpositive:
+            if gap.is_nonnegative:
                 continue
             return Critical(None, None, None, f"never compute-bound: {name} grows with "
                                               f"{s} at least as fast as compute")
         if gap.is_polynomial(s):
-            if gap.subs(s, 0) >= 0:
+            if gap.subs(s, 0).is_nonnegative:
                 continue
             try:
                 root, _, _ = solve_gap(gap, s, f"T_compute = T_{name}")
             except DerivationError as exc:
                 return Critical(None, None, None, exc.message)
             values.append(root)
-            integers.append(int(sp.floor(root)) + 1)
+            integers.append(int(sp.floor(root)) + 1 if root.is_number else None)
             continue
         first = _first_whole(gap, s)
         if first is None:
@@ -73,12 +74,13 @@ def critical_size(compute: sp.Expr, others: Mapping[str, sp.Expr], s: sp.Symbol)
         searched = True
     if not integers:
         return Critical(f"{s} >= 1", None, 1)
-    top = max(integers)
     if searched:
+        top = max(i for i in integers if i is not None)
         return Critical(f"{s} >= {top}", None, top, "no closed form: the experts a batch "
                         "touches grow like E (1 - (1 - k/E)^B); the integer is exact")
     value = sp.Max(*values)
-    return Critical(f"{s} > {value}", value, top)
+    whole = None if None in integers else max(i for i in integers if i is not None)
+    return Critical(f"{s} > {value}", value, whole)
 
 
 def _first_whole(gap: sp.Expr, s: sp.Symbol) -> int | None:

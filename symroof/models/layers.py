@@ -137,12 +137,32 @@ def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: 
     return [up, down]
 
 
-def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
+class Touched(sp.Function):
     """Distinct experts M tokens reach, each routed uniformly to k of E: on average
-    E (1 - (1 - k/E)^M); taken as E once M k / E > 64, where the two differ by less than
-    E e^-64 (and the exact power would have millions of digits)."""
-    if M.is_number and M * k > 64 * E:
-        return E
+    E (1 - (1 - k/E)^M), evaluated once M is a number; taken as E once M k / E > 64,
+    where the two differ by less than E e^-64 (and the exact power would have thousands of
+    digits). ``spelled`` writes it out for algebra on the symbolic form.
+
+    >>> Touched(8, 2, 1), Touched(8, 2, 2), Touched(8, 2, 10**6)
+    (2, 7/2, 8)
+    """
+
+    @classmethod
+    def eval(cls, E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr | None:
+        if M.is_number and E.is_number and k.is_number:
+            return E if M * k > 64 * E else E * (1 - (1 - k / E) ** M)
+        return None
+
+
+def spelled(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with each ``Touched`` written out as E (1 - (1 - k/E)^M)."""
+    return expr.replace(Touched, lambda E, k, M: E * (1 - (1 - k / E) ** M))
+
+
+def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
+    """Distinct experts M tokens reach (``Touched``); in the config's letters, written out."""
+    if E.is_number and k.is_number:
+        return Touched(E, k, M)
     return E * (1 - (1 - k / E) ** M)
 
 

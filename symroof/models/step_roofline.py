@@ -34,7 +34,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, binding, roofline
 from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .layers import Block, Step, layer_ops
+from .layers import Block, Step, layer_ops, spelled
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def critical_of(srl: StepRoofline, B: sp.Symbol | None = None) -> Critical:
     """The batch above which ``srl`` (a step in the symbol B) is compute-bound: the engine's
     ``critical_size`` of its compute term against each of its other terms."""
     B = B or symbol("B")
-    terms = srl.terms
+    terms = {k: spelled(v) for k, v in srl.terms.items()}
     return critical_size(terms["compute"], {k: v for k, v in terms.items() if k != "compute"},
                          B)
 

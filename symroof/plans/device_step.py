@@ -34,7 +34,7 @@ from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
-from ..models.layers import layer_ops
+from ..models.layers import layer_ops, spelled
 from ..models.step_roofline import StepRoofline, step_roofline
 from ..models.tensor_parallel import MEGATRON, shard
 from ..parallel.collectives import Collective, collective
@@ -149,6 +149,6 @@ def _known(latency: Expr, notes: set[str]) -> Expr:
 def step_critical(step: DeviceStep) -> Critical:
     """The global batch above which ``step`` (built with ``batch=None``) is compute-bound:
     compute against each of its other terms (``engine.critical``)."""
-    terms = step.terms
+    terms = {k: spelled(v) for k, v in step.terms.items()}
     return critical_size(terms["compute"], {k: v for k, v in terms.items() if k != "compute"},
                          symbol("B"))

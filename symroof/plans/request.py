@@ -178,42 +178,41 @@ def _law_json(law: Any) -> dict[str, Any]:
 
 
 def _exact(name: str, value: Any) -> dict[str, Any]:
-    import sympy as sp
-
-    from ..core.printer import number_value, text
-    expr = sp.sympify(value) if value is not None else None
-    return {name: text(expr) if expr is not None else None,
-            f"{name}_value": number_value(expr) if expr is not None else None}
+    from ..core.vocabulary import exact
+    return exact(name, value)
 
 
 def _common(p: Plan | Serving) -> dict[str, Any]:
+    from ..core.vocabulary import exact_map
     return {"model": p.model, "chip": p.chip, "mesh": p.mesh, "strategy": p.strategy,
             "devices": int(p.devices), "batch": int(p.batch), "context": int(p.context),
-            "memory": {k: _exact("v", v)["v"] for k, v in p.memory.items()},
-            "memory_values": {k: _exact("v", v)["v_value"] for k, v in p.memory.items()},
+            **exact_map("memory", p.memory),
             **_exact("capacity", p.capacity), "fits": p.fits,
             "assumptions": list(p.assumptions)}
 
 
-def _terms_json(terms: Mapping[str, Any]) -> dict[str, Any]:
-    return {"terms": {k: _exact("v", t.time)["v"] for k, t in terms.items()},
-            "terms_values": {k: _exact("v", t.time)["v_value"] for k, t in terms.items()}}
-
-
 def _plan_json(p: Plan) -> dict[str, Any]:
+    import sympy as sp
+
+    from ..core.vocabulary import critical_json, exact, exact_map, step_json
     from .training import bound_by_phase
     uses = [{"kind": name.split(" over ")[0], "collective": u.collective, "array": u.what,
              "block": u.block, "phase": u.phase, "scope": u.scope,
              "per_layer": str(u.per_layer), "per_step": str(u.per_step),
-             **_exact("bytes", size), **_exact("time", time)}
+             **exact("bytes", size), **exact("time", time)}
             for u, name, time, size in p.uses]
-    return {"mode": "train", **_common(p), **_terms_json(p.terms),
-            "phases": {k: {ph: _exact("v", v)["v"] for ph, v in t.phases.items()}
-                       for k, t in p.terms.items()},
-            **_exact("t_lower", p.t_lower), **_exact("t_upper", p.t_upper), "bound": p.bound,
-            "bound_by_phase": bound_by_phase(p.terms), **_exact("critical_batch", p.critical_batch),
-            "critical_batch_unit": "tokens per chip", "critical_note": p.critical_note,
-            "microbatches": str(p.extra.get("microbatches")), "collectives": uses}
+    crit = p.critical_batch
+    whole = int(sp.floor(crit)) + 1 if crit is not None and crit.is_number else None
+    step = step_json(p.extra.get("flops"), p.extra.get("bytes"),
+                     {k: t.time for k, t in p.terms.items()}, p.t_lower, p.t_upper, p.bound)
+    return {"mode": "train", **_common(p), **step, "train": step,
+            "phases": {k: exact_map("v", t.phases)["v"] for k, t in p.terms.items()},
+            "bound_by_phase": bound_by_phase(p.terms),
+            "critical_batch": critical_json(
+                None if crit is None else f"tokens per chip > {crit}", crit, whole,
+                "tokens per chip", p.critical_note),
+            "microbatches": exact("microbatches", p.extra.get("microbatches"))["microbatches"],
+            "collectives": uses}
 
 
 def _phase_json(ph: DeviceStep) -> dict[str, Any]:
