@@ -123,7 +123,8 @@ def _chip(args: argparse.Namespace) -> Any:
 def _step(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.errors import InputError
     from ..models import decode_intensity
-    from ..plans.device_step import device_step, step_critical
+    from ..models.tensor_parallel import shard
+    from ..plans.serving import step_on
     from ..render.model_views import step_json, step_lines
     phase = "decode" if args.decode else "prefill"
     context = args.context if phase == "decode" else (args.tokens or args.context)
@@ -132,23 +133,17 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
                          else "--tokens")
     batch = args.batch or 1
     the_chip = _chip(args)
-    on, axes, m = "", {}, None
+    on, m = "", None
     if args.mesh:  # the serving plan's step, tensor parallel over every axis of the mesh
         from ..parallel import mesh
-        from ..plans.serving import serving_axes, tp_over
         m = mesh(args.mesh, the_chip)
-        axes = serving_axes(cfg, m, tp_over(m))
         on = f", per chip of mesh {args.mesh} (tp={'+'.join(m.axes)})"
-
-    def at(b: int | None) -> Any:
-        return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=args.dtype,
-                           kv_dtype=args.kv_dtype, chip=the_chip)
-    step = at(batch)
-    critical = intensity = None
+    step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
+                             dtype=args.dtype, kv_dtype=args.kv_dtype)
+    intensity = None
     if phase == "decode":
-        critical = step_critical(at(None))
-        intensity = decode_intensity(cfg if m is None else _part(cfg, axes, m),
-                                     dtype=args.dtype, kv_dtype=args.kv_dtype)
+        tp = int(m.devices) if m is not None else 1
+        intensity = decode_intensity(shard(cfg, tp), dtype=args.dtype, kv_dtype=args.kv_dtype)
     if args.json:
         emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity)})
         return 0
@@ -158,12 +153,6 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
              f", on {the_chip.name}{on} ({args.dtype} weights, {kv} KV cache)")
     print("\n".join(step_lines(step, critical, intensity, args.format, title)))
     return 0
-
-
-def _part(cfg: Any, axes: dict[str, tuple[str, ...]], m: Any) -> Any:
-    from ..models.tensor_parallel import shard
-    from ..plans.device_step import degree
-    return shard(cfg, degree(m, axes.get("tp", ())))
 
 
 def _fit(args: argparse.Namespace, cfg: Any) -> int:

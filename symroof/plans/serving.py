@@ -91,6 +91,28 @@ def serving_axes(cfg: ModelConfig, m: Mesh, strategy: Strategy) -> dict[str, tup
     return {k: strategy.axes(k) for k in SERVING if strategy.axes(k)}
 
 
+def step_on(cfg: ModelConfig, phase: str, chip: object, m: Mesh | None = None, *,
+            batch: int, context: int, dtype: str = "bf16", kv_dtype: str | None = None,
+            ) -> tuple[DeviceStep, Critical | None]:
+    """The step ``symroof model --decode/--prefill [--mesh]`` shows: the serving plan's
+    step with tensor parallelism over every axis of ``m`` (or one chip without a mesh), and
+    for decode its critical batch.
+
+    >>> from symroof.models import model
+    >>> step, critical = step_on(model("llama-2-7b"), "decode", None, mesh("X=8", "h100-sxm"),
+    ...                          batch=64, context=2048)
+    >>> step.t_lower == serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64,
+    ...                       context=2048).decode.t_lower
+    True
+    """
+    axes = serving_axes(cfg, m, tp_over(m)) if m is not None else {}
+
+    def at(b: int | None) -> DeviceStep:
+        return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=dtype,
+                           kv_dtype=kv_dtype, chip=chip)
+    return at(batch), step_critical(at(None)) if phase == "decode" else None
+
+
 def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, context: Expr,
                   dtype: str, kv_dtype: str) -> dict[str, Expr]:
     """Weights and KV cache one device holds: its shard's parameters, the layers' over the

@@ -128,18 +128,23 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
     device_params = sp.S.Zero
     block_params = sp.S.Zero
     per_block: list[tuple[str, Expr, Expr]] = []  # (block, layers on the stage, params/layer)
+    dense: list[tuple[str, Expr, Expr]] = []  # the same, without the routed experts
     for blk in step.blocks:
         on_stage = blk.count / pp if blk.name != "head" else sp.S.One
         mine = sp.S.Zero
+        shared = sp.S.Zero
         for o in blk.ops:
             n = op_params(o, tokens, cfg, symbolic)
             block_params += blk.count * n
             split = (shard if o.name in MEGATRON else 1) * (
                 D_EP if ep and o.name.startswith("experts") else 1)
             mine += n / split
+            if not o.name.startswith("experts"):
+                shared += n / split
             if "tp" in kinds and o.name in MEGATRON:
                 uses += _megatron(o, blk.name, on_stage * micro, sequence_parallel, wb, tokens)
         per_block.append((blk.name, on_stage, sp.expand(mine)))
+        dense.append((blk.name, on_stage, sp.expand(shared)))
         device_params += on_stage * mine
         if ep and blk.name != "head" and any(o.name.startswith("experts") for o in blk.ops):
             uses += _experts(cfg, blk.name, on_stage * micro, tokens, dtype, symbolic)
@@ -152,8 +157,16 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
     total = params(cfg, symbolic=symbolic).total
     embedding = sp.expand((total - block_params) / shard)
     per_block.append(("embedding", sp.S.One, embedding))
+    dense.append(("embedding", sp.S.One, embedding))
     device_params = sp.expand(device_params + embedding)
     uses += _data(kinds, zero_stage, per_block, wb, gb)
+    if ep:  # the expert axes split the batch too: every weight but the experts' is a replica
+        shard_zero = D_ZERO if "zero" in kinds and zero_stage > 0 else 1
+        for block, count, n in dense:
+            scope = "step" if block in ("embedding", "head") else "layer"
+            uses.append(Use("ep", "allreduce", "dense weight gradients", block, "backward",
+                            scope, sp.S.Zero if scope == "step" else sp.S.One, count,
+                            n * gb / shard_zero))
     return Template(cfg, sp.sympify(context), step, tuple(uses), total, device_params, layers)
 
 
