@@ -243,9 +243,9 @@ def _fit_json(fit: Fit | None, reason: str) -> dict[str, Any] | None:
 
 def fit_json(memory: Memory, capacity: sp.Expr, fits: Mapping[str, tuple[Fit | None, str]],
              facts: Mapping[str, Any]) -> dict[str, Any]:
-    data: dict[str, Any] = {**facts, "memory": {k: exact_json(v) for k, v in
-                                                memory.parts.items()}}
-    data["memory"]["capacity"] = exact_json(capacity)
+    parts = {k.replace(" ", "_"): v for k, v in memory.parts.items()}
+    data: dict[str, Any] = {**facts, **vocabulary.exact_map("memory", parts)}
+    data.update(vocabulary.exact("capacity", capacity))
     data["assumptions"] = dict(memory.assumptions)
     for key, (fit, reason) in fits.items():
         data[key] = _fit_json(fit, reason)

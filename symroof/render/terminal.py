@@ -142,7 +142,7 @@ def chip_lines(c: Chip) -> list[str]:
 def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:
     """A chip as JSON: exact values as strings with floats beside them."""
     def fig(f: Figure) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": text(f.value), "value_float": number_value(f.value),
+        out: dict[str, Any] = {"value": text(f.value), "value_value": number_value(f.value),
                                "text": f.text, "source": f.source, "label": f.label}
         if f.note:
             out["note"] = f.note
