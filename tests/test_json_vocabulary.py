@@ -70,7 +70,7 @@ def walk(node: Any, path: str, found: list[str]) -> None:
         if key == "critical_batch" and set(value) != CRITICAL:
             found.append(f"{where}: keys {sorted(value)}")
         if key in ("step", "prefill", "decode", "train") and isinstance(value, dict) \
-                and not STEP <= set(value):
+                and not set(value) >= STEP:
             found.append(f"{where}: missing {sorted(STEP - set(value))}")
         if key == "devices" and not isinstance(value, int):
             found.append(f"{where}: a device count is an integer")
