@@ -176,3 +176,20 @@ def test_moe_plans_give_a_number_or_a_reason_in_valid_json(name: str, mode: str)
     assert (critical["integer"] is None) == (critical["relation"] is None)
     assert critical["integer"] is not None or critical["reason"]
     assert len(json.dumps(out)) < 200_000
+
+
+@pytest.mark.parametrize("name", ["llama-2-7b", "gpt2", "mixtral-8x7b", "qwen1.5-moe-a2.7b",
+                                  "qwen2.5-7b"])
+def test_the_ops_hold_the_one_parameter_count(name: str) -> None:
+    from symroof.models.counts import op_weights
+    from symroof.models.layers import layer_ops
+    cfg = model(name)
+    weights = op_weights(cfg, cfg.sizes(False))
+    step = layer_ops(cfg, "decode", batch=1, context=8)
+    held = sum(b.count * weights.get(o.name, 0) for b, o in step.rows())
+    p = params(cfg)
+    # the ops hold every weight but the input embedding table and learned positions, which
+    # a lookup reads row by row (tied embeddings: the head is that table)
+    looked_up = p.embedding - (0 if cfg.tied_embeddings else cfg.vocab * cfg.d_model)
+    assert held + looked_up == p.total + (cfg.vocab * cfg.d_model if cfg.tied_embeddings
+                                          else 0)

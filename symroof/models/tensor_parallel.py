@@ -25,11 +25,12 @@ from dataclasses import replace
 from ..core.errors import InputError
 from .config import ModelConfig
 
-# Megatron-LM's split of each weight matmul; other ops are replicated on every tensor rank.
+# Megatron-LM's split of each weight matmul (the output head and embedding split over the
+# vocabulary, section 3 "input embedding"); norms and the router are replicated on every
+# tensor rank, and the routed experts split their width as ``shard`` says.
 MEGATRON = {
     "qkv": "column", "output": "row", "gate/up": "column", "up": "column", "down": "row",
     "shared gate/up": "column", "shared up": "column", "shared down": "row",
-    "experts gate/up": "column", "experts up": "column", "experts down": "row",
     "output head": "column",
 }
 

@@ -36,7 +36,7 @@ from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.layers import layer_ops, spelled
 from ..models.step_roofline import StepRoofline, step_roofline
-from ..models.tensor_parallel import MEGATRON, shard
+from ..models.tensor_parallel import shard
 from ..parallel.collectives import Collective, collective
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
@@ -112,8 +112,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     if m is not None and tp > 1:
         reduce = collective("allreduce", row_bytes, axes["tp"], m)
         after = {"embedding", "output", *(b.ops[-1].name for b in ops.blocks[:-1])}
-        for name in sorted(after):
-            assert name == "embedding" or MEGATRON.get(name) == "row"
+        for name in sorted(after):  # the row-parallel outputs (experts' too) and the lookup
             add(name, "tp", reduce)
     if m is not None and ep > 1 and cfg.moe is not None:
         routed = ops.tokens * cfg.moe.top_k * cfg.d_model * ab

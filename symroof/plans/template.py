@@ -35,22 +35,15 @@ from sympy import Expr
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op
 from ..models.config import ModelConfig
-from ..models.counts import params
+from ..models.counts import op_weights, params
 from ..models.layers import Step, layer_ops
+from ..models.tensor_parallel import MEGATRON
 
 D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO, BATCH = (
     sp.Symbol(n, positive=True, integer=True)
     for n in ("d_dp", "d_zero", "d_tp", "d_pp", "d_ep", "m", "b"))
 DEGREE = {"dp": D_DP, "zero": D_ZERO, "tp": D_TP, "pp": D_PP, "ep": D_EP}
 
-# Megatron-LM's split of each weight matmul (Shoeybi et al., 2019, section 3; the output head
-# and embedding split over the vocabulary, section 3 "input embedding"); others replicated.
-MEGATRON = {
-    "qkv": "column", "output": "row", "gate/up": "column", "up": "column", "down": "row",
-    "shared gate/up": "column", "shared up": "column", "shared down": "row",
-    "output head": "column",
-}
-NO_WEIGHTS = ("scores", "values", "embedding")
 
 
 @dataclass(frozen=True)
@@ -84,24 +77,18 @@ class Template:
     layers: Expr
 
 
-def op_params(o: Op, tokens: Expr, cfg: ModelConfig, symbolic: bool = False) -> Expr:
-    """Parameters of one op, read from its FLOPs (2 per parameter per token; a routed-expert
-    op multiplies only its top-k experts' weights, so it holds E/k times as many)."""
-    if o.name in NO_WEIGHTS:
-        return sp.S.Zero
-    count = o.flops / (2 * tokens)
-    if o.name.startswith("experts") and cfg.moe is not None:
-        s = cfg.sizes(symbolic)
-        count = count * s["E"] / s["k"]
-    return sp.expand(count)
+def op_params(o: Op, cfg: ModelConfig, symbolic: bool = False) -> Expr:
+    """Parameters of one op of a layer: ``models.counts.op_weights``, the one count (a
+    routed-expert op holds all E experts' weights; ops without weights hold none)."""
+    return op_weights(cfg, cfg.sizes(symbolic)).get(o.name, sp.S.Zero)
 
 
-def _activation(o: Op, tokens: Expr, side: str, wb: Expr) -> Expr:
+def _activation(o: Op, weights: Expr, side: str, wb: Expr) -> Expr:
     """Bytes of a matmul's input or output array, from its traffic: the output is what it
-    writes, the input what it reads less its weights (2 FLOPs per weight per token)."""
+    writes, the input what it reads less its ``weights``."""
     if side == "output":
         return o.writes.get("hbm", sp.S.Zero)
-    return sp.expand(o.reads.get("hbm", sp.S.Zero) - o.flops / (2 * tokens) * wb)
+    return sp.expand(o.reads.get("hbm", sp.S.Zero) - weights * wb)
 
 
 def training_template(cfg: ModelConfig, *, context: int | Expr,
@@ -134,7 +121,7 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
         mine = sp.S.Zero
         shared = sp.S.Zero
         for o in blk.ops:
-            n = op_params(o, tokens, cfg, symbolic)
+            n = op_params(o, cfg, symbolic)
             block_params += blk.count * n
             split = (shard if o.name in MEGATRON else 1) * (
                 D_EP if ep and o.name.startswith("experts") else 1)
@@ -142,7 +129,7 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
             if not o.name.startswith("experts"):
                 shared += n / split
             if "tp" in kinds and o.name in MEGATRON:
-                uses += _megatron(o, blk.name, on_stage * micro, sequence_parallel, wb, tokens)
+                uses += _megatron(o, blk.name, on_stage * micro, sequence_parallel, wb, n)
         per_block.append((blk.name, on_stage, sp.expand(mine)))
         dense.append((blk.name, on_stage, sp.expand(shared)))
         device_params += on_stage * mine
@@ -171,12 +158,12 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
 
 
 def _megatron(o: Op, block: str, per_step: Expr, sp_on: bool, wb: Expr,
-              tokens: Expr) -> list[Use]:
+              weights: Expr) -> list[Use]:
     """The tensor-axis collectives of one Megatron-split matmul."""
     scope = "step" if block == "head" else "layer"
     each: Expr = sp.S.Zero if scope == "step" else sp.S.One
     if MEGATRON[o.name] == "column":
-        x = _activation(o, tokens, "input", wb)
+        x = _activation(o, weights, "input", wb)
         if sp_on:
             return [Use("tp", "allgather", f"input of {o.name!r} (split over the sequence)",
                         block, "forward", scope, each, per_step, x),
@@ -184,7 +171,7 @@ def _megatron(o: Op, block: str, per_step: Expr, sp_on: bool, wb: Expr,
                         "backward", scope, each, per_step, x)]
         return [Use("tp", "allreduce", f"gradient of the input of {o.name!r}", block,
                     "backward", scope, each, per_step, x)]
-    y = _activation(o, tokens, "output", wb)
+    y = _activation(o, weights, "output", wb)
     if sp_on:
         return [Use("tp", "reducescatter", f"output of {o.name!r} (partial sums)", block,
                     "forward", scope, each, per_step, y),
