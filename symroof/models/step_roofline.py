@@ -63,7 +63,6 @@ class StepRoofline(tb.RichView):
     t_lower: sp.Expr
     t_upper: sp.Expr
     ridge: sp.Expr
-    t_network: sp.Expr = sp.S.Zero
 
     def _view(self) -> tuple[str, tb.Table]:
         rows = [(tb.cell(tb.text(r.block.name)), tb.cell(tb.text(r.op.name)),
@@ -142,11 +141,10 @@ def step_roofline(step: Step, chip: Chip,
         rows.append(Row(block, o, rl, note))
     t_math = sp.Add(*(r.count * r.roofline.t_math for r in rows))
     t_mem = sp.Add(*(r.count * sp.Add(*r.roofline.t_comms.values()) for r in rows))
-    t_net = sp.Add(*(r.count * sp.Add(*r.roofline.extra.values()) for r in rows))
     t_lower = sp.Add(*(r.count * r.roofline.t_lower for r in rows))
     t_upper = sp.Add(*(r.count * r.roofline.t_upper for r in rows))
     return StepRoofline(step, chip, tuple(rows), t_math, t_mem, t_lower, t_upper,
-                        chip.ridge(step.dtype), t_net)
+                        chip.ridge(step.dtype))
 
 
 def critical_of(srl: StepRoofline, B: sp.Symbol | None = None) -> Critical:

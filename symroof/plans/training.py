@@ -29,6 +29,7 @@ from sympy import Expr
 from ..core import tables as tb
 from ..core.errors import InputError
 from ..engine.critical import critical_size
+from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.counts import flops_per_token, training_flops_per_token
 from ..models.layers import spelled
@@ -249,11 +250,11 @@ def _bounds(terms: Mapping[str, Term], pp: Expr,
 
 
 def bound_by_phase(terms: Mapping[str, Term]) -> dict[str, str]:
-    """The term that sets each phase's time in T_lower (compute wins ties)."""
+    """The term that sets each phase's time in T_lower (``engine.rooflines.binding``:
+    compute wins ties, undetermined while a term is symbolic)."""
     if not all(x.time.is_number for x in terms.values()):
         return dict.fromkeys(PHASES, "undetermined")
-    return {ph: max(terms.values(), key=lambda x: (x.phases.get(ph, 0),
-                                                    x.name == "compute")).name
+    return {ph: binding({x.name: x.phases.get(ph, sp.S.Zero) for x in terms.values()})
             for ph in PHASES}
 
 

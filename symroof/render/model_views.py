@@ -105,7 +105,8 @@ def summary_json(s: Summary) -> dict[str, Any]:
     _with_value(data, "params", s.params.total)
     _with_value(data, "params_active", s.params.active)
     _with_value(data, "params_embedding", s.params.embedding)
-    data["params_parts"] = {k: exact_json(v) for k, v in s.params.parts().items()}
+    data.update(vocabulary.exact_map("params_parts",
+                                     {k.replace(" ", "_"): v for k, v in s.params.parts().items()}))
     _with_value(data, "flops_per_token", s.flops)
     _with_value(data, "training_flops_per_token", s.training_flops)
     _with_value(data, "kv_bytes_per_token", s.kv_bytes)
@@ -136,7 +137,9 @@ def summary_lines(s: Summary, fmt: str = "text") -> list[str]:
         return lines + ([f"\nsource: {md_escape(source)}"] if source else [])
     width = max(len(k) for k, _ in rows)
     lines = [title] + ([f"  source: {source}"] if source else [])
-    lines += [f"  {k:<{width}}  {_num(v) if isinstance(v, sp.Basic) else v}" for k, v in rows]
+    lines += [f"  {k:<{width}}  {_num(v) if isinstance(v, sp.Basic) else v}"
+              + (" B" if k.startswith("KV cache") and isinstance(v, sp.Basic) and v.is_number
+                 else "") for k, v in rows]
     return lines
 
 
