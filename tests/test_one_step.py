@@ -4,6 +4,7 @@ under sharding (replicated parts counted per rank, degrees that do not divide re
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -193,3 +194,18 @@ def test_the_ops_hold_the_one_parameter_count(name: str) -> None:
     looked_up = p.embedding - (0 if cfg.tied_embeddings else cfg.vocab * cfg.d_model)
     assert held + looked_up == p.total + (cfg.vocab * cfg.d_model if cfg.tied_embeddings
                                           else 0)
+
+
+def test_text_views_print_decimals_and_exact_forms_on_request() -> None:
+    args = ["collective", "allreduce", "--bytes", "1e9", "--axes", "X", "--mesh", "X=8",
+            "--chip", "h100-sxm"]
+    plain = run_cli(*args)
+    exact = run_cli(*args, "--exact")
+    assert plain.returncode == exact.returncode == 0
+    # 7/4 of 1e9 bytes over 450 GB/s, for a ring of 8: 7/1800 s
+    assert "  bandwidth time                3.889 ms" in plain.stdout.splitlines()
+    assert "  bandwidth time                7/1800 s ≈ 3.889 ms" in exact.stdout.splitlines()
+    served = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                     "--batch", "64")
+    assert served.returncode == 0
+    assert not re.search(r"\d{6,}/\d|\d/\d{6,}", served.stdout), served.stdout

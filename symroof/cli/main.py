@@ -48,8 +48,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
     from ..core.errors import SymroofError
+    from ..core.printer import exact_views
     try:
-        return run(args)
+        with exact_views(bool(getattr(args, "exact", False))):
+            return run(args)
     except SymroofError as exc:
         print(f"symroof: error: {exc}", file=sys.stderr)
         return 2

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, emit, overrides
+from .common import chip_options, emit, exact_option, overrides
 
 EXAMPLES_MODEL = """\
 examples:
@@ -62,6 +62,7 @@ def register(verbs: Any) -> None:
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     m.add_argument("--json", action="store_true", help="machine-readable output")
+    exact_option(m)
     m.set_defaults(run=run_model)
 
 

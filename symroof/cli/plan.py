@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import chip_options, emit, overrides
+from .common import chip_options, emit, exact_option, overrides
 
 EXAMPLES_PLAN = """\
 examples:
@@ -85,6 +85,7 @@ def register(verbs: Any) -> None:
     p.add_argument("--progress", action="store_true",
                    help="report the progress of a --search on stderr")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    exact_option(p)
     p.set_defaults(run=run_plan)
 
 
