@@ -209,3 +209,13 @@ def test_text_views_print_decimals_and_exact_forms_on_request() -> None:
                      "--batch", "64")
     assert served.returncode == 0
     assert not re.search(r"\d{6,}/\d|\d/\d{6,}", served.stdout), served.stdout
+
+
+def test_training_refuses_the_same_degrees_and_the_search_skips_them() -> None:
+    from symroof.plans.search import candidates
+    with pytest.raises(InputError, match="gpt2: tp=2 does not divide its 50257 vocabulary"):
+        train(model("gpt2"), mesh("X=2", "h100-sxm"), parse_strategy("tp=X"), batch=8,
+              context=128)
+    found = list(candidates(model("gpt2"), [("X", 2, "")], 8))
+    assert found and all(c.degrees[2] == 1 for c in found)  # no tensor parallelism
+    assert any(c.degrees[2] == 2 for c in candidates(model("llama-2-7b"), [("X", 2, "")], 8))

@@ -34,6 +34,7 @@ from ..models.config import ModelConfig
 from ..models.counts import flops_per_token, training_flops_per_token
 from ..models.layers import spelled
 from ..models.memory import OPTIMIZERS, activation_bytes
+from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
@@ -133,6 +134,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         raise InputError("a pipeline runs along one axis, got pp="
                          + "+".join(strategy.axes("pp")), "--strategy")
     deg = degrees_of(strategy, m)
+    check_degrees(cfg, **{k: int(deg[DEGREE[k]]) for k in ("tp", "pp", "ep")
+                          if deg[DEGREE[k]].is_Integer})
     pp = deg[DEGREE["pp"]]
     micro = sp.Integer(microbatches) if microbatches else (4 * pp if pp != 1 else sp.S.One)
     if microbatches and "pp" not in strategy.kinds and microbatches != 1:
