@@ -48,10 +48,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     run: Callable[[argparse.Namespace], int] = args.run
     from ..core.errors import SymroofError
-    from ..core.printer import exact_views
     try:
-        with exact_views(bool(getattr(args, "exact", False))):
-            return run(args)
+        if getattr(args, "exact", False):  # the printer imports SymPy: only when asked
+            from ..core.printer import exact_views
+            with exact_views():
+                return run(args)
+        return run(args)
     except SymroofError as exc:
         print(f"symroof: error: {exc}", file=sys.stderr)
         return 2

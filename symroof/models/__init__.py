@@ -1,4 +1,4 @@
-"""Topic models: transformer configs and their costs, attention IO, AD cost, scaling laws.
+"""Transformer models: configs, their exact counts, layer ops, step rooflines, memory and capacity.
 
 The transformer API, exact and symbolic:
 
