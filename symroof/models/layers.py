@@ -51,7 +51,7 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Step:
+class StepOps:
     """One forward step: ``tokens`` processed (B for decode, B T for prefill)."""
 
     phase: str
@@ -185,7 +185,7 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
 def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr | None = None,
               context: int | sp.Expr | None = None, dtype: str = "bf16",
               kv_dtype: str | None = None, activation_dtype: str = "bf16",
-              symbolic: bool = False, expert_split: int = 1) -> Step:
+              symbolic: bool = False, expert_split: int = 1) -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
@@ -230,4 +230,4 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, compute="vpu"),
             _norm("final norm", cfg, s, M, a, w), _matmul("output head", M, D, s["V"], a, w))
     blocks.append(Block("head", once, sp.S.One))
-    return Step(phase, B, T, M, tuple(blocks), a)
+    return StepOps(phase, B, T, M, tuple(blocks), a)

@@ -34,7 +34,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, binding, roofline
 from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .layers import Block, Step, layer_ops, spelled
+from .layers import Block, StepOps, layer_ops, spelled
 
 
 @dataclass(frozen=True)
@@ -55,7 +55,7 @@ class Row:
 class StepRoofline(tb.RichView):
     """Per-op rooflines and the step's summed times on ``chip``."""
 
-    step: Step
+    step: StepOps
     chip: Chip
     rows: tuple[Row, ...]
     t_math: sp.Expr
@@ -124,7 +124,7 @@ def op_roofline(o: Op, chip: Chip, extra: Mapping[str, sp.Expr] | None = None,
             f"mxu {o.dtype} (no vector-unit peak listed: an upper bound on its rate)")
 
 
-def step_roofline(step: Step, chip: Chip,
+def step_roofline(step: StepOps, chip: Chip,
                   extras: Mapping[str, Mapping[str, sp.Expr]] | None = None,
                   fractions: Mapping[str, sp.Expr] | None = None) -> StepRoofline:
     """Rooflines of every op of ``step`` on ``chip``, and the step's summed times;

@@ -39,7 +39,6 @@ from .efficiency import PEAK, Efficiency
 from .strategy import Strategy, parse_strategy
 
 SERVING = ("dp", "tp", "pp", "ep")
-Phase = DeviceStep
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from ..core.sizes import dtype_bytes
 from ..engine.ops import Op
 from ..models.config import ModelConfig
 from ..models.counts import op_weights, params
-from ..models.layers import Step, layer_ops
+from ..models.layers import StepOps, layer_ops
 from ..models.tensor_parallel import MEGATRON
 
 D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO, BATCH = (
@@ -70,7 +70,7 @@ class Template:
 
     cfg: ModelConfig
     context: Expr
-    step: Step
+    step: StepOps
     uses: tuple[Use, ...]
     params_total: Expr
     params_device: Expr
@@ -95,7 +95,7 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
                       kinds: tuple[str, ...] = ("dp", "zero", "tp", "pp", "ep"),
                       zero_stage: int = 0, sequence_parallel: bool = False,
                       bytes_per_param: Mapping[str, int] | None = None,
-                      dtype: str = "bf16", step: Step | None = None,
+                      dtype: str = "bf16", step: StepOps | None = None,
                       symbolic: bool = False) -> Template:
     """The collectives of a training step of ``cfg`` under the kinds of parallelism named,
     for ``b`` sequences of ``context`` tokens per replica and microbatch; ``symbolic``
