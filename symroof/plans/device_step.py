@@ -29,10 +29,12 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy import Expr
 
+from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
+from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.layers import layer_ops, spelled
 from ..models.step_roofline import StepRoofline, step_roofline
@@ -85,7 +87,7 @@ def degree(m: Mesh | None, axes: tuple[str, ...]) -> int:
 def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
-                efficiency: Efficiency = PEAK, chip: object = None) -> DeviceStep:
+                efficiency: Efficiency = PEAK, chip: Chip | None = None) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
     without a mesh, on ``chip`` alone."""
@@ -96,18 +98,23 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                     kv_dtype=kv_dtype, expert_split=ep)
     the_chip = m.chip if m is not None else chip
+    if the_chip is None:
+        raise InputError("a step needs a mesh or a chip", "--chip")
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
     notes: set[str] = set()
     extras: dict[str, dict[str, Expr]] = {}
     once: dict[str, Expr] = {}
 
-    def add(op_name: str, kind: str, c: Collective) -> None:
+    def timed(kind: str, c: Collective) -> tuple[str, Expr]:
         label = f"{kind} over {'+'.join(c.axes)} ({', '.join(sorted(c.bandwidths()))})"
         f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
+        return label, c.bandwidth_time / f + _known(c.latency_time, notes)
+
+    def add(op_name: str, kind: str, c: Collective) -> None:
+        label, time = timed(kind, c)
         extras.setdefault(op_name, {})
-        extras[op_name][label] = extras[op_name].get(label, 0) + \
-            c.bandwidth_time / f + _known(c.latency_time, notes)
+        extras[op_name][label] = extras[op_name].get(label, 0) + time
 
     if m is not None and tp > 1:
         reduce = collective("allreduce", row_bytes, axes["tp"], m)
@@ -117,15 +124,13 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     if m is not None and ep > 1 and cfg.moe is not None:
         routed = ops.tokens * cfg.moe.top_k * cfg.d_model * ab
         a2a = collective("alltoall", routed, axes["ep"], m)
-        add("router", "ep", a2a)
-        add(next(o.name for b in ops.blocks for o in b.ops if o.name == "experts down"), "ep",
-            a2a)
+        add("router", "ep", a2a)  # dispatch after the router, combine after the experts
+        add("experts down", "ep", a2a)
     if m is not None and pp > 1:
-        hop = collective("permute", row_bytes, axes["pp"][0], m)
-        label = f"pp over {axes['pp'][0]} ({', '.join(sorted(hop.bandwidths()))})"
-        once[label] = (pp - 1) * (hop.bandwidth_time + _known(hop.latency_time, notes))
+        label, time = timed("pp", collective("permute", row_bytes, axes["pp"][0], m))
+        once[label] = (pp - 1) * time
     fractions = {k: efficiency.of(k) for k in ("compute", "hbm")}
-    srl = step_roofline(ops, the_chip, extras, fractions)  # type: ignore[arg-type]
+    srl = step_roofline(ops, the_chip, extras, fractions)
     terms = dict(srl.terms)
     terms.update(once)
     t_lower = srl.t_lower + sp.Add(*once.values())

@@ -30,6 +30,7 @@ from sympy import Expr
 from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical
+from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import kv_bytes_per_token, params
 from ..models.tensor_parallel import shard
@@ -90,7 +91,7 @@ def serving_axes(cfg: ModelConfig, m: Mesh, strategy: Strategy) -> dict[str, tup
     return {k: strategy.axes(k) for k in SERVING if strategy.axes(k)}
 
 
-def step_on(cfg: ModelConfig, phase: str, chip: object, m: Mesh | None = None, *,
+def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = None, *,
             batch: int, context: int, dtype: str = "bf16", kv_dtype: str | None = None,
             ) -> tuple[DeviceStep, Critical | None]:
     """The step ``symroof model --decode/--prefill [--mesh]`` shows: the serving plan's
