@@ -165,19 +165,20 @@ def _fit(args: argparse.Namespace, cfg: Any) -> int:
         raise InputError("the config names no context length: give one", "--context")
     the_chip = _chip(args)
     batch = args.batch or 1
+    tp, pooled = 1, args.chips  # a mesh: one chip's shard against one chip's memory
     if args.mesh:
         from ..parallel import mesh
         n = mesh(args.mesh, the_chip).devices
         if not n.is_Integer:
             raise InputError(f"the mesh must have a whole number of chips, got {n}", "--mesh")
-        args.chips = int(n)
+        args.chips, tp, pooled = int(n), int(n), 1
     common = {"dtype": args.dtype, "kv_dtype": args.kv_dtype, "usable": args.usable}
     fits: dict[str, tuple[Any, str]] = {}
     for key, call in (
-            ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=args.chips,
-                                            **common)),
-            ("max_context", lambda: max_context(cfg, the_chip, batch=batch, chips=args.chips,
-                                                **common)),
+            ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=pooled,
+                                            tp=tp, **common)),
+            ("max_context", lambda: max_context(cfg, the_chip, batch=batch, chips=pooled,
+                                                tp=tp, **common)),
             ("min_chips", lambda: min_chips(cfg, the_chip, batch=batch, context=context,
                                             **common))):
         try:

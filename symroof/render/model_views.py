@@ -258,8 +258,8 @@ def fit_json(memory: Memory, capacity: sp.Expr, fits: Mapping[str, tuple[Fit | N
 def fit_lines(title: str, memory: Memory, capacity: sp.Expr,
               fits: Mapping[str, tuple[Fit | None, str]], labels: Mapping[str, str],
               fmt: str = "text") -> list[str]:
-    rows: list[tuple[str, str]] = [(k, f"{_num(v)} bytes") for k, v in memory.parts.items()]
-    rows.append(("memory per chip", f"{_num(capacity)} bytes"))
+    rows: list[tuple[str, str]] = [(k, si(v, "B")) for k, v in memory.parts.items()]
+    rows.append(("memory per chip", si(capacity, "B")))
     for key, (fit, reason) in fits.items():
         shown = reason if fit is None else (
             f"{text(fit.relation)}" + (f" (≈ {approx(fit.exact)})" if not fit.exact.is_Integer
