@@ -28,11 +28,11 @@ def bench_model_step(repeats: int) -> list[Row]:
 
     from symroof import chip
     from symroof.models import layer_ops, model, step_roofline
-    from symroof.models.layers import Block, Step
+    from symroof.models.layers import Block, StepOps
     cfg, h100 = model("llama-3-70b"), chip("h100-sxm")
     results: dict[str, tuple[Any, ...]] = {}
 
-    def times(step: Step) -> tuple[Any, ...]:
+    def times(step: StepOps) -> tuple[Any, ...]:
         srl = step_roofline(step, h100)
         return srl.t_lower, srl.t_math, srl.t_memory
 
@@ -48,7 +48,7 @@ def bench_model_step(repeats: int) -> list[Row]:
         st = layer_ops(cfg, "decode")
         layers = tuple(Block(f"layer {i}", st.blocks[0].ops, sp.S.One)
                        for i in range(cfg.layers))
-        results["unrolled"] = times(Step(st.phase, st.batch, st.context, st.tokens,
+        results["unrolled"] = times(StepOps(st.phase, st.batch, st.context, st.tokens,
                                          (*layers, *st.blocks[1:]), st.dtype))
         return time.perf_counter() - start
 

@@ -75,16 +75,16 @@ _EXPORTS = {
     "LAMBDA": "engine.optimize",
     "Optimum": "engine.optimize",
     "lagrange": "engine.optimize",
-    "ConstantSet": "models.scaling_laws",
-    "constant_set": "models.scaling_laws",
+    "ConstantSet": "topics.scaling_laws",
+    "constant_set": "topics.scaling_laws",
     # the topic models of the bundled texts
-    **{name: "models.attention" for name in (
+    **{name: "topics.attention" for name in (
         "ALGORITHM_1", "absorb", "block_sizes", "dominance_condition",
         "reduction", "score_bytes", "standard_attention", "tiled_attention")},
-    **{name: "models.online_softmax" for name in (
+    **{name: "topics.online_softmax" for name in (
         "Recurrence", "online_softmax", "online_softmax_recurrence", "softmax_shift_residual")},
-    **{name: "models.adcost" for name in ("TEXT_KINDS", "recipe_bounds", "reverse_cost")},
-    **{name: "models.adcost_checks" for name in ("gradient", "random_expression")},
+    **{name: "topics.adcost" for name in ("TEXT_KINDS", "recipe_bounds", "reverse_cost")},
+    **{name: "topics.adcost_checks" for name in ("gradient", "random_expression")},
     # the claims of a derivation (also in symroof.claims)
     **{name: "claims.model" for name in ("Derivation", "DerivationBuilder", "Erratum",
                                          "Source", "Law")},

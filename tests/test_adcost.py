@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from symroof.core.errors import InputError
 from symroof.core.sizes import sizes
-from symroof.models.adcost import (
+from symroof.topics.adcost import (
     ADJOINT,
     KINDS,
     TEXT_KINDS,
@@ -19,7 +19,7 @@ from symroof.models.adcost import (
     reverse_cost,
     tape,
 )
-from symroof.models.adcost_checks import gradient
+from symroof.topics.adcost_checks import gradient
 from tests.conftest import examples
 
 x, y, z = sizes("x y z")

@@ -14,7 +14,7 @@ from symroof.core.errors import DerivationError, InputError
 from symroof.core.parse import parse_expr
 from symroof.core.sizes import sizes
 from symroof.engine.asymptotics import theta
-from symroof.models.attention import (
+from symroof.topics.attention import (
     absorb,
     block_sizes,
     count_tiled,
@@ -24,7 +24,7 @@ from symroof.models.attention import (
     standard_attention,
     tiled_attention,
 )
-from symroof.models.online_softmax import (
+from symroof.topics.online_softmax import (
     block_state,
     merge,
     online_softmax,

@@ -11,8 +11,8 @@ import pytest
 from tests.conftest import ROOT
 
 # top to bottom; a module may import from its own layer and any layer after it
-LAYERS = ("cli", "render", "testing", "claims", "plans", "models", "parallel", "engine",
-          "hardware", "core")
+LAYERS = ("cli", "render", "testing", "claims", "plans", "models", "topics", "parallel",
+          "engine", "hardware", "core")
 PACKAGE = ROOT / "symroof"
 
 

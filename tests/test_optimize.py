@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from symroof.core.errors import DerivationError, InputError
 from symroof.core.sizes import sizes
 from symroof.engine.optimize import LAMBDA, lagrange
-from symroof.models.scaling_laws import constant_set
+from symroof.topics.scaling_laws import constant_set
 from tests.conftest import examples, run_cli
 
 N, D, C, A, B, E, alpha, beta, k = sizes("N D C A B E alpha beta k")

@@ -97,7 +97,7 @@ def test_replicas_across_pods_all_reduce_the_fsdp_shards_over_dcn() -> None:
 def test_experts_all_to_all_their_routed_tokens_twice_each_way_per_layer() -> None:
     cfg = model("mixtral-8x7b")
     t = training_template(cfg, context=1024, kinds=("ep",))
-    ep = [u for u in t.uses if u.kind == "ep"]
+    ep = [u for u in t.uses if u.kind == "ep" and u.collective == "alltoall"]
     assert per_layer(ep) == [("alltoall", "backward")] * 2 + [("alltoall", "forward")] * 2
     # each of b T tokens goes to k = 2 of the experts: a [2 b T, D] array in bf16
     assert {u.nbytes for u in ep} == {BATCH * 1024 * 2 * 4096 * 2}
@@ -214,8 +214,6 @@ def test_decode_latency_grows_with_batch_and_context_and_throughput_follows() ->
     rows = {(b, t): (lat, rate) for b, t, lat, rate, _ in s.grid}
     for (b, t), (lat, rate) in rows.items():
         assert rate == sp.Rational(b) / (lat * 8)
-        assert s.latency_of.subs({sp.Symbol("B", positive=True): b,
-                                  sp.Symbol("T", positive=True): t}) == lat
         for bigger in ((4 * b, t), (b, 4 * t)):
             if bigger in rows:
                 assert rows[bigger][0] > lat
@@ -226,8 +224,8 @@ def test_decode_turns_compute_bound_at_its_critical_batch() -> None:
     cfg = model("llama-3-8b")  # grouped-query attention: the KV read grows slowly enough
     m, s = mesh("X=1", "h100-sxm"), parse_strategy("tp=X")
     plan = serve(cfg, m, s, batch=8, context=128)
-    assert plan.critical_integer is not None and plan.critical_batch is not None
-    b = plan.critical_integer
+    assert plan.critical.integer is not None and plan.critical.value is not None
+    b = plan.critical.integer
     assert serve(cfg, m, s, batch=b, context=128).decode.bound == "compute"
     assert serve(cfg, m, s, batch=b - 1, context=128).decode.bound != "compute"
 
@@ -246,9 +244,9 @@ def test_tensor_parallel_decode_on_nvlink_is_never_compute_bound() -> None:
     # two AllReduces of [B, D] per layer outgrow 2 FLOPs per weight per token over 8 GPUs
     s = serve(model("llama-3-8b"), mesh("X=8", "h100-sxm"), parse_strategy("tp=X"), batch=8,
               context=128)
-    assert s.critical_batch is None
-    assert s.critical_note == ("decode never turns compute-bound: tp over X (nvlink) grows "
-                               "with the batch as fast as compute does")
+    assert s.critical.integer is None and s.critical.value is None
+    assert s.critical.reason == ("never compute-bound: tp over X (nvlink) grows with B at "
+                                 "least as fast as compute")
 
 
 def test_serving_rejects_training_strategies() -> None:

@@ -51,10 +51,15 @@ def test_training_json_has_the_contract_fields() -> None:
 
 def test_serving_json_adds_latency_and_throughput() -> None:
     out = plan_json(*SERVE)
-    assert set(out["memory"]) == MEMORY  # type: ignore[arg-type]
-    latency = sp.Rational(str(out["latency"]))
-    assert sp.Rational(str(out["throughput"])) == 64 / latency
-    assert out["bound"] == "hbm" and out["critical_batch"] is None
+    assert set(out["memory"]) == {"weights", "kv_cache", "total"}  # type: ignore[arg-type]
+    decode = out["decode"]
+    assert isinstance(decode, dict)
+    latency = sp.Rational(str(decode["latency"]))
+    assert sp.Rational(str(decode["throughput"])) == 64 / latency
+    assert decode["bound"] == "hbm"
+    critical = out["critical_batch"]
+    assert isinstance(critical, dict) and critical["integer"] is None
+    assert critical["reason"].startswith("never compute-bound: hbm grows with B")
     assert out["memory"]["kv_cache"] == str(64 * 2048 * 524_288 // 8)  # type: ignore[index]
 
 

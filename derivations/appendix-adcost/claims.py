@@ -1,5 +1,5 @@
 """The Baur–Strassen section of the Russian appendix (seed 002): reverse-mode AD costs per
-operation (counted by ``symroof.models.adcost``), the bounds, 6P per token, forward mode."""
+operation (counted by ``symroof.topics.adcost``), the bounds, 6P per token, forward mode."""
 
 from __future__ import annotations
 

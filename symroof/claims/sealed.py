@@ -38,8 +38,8 @@ BASE = ("sympy", "sympy.tensor.tensor", "symroof.claims.model", "symroof.claims.
         "symroof.claims.consistency")
 # what two or more bundled derivations need besides, imported once when nothing better is
 # known
-PRELOAD = (*BASE, "numpy", "numpy.random", "symroof.engine.optimize", "symroof.models.adcost",
-           "symroof.models.attention", "symroof.models.scaling_laws")
+PRELOAD = (*BASE, "numpy", "numpy.random", "symroof.engine.optimize", "symroof.topics.adcost",
+           "symroof.topics.attention", "symroof.topics.scaling_laws")
 # the packages whose modules a hint may name (a hint never imports a derivation's own code)
 PRELOADABLE = ("sympy", "numpy", "mpmath", "symroof")
 

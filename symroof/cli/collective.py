@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, emit, overrides
+from .common import chip_options, emit, exact_option, overrides
 
 EXAMPLES = """\
 examples:
@@ -58,6 +58,7 @@ def register(verbs: Any) -> None:
                    "latency-bound, in SYMBOL")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
     c.add_argument("--json", action="store_true", help="machine-readable output")
+    exact_option(c)
     c.set_defaults(run=run_collective)
 
 

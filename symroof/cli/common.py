@@ -32,6 +32,12 @@ def chip_options(p: argparse.ArgumentParser, with_name: bool = True) -> None:
     p.add_argument("--catalog", metavar="FILE", help="a catalogue TOML file of your own")
 
 
+def exact_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--exact", action="store_true",
+                   help="text views: each time, byte count and rate as its exact form beside "
+                        "its decimal (--json always has both)")
+
+
 def overrides(pairs: list[str]) -> dict[str, str]:
     from ..core.errors import InputError
     out: dict[str, str] = {}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import bounded, chip_options, emit, overrides, timeout_option
+from .common import bounded, chip_options, emit, exact_option, overrides, timeout_option
 
 EXAMPLES_DERIVE = """\
 examples:
@@ -74,6 +74,7 @@ def register(verbs: Any) -> None:
     d.add_argument("--between", metavar="TERM,TERM", help="the threshold between two terms: "
                    "math, a memory level, a link, latency, bandwidth (e.g. math,ici)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
+    exact_option(d)
     d.set_defaults(run=run_derive)
 
 

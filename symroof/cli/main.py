@@ -61,6 +61,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     run: Callable[[argparse.Namespace], int] = args.run
     from ..core.errors import SymroofError
     try:
+        if getattr(args, "exact", False):  # the printer imports SymPy: only when asked
+            from ..core.printer import exact_views
+            with exact_views():
+                return run(args)
         return run(args)
     except SymroofError as exc:
         print(f"symroof: error: {exc}", file=sys.stderr)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, emit, overrides
+from .common import chip_options, emit, exact_option, overrides
 
 EXAMPLES_MODEL = """\
 examples:
@@ -62,6 +62,7 @@ def register(verbs: Any) -> None:
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     m.add_argument("--json", action="store_true", help="machine-readable output")
+    exact_option(m)
     m.set_defaults(run=run_model)
 
 
@@ -122,8 +123,9 @@ def _chip(args: argparse.Namespace) -> Any:
 
 def _step(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.errors import InputError
-    from ..models import critical_batch, decode_intensity, layer_ops, step_roofline
-    from ..models.tensor_parallel import tensor_parallel_step
+    from ..models import decode_intensity
+    from ..models.tensor_parallel import shard
+    from ..plans.serving import step_on
     from ..render.model_views import step_json, step_lines
     phase = "decode" if args.decode else "prefill"
     context = args.context if phase == "decode" else (args.tokens or args.context)
@@ -132,29 +134,25 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
                          else "--tokens")
     batch = args.batch or 1
     the_chip = _chip(args)
-    per_chip, on = cfg, ""
-    if args.mesh:
+    on, m = "", None
+    if args.mesh:  # the serving plan's step, tensor parallel over every axis of the mesh
         from ..parallel import mesh
-        tp = tensor_parallel_step(cfg, phase, mesh(args.mesh, the_chip), batch=batch,
-                                  context=context, dtype=args.dtype, kv_dtype=args.kv_dtype)
-        srl = step_roofline(tp.step, the_chip, tp.extras())
-        per_chip, on = tp.shard, f", per chip of mesh {args.mesh}"
-    else:
-        srl = step_roofline(layer_ops(cfg, phase, batch=batch, context=context,
-                                      dtype=args.dtype, kv_dtype=args.kv_dtype), the_chip)
-    critical = intensity = None
+        m = mesh(args.mesh, the_chip)
+        on = f", per chip of mesh {args.mesh} (tp={'+'.join(m.axes)})"
+    step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
+                             dtype=args.dtype, kv_dtype=args.kv_dtype)
+    intensity = None
     if phase == "decode":
-        critical = critical_batch(per_chip, the_chip, context=context, dtype=args.dtype,
-                                  kv_dtype=args.kv_dtype)
-        intensity = decode_intensity(per_chip, dtype=args.dtype, kv_dtype=args.kv_dtype)
+        tp = int(m.devices) if m is not None else 1
+        intensity = decode_intensity(shard(cfg, tp), dtype=args.dtype, kv_dtype=args.kv_dtype)
     if args.json:
-        emit({"model": cfg.name, "mesh": args.mesh, **step_json(srl, critical, intensity)})
+        emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity)})
         return 0
     kv = args.kv_dtype or args.dtype
     title = (f"{cfg.name} {phase}, batch {batch}, " +
              (f"context {context}" if phase == "decode" else f"{context} tokens each") +
              f", on {the_chip.name}{on} ({args.dtype} weights, {kv} KV cache)")
-    print("\n".join(step_lines(srl, critical, intensity, args.format, title)))
+    print("\n".join(step_lines(step, critical, intensity, args.format, title)))
     return 0
 
 
@@ -167,19 +165,20 @@ def _fit(args: argparse.Namespace, cfg: Any) -> int:
         raise InputError("the config names no context length: give one", "--context")
     the_chip = _chip(args)
     batch = args.batch or 1
+    tp, pooled = 1, args.chips  # a mesh: one chip's shard against one chip's memory
     if args.mesh:
         from ..parallel import mesh
         n = mesh(args.mesh, the_chip).devices
         if not n.is_Integer:
             raise InputError(f"the mesh must have a whole number of chips, got {n}", "--mesh")
-        args.chips = int(n)
+        args.chips, tp, pooled = int(n), int(n), 1
     common = {"dtype": args.dtype, "kv_dtype": args.kv_dtype, "usable": args.usable}
     fits: dict[str, tuple[Any, str]] = {}
     for key, call in (
-            ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=args.chips,
-                                            **common)),
-            ("max_context", lambda: max_context(cfg, the_chip, batch=batch, chips=args.chips,
-                                                **common)),
+            ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=pooled,
+                                            tp=tp, **common)),
+            ("max_context", lambda: max_context(cfg, the_chip, batch=batch, chips=pooled,
+                                                tp=tp, **common)),
             ("min_chips", lambda: min_chips(cfg, the_chip, batch=batch, context=context,
                                             **common))):
         try:

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import chip_options, emit, overrides
+from .common import chip_options, emit, exact_option, overrides
 
 EXAMPLES_PLAN = """\
 examples:
@@ -24,6 +24,7 @@ examples:
   symroof plan llama-2-7b --train --search 256 --chip tpu-v5e --batch 256 --context 4096
   symroof plan llama-2-7b --serve --mesh "X=8" --strategy "tp=X" --chip h100-sxm \\
       --batch 64 --context 2048 --latency-target 20ms
+  symroof plan llama-2-7b --serve --mesh "X=8" --dtype int8 --chip h100-sxm --batch 64
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
       --batch 64 --context 2048 --mfu 1e5
   symroof plan llama-2-7b --train --laws --context 4096
@@ -51,7 +52,8 @@ def register(verbs: Any) -> None:
     mode.add_argument("--train", action="store_true", help="a training step")
     mode.add_argument("--serve", action="store_true", help="prefill and decode steps")
     p.add_argument("--mesh", metavar="AXES", help="mesh axes and sizes, e.g. 'X=16,Y=16'")
-    p.add_argument("--strategy", metavar="SPEC", help="strategy per axis, e.g. 'fsdp=X,tp=Y'")
+    p.add_argument("--strategy", metavar="SPEC", help="strategy per axis, e.g. 'fsdp=X,tp=Y' "
+                   "(serving: default tp over every axis)")
     p.add_argument("--search", metavar="CHIPS", type=_count,
                    help="choose mesh and strategy over every factorisation of CHIPS chips")
     p.add_argument("--laws", action="store_true",
@@ -98,11 +100,16 @@ def register(verbs: Any) -> None:
     p.add_argument("--generate", metavar="G", type=_count,
                    help="serving: tokens generated per request, for the prefill:decode "
                         "balance (default 256)")
+    p.add_argument("--dtype", default="bf16", metavar="NAME",
+                   help="serving: the weights' dtype (default bf16; int8 halves them)")
+    p.add_argument("--kv-dtype", metavar="NAME", help="serving: the KV cache's dtype "
+                   "(default: --dtype)")
     p.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     p.add_argument("--progress", action="store_true",
                    help="report the progress of a --search on stderr")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    exact_option(p)
     p.set_defaults(run=run_plan)
 
 
@@ -136,9 +143,13 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.search is not None and (args.mesh or args.strategy):
         raise InputError("give either --search or --mesh with --strategy, not both",
                          "--search")
-    if not args.laws and args.search is None and not (args.mesh and args.strategy):
+    if not args.laws and args.search is None and not (args.mesh and (args.strategy or
+                                                                      args.serve)):
         missing = "--mesh" if not args.mesh else "--strategy"
         raise InputError("a plan needs --mesh and --strategy (or --search CHIPS)", missing)
+    if args.train and (args.dtype != "bf16" or args.kv_dtype):
+        raise InputError("a serving option: training keeps bf16 weights", "--dtype"
+                         if args.dtype != "bf16" else "--kv-dtype")
     if args.serve and args.mfu:
         raise InputError("MFU is for a training throughput: use it with --train", "--mfu")
     if args.train and (args.latency_target or args.generate):
@@ -152,7 +163,8 @@ def run_plan(args: argparse.Namespace) -> int:
         recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
-        laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network)
+        laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
+        dtype=args.dtype, kv_dtype=args.kv_dtype)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

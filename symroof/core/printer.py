@@ -17,7 +17,9 @@ integers and radicals inside a formula become decimals while short exponents sta
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -27,9 +29,22 @@ from sympy.printing.latex import LatexPrinter, greek_letters_set
 
 from .escape import escape, html_escape, math_text, md_escape, tex_escape
 
-__all__ = ["Shown", "SymroofLatexPrinter", "approx", "escape", "html_escape", "latex",
-           "latex_value", "math_text", "md_escape", "number_value", "shown", "tex_escape",
-           "text"]
+__all__ = [
+    "Shown",
+    "SymroofLatexPrinter",
+    "approx",
+    "escape",
+    "html_escape",
+    "latex",
+    "latex_value",
+    "math_text",
+    "md_escape",
+    "number_value",
+    "shown",
+    "si",
+    "tex_escape",
+    "text",
+]
 
 # names a derivation spells in ASCII for a Greek letter
 GREEK_ALIASES = {"lam": "lambda", "lamda": "lambda", "eps": "epsilon"}
@@ -148,6 +163,54 @@ def _decimal(number: float, digits: int) -> str:
     places = max(digits - whole, 0) if whole > 3 else 2
     out = f"{number:.{places}f}"
     return out.rstrip("0").rstrip(".") if "." in out else out
+
+
+PREFIXES = {"s": (("", 1.0), ("m", 1e-3), ("µ", 1e-6), ("n", 1e-9)),
+            "B": (("T", 1e12), ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0))}
+
+
+EXACT: ContextVar[bool] = ContextVar("exact", default=False)
+
+
+@contextmanager
+def exact_views(on: bool = True) -> Iterator[None]:
+    """Text views inside print each quantity's exact form beside its decimal (``--exact``).
+
+    >>> with exact_views():
+    ...     si(sp.Rational(1, 125000), "s")
+    '1/125000 s ≈ 8 µs'
+    """
+    token = EXACT.set(on)
+    try:
+        yield
+    finally:
+        EXACT.reset(token)
+
+
+def si(value: Any, unit: str, digits: int = 4) -> str:
+    """The one rule for a quantity in a text view: a decimal of ``digits`` significant
+    digits with an SI prefix (seconds down to ns, bytes up to TB), other units as
+    ``approx`` prints the number; an expression prints as it is, with its unit. Inside
+    ``exact_views`` a number that is not an integer shows its exact form first.
+
+    >>> si(sp.Rational(53254594, 5888671875), "s"), si(141.1e9, "B"), si(1.55e12, "FLOP/s")
+    ('9.044 ms', '141.1 GB', '1.55e12 FLOP/s')
+    """
+    expr = sp.sympify(value)
+    if not expr.is_number:
+        return f"{text(expr)} {unit}"
+    if EXACT.get() and not expr.is_Float and not (expr.is_Integer and abs(expr) < 1000):
+        return f"{text(expr)} {unit} ≈ {si_decimal(expr, unit, digits)}"
+    return si_decimal(expr, unit, digits)
+
+
+def si_decimal(expr: sp.Expr, unit: str, digits: int = 4) -> str:
+    """``si`` without the exact form."""
+    number = float(sp.N(expr, 20))
+    for prefix, scale in PREFIXES.get(unit, ()):
+        if abs(number) >= scale or scale == PREFIXES[unit][-1][1]:
+            return f"{float(f'{number / scale:.{digits}g}'):g} {prefix}{unit}"
+    return f"{approx(number, digits)} {unit}"
 
 
 def number_value(value: Any) -> float | None:

@@ -128,10 +128,7 @@ class Roofline(RichView):
     def bound(self) -> str:
         """``compute``, the name of the binding memory level or link, or ``undetermined``
         while sizes are symbolic."""
-        times = self.terms
-        if not all(t.is_number for t in times.values()):
-            return "undetermined"
-        return max(times, key=lambda k: (times[k], k == COMPUTE))
+        return binding(self.terms)
 
     def _view(self) -> tuple[str, Table]:
         rows: list[tuple[str, Any]] = [
@@ -203,6 +200,18 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps,
                     added, tuple(serial),
                     compute or op.compute, canonical_dtype(dtype or op.dtype))
+
+
+def binding(terms: Mapping[str, sp.Expr]) -> str:
+    """The name of the largest of ``terms`` (``compute`` on a tie), or ``undetermined`` while
+    one is not a number: the one rule for a bound.
+
+    >>> binding({"compute": sp.Integer(2), "hbm": sp.Integer(2)})
+    'compute'
+    """
+    if not all(t.is_number for t in terms.values()):
+        return "undetermined"
+    return max(terms, key=lambda k: (terms[k], k == COMPUTE))
 
 
 def size_values(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:

@@ -1,4 +1,4 @@
-"""Topic models: transformer configs and their costs, attention IO, AD cost, scaling laws.
+"""Transformer models: configs, their exact counts, layer ops, step rooflines, memory and capacity.
 
 The transformer API, exact and symbolic:
 
@@ -38,13 +38,9 @@ True
 128/129
 >>> max_batch(cfg, chip("a100-80gb"), context=4096).integer
 30
->>> from symroof.models import tensor_parallel_step    # split over 8 chips (tensor parallel)
->>> from symroof.parallel import mesh
->>> tp = tensor_parallel_step(model("llama-2-70b"), "decode", mesh("X=8", "h100-sxm"),
-...                           batch=16, context=1024)
->>> srl = step_roofline(tp.step, chip("h100-sxm"), tp.extras())   # AllReduces as terms
->>> sorted(tp.collectives), tp.shard.heads
-(['down', 'output'], 8)
+>>> from symroof.models import shard                  # one of 8 tensor-parallel chips
+>>> shard(model("llama-2-70b"), 8).heads
+8
 >>> min_chips(model("llama-2-70b"), chip("a100-80gb"), context=4096).integer
 2
 
@@ -64,8 +60,8 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "counts": ("Flops Params attention_flops flops_per_token forward_flops kv_bytes_per_sequence "
                "kv_bytes_per_token multiplied_params params training_flops_per_token"),
     "hf": "bundled from_hf load_config model",
-    "layers": "Block Step layer_ops",
+    "layers": "Block StepOps layer_ops",
     "memory": "Activations Memory OPTIMIZERS activation_bytes inference_memory training_memory",
-    "step_roofline": "CriticalBatch StepRoofline critical_batch decode_intensity step_roofline",
-    "tensor_parallel": "ShardedStep shard tensor_parallel_step",
+    "step_roofline": "StepRoofline critical_batch critical_of decode_intensity step_roofline",
+    "tensor_parallel": "MEGATRON check_degrees shard",
 })

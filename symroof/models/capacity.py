@@ -23,6 +23,7 @@ import sympy as sp
 
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, symbol
+from ..core.printer import si
 from ..hardware.catalog import Chip
 from .config import ModelConfig
 from .counts import context_symbol
@@ -67,17 +68,20 @@ def _solve(need: sp.Expr, limit: sp.Expr, s: sp.Symbol, what: str) -> tuple[sp.E
         raise DerivationError(f"memory is not linear in {s}: {need}")
     slope, base = poly.all_coeffs()
     if (base - limit).is_number and base >= limit:
-        raise DerivationError(f"{what}: the weights alone ({base} bytes) do not fit in "
-                              f"{limit} bytes")
+        raise DerivationError(f"{what}: the weights alone ({si(base, 'B')}) do not fit in "
+                              f"{si(limit, 'B')}")
     return sp.cancel((limit - base) / slope), "<="
 
 
 def max_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, chips: int = 1,
               dtype: str = "bf16", kv_dtype: str | None = None,
-              usable: sp.Expr | float | str = 1) -> Fit:
-    """The largest batch whose weights and KV cache at ``context`` fit ``chips`` chips."""
+              usable: sp.Expr | float | str = 1, tp: int = 1) -> Fit:
+    """The largest batch whose weights and KV cache at ``context`` fit ``chips`` chips
+    (split evenly), or with ``tp`` > 1 one chip of a tensor-parallel mesh (``chips`` then
+    1: its shard, replicated parts included)."""
     B = symbol("B")
-    mem = inference_memory(cfg, batch=B, context=context, dtype=dtype, kv_dtype=kv_dtype)
+    mem = inference_memory(cfg, batch=B, context=context, dtype=dtype, kv_dtype=kv_dtype,
+                           tp=tp)
     cap, note = _capacity(chip, chips, usable)
     exact, direction = _solve(mem.total, cap, B, f"{cfg.name} on {chips} x {chip.name}")
     return Fit(B, exact, direction, mem, cap, {"memory": note})
@@ -85,10 +89,12 @@ def max_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, chips: in
 
 def max_context(cfg: ModelConfig, chip: Chip, *, batch: int | sp.Expr, chips: int = 1,
                 dtype: str = "bf16", kv_dtype: str | None = None,
-                usable: sp.Expr | float | str = 1) -> Fit:
-    """The longest context at ``batch`` whose weights and KV cache fit ``chips`` chips."""
+                usable: sp.Expr | float | str = 1, tp: int = 1) -> Fit:
+    """The longest context at ``batch`` whose weights and KV cache fit ``chips`` chips (or
+    one chip of a ``tp``-way tensor-parallel mesh)."""
     T = context_symbol(None)
-    mem = inference_memory(cfg, batch=batch, context=T, dtype=dtype, kv_dtype=kv_dtype)
+    mem = inference_memory(cfg, batch=batch, context=T, dtype=dtype, kv_dtype=kv_dtype,
+                           tp=tp)
     cap, note = _capacity(chip, chips, usable)
     exact, direction = _solve(mem.total, cap, T, f"{cfg.name} on {chips} x {chip.name}")
     return Fit(T, exact, direction, mem, cap, {"memory": note})

@@ -81,22 +81,57 @@ def attention_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
     Latent attention: Q (D x N H, or D x Q, its norm, Q x N H), the latent and rotary key
     (D x (C + R)), the latent's norm (C), K and V from the latent (C x N (H - R + H_v)), the
     output (N H_v x D)."""
-    D, N, K, H = s["D"], s["N"], s["K"], s["H"]
+    D, N, H = s["D"], s["N"], s["H"]
     if cfg.mla is not None:
         C, R, Q, Hv = s["C"], s["R"], s["Q"], s["H_v"]
         query = D * Q + Q + Q * N * H if cfg.mla.q_rank else D * N * H
         return query + D * (C + R) + C + C * N * (H - R + Hv) + N * Hv * D
-    weights = D * N * H + 2 * D * K * H + N * H * D
-    bias = (N * H + 2 * K * H if cfg.qkv_bias else 0) + (D if cfg.out_bias else 0)
-    return weights + bias
+    w = op_weights(cfg, s)
+    return w["qkv"] + w["output"]
+
+
+def mlp_parts(cfg: ModelConfig, s: Mapping[str, sp.Expr],
+              width: sp.Expr) -> tuple[sp.Expr, sp.Expr]:
+    """An MLP of ``width``, its first matmul and its down projection: gated has gate and up
+    (D x 2W), plain up (D x W); down is W x D; biases when the config has them."""
+    D = s["D"]
+    wide = (2 if cfg.mlp == "gated" else 1) * width
+    return D * wide + (wide if cfg.mlp_bias else 0), width * D + (D if cfg.mlp_bias else 0)
 
 
 def mlp_params(cfg: ModelConfig, s: Mapping[str, sp.Expr], width: sp.Expr) -> sp.Expr:
     """An MLP of ``width``: gated has gate, up (D x W) and down (W x D); plain has up, down."""
-    D = s["D"]
-    if cfg.mlp == "gated":
-        return 3 * D * width + ((2 * width + D) if cfg.mlp_bias else 0)
-    return 2 * D * width + ((width + D) if cfg.mlp_bias else 0)
+    return sp.Add(*mlp_parts(cfg, s, width))
+
+
+def op_weights(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> dict[str, sp.Expr]:
+    """The parameters each weight op of ``layer_ops`` holds, by its name: per layer for a
+    layer's ops (the routed experts' all E of them), once for the final norm and the output
+    head. The one parameter count: ``params`` sums these.
+
+    >>> from symroof.models import model
+    >>> w = op_weights(model("llama-2-7b"), model("llama-2-7b").sizes(False))
+    >>> w["qkv"], w["down"], w["MLP norm"]
+    (50331648, 45088768, 4096)
+    """
+    D, N, K, H, V = s["D"], s["N"], s["K"], s["H"], s["V"]
+    norm = norm_params(cfg, s)
+    first, down = mlp_parts(cfg, s, s["F"])
+    up = "gate/up" if cfg.mlp == "gated" else "up"
+    out = {"attention norm": norm, "MLP norm": norm, "final norm": norm,
+           "qkv": D * (N + 2 * K) * H + ((N + 2 * K) * H if cfg.qkv_bias else 0),
+           "output": N * H * D + (D if cfg.out_bias else 0),
+           up: first, "down": down, "output head": V * D}
+    moe = cfg.moe
+    if moe is not None:
+        e_first, e_down = mlp_parts(cfg, s, s["F_e"])
+        out.update({"router": D * s["E"], f"experts {up}": s["E"] * e_first,
+                    "experts down": s["E"] * e_down})
+        if moe.shared:
+            s_first, s_down = mlp_parts(cfg, s, s["E_s"] * s["F_s"])
+            out.update({f"shared {up}": s_first + (D if moe.shared_gate else 0),
+                        "shared down": s_down})
+    return out
 
 
 def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:

@@ -51,7 +51,7 @@ class Block:
 
 
 @dataclass(frozen=True)
-class Step:
+class StepOps:
     """One forward step: ``tokens`` processed (B for decode, B T for prefill)."""
 
     phase: str
@@ -116,11 +116,15 @@ def _mlp(prefix: str, cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, wi
     return [first, down]
 
 
-def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: str) -> list[Op]:
-    """Routed experts: M k token-expert pairs through the weights of the touched experts."""
+def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: str,
+             split: int = 1) -> list[Op]:
+    """Routed experts: M k token-expert pairs through the weights of the touched experts.
+    Split over ``split`` devices (expert parallelism), each holds E / split experts and takes
+    the pairs routed to them from the M ``split`` tokens of its group: M k on average, and
+    the experts of its share those tokens touch."""
     D, E, k, Fe = s["D"], s["E"], s["k"], s["F_e"]
     ab, wb = dtype_bytes(a), dtype_bytes(w)
-    touched = experts_touched(E, k, M)
+    touched = experts_touched(E, k, M * split) / split
     pairs = M * k
     wide = (2 if cfg.mlp == "gated" else 1) * Fe
     up_params = D * wide + (wide if cfg.mlp_bias else 0)
@@ -133,12 +137,32 @@ def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: 
     return [up, down]
 
 
-def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
+class Touched(sp.Function):
     """Distinct experts M tokens reach, each routed uniformly to k of E: on average
-    E (1 - (1 - k/E)^M); taken as E once M k / E > 64, where the two differ by less than
-    E e^-64 (and the exact power would have millions of digits)."""
-    if M.is_number and M * k > 64 * E:
-        return E
+    E (1 - (1 - k/E)^M), evaluated once M is a number; taken as E once M k / E > 64,
+    where the two differ by less than E e^-64 (and the exact power would have thousands of
+    digits). ``spelled`` writes it out for algebra on the symbolic form.
+
+    >>> Touched(8, 2, 1), Touched(8, 2, 2), Touched(8, 2, 10**6)
+    (2, 7/2, 8)
+    """
+
+    @classmethod
+    def eval(cls, E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr | None:
+        if M.is_number and E.is_number and k.is_number:
+            return E if M * k > 64 * E else E * (1 - (1 - k / E) ** M)
+        return None
+
+
+def spelled(expr: sp.Expr) -> sp.Expr:
+    """``expr`` with each ``Touched`` written out as E (1 - (1 - k/E)^M)."""
+    return expr.replace(Touched, lambda E, k, M: E * (1 - (1 - k / E) ** M))
+
+
+def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
+    """Distinct experts M tokens reach (``Touched``); in the config's letters, written out."""
+    if E.is_number and k.is_number:
+        return Touched(E, k, M)
     return E * (1 - (1 - k / E) ** M)
 
 
@@ -161,10 +185,11 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
 def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr | None = None,
               context: int | sp.Expr | None = None, dtype: str = "bf16",
               kv_dtype: str | None = None, activation_dtype: str = "bf16",
-              symbolic: bool = False) -> Step:
+              symbolic: bool = False, expert_split: int = 1) -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
-    ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``."""
+    ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
+    experts split over ``expert_split`` devices."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if cfg.mla is not None:
@@ -193,7 +218,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
         moe = cfg.moe
         assert moe is not None
         router = _matmul("router", M, D, s["E"], a, w)
-        ops = [*attention, router, *_experts(cfg, s, M, a, w)]
+        ops = [*attention, router, *_experts(cfg, s, M, a, w, expert_split)]
         if moe.shared:
             shared = _mlp("shared ", cfg, s, M, s["E_s"] * s["F_s"], a, w)
             if moe.shared_gate:
@@ -205,4 +230,4 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, compute="vpu"),
             _norm("final norm", cfg, s, M, a, w), _matmul("output head", M, D, s["V"], a, w))
     blocks.append(Block("head", once, sp.S.One))
-    return Step(phase, B, T, M, tuple(blocks), a)
+    return StepOps(phase, B, T, M, tuple(blocks), a)

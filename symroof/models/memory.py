@@ -169,14 +169,20 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
 
 def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                      context: int | sp.Expr | None = None, dtype: str = "bf16",
-                     kv_dtype: str | None = None, symbolic: bool = False) -> Memory:
+                     kv_dtype: str | None = None, symbolic: bool = False,
+                     tp: int = 1) -> Memory:
     """Serving memory: the weights in ``dtype`` plus the KV cache of ``batch`` sequences of
-    ``context`` tokens (symbols B and T when omitted).
+    ``context`` tokens (symbols B and T when omitted); with ``tp`` > 1, what one of ``tp``
+    tensor-parallel chips holds (its ``shard``: norms and KV heads past their count
+    replicated).
 
     >>> from symroof.models import model
     >>> inference_memory(model("llama-2-7b"), batch=1, context=4096).total
     15624314880
     """
+    if tp != 1:
+        from .tensor_parallel import shard
+        cfg = shard(cfg, tp)
     kv = kv_dtype or dtype
     B = sp.Symbol("B", positive=True) if batch is None else exact(batch)
     weights = params(cfg, symbolic=symbolic).total * dtype_bytes(dtype, where="--dtype")

@@ -19,7 +19,7 @@ from ..core.errors import DerivationError, InputError
 from ..core.parse import parse_assignments, parse_expr, parse_relation, symbol
 from ..core.printer import number_value, text
 from ..engine.optimize import Optimum, lagrange
-from .scaling_laws import constant_set
+from ..topics.scaling_laws import constant_set
 
 
 @dataclass(frozen=True)

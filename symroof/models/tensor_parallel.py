@@ -1,95 +1,74 @@
-"""A step split over a mesh by tensor parallelism: weights and KV cache divided by the chips.
+"""The part of a model one device holds under tensor, pipeline and expert parallelism.
 
->>> from symroof.parallel import mesh
 >>> from symroof.models import model
->>> tp = tensor_parallel_step(model("llama-2-70b"), "decode", mesh("X=8", "h100-sxm"),
-...                           batch=1, context=1024)
->>> tp.shard.heads, tp.shard.kv_heads, tp.shard.d_ff
-(8, 1, 3584)
->>> sorted(tp.collectives)
-['down', 'output']
+>>> part = shard(model("llama-2-70b"), tp=8)
+>>> part.heads, part.kv_heads, part.d_ff, part.vocab
+(8, 1, 3584, 4000)
+>>> shard(model("llama-3-8b"), tp=16).kv_heads      # 8 KV heads: each kept on 2 chips
+1
 
-Every chip of the mesh (all its axes, n chips) holds 1/n of the heads, of the MLP and expert
-widths, and of the vocabulary (Megatron-style: column-split projections, row-split output
-and down projections): its ops are the layer ops of that shard of the config, so FLOPs,
-weight bytes and KV-cache bytes divide by n while the norms, the embedding lookup and the
-router stay replicated. The row-split outputs are summed by an AllReduce of the M x D
-activations over all the mesh's axes after the attention output and after the MLP (or the
-experts), a serial term of the op it follows. With n > K each KV head is kept on n / K
-chips. The output head's logits stay split (a distributed argmax or softmax is not counted).
+The one tensor-parallel split (Megatron-LM, Shoeybi et al., 2019, section 3; the table
+``MEGATRON``): a column-parallel matmul splits its output features over the tensor axes, a
+row-parallel one its input features, so its output is a partial sum to all-reduce. Each of
+``tp`` chips holds 1/tp of the query heads, of the MLP and expert widths and of the
+vocabulary (the embedding and the output head split over it); with tp > K each KV head is
+kept whole on tp / K chips. Norms, the router and the embedding lookup's activations stay
+replicated: every rank holds and runs them. A degree that does not divide what it splits
+(heads, d_ff, the vocabulary, the layers over pipeline stages, the experts over expert
+ranks) is an input error naming both sizes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass, replace
-
-import sympy as sp
+from dataclasses import replace
 
 from ..core.errors import InputError
-from ..core.sizes import dtype_bytes
-from ..parallel.collectives import Collective, collective
-from ..parallel.mesh import Mesh
 from .config import ModelConfig
-from .layers import Step, layer_ops
+
+# Megatron-LM's split of each weight matmul (the output head and embedding split over the
+# vocabulary, section 3 "input embedding"); norms and the router are replicated on every
+# tensor rank, and the routed experts split their width as ``shard`` says.
+MEGATRON = {
+    "qkv": "column", "output": "row", "gate/up": "column", "up": "column", "down": "row",
+    "shared gate/up": "column", "shared up": "column", "shared down": "row",
+    "output head": "column",
+}
 
 
-@dataclass(frozen=True)
-class ShardedStep:
-    """The per-chip ``step`` of a tensor-parallel ``mesh``, the ``shard`` of the config each
-    chip runs, and the AllReduce that follows each named op."""
-
-    step: Step
-    mesh: Mesh
-    shard: ModelConfig
-    collectives: Mapping[str, Collective]
-
-    def extras(self) -> dict[str, dict[str, sp.Expr]]:
-        """Op name -> its collective's time, as a named roofline term."""
-        return {name: {f"allreduce {''.join(c.axes)}": c.time}
-                for name, c in self.collectives.items()}
-
-
-def shard(cfg: ModelConfig, n: int) -> ModelConfig:
-    """The part of ``cfg`` one of ``n`` tensor-parallel chips holds."""
-    where = f"tensor parallelism over {n} chips"
-    for value, what in ((cfg.heads, "heads"), (cfg.d_ff, "d_ff")):
-        if value % n:
-            raise InputError(f"{cfg.name}: {what} {value} does not divide by {n} chips", where)
-    if cfg.kv_heads % n and n % cfg.kv_heads:
-        raise InputError(f"{cfg.name}: {cfg.kv_heads} KV heads do not split over {n} chips",
-                         where)
+def check_degrees(cfg: ModelConfig, *, tp: int = 1, pp: int = 1, ep: int = 1) -> None:
+    """Refuse degrees that do not divide the sizes they split, naming both."""
+    where = "--strategy"
+    splits = [(tp, "tp", cfg.heads, "heads"), (tp, "tp", cfg.d_ff, "d_ff"),
+              (tp, "tp", cfg.vocab, "vocabulary"), (pp, "pp", cfg.layers, "layers")]
     moe = cfg.moe
     if moe is not None:
-        for value, what in ((moe.d_ff, "moe d_ff"), (moe.shared_d_ff, "shared d_ff")):
-            if value % n:
-                raise InputError(f"{cfg.name}: {what} {value} does not divide by {n} chips",
-                                 where)
-        moe = replace(moe, d_ff=moe.d_ff // n, shared_d_ff=moe.shared_d_ff // n)
-    return replace(cfg, name=f"{cfg.name} / {n}", heads=cfg.heads // n,
-                   kv_heads=max(cfg.kv_heads // n, 1), d_ff=cfg.d_ff // n,
-                   vocab=-(-cfg.vocab // n), moe=moe)
+        splits += [(tp, "tp", moe.d_ff, "expert d_ff"), (ep, "ep", moe.experts, "experts")]
+        if moe.shared:
+            splits.append((tp, "tp", moe.shared_d_ff, "shared-expert d_ff"))
+        if moe.dense_layers:
+            splits += [(pp, "pp", moe.dense_layers, "dense layers"),
+                       (pp, "pp", cfg.layers - moe.dense_layers, "MoE layers")]
+    elif ep != 1:
+        raise InputError(f"{cfg.name} has no experts to split over ep={ep}", where)
+    for degree, kind, size, what in splits:
+        if size % degree:
+            raise InputError(f"{cfg.name}: {kind}={degree} does not divide its {size} "
+                             f"{what}", where)
+    if cfg.kv_heads % tp and tp % cfg.kv_heads:
+        raise InputError(f"{cfg.name}: tp={tp} neither divides nor is a multiple of its "
+                         f"{cfg.kv_heads} KV heads", where)
 
 
-def tensor_parallel_step(cfg: ModelConfig, phase: str, on: Mesh, *,
-                         batch: int | sp.Expr | None = None,
-                         context: int | sp.Expr | None = None, dtype: str = "bf16",
-                         kv_dtype: str | None = None,
-                         activation_dtype: str = "bf16") -> ShardedStep:
-    """The per-chip ops of ``phase`` with the model split over every chip of ``on``."""
-    n = on.devices
-    if not (n.is_Integer and n >= 1):
-        raise InputError(f"the mesh must have a whole number of chips, got {n}", "--mesh")
-    part = shard(cfg, int(n))
-    step = layer_ops(part, phase, batch=batch, context=context, dtype=dtype,
-                     kv_dtype=kv_dtype, activation_dtype=activation_dtype)
-    if n == 1:
-        return ShardedStep(step, on, part, {})
-    activations = step.tokens * cfg.d_model * dtype_bytes(activation_dtype)
-    reduce = collective("allreduce", activations, tuple(on.axes), on)
-    after: dict[str, Collective] = {}
-    for block in step.blocks[:-1]:
-        names = [o.name for o in block.ops]
-        after["output"] = reduce
-        after[names[-1]] = reduce
-    return ShardedStep(step, on, part, after)
+def shard(cfg: ModelConfig, tp: int = 1, *, pp: int = 1, ep: int = 1) -> ModelConfig:
+    """The part of ``cfg`` one of ``tp`` tensor-parallel chips runs (all the layers: a
+    pipeline stage runs ``1/pp`` of them, an expert rank ``1/ep`` of the experts, which
+    ``layer_ops(..., expert_split=ep)`` and the memory account for)."""
+    check_degrees(cfg, tp=tp, pp=pp, ep=ep)
+    if tp == 1:
+        return cfg
+    moe = cfg.moe
+    if moe is not None:
+        moe = replace(moe, d_ff=moe.d_ff // tp, shared_d_ff=moe.shared_d_ff // tp)
+    return replace(cfg, name=f"{cfg.name} / tp {tp}", heads=cfg.heads // tp,
+                   kv_heads=max(cfg.kv_heads // tp, 1), d_ff=cfg.d_ff // tp,
+                   vocab=cfg.vocab // tp, moe=moe)

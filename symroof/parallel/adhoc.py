@@ -120,7 +120,10 @@ class CollectiveResult:
             "values": {str(k): text(v) for k, v in self.values.items()},
             "assumptions": list(c.mesh.assumptions),
         }
-        for key, expr in (("nbytes", c.nbytes), ("devices", c.devices),
+        devices = self.value(c.devices)
+        out["devices"] = int(devices) if devices is not None and devices.is_Integer else \
+            None if devices is None else text(devices)
+        for key, expr in (("nbytes", c.nbytes),
                           ("bytes_per_device", c.bytes_per_device),
                           ("bandwidth_time", c.bandwidth_time),
                           ("latency_time", c.latency_time), ("time", c.time),

@@ -36,7 +36,7 @@ N_GPUS = symbol("N")  # as the mesh parser makes it
 
 
 @dataclass(frozen=True)
-class Law:
+class CriticalLaw:
     """A critical batch per chip: its expression in C and W, and its value on a chip."""
 
     kind: str
@@ -51,7 +51,7 @@ class Law:
 
 
 def critical_law(cfg: ModelConfig, chip: Chip | str, kind: str, *, context: int,
-                 symbolic: bool = False) -> Law:
+                 symbolic: bool = False) -> CriticalLaw:
     """The critical batch per chip of ``kind`` (``dp`` or ``fsdp``) on ``chip``'s ICI torus
     or scale-out network, for ``cfg`` at ``context`` tokens per sequence."""
     if kind not in ("dp", "fsdp"):
@@ -80,13 +80,13 @@ def critical_law(cfg: ModelConfig, chip: Chip | str, kind: str, *, context: int,
     at = {C: the_chip.peak("bf16"), W: axis.bandwidth}
     value = expr.subs(at)
     limit = sp.limit(value, N_GPUS, sp.oo) if value.has(N_GPUS) else value
-    return Law(kind, the_chip.name, where, expr, value, limit, at[C], at[W], name)
+    return CriticalLaw(kind, the_chip.name, where, expr, value, limit, at[C], at[W], name)
 
 
-def law_table(cfg: ModelConfig, *, context: int) -> list[Law | tuple[str, str]]:
+def law_table(cfg: ModelConfig, *, context: int) -> list[CriticalLaw | tuple[str, str]]:
     """The laws of dp and fsdp for every chip of the bundled catalogue that has a
     topology with a torus or a scale-out network; (chip, why not) for the others."""
-    out: list[Law | tuple[str, str]] = []
+    out: list[CriticalLaw | tuple[str, str]] = []
     for name, c in sorted(load_catalog().chips.items()):
         for kind in ("dp", "fsdp"):
             try:

@@ -19,9 +19,10 @@ from ..core.errors import InputError
 
 if TYPE_CHECKING:
     from .cost import Cost
+    from .device_step import DeviceStep
     from .mfu import Mfu
     from .search import Search
-    from .serving import Phase, Serving
+    from .serving import Serving
     from .training import Plan
 
 DEFAULT_CONTEXT = 2048
@@ -55,6 +56,8 @@ class PlanRequest:
     offload: str | None = None
     price: str | None = None
     in_network: bool = False
+    dtype: str = "bf16"
+    kv_dtype: str | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -118,9 +121,11 @@ class PlanRequest:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
             return _priced(out, r.price)
         from .serving import fewest_chips, serve
-        assert r.mesh is not None and r.strategy is not None
-        served = serve(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy), batch=r.batch,
-                       context=r.context, generate=r.generate or 256, efficiency=eff)
+        assert r.mesh is not None
+        served = serve(cfg, mesh(r.mesh, the_chip),
+                       parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
+                       context=r.context, generate=r.generate or 256, efficiency=eff,
+                       dtype=r.dtype, kv_dtype=r.kv_dtype)
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:
@@ -225,62 +230,58 @@ def _law_json(law: Any) -> dict[str, Any]:
 
 
 def _exact(name: str, value: Any) -> dict[str, Any]:
-    import sympy as sp
-
-    from ..core.printer import number_value, text
-    expr = sp.sympify(value) if value is not None else None
-    return {name: text(expr) if expr is not None else None,
-            f"{name}_value": number_value(expr) if expr is not None else None}
+    from ..core.vocabulary import exact
+    return exact(name, value)
 
 
 def _common(p: Plan | Serving) -> dict[str, Any]:
+    from ..core.vocabulary import exact_map
     return {"model": p.model, "chip": p.chip, "mesh": p.mesh, "strategy": p.strategy,
             "devices": int(p.devices), "batch": int(p.batch), "context": int(p.context),
-            "memory": {k: _exact("v", v)["v"] for k, v in p.memory.items()},
-            "memory_values": {k: _exact("v", v)["v_value"] for k, v in p.memory.items()},
+            **exact_map("memory", p.memory),
             **_exact("capacity", p.capacity), "fits": p.fits,
             "assumptions": list(p.assumptions)}
 
 
-def _terms_json(terms: Mapping[str, Any]) -> dict[str, Any]:
-    return {"terms": {k: _exact("v", t.time)["v"] for k, t in terms.items()},
-            "terms_values": {k: _exact("v", t.time)["v_value"] for k, t in terms.items()}}
-
-
 def _plan_json(p: Plan) -> dict[str, Any]:
+    import sympy as sp
+
+    from ..core.vocabulary import critical_json, exact, exact_map, step_json
     from .training import bound_by_phase
     uses = [{"kind": name.split(" over ")[0], "collective": u.collective, "array": u.what,
              "block": u.block, "phase": u.phase, "scope": u.scope,
              "per_layer": str(u.per_layer), "per_step": str(u.per_step),
-             **_exact("bytes", size), **_exact("time", time)}
+             **exact("bytes", size), **exact("time", time)}
             for u, name, time, size in p.uses]
-    return {"mode": "train", **_common(p), **_terms_json(p.terms),
-            "phases": {k: {ph: _exact("v", v)["v"] for ph, v in t.phases.items()}
-                       for k, t in p.terms.items()},
-            **_exact("t_lower", p.t_lower), **_exact("t_upper", p.t_upper), "bound": p.bound,
-            "bound_by_phase": bound_by_phase(p.terms), **_exact("critical_batch", p.critical_batch),
-            "critical_batch_unit": "tokens per chip", "critical_note": p.critical_note,
-            "microbatches": str(p.extra.get("microbatches")),
-            **_exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses}
+    crit = p.critical_batch
+    whole = int(sp.floor(crit)) + 1 if crit is not None and crit.is_number else None
+    step = step_json(p.extra.get("flops"), p.extra.get("bytes"),
+                     {k: t.time for k, t in p.terms.items()}, p.t_lower, p.t_upper, p.bound)
+    return {"mode": "train", **_common(p), **step, "train": step,
+            "phases": {k: exact_map("v", t.phases)["v"] for k, t in p.terms.items()},
+            "bound_by_phase": bound_by_phase(p.terms),
+            "critical_batch": critical_json(
+                None if crit is None else f"tokens per chip > {crit}", crit, whole,
+                "tokens per chip", p.critical_note),
+            "microbatches": exact("microbatches", p.extra.get("microbatches"))["microbatches"],
+            **exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses}
 
 
-def _phase_json(ph: Phase) -> dict[str, Any]:
-    return {**_terms_json(ph.terms), **_exact("t_lower", ph.t_lower),
-            **_exact("t_upper", ph.t_upper), "bound": ph.bound,
+def _phase_json(ph: DeviceStep) -> dict[str, Any]:
+    from ..core.vocabulary import step_json
+    return {**step_json(ph.flops, ph.bytes, ph.terms, ph.t_lower, ph.t_upper, ph.bound),
             **_exact("latency", ph.latency), **_exact("throughput", ph.throughput)}
 
 
 def _serving_json(s: Serving) -> dict[str, Any]:
-    decode = _phase_json(s.decode)
-    return {"mode": "serve", **_common(s), **decode,
-            "critical_batch": str(s.critical_batch) if s.critical_batch is not None else None,
-            "critical_batch_integer": s.critical_integer,
-            "critical_batch_unit": "sequences in the decode batch",
-            "critical_note": s.critical_note,
+    from ..core.vocabulary import critical_json
+    c = s.critical
+    return {"mode": "serve", **_common(s), "dtype": s.dtype, "kv_dtype": s.kv_dtype,
+            "critical_batch": critical_json(c.relation, c.value, c.integer,
+                                            "sequences in the decode batch", c.reason),
             **_exact("throughput_per_chip", s.decode.throughput / s.devices),
             **_exact("prefill_decode_balance", s.balance), "generate": s.generate,
-            "prefill": _phase_json(s.prefill), "decode": decode,
-            "latency_of": str(s.latency_of),
+            "prefill": _phase_json(s.prefill), "decode": _phase_json(s.decode),
             "grid": [{"batch": b, "context": t, **_exact("latency", lat),
                       **_exact("throughput_per_chip", rate), "fits": ok}
                      for b, t, lat, rate, ok in s.grid]}

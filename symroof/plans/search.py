@@ -34,6 +34,7 @@ from ..models.config import ModelConfig
 from ..models.counts import RECOMPUTE, flops_per_token, training_flops_per_token
 from ..models.layers import layer_ops
 from ..models.memory import OPTIMIZERS
+from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.mesh import Mesh, mesh
 from .efficiency import PEAK, Efficiency
@@ -179,11 +180,9 @@ def _microbatch_counts(batch: int, replicas: int, pp: int) -> list[int]:
 
 
 def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
-    if deg["tp"] > 1 and cfg.kv_heads % deg["tp"] and cfg.heads % deg["tp"]:
-        return False
-    if deg["pp"] > 1 and cfg.layers % deg["pp"]:
-        return False
-    if deg["ep"] > 1 and (cfg.moe is None or cfg.moe.experts % deg["ep"]):
+    try:
+        check_degrees(cfg, tp=deg["tp"], pp=deg["pp"], ep=deg["ep"])
+    except InputError:
         return False
     return deg["dp"] * deg["zero"] * deg["ep"] <= batch
 

@@ -7,15 +7,16 @@ latency target and the prefill:decode balance.
 >>> from symroof.plans.strategy import parse_strategy
 >>> s = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy("tp=X"),
 ...           batch=64, context=2048)
->>> s.decode.bound, s.decode.terms["tp over X (nvlink)"].time > 0
+>>> s.decode.bound, s.decode.terms["tp over X (nvlink)"] > 0
 ('hbm', True)
 
-A step runs its layers' forward ops (``symroof.models.layers``, decode: one new token per
-sequence over the KV cache; prefill: the whole prompt) split over the mesh: the weights and
-heads over the tensor axes (Megatron, so two AllReduces per layer), the layers over the
-pipeline stages (a token crosses every stage, so latency adds the stages; pp batches in
-flight give the throughput), the sequences over the data axes. Every term overlaps the
-others in T_lower, none does in T_upper; the latency of a step is its T_lower.
+A step is the one device step of ``symroof.plans.device_step`` (the step ``symroof model
+--decode --mesh`` shows too): its layers' forward ops (decode: one new token per sequence
+over the KV cache; prefill: the whole prompt) split over the mesh, the weights and heads
+over the tensor axes, the layers over the pipeline stages (a token crosses every stage;
+pp batches in flight give the throughput), the sequences over the data and expert axes.
+The latency of a step is its T_lower; the critical batch is where decode's compute
+outlasts each other term (``engine.critical``).
 """
 
 from __future__ import annotations
@@ -27,36 +28,18 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import InputError
-from ..core.parse import symbol
+from ..core.sizes import dtype_bytes
+from ..engine.critical import Critical
+from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.counts import kv_bytes_per_token
-from ..models.layers import layer_ops
-from ..parallel.collectives import collective
+from ..models.counts import kv_bytes_per_token, params
+from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
+from .device_step import OVERLAP, DeviceStep, device_step, step_critical
 from .efficiency import PEAK, Efficiency
 from .strategy import Strategy, parse_strategy
-from .template import BATCH, DEGREE, MICRO, training_template
-from .training import Term, axes_for, degrees_of
 
 SERVING = ("dp", "tp", "pp", "ep")
-B_SYM = symbol("B")
-T_SYM = symbol("T")
-MAX_BATCH = 1 << 20
-
-
-@dataclass(frozen=True)
-class Phase:
-    """One serving step (prefill or decode) per device: terms, bounds, and the tokens it
-    produces."""
-
-    name: str
-    terms: Mapping[str, Term]
-    t_lower: Expr
-    t_upper: Expr
-    bound: str
-    tokens: Expr
-    latency: Expr
-    throughput: Expr
 
 
 @dataclass(frozen=True)
@@ -72,25 +55,28 @@ class Serving:
     context: Expr
     memory: Mapping[str, Expr]
     capacity: Expr
-    prefill: Phase
-    decode: Phase
-    critical_batch: Expr | None
-    critical_integer: int | None
-    critical_note: str
+    prefill: DeviceStep
+    decode: DeviceStep
+    critical: Critical
     balance: Expr
     generate: int
     assumptions: tuple[str, ...]
-    latency_of: Expr = sp.S.Zero
     grid: tuple[tuple[int, int, Expr, Expr, bool], ...] = ()
+    dtype: str = "bf16"
+    kv_dtype: str = "bf16"
 
     @property
     def fits(self) -> bool:
         return bool(self.memory["total"] <= self.capacity)
 
 
-def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int, context: int,
-          generate: int = 256, efficiency: Efficiency = PEAK) -> Serving:
-    """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m``."""
+def tp_over(m: Mesh) -> Strategy:
+    """Tensor parallelism over every axis of ``m``: the default serving strategy."""
+    return parse_strategy("tp=" + "+".join(m.axes))
+
+
+def serving_axes(cfg: ModelConfig, m: Mesh, strategy: Strategy) -> dict[str, tuple[str, ...]]:
+    """The mesh axes of each serving kind; other kinds and sequence parallelism refused."""
     strategy.check_mesh(m.axes)
     bad = [k for k in strategy.kinds if k not in SERVING]
     if bad:
@@ -99,143 +85,97 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int, context:
     if strategy.sequence_parallel:
         raise InputError("sequence parallelism is a training strategy here; drop ',sp'",
                          "--strategy")
-    deg = degrees_of(strategy, m)
-    replicas = deg[DEGREE["dp"]] * deg[DEGREE["ep"]]
+    if len(strategy.axes("pp")) > 1:
+        raise InputError("a pipeline runs along one axis, got pp="
+                         + "+".join(strategy.axes("pp")), "--strategy")
+    return {k: strategy.axes(k) for k in SERVING if strategy.axes(k)}
+
+
+def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = None, *,
+            batch: int, context: int, dtype: str = "bf16", kv_dtype: str | None = None,
+            ) -> tuple[DeviceStep, Critical | None]:
+    """The step ``symroof model --decode/--prefill [--mesh]`` shows: the serving plan's
+    step with tensor parallelism over every axis of ``m`` (or one chip without a mesh), and
+    for decode its critical batch.
+
+    >>> from symroof.models import model
+    >>> step, critical = step_on(model("llama-2-7b"), "decode", None, mesh("X=8", "h100-sxm"),
+    ...                          batch=64, context=2048)
+    >>> step.t_lower == serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64,
+    ...                       context=2048).decode.t_lower
+    True
+    """
+    axes = serving_axes(cfg, m, tp_over(m)) if m is not None else {}
+
+    def at(b: int | None) -> DeviceStep:
+        return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=dtype,
+                           kv_dtype=kv_dtype, chip=chip)
+    return at(batch), step_critical(at(None)) if phase == "decode" else None
+
+
+def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, context: Expr,
+                  dtype: str, kv_dtype: str) -> dict[str, Expr]:
+    """Weights and KV cache one device holds: its shard's parameters, the layers' over the
+    stages and the routed experts' over the expert ranks (each stage charged the embedding,
+    final norm and head, which the first and last stages hold), and its ``batch`` sequences'
+    KV cache for its shard's KV heads and its stage's layers."""
+    part = shard(cfg, tp, pp=pp, ep=ep)
+    p = params(part)
+    norm = p.norms / (2 * cfg.layers + 1)
+    once = p.embedding + norm
+    layers = p.total - once - p.experts * (1 - sp.Rational(1, ep))
+    weights = (layers / pp + once) * dtype_bytes(dtype, where="--dtype")
+    kv = batch * context * kv_bytes_per_token(part, kv_dtype) / pp
+    memory = {"weights": sp.expand(weights), "kv_cache": sp.expand(kv)}
+    memory["total"] = sp.Add(*memory.values())
+    return memory
+
+
+def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
+          context: int, generate: int = 256, efficiency: Efficiency = PEAK,
+          dtype: str = "bf16", kv_dtype: str | None = None) -> Serving:
+    """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
+    ``strategy`` (default: tensor parallelism over every axis)."""
+    strategy = strategy or tp_over(m)
+    axes = serving_axes(cfg, m, strategy)
+    kv = kv_dtype or dtype
+    size = {k: int(sp.Mul(*(m.axis(a).size for a in v))) for k, v in axes.items()}
+    tp, pp, ep = (size.get(k, 1) for k in ("tp", "pp", "ep"))
+    replicas = size.get("dp", 1) * ep
     if batch % replicas:
         raise InputError(f"a batch of {batch} sequences does not split into {replicas} "
                          f"replicas", "--batch")
-    b = B_SYM / replicas
-    kinds = tuple(k for k in ("tp", "pp", "ep") if k in strategy.kinds)
-    steps = {}
-    templates = {}
-    notes: set[str] = set()
-    for phase in ("prefill", "decode"):  # symbolic in the batch B and the context T
-        ops = layer_ops(cfg, phase, batch=BATCH, context=T_SYM)
-        templates[phase] = training_template(cfg, context=T_SYM, kinds=kinds, step=ops)
-        steps[phase] = _phase(phase, templates[phase], ops, m, strategy, deg, b, efficiency,
-                              notes)
-    pp = deg[DEGREE["pp"]]
-    tp = deg[DEGREE["tp"]]
-    kv_split = sp.Min(tp, cfg.kv_heads) * pp
-    weights = sp.expand(templates["decode"].params_device.subs(deg) * 2)
-    memory = {"weights": weights, "gradients": sp.S.Zero, "optimizer": sp.S.Zero,
-              "activations": sp.S.Zero,
-              "kv_cache": sp.expand(b * T_SYM * kv_bytes_per_token(cfg) / kv_split)}
-    memory["total"] = sp.Add(*memory.values())
-    at_context = {T_SYM: sp.Integer(context)}
-    crit, integer, note = _critical(_at(steps["decode"], at_context, bound=False))
-    at = {B_SYM: sp.Integer(batch), T_SYM: sp.Integer(context)}
-    fixed = {k: _at(v, at) for k, v in steps.items()}
-    decode, prefill = fixed["decode"], fixed["prefill"]
-    balance = sp.nsimplify(prefill.latency / (generate * decode.latency)) \
-        if decode.latency.is_number else prefill.latency / (generate * decode.latency)
-    grid = _grid(steps["decode"], memory["total"], m.chip.capacity("hbm"), int(m.devices),
-                 batch, context)
-    memory = {k: v.subs(at) for k, v in memory.items()}
+
+    def step(phase: str, b: int | None, t: int) -> DeviceStep:
+        return device_step(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
+                           kv_dtype=kv, efficiency=efficiency)
+    prefill, decode = step("prefill", batch, context), step("decode", batch, context)
+    critical = step_critical(step("decode", None, context))
+    memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
+                           context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
+    capacity = m.chip.capacity("hbm")
+    balance = sp.nsimplify(prefill.latency / (generate * decode.latency))
+    grid = []
+    for t in sorted({max(1, context // 4), context, 4 * context}):
+        for bb in sorted({1, *(batch * 4**k for k in range(3)),
+                          *(batch // 4**k for k in (1, 2) if batch // 4**k >= 1)}):
+            if bb % replicas:
+                continue
+            d = step("decode", bb, t)
+            held = device_memory(cfg, tp, pp, ep, batch=sp.Integer(bb // replicas),
+                                 context=sp.Integer(t), dtype=dtype, kv_dtype=kv)
+            grid.append((int(bb), t, d.latency, d.throughput / m.devices,
+                         bool(held["total"] <= capacity)))
+    notes = set(prefill.notes) | set(decode.notes)
     assumptions = (
-        "weights bf16; KV cache bf16, split over min(tp, KV heads) and the stages",
-        "each term overlaps the others in T_lower (the latency), none does in T_upper",
+        f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
+        "layers over the stages", OVERLAP,
         "a pipeline's stages run one after another for a token; pp batches in flight",
+        "the output head's logits stay split over the tensor axes (no gather counted)",
         f"efficiency: {efficiency.describe()}", *sorted(notes), *m.assumptions)
     return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
-                   sp.Integer(batch), sp.Integer(context), memory, m.chip.capacity("hbm"),
-                   prefill, decode, crit, integer, note, balance, generate, assumptions,
-                   steps["decode"].latency, grid)
-
-
-def _phase(name: str, t: object, ops: object, m: Mesh, strategy: Strategy,
-           deg: dict[sp.Symbol, Expr], b: Expr, eff: Efficiency, notes: set[str]) -> Phase:
-    from .template import Template
-    assert isinstance(t, Template)
-    split = deg[DEGREE["tp"]] * deg[DEGREE["pp"]]
-    total = t.step.total()
-    rate = m.chip.peak("bf16") * eff.of("compute")
-    terms = {"compute": Term("compute", {"forward": total.flops.subs(BATCH, b) / split / rate}),
-             "hbm": Term("hbm", {"forward": total.bytes().subs(BATCH, b) / split /
-                                 (m.chip.bandwidth("hbm") * eff.of("hbm"))})}
-    for u in t.uses:
-        if u.phase != "forward":
-            continue
-        axes = axes_for(strategy, u.kind)
-        if not axes:
-            continue
-        nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(deg))
-        count = sp.sympify(u.per_step).subs(deg).subs(MICRO, 1)
-        coll = collective(u.collective, nbytes, list(axes), m)
-        links = sorted(coll.bandwidths())
-        label = f"{u.kind} over {'+'.join(axes)} ({', '.join(links)})"
-        lat = coll.latency_time
-        unknown = {s for s in lat.free_symbols if s.name.startswith("alpha_")}
-        notes.update(f"{s}: a per-hop latency no source gives, taken as 0" for s in unknown)
-        f = min((eff.of(x) for x in (*links, u.kind)), default=sp.S.One)
-        time = count * (coll.bandwidth_time / f + lat.subs({s: 0 for s in unknown}))
-        old = terms.get(label)
-        terms[label] = Term(label, {"forward": (old.time if old else 0) + time})
-    stage_lower = sp.Max(*(x.time for x in terms.values()), evaluate=False)
-    stage_upper = sp.Add(*(x.time for x in terms.values()))
-    pp = deg[DEGREE["pp"]]
-    tokens = b * (t.context if name == "prefill" else 1) * deg[DEGREE["dp"]] * deg[DEGREE["ep"]]
-    latency = pp * stage_lower
-    return Phase(name, terms, latency, pp * stage_upper, "undetermined", tokens, latency,
-                 tokens / stage_lower)
-
-
-def _at(p: Phase, at: Mapping[sp.Symbol, Expr], bound: bool = True) -> Phase:
-    terms = {k: Term(x.name, {ph: v.subs(at) for ph, v in x.phases.items()}, x.detail)
-             for k, x in p.terms.items()}
-    times = {k: x.time for k, x in terms.items()}
-    binding = max(times, key=lambda k: (times[k], k == "compute")) \
-        if bound and all(v.is_number for v in times.values()) else "undetermined"
-    return Phase(p.name, terms, p.t_lower.subs(at), p.t_upper.subs(at), binding,
-                 p.tokens.subs(at), p.latency.subs(at), p.throughput.subs(at))
-
-
-def _grid(decode: Phase, memory: Expr, capacity: Expr, devices: int, batch: int,
-          context: int) -> tuple[tuple[int, int, Expr, Expr, bool], ...]:
-    """Decode latency and throughput per chip at batches 1 to 16x ``batch`` (by 4) and at
-    a quarter, once and 4x ``context``: the symbolic step evaluated, not rebuilt."""
-    rows = []
-    for t in sorted({max(1, context // 4), context, 4 * context}):
-        for bb in sorted({1, *(batch * 4**k for k in range(-2, 3) if batch * 4**k >= 1)}):
-            at = {B_SYM: sp.Integer(int(bb)), T_SYM: sp.Integer(t)}
-            latency = decode.latency.subs(at)
-            rows.append((int(bb), t, latency, decode.throughput.subs(at) / devices,
-                         bool(memory.subs(at) <= capacity)))
-    return tuple(rows)
-
-
-def _critical(decode: Phase) -> tuple[Expr | None, int | None, str]:
-    """The decode batch above which compute outlasts every other term: solved exactly when
-    every term is linear in B, else the first whole batch found by bisection."""
-    comp = decode.terms["compute"].time
-    others = [x.time for k, x in decode.terms.items() if k != "compute"]
-    linear = all(sp.diff(e, B_SYM, 2) == 0 for e in (comp, *others))
-    if linear:
-        best: Expr | None = None
-        for e in others:
-            c, beta, alpha = sp.diff(comp, B_SYM), sp.diff(e, B_SYM), e.subs(B_SYM, 0)
-            if c <= beta:
-                name = next(k for k, x in decode.terms.items() if x.time == e)
-                return None, None, (f"decode never turns compute-bound: {name} grows with "
-                                    "the batch as fast as compute does")
-            if alpha == 0:
-                continue
-            x = sp.nsimplify(alpha / (c - beta))
-            best = x if best is None else sp.Max(best, x)
-        if best is None:
-            return None, 1, ""
-        return best, int(sp.floor(best)) + 1, ""
-    gap = sp.lambdify(B_SYM, comp - sp.Max(*others), "numpy")
-    hi = 1
-    while gap(float(hi)) < 0:
-        hi *= 2
-        if hi > MAX_BATCH:
-            return None, None, f"not compute-bound at any batch up to {MAX_BATCH}"
-    lo = hi // 2
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (lo, mid) if gap(float(mid)) >= 0 else (mid, hi)
-    return None, hi, "no closed form (routed experts touched grow nonlinearly in B)"
+                   sp.Integer(batch), sp.Integer(context), memory, capacity, prefill, decode,
+                   critical, balance, generate, assumptions, tuple(grid), dtype, kv)
 
 
 def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: int,
@@ -249,12 +189,20 @@ def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: in
             m = mesh(f"X={n}", chip_name)  # type: ignore[arg-type]
         except InputError:
             break
-        if cfg.heads % n == 0:
+        try:
             s = serve(cfg, m, parse_strategy("tp=X"), batch=batch, context=context)
+        except InputError:
+            s = None
+        if s is not None:
             tried.append((n, float(s.decode.latency), s.fits))
             if s.fits and s.decode.latency <= target:
-                return n, f"tp={n}: decode step {float(s.decode.latency):.4g} s"
+                return n, f"tp={n}: decode step {_si(s.decode.latency)}"
         n *= 2
-    shown = ", ".join(f"{k} chips {t:.3g} s{'' if f else ' (does not fit)'}"
+    shown = ", ".join(f"{k} chips {_si(t)}{'' if f else ' (does not fit)'}"
                       for k, t, f in tried)
     return None, f"no tensor-parallel mesh meets it ({shown})"
+
+
+def _si(seconds: object) -> str:
+    from ..core.printer import si
+    return si(seconds, "s")

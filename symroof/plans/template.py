@@ -35,22 +35,15 @@ from sympy import Expr
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op
 from ..models.config import ModelConfig
-from ..models.counts import params
-from ..models.layers import Step, layer_ops
+from ..models.counts import op_weights, params
+from ..models.layers import StepOps, layer_ops
+from ..models.tensor_parallel import MEGATRON
 
 D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO, BATCH = (
     sp.Symbol(n, positive=True, integer=True)
     for n in ("d_dp", "d_zero", "d_tp", "d_pp", "d_ep", "m", "b"))
 DEGREE = {"dp": D_DP, "zero": D_ZERO, "tp": D_TP, "pp": D_PP, "ep": D_EP}
 
-# Megatron-LM's split of each weight matmul (Shoeybi et al., 2019, section 3; the output head
-# and embedding split over the vocabulary, section 3 "input embedding"); others replicated.
-MEGATRON = {
-    "qkv": "column", "output": "row", "gate/up": "column", "up": "column", "down": "row",
-    "shared gate/up": "column", "shared up": "column", "shared down": "row",
-    "output head": "column",
-}
-NO_WEIGHTS = ("scores", "values", "embedding")
 
 
 @dataclass(frozen=True)
@@ -77,38 +70,32 @@ class Template:
 
     cfg: ModelConfig
     context: Expr
-    step: Step
+    step: StepOps
     uses: tuple[Use, ...]
     params_total: Expr
     params_device: Expr
     layers: Expr
 
 
-def op_params(o: Op, tokens: Expr, cfg: ModelConfig, symbolic: bool = False) -> Expr:
-    """Parameters of one op, read from its FLOPs (2 per parameter per token; a routed-expert
-    op multiplies only its top-k experts' weights, so it holds E/k times as many)."""
-    if o.name in NO_WEIGHTS:
-        return sp.S.Zero
-    count = o.flops / (2 * tokens)
-    if o.name.startswith("experts") and cfg.moe is not None:
-        s = cfg.sizes(symbolic)
-        count = count * s["E"] / s["k"]
-    return sp.expand(count)
+def op_params(o: Op, cfg: ModelConfig, symbolic: bool = False) -> Expr:
+    """Parameters of one op of a layer: ``models.counts.op_weights``, the one count (a
+    routed-expert op holds all E experts' weights; ops without weights hold none)."""
+    return op_weights(cfg, cfg.sizes(symbolic)).get(o.name, sp.S.Zero)
 
 
-def _activation(o: Op, tokens: Expr, side: str, wb: Expr) -> Expr:
+def _activation(o: Op, weights: Expr, side: str, wb: Expr) -> Expr:
     """Bytes of a matmul's input or output array, from its traffic: the output is what it
-    writes, the input what it reads less its weights (2 FLOPs per weight per token)."""
+    writes, the input what it reads less its ``weights``."""
     if side == "output":
         return o.writes.get("hbm", sp.S.Zero)
-    return sp.expand(o.reads.get("hbm", sp.S.Zero) - o.flops / (2 * tokens) * wb)
+    return sp.expand(o.reads.get("hbm", sp.S.Zero) - weights * wb)
 
 
 def training_template(cfg: ModelConfig, *, context: int | Expr,
                       kinds: tuple[str, ...] = ("dp", "zero", "tp", "pp", "ep"),
                       zero_stage: int = 0, sequence_parallel: bool = False,
                       bytes_per_param: Mapping[str, int] | None = None,
-                      dtype: str = "bf16", step: Step | None = None,
+                      dtype: str = "bf16", step: StepOps | None = None,
                       symbolic: bool = False) -> Template:
     """The collectives of a training step of ``cfg`` under the kinds of parallelism named,
     for ``b`` sequences of ``context`` tokens per replica and microbatch; ``symbolic``
@@ -128,18 +115,23 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
     device_params = sp.S.Zero
     block_params = sp.S.Zero
     per_block: list[tuple[str, Expr, Expr]] = []  # (block, layers on the stage, params/layer)
+    dense: list[tuple[str, Expr, Expr]] = []  # the same, without the routed experts
     for blk in step.blocks:
         on_stage = blk.count / pp if blk.name != "head" else sp.S.One
         mine = sp.S.Zero
+        shared = sp.S.Zero
         for o in blk.ops:
-            n = op_params(o, tokens, cfg, symbolic)
+            n = op_params(o, cfg, symbolic)
             block_params += blk.count * n
             split = (shard if o.name in MEGATRON else 1) * (
                 D_EP if ep and o.name.startswith("experts") else 1)
             mine += n / split
+            if not o.name.startswith("experts"):
+                shared += n / split
             if "tp" in kinds and o.name in MEGATRON:
-                uses += _megatron(o, blk.name, on_stage * micro, sequence_parallel, wb, tokens)
+                uses += _megatron(o, blk.name, on_stage * micro, sequence_parallel, wb, n)
         per_block.append((blk.name, on_stage, sp.expand(mine)))
+        dense.append((blk.name, on_stage, sp.expand(shared)))
         device_params += on_stage * mine
         if ep and blk.name != "head" and any(o.name.startswith("experts") for o in blk.ops):
             uses += _experts(cfg, blk.name, on_stage * micro, tokens, dtype, symbolic)
@@ -152,18 +144,26 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
     total = params(cfg, symbolic=symbolic).total
     embedding = sp.expand((total - block_params) / shard)
     per_block.append(("embedding", sp.S.One, embedding))
+    dense.append(("embedding", sp.S.One, embedding))
     device_params = sp.expand(device_params + embedding)
     uses += _data(kinds, zero_stage, per_block, wb, gb)
+    if ep:  # the expert axes split the batch too: every weight but the experts' is a replica
+        shard_zero = D_ZERO if "zero" in kinds and zero_stage > 0 else 1
+        for block, count, n in dense:
+            scope = "step" if block in ("embedding", "head") else "layer"
+            uses.append(Use("ep", "allreduce", "dense weight gradients", block, "backward",
+                            scope, sp.S.Zero if scope == "step" else sp.S.One, count,
+                            n * gb / shard_zero))
     return Template(cfg, sp.sympify(context), step, tuple(uses), total, device_params, layers)
 
 
 def _megatron(o: Op, block: str, per_step: Expr, sp_on: bool, wb: Expr,
-              tokens: Expr) -> list[Use]:
+              weights: Expr) -> list[Use]:
     """The tensor-axis collectives of one Megatron-split matmul."""
     scope = "step" if block == "head" else "layer"
     each: Expr = sp.S.Zero if scope == "step" else sp.S.One
     if MEGATRON[o.name] == "column":
-        x = _activation(o, tokens, "input", wb)
+        x = _activation(o, weights, "input", wb)
         if sp_on:
             return [Use("tp", "allgather", f"input of {o.name!r} (split over the sequence)",
                         block, "forward", scope, each, per_step, x),
@@ -171,7 +171,7 @@ def _megatron(o: Op, block: str, per_step: Expr, sp_on: bool, wb: Expr,
                         "backward", scope, each, per_step, x)]
         return [Use("tp", "allreduce", f"gradient of the input of {o.name!r}", block,
                     "backward", scope, each, per_step, x)]
-    y = _activation(o, tokens, "output", wb)
+    y = _activation(o, weights, "output", wb)
     if sp_on:
         return [Use("tp", "reducescatter", f"output of {o.name!r} (partial sums)", block,
                     "forward", scope, each, per_step, y),

@@ -29,9 +29,13 @@ from sympy import Expr
 from ..core import tables as tb
 from ..core.errors import InputError
 from ..core.parse import exact
+from ..engine.critical import critical_size
+from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.counts import flops_per_token, training_flops_per_token
+from ..models.layers import spelled
 from ..models.memory import OPTIMIZERS, activation_bytes
+from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
@@ -139,6 +143,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         raise InputError("a pipeline runs along one axis, got pp="
                          + "+".join(strategy.axes("pp")), "--strategy")
     deg = degrees_of(strategy, m)
+    check_degrees(cfg, **{k: int(deg[DEGREE[k]]) for k in ("tp", "pp", "ep")
+                          if deg[DEGREE[k]].is_Integer})
     pp = deg[DEGREE["pp"]]
     replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
     micro = _microbatches(batch, replicas, pp, microbatches, microbatch)
@@ -195,7 +201,11 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
-                {"microbatches": micro, "replicas": replicas, "mfu": mfu}, by_term)
+                {"microbatches": micro, "replicas": replicas, "mfu": mfu,
+                 "flops": B * context * training_flops_per_token(
+                     cfg, context=context, recompute=recompute, symbolic=symbolic) / n,
+                 "bytes": terms["hbm"].time * m.chip.bandwidth("hbm") * efficiency.of("hbm")},
+                by_term)
 
 
 def _kernel(attention: str) -> str:
@@ -292,11 +302,11 @@ def _bounds(terms: Mapping[str, Term], pp: Expr,
 
 
 def bound_by_phase(terms: Mapping[str, Term]) -> dict[str, str]:
-    """The term that sets each phase's time in T_lower (compute wins ties)."""
+    """The term that sets each phase's time in T_lower (``engine.rooflines.binding``:
+    compute wins ties, undetermined while a term is symbolic)."""
     if not all(x.time.is_number for x in terms.values()):
         return dict.fromkeys(PHASES, "undetermined")
-    return {ph: max(terms.values(), key=lambda x: (x.phases.get(ph, 0),
-                                                    x.name == "compute")).name
+    return {ph: binding({x.name: x.phases.get(ph, sp.S.Zero) for x in terms.values()})
             for ph in PHASES}
 
 
@@ -336,25 +346,24 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
 
 def _critical(terms: Mapping[str, Term], B: sp.Symbol, n: Expr,
               context: int) -> tuple[dict[str, Expr], str]:
-    """Tokens per chip above which each term hides under the compute of its phase: each
-    term is a + b B in the global batch B, compute c B, so it is hidden once
-    B > a / (c - b); a term with b >= c never is (the note says which)."""
+    """Tokens per chip above which each term hides under the compute of its phase: the
+    engine's ``critical_size`` of that compute against the term, in the global batch B
+    (exact when the term is polynomial in B, else the exact first whole batch); a term
+    that grows as fast as compute never hides (the note says which)."""
     out: dict[str, Expr] = {}
     never = ""
     for ph in PHASES:
-        c = sp.diff(terms["compute"].phases[ph], B)
+        compute = terms["compute"].phases[ph]
         for x in terms.values():
             if x.name == "compute" or ph not in x.phases:
                 continue
-            alpha = sp.expand(x.phases[ph].subs(B, 0))
-            beta = sp.diff(x.phases[ph], B)
-            gap = sp.simplify(c - beta)
-            if gap.is_number and gap <= 0:
-                never = never or (f"never compute-bound: {x.name} grows with the batch as "
-                                  f"fast as the {ph} compute does")
+            c = critical_size(spelled(compute), {x.name: spelled(x.phases[ph])}, B)
+            if c.relation is None:
+                never = never or f"{c.reason} (the {ph} compute)"
                 continue
-            if alpha == 0:
+            if c.value is None and not c.reason:
                 continue
-            b_star = sp.cancel(alpha / gap * context / n)
+            batch = c.value if c.value is not None else sp.Integer(c.integer or 0)
+            b_star = sp.cancel(batch * context / n)
             out[x.name] = b_star if x.name not in out else sp.Max(out[x.name], b_star)
     return out, never

@@ -13,12 +13,13 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
-from ..core.printer import approx, number_value, text
+from ..core.printer import approx, si, text
 from .cost import Cost
+from .device_step import DeviceStep
 from .mfu import Mfu
 from .request import Result
 from .search import Search
-from .serving import Phase, Serving
+from .serving import Serving
 from .strategy import parse_strategy
 from .training import PHASES, Plan, Term, bound_by_phase
 
@@ -32,18 +33,11 @@ def table(head: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[
 
 
 def seconds(value: sp.Expr) -> str:
-    v = number_value(value)
-    if v is None:
-        return text(value)
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(v) >= scale or unit == "ns":
-            return f"{v / scale:.4g} {unit}"
-    return f"{v:.4g} s"  # pragma: no cover
+    return si(value, "s")
 
 
 def gigabytes(value: sp.Expr) -> str:
-    v = number_value(value)
-    return text(value) if v is None else f"{v / 1e9:.4g} GB"
+    return si(value, "B")
 
 
 def exact(value: Any) -> str:
@@ -138,10 +132,11 @@ def _plan(p: Plan, fmt: str) -> list[str]:
     return [*out, "", _heading("assumptions", fmt), *(f"- {a}" for a in p.assumptions)]
 
 
-def _phase(ph: Phase, fmt: str) -> list[str]:
-    return [_heading(f"{ph.name} step", fmt), *_terms(ph.terms, fmt, ["forward"]),
-            f"latency {seconds(ph.latency)} (T_upper {seconds(ph.t_upper)}), bound {ph.bound}, "
-            f"{approx(ph.throughput)} tokens/s", ""]
+def _phase(ph: DeviceStep, fmt: str) -> list[str]:
+    rows = [(k, seconds(v)) for k, v in ph.terms.items()]
+    return [_heading(f"{ph.name} step", fmt), *table(["term", "time"], rows, fmt),
+            f"latency {seconds(ph.latency)} (T_lower; T_upper {seconds(ph.t_upper)}), bound "
+            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
 
 
 def _serving(s: Serving, fmt: str) -> list[str]:
@@ -150,17 +145,17 @@ def _serving(s: Serving, fmt: str) -> list[str]:
     per_chip = s.decode.throughput / s.devices
     out.append(f"decode: {approx(s.decode.throughput)} tokens/s, {approx(per_chip)} per chip")
     out += ["", _heading("decode against batch B and context T", fmt),
-            f"latency(B, T) = {text(s.latency_of)} s",
             *table(["batch", "context", "latency", "tokens/s per chip", "fits"],
                    [(str(b), str(t), seconds(lat), approx(rate), "yes" if ok else "no")
                     for b, t, lat, rate, ok in s.grid], fmt), ""]
-    if s.critical_batch is not None or s.critical_integer is not None:
-        value = exact(s.critical_batch) if s.critical_batch is not None else "no closed form"
-        note = f"; {s.critical_note}" if s.critical_note else ""
-        out.append(f"critical batch  decode is compute-bound above B = {value} "
-                   f"(B >= {s.critical_integer}){note}")
+    c = s.critical
+    if c.integer is not None:
+        value = f"B > {exact(c.value)}, " if c.value is not None else ""
+        note = f"; {c.reason}" if c.reason else ""
+        out.append(f"critical batch  decode is compute-bound from B = {c.integer} "
+                   f"({value}at context {s.context}){note}")
     else:
-        out.append(f"critical batch  none: {s.critical_note}")
+        out.append(f"critical batch  none: {c.reason}")
     out.append(f"prefill:decode  1 : {approx(1 / s.balance)} (chips to keep up with requests "
                f"of {s.context} prompt tokens generating {s.generate})")
     return [*out, "", _heading("assumptions", fmt), *(f"- {a}" for a in s.assumptions)]

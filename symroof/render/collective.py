@@ -6,14 +6,14 @@
 >>> lines[0]
 'AllGather_X bf16[B_X, D] on tpu-v5e (mesh X=16, topology tpu-v5e-pod)'
 >>> [" ".join(line.split()) for line in lines if "latency-bound" in line]
-['latency-bound below V < 768000 B']
+['latency-bound below V < 768 kB']
 """
 
 from __future__ import annotations
 
 import sympy as sp
 
-from ..core.printer import approx, text
+from ..core.printer import approx, si, text
 from ..parallel.adhoc import CollectiveResult
 from ..parallel.collectives import Collective
 
@@ -23,9 +23,13 @@ NBYTES = {"allgather": "gathered bytes per device", "reducescatter": "bytes redu
 
 
 def _show(value: sp.Expr | None, unit: str = "") -> str:
+    """Bytes and seconds that are numbers as decimals with SI prefixes (``3.889 ms``; the
+    exact values are in --json); formulas and other numbers as the readable-form rule."""
     if value is None:
         return "-"
     value = sp.sympify(value)
+    if unit in ("s", "B") and value.is_number:
+        return si(value, unit)
     shown = text(value)
     if (value.is_number and not value.is_Integer) or (value.is_Integer and abs(value) >= 10**7):
         shown += f" ≈ {approx(value)}"

@@ -14,12 +14,15 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.printer import approx, latex, md_escape, number_value, text
+from ..core import vocabulary
+from ..core.printer import approx, latex, md_escape, si, text
+from ..engine.critical import Critical
 from ..models.capacity import Fit
 from ..models.config import ModelConfig
 from ..models.counts import Params
 from ..models.memory import Memory
-from ..models.step_roofline import CriticalBatch, StepRoofline
+from ..models.step_roofline import StepRoofline
+from ..plans.device_step import OVERLAP, DeviceStep
 
 
 @dataclass(frozen=True)
@@ -44,8 +47,7 @@ def exact_json(value: sp.Basic) -> int | str:
 
 
 def _with_value(data: dict[str, Any], key: str, value: sp.Basic) -> None:
-    data[key] = exact_json(value)
-    data[f"{key}_value"] = number_value(value)
+    data.update(vocabulary.exact(key, value))
 
 
 def _num(value: sp.Basic) -> str:
@@ -103,7 +105,8 @@ def summary_json(s: Summary) -> dict[str, Any]:
     _with_value(data, "params", s.params.total)
     _with_value(data, "params_active", s.params.active)
     _with_value(data, "params_embedding", s.params.embedding)
-    data["params_parts"] = {k: exact_json(v) for k, v in s.params.parts().items()}
+    data.update(vocabulary.exact_map("params_parts",
+                                     {k.replace(" ", "_"): v for k, v in s.params.parts().items()}))
     _with_value(data, "flops_per_token", s.flops)
     _with_value(data, "training_flops_per_token", s.training_flops)
     _with_value(data, "kv_bytes_per_token", s.kv_bytes)
@@ -134,7 +137,9 @@ def summary_lines(s: Summary, fmt: str = "text") -> list[str]:
         return lines + ([f"\nsource: {md_escape(source)}"] if source else [])
     width = max(len(k) for k, _ in rows)
     lines = [title] + ([f"  source: {source}"] if source else [])
-    lines += [f"  {k:<{width}}  {_num(v) if isinstance(v, sp.Basic) else v}" for k, v in rows]
+    lines += [f"  {k:<{width}}  {_num(v) if isinstance(v, sp.Basic) else v}"
+              + (" B" if k.startswith("KV cache") and isinstance(v, sp.Basic) and v.is_number
+                 else "") for k, v in rows]
     return lines
 
 
@@ -144,7 +149,7 @@ def _row_json(srl: StepRoofline, i: int) -> dict[str, Any]:
     r = srl.rows[i]
     rl = r.roofline
     data: dict[str, Any] = {"name": r.op.name, "block": r.block.name,
-                            "count": exact_json(r.count)}
+                            "count": int(r.count)}
     _with_value(data, "flops", r.op.flops)
     _with_value(data, "bytes", r.op.bytes())
     _with_value(data, "intensity", rl.intensity)
@@ -154,43 +159,31 @@ def _row_json(srl: StepRoofline, i: int) -> dict[str, Any]:
     return data
 
 
-def step_json(srl: StepRoofline, critical: CriticalBatch | None,
+def step_json(step: DeviceStep, critical: Critical | None,
               intensity: tuple[sp.Expr, sp.Expr] | None) -> dict[str, Any]:
-    step = srl.step
-    data: dict[str, Any] = {"phase": step.phase, "batch": exact_json(step.batch),
-                            "context": exact_json(step.context), "chip": srl.chip.name,
+    srl = step.roofline
+    data: dict[str, Any] = {"phase": step.name, "batch": exact_json(srl.step.batch),
+                            "context": exact_json(srl.step.context), "chip": srl.chip.name,
                             "layers": [_row_json(srl, i) for i in range(len(srl.rows))]}
-    body: dict[str, Any] = {}
-    for key, value in (("flops", srl.flops), ("bytes", srl.bytes),
-                       ("intensity", srl.intensity), ("t_math", srl.t_math),
-                       ("t_memory", srl.t_memory), ("t_lower", srl.t_lower),
-                       ("t_upper", srl.t_upper), ("t_network", srl.t_network),
-                       ("ridge", srl.ridge)):
-        _with_value(body, key, value)
-    body["bound"] = srl.bound()
+    body = vocabulary.step_json(step.flops, step.bytes, step.terms, step.t_lower,
+                                step.t_upper, step.bound)
+    body.update(vocabulary.exact("intensity", srl.intensity))
+    body.update(vocabulary.exact("ridge", srl.ridge))
+    body["assumptions"] = [OVERLAP, *step.notes]
     data["step"] = body
     if critical is not None:
-        cb: dict[str, Any] = {"relation": critical.relation, "integer": critical.integer,
-                              "exact": None if critical.exact is None
-                              else exact_json(critical.exact)}
-        if critical.reason:
-            cb["reason"] = critical.reason
-        data["critical_batch"] = cb
+        data["critical_batch"] = vocabulary.critical_json(
+            critical.relation, critical.value, critical.integer,
+            "sequences in the decode batch", critical.reason)
     if intensity is not None:
-        data["decode_intensity"] = {"expression": text(intensity[0]),
-                                    "limit_T_to_oo": exact_json(intensity[1])}
+        data["decode_intensity"] = {**vocabulary.exact("expression", intensity[0]),
+                                    **vocabulary.exact("limit_t_to_oo", intensity[1])}
     return data
 
 
 def _time(value: sp.Basic) -> str:
     """Seconds with an SI prefix: ``6.881 ms``; an expression as it is."""
-    if not sp.sympify(value).is_number:
-        return f"{text(value)} s"
-    seconds = float(sp.N(value, 20))
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6), ("ns", 1e-9)):
-        if abs(seconds) >= scale or unit == "ns":
-            return f"{approx(seconds / scale, 4)} {unit}"
-    return f"{approx(seconds, 4)} s"
+    return si(value, "s")
 
 
 def _short(value: sp.Basic) -> str:
@@ -199,27 +192,28 @@ def _short(value: sp.Basic) -> str:
     return "0" if value == 0 else approx(value, 4)
 
 
-def step_lines(srl: StepRoofline, critical: CriticalBatch | None,
+def step_lines(step: DeviceStep, critical: Critical | None,
                intensity: tuple[sp.Expr, sp.Expr] | None, fmt: str = "text",
                title: str = "") -> list[str]:
+    srl = step.roofline
     head = ("op", "x", "FLOPs", "bytes", "intensity", "bound", "T_lower")
     rows = [(r.op.name if r.block.name in ("layer", "head") else f"{r.op.name} "
              f"({r.block.name})", text(r.count), _short(r.op.flops),
              _short(r.op.bytes()), _short(r.roofline.intensity), r.roofline.bound(),
              _time(r.roofline.t_lower)) for r in srl.rows]
-    step = ("step", "", _short(srl.flops), _short(srl.bytes), _short(srl.intensity),
-            srl.bound(), _time(srl.t_lower))
-    notes = [f"T_upper {_time(srl.t_upper)} (no overlap); critical intensity "
-             f"{approx(srl.ridge)} FLOP/byte"]
-    if srl.t_network != 0:
-        notes.insert(0, f"collectives {_time(srl.t_network)} of T_lower (serial)")
+    total = ("step", "", _short(step.flops), _short(step.bytes), _short(srl.intensity),
+             step.bound, _time(step.t_lower))
+    notes = ["terms: " + ", ".join(f"{k} {_time(v)}" for k, v in step.terms.items()),
+             f"T_upper {_time(step.t_upper)}; critical intensity {approx(srl.ridge)} FLOP/byte",
+             f"{OVERLAP}", *step.notes]
     if critical is not None:
-        shown = critical.relation if critical.exact is None or not critical.exact.is_number \
-            else f"B > {_num(critical.exact)}"
-        notes.append(f"critical batch at context {text(srl.step.context)}: "
-                     + (f"{shown}, first whole batch {critical.integer}"
-                        if critical.integer is not None else "none")
-                     + (f" ({critical.reason})" if critical.reason else ""))
+        if critical.integer is None:
+            shown = f"none ({critical.reason})"
+        else:
+            shown = f"first whole batch {critical.integer}" + (
+                f" (B > {_num(critical.value)})" if critical.value is not None else "") + (
+                f"; {critical.reason}" if critical.reason else "")
+        notes.append(f"critical batch at context {text(srl.step.context)}: {shown}")
     if intensity is not None:
         notes.append(f"decode intensity: {text(intensity[0])}; as T -> oo: "
                      f"{_num(intensity[1])}")
@@ -229,15 +223,15 @@ def step_lines(srl: StepRoofline, critical: CriticalBatch | None,
         lines += ["| " + " | ".join(md_escape(c, table=True) for c in row) + " |"
                   for row in rows]
         lines.append("| " + " | ".join(f"**{md_escape(c, table=True)}**" if c else ""
-                                       for c in step) + " |")
+                                       for c in total) + " |")
         return lines + [""] + [md_escape(n) for n in notes]
-    widths = [max(len(str(row[i])) for row in (head, *rows, step)) for i in range(len(head))]
+    widths = [max(len(str(row[i])) for row in (head, *rows, total)) for i in range(len(head))]
     right = {1, 2, 3, 4, 6}
 
     def line(row: tuple[str, ...]) -> str:
         return "  ".join(c.rjust(w) if i in right else c.ljust(w)
                          for i, (c, w) in enumerate(zip(row, widths, strict=True))).rstrip()
-    return ([title] if title else []) + [line(head), *map(line, rows), line(step)] + notes
+    return ([title] if title else []) + [line(head), *map(line, rows), line(total)] + notes
 
 
 # ---------------------------------------------------------------- capacity
@@ -252,9 +246,9 @@ def _fit_json(fit: Fit | None, reason: str) -> dict[str, Any] | None:
 
 def fit_json(memory: Memory, capacity: sp.Expr, fits: Mapping[str, tuple[Fit | None, str]],
              facts: Mapping[str, Any]) -> dict[str, Any]:
-    data: dict[str, Any] = {**facts, "memory": {k: exact_json(v) for k, v in
-                                                memory.parts.items()}}
-    data["memory"]["capacity"] = exact_json(capacity)
+    parts = {k.replace(" ", "_"): v for k, v in memory.parts.items()}
+    data: dict[str, Any] = {**facts, **vocabulary.exact_map("memory", parts)}
+    data.update(vocabulary.exact("capacity", capacity))
     data["assumptions"] = dict(memory.assumptions)
     for key, (fit, reason) in fits.items():
         data[key] = _fit_json(fit, reason)
@@ -264,8 +258,8 @@ def fit_json(memory: Memory, capacity: sp.Expr, fits: Mapping[str, tuple[Fit | N
 def fit_lines(title: str, memory: Memory, capacity: sp.Expr,
               fits: Mapping[str, tuple[Fit | None, str]], labels: Mapping[str, str],
               fmt: str = "text") -> list[str]:
-    rows: list[tuple[str, str]] = [(k, f"{_num(v)} bytes") for k, v in memory.parts.items()]
-    rows.append(("memory per chip", f"{_num(capacity)} bytes"))
+    rows: list[tuple[str, str]] = [(k, si(v, "B")) for k, v in memory.parts.items()]
+    rows.append(("memory per chip", si(capacity, "B")))
     for key, (fit, reason) in fits.items():
         shown = reason if fit is None else (
             f"{text(fit.relation)}" + (f" (≈ {approx(fit.exact)})" if not fit.exact.is_Integer

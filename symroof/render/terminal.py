@@ -14,7 +14,7 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
-from ..core.printer import approx, md_escape, number_value, shown, text
+from ..core.printer import approx, md_escape, number_value, shown, si, text
 from ..engine.formulas import AdHoc
 from ..hardware.catalog import Catalog, Chip, Figure
 from ..models.optimum import AdHocOptimum
@@ -33,9 +33,9 @@ def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
         ("FLOPs", rl.op.flops, ""),
     ]
     for level in rl.op.levels:
-        rows.append((f"bytes ({level})", rl.op.bytes(level), ""))
+        rows.append((f"bytes ({level})", rl.op.bytes(level), "B"))
     for link, sent in rl.op.comms.items():
-        rows.append((f"bytes ({link})", sent, ""))
+        rows.append((f"bytes ({link})", sent, "B"))
     rows += [
         ("peak", rl.peak, "FLOP/s"),
         ("intensity", rl.intensity, "FLOP/byte"),
@@ -68,11 +68,20 @@ def derive_table(result: AdHoc) -> tuple[str, tb.Table]:
     rl = result.roofline
     title = f"{rl.op.name} on {rl.chip.name} ({rl.compute or rl.op.compute} " \
         f"{rl.dtype or rl.op.dtype})"
-    rows = tuple((tb.cell(tb.text(label)),
-                  tb.cell(tb.text(value) if isinstance(value, str) else tb.math(value),
-                          tb.text(unit)))
+    rows = tuple((tb.cell(tb.text(label)), _value_cell(value, unit))
                  for label, value, unit in _rows(result))
     return title, tb.Table((tb.Column("quantity"), tb.Column("value")), rows)
+
+
+def _value_cell(value: sp.Basic | str, unit: str) -> tuple[tb.Part, ...]:
+    """A time, byte count or rate that is a number prints as a decimal with its unit
+    (``10.9 µs``, ``34.6 MB``, ``1.97e14 FLOP/s``; the exact value is in --json); anything
+    else through the readable-form rule."""
+    if isinstance(value, str):
+        return tb.cell(tb.text(value), tb.text(unit))
+    if unit in ("s", "B", "FLOP/s") and value.is_number:
+        return tb.cell(tb.text(si(value, unit)))
+    return tb.cell(tb.math(value), tb.text("bytes" if unit == "B" else unit))
 
 
 def derive_lines(result: AdHoc, fmt: str = "text") -> list[str]:
@@ -142,7 +151,7 @@ def chip_lines(c: Chip) -> list[str]:
 def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:
     """A chip as JSON: exact values as strings with floats beside them."""
     def fig(f: Figure) -> dict[str, Any]:
-        out: dict[str, Any] = {"value": text(f.value), "value_float": number_value(f.value),
+        out: dict[str, Any] = {"value": text(f.value), "value_value": number_value(f.value),
                                "text": f.text, "source": f.source, "label": f.label}
         if f.note:
             out["note"] = f.note

@@ -39,12 +39,12 @@ class ConstantSet:
 
 @lru_cache(maxsize=1)
 def constant_sets() -> dict[str, ConstantSet]:
-    text = resources.files("symroof.models").joinpath("scaling_laws.toml").read_text("utf-8")
+    text = resources.files("symroof.topics").joinpath("scaling_laws.toml").read_text("utf-8")
     data = tomllib.loads(text)
     sources = data["sources"]
     out = {}
     for name, body in data["sets"].items():
-        where = f"symroof/models/scaling_laws.toml: sets.{name}"
+        where = f"symroof/topics/scaling_laws.toml: sets.{name}"
         values = {k: parse_number(v, where=f"{where}.values.{k}") for k, v in
                   body["values"].items()}
         out[name] = ConstantSet(name, body["title"], sources[body["source"]], body["where"],

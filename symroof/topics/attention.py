@@ -17,7 +17,7 @@ it sweeps every Q/O tile, so K and V cross once and Q, O and the softmax statist
 K/V tile. Its exact count keeps the floors and ceilings of the block sizes; its Theta form
 replaces them by their arguments and absorbs terms under ``d >= 1``.
 
-The online softmax that makes the tiling possible is ``symroof.models.online_softmax``.
+The online softmax that makes the tiling possible is ``symroof.topics.online_softmax``.
 """
 
 from __future__ import annotations

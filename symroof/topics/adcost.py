@@ -1,5 +1,5 @@
 """Reverse-mode AD cost: forward work W(f) and backward work of a SymPy expression DAG
-(checked by running it: ``symroof.models.adcost_checks``).
+(checked by running it: ``symroof.topics.adcost_checks``).
 
 >>> x, y = sizes("x y")
 >>> c = reverse_cost(x*y + sp.exp(x))

@@ -1,0 +1,158 @@
+"""The step one device runs: the engine's step roofline of its share of the layer ops, plus
+the strategy's collectives as named serial terms. Every verb that times a step uses it.
+
+>>> from symroof.models import model
+>>> from symroof.parallel.mesh import mesh
+>>> s = device_step(model("llama-2-7b"), "decode", mesh("X=8", "h100-sxm"),
+...                 {"tp": ("X",)}, batch=64, context=2048)
+>>> sorted(s.terms), s.bound
+(['compute', 'hbm', 'tp over X (nvlink)'], 'hbm')
+
+The device's ops are ``layer_ops`` of its shard (``models.tensor_parallel.shard``) at its
+replica's batch, the routed experts split over the expert ranks. Under tensor parallelism
+the row-parallel partial sums are all-reduced over the tensor axes after the attention
+output and after each MLP (or experts, or shared experts) block, and after the
+vocabulary-split embedding lookup; experts all-to-all the routed tokens before and after
+the experts; a pipeline's stages pass a token's activations on, pp - 1 times. Each
+collective is a serial term of the op it follows (the next op needs its result). The step
+covers the token's whole path (every stage of a pipeline), so its T_lower is the latency;
+pp batches are in flight at once. A link latency no source gives (``alpha_<link>``) is
+taken as 0, which keeps T_lower a lower bound and is stated with the symbol's name; set
+it with ``--set "<link>.latency=2us"``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import sympy as sp
+from sympy import Expr
+
+from ..core.errors import InputError
+from ..core.parse import symbol
+from ..core.sizes import dtype_bytes
+from ..engine.critical import Critical, critical_size
+from ..engine.rooflines import binding
+from ..hardware.catalog import Chip
+from ..models.config import ModelConfig
+from ..models.layers import layer_ops, spelled
+from ..models.step_roofline import StepRoofline, step_roofline
+from ..models.tensor_parallel import shard
+from ..parallel.collectives import Collective, collective
+from ..parallel.mesh import Mesh
+from .efficiency import PEAK, Efficiency
+
+OVERLAP = ("T_lower: each op's compute overlaps its own memory traffic, ops run one after "
+           "another and each collective waits for the op it follows; T_upper: nothing "
+           "overlaps")
+
+
+@dataclass(frozen=True)
+class DeviceStep:
+    """One step (prefill or decode) on one device: its ops' rooflines, its named terms
+    (``compute``, ``hbm``, one per collective kind and axes), its bounds and bound, and the
+    tokens the whole mesh produces per step."""
+
+    name: str
+    roofline: StepRoofline
+    terms: Mapping[str, Expr]
+    t_lower: Expr
+    t_upper: Expr
+    bound: str
+    tokens: Expr
+    throughput: Expr
+    notes: tuple[str, ...] = ()
+
+    @property
+    def latency(self) -> Expr:
+        return self.t_lower
+
+    @property
+    def flops(self) -> Expr:
+        return self.roofline.flops
+
+    @property
+    def bytes(self) -> Expr:
+        return self.roofline.bytes
+
+
+def degree(m: Mesh | None, axes: tuple[str, ...]) -> int:
+    """The product of the sizes of ``axes`` (1 without a mesh)."""
+    if m is None:
+        return 1
+    return int(sp.Mul(*(m.axis(a).size for a in axes)))
+
+
+def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
+                axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
+                context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
+                efficiency: Efficiency = PEAK, chip: Chip | None = None) -> DeviceStep:
+    """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
+    ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
+    without a mesh, on ``chip`` alone."""
+    tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
+    replicas = degree(m, axes.get("dp", ())) * ep
+    part = shard(cfg, tp, pp=pp, ep=ep)
+    B = symbol("B") if batch is None else sp.sympify(batch)
+    ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
+                    kv_dtype=kv_dtype, expert_split=ep)
+    the_chip = m.chip if m is not None else chip
+    if the_chip is None:
+        raise InputError("a step needs a mesh or a chip", "--chip")
+    ab = dtype_bytes(ops.dtype)
+    row_bytes = ops.tokens * cfg.d_model * ab
+    notes: set[str] = set()
+    extras: dict[str, dict[str, Expr]] = {}
+    once: dict[str, Expr] = {}
+
+    def timed(kind: str, c: Collective) -> tuple[str, Expr]:
+        label = f"{kind} over {'+'.join(c.axes)} ({', '.join(sorted(c.bandwidths()))})"
+        f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
+        return label, c.bandwidth_time / f + _known(c.latency_time, notes)
+
+    def add(op_name: str, kind: str, c: Collective) -> None:
+        label, time = timed(kind, c)
+        extras.setdefault(op_name, {})
+        extras[op_name][label] = extras[op_name].get(label, 0) + time
+
+    if m is not None and tp > 1:
+        reduce = collective("allreduce", row_bytes, axes["tp"], m)
+        after = {"embedding", "output", *(b.ops[-1].name for b in ops.blocks[:-1])}
+        for name in sorted(after):  # the row-parallel outputs (experts' too) and the lookup
+            add(name, "tp", reduce)
+    if m is not None and ep > 1 and cfg.moe is not None:
+        routed = ops.tokens * cfg.moe.top_k * cfg.d_model * ab
+        a2a = collective("alltoall", routed, axes["ep"], m)
+        add("router", "ep", a2a)  # dispatch after the router, combine after the experts
+        add("experts down", "ep", a2a)
+    if m is not None and pp > 1:
+        label, time = timed("pp", collective("permute", row_bytes, axes["pp"][0], m))
+        once[label] = (pp - 1) * time
+    fractions = {k: efficiency.of(k) for k in ("compute", "hbm")}
+    srl = step_roofline(ops, the_chip, extras, fractions)
+    terms = dict(srl.terms)
+    terms.update(once)
+    t_lower = srl.t_lower + sp.Add(*once.values())
+    t_upper = srl.t_upper + sp.Add(*once.values())
+    tokens = ops.tokens * replicas
+    return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
+                      tokens * pp / t_lower, tuple(sorted(notes)))
+
+
+def _known(latency: Expr, notes: set[str]) -> Expr:
+    """A latency term with every unknown per-hop latency taken as 0 (noted)."""
+    unknown = {s for s in latency.free_symbols if s.name.startswith("alpha_")}
+    link_of = {s: s.name.removeprefix("alpha_") for s in unknown}
+    notes.update(f"{s}: a per-hop latency no source gives, taken as 0 (T_lower stays a "
+                 f"lower bound; set it with --set \"{link}.latency=...\")"
+                 for s, link in link_of.items())
+    return latency.subs({s: 0 for s in unknown})
+
+
+def step_critical(step: DeviceStep) -> Critical:
+    """The global batch above which ``step`` (built with ``batch=None``) is compute-bound:
+    compute against each of its other terms (``engine.critical``)."""
+    terms = {k: spelled(v) for k, v in step.terms.items()}
+    return critical_size(terms["compute"], {k: v for k, v in terms.items() if k != "compute"},
+                         symbol("B"))
