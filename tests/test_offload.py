@@ -89,7 +89,7 @@ def test_plan_prints_the_host_tier(capsys: pytest.CaptureFixture[str]) -> None:
                  "--chip", "h100-sxm", "--batch", "8", "--context", "4096", "--offload",
                  "optimizer"]) == 0
     lines = [" ".join(x.split()) for x in capsys.readouterr().out.splitlines()]
-    assert "optimizer 0 0 GB" in lines
+    assert "optimizer 0 0 B" in lines
     assert "host (offloaded) 10107623424 10.11 GB" in lines  # 12 B x Psi / 8
     assert "host link in (pcie) 26.32 ms 0 ns 26.32 ms" in lines
 
