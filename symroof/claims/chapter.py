@@ -51,6 +51,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError
 from ..core.parse import parse_expr
 from .consistency import find_conflicts
@@ -138,6 +139,25 @@ class Chapter(DerivationBuilder):
         """The translation's input ``name`` (its ``[inputs]`` table), else ``default``."""
         self.used.add(name)
         return self.inputs.get(name, default)
+
+    def with_choices(self, make: Any, of: str = "time", **choices: Any) -> Tried:
+        """A value the judge can diagnose: ``make(choices)`` (or ``make.under(choices).of``
+        for a collective) under the exact model, under the text's own ``choices`` when
+        named (``collectives="leading", latency="off"``, noted in the write-up) and under
+        the candidates of :data:`symroof.core.choices.CANDIDATES`."""
+        declared = EXACT.with_(**choices) if choices else None
+        if declared is not None and declared != EXACT:
+            said = "; ".join(f"{n} = {getattr(declared, n)}: {OPTIONS[n][getattr(declared, n)]}"
+                             for n in declared.changed())
+            if f"The text's choices: {said}." not in self.notes:
+                self.note(f"The text's choices: {said}.")
+        if hasattr(make, "under"):
+            thing = make
+            return tried(lambda c: getattr(thing.under(c), of), declared)
+        if not callable(make):
+            raise InputError(f"with_choices takes a function of the choices or a collective, "
+                             f"got {type(make).__name__}", "claims.py")
+        return tried(make, declared)
 
     def add(self, **values: Any) -> None:
         """Add claims by id: each a value, a law, or a mark (measured, definition, ...)."""

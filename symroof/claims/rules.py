@@ -40,6 +40,8 @@ class Verdict(StrEnum):
 
     OK = "OK"  # equal, or equal at the printed precision
     ROUNDING = "ROUNDING"  # the printed digits are the derived value cut off
+    APPROX = "APPROX"  # a marked approximation within 5%: holds, counted apart
+    SIMPLIFIED = "SIMPLIFIED"  # what a named modelling choice gives: holds, counted apart
     DEFINITION = "DEFINITION"  # restates a definition: holds, counted apart
     ERRATUM = "ERRATUM"  # a known error of the text
     UNVERIFIABLE = "UNVERIFIABLE"  # a measurement, or an input chosen to fit the text
@@ -70,6 +72,8 @@ class Judgement:
     derived_value: float | None = None
     rel_error: float | None = None
     detail: str = ""
+    # the choice or slip that reproduces the stated value: {choice, kind, value, ...}
+    diagnosis: dict[str, Any] | None = None
 
 
 def printed(text_: str, where: str | None = None, language: str = "en") -> Stated:
@@ -317,6 +321,15 @@ RULES: dict[str, Callable[[Any, Any, str], Judgement]] = {
     "definition": _definition_rule,
 }
 
+# the marks of APPROX and SIMPLIFIED: they hold, as OK does, except that an erratum mark on
+# a marked approximation stays an erratum (the text's figure is off, and known to be)
+MARKS_V3: dict[tuple[str, Verdict], Verdict] = {
+    **{("assumed", v): Verdict.UNVERIFIABLE for v in (Verdict.APPROX, Verdict.SIMPLIFIED)},
+    ("erratum", Verdict.APPROX): Verdict.ERRATUM,
+    ("erratum", Verdict.SIMPLIFIED): Verdict.STALE,
+    **{("conflict", v): Verdict.INCONSISTENT for v in (Verdict.APPROX, Verdict.SIMPLIFIED)},
+}
+
 # how a claim's mark turns the comparison's verdict into the claim's verdict, applied in
 # this order; a (mark, verdict) pair that is not listed keeps the verdict
 _COMPARED = (OK, ROUNDING, MISMATCH)
@@ -327,6 +340,7 @@ MARKS: dict[tuple[str, Verdict], Verdict] = {
     ("erratum", Verdict.UNVERIFIABLE): Verdict.ERRATUM,
     ("erratum", OK): Verdict.STALE,
     ("erratum", ROUNDING): Verdict.STALE,
+    **MARKS_V3,
     # a conflict explains a claim that holds on its passage's figures; a MISMATCH stays one
     **{("conflict", v): Verdict.INCONSISTENT
        for v in (OK, ROUNDING, Verdict.DEFINITION, Verdict.ERRATUM, Verdict.UNVERIFIABLE)},
@@ -369,5 +383,7 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
         if name == "erratum":
             why = (f"known erratum: {claim.erratum.why}" if turned == Verdict.ERRATUM  # type: ignore[union-attr]
                    else f"marked as an erratum but holds ({j.detail})")
+            if turned == Verdict.ERRATUM and j.diagnosis:  # the slip the diagnosis names
+                why = f"{why}; {j.diagnosis['said']}"
         j = replace(j, verdict=turned, detail=why or j.detail)
     return j

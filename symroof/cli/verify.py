@@ -22,7 +22,8 @@ def register(verbs: Any) -> None:
         "verify", help="check every claim of derivation files and give verdicts",
         description="Derive every claim of the derivation modules and compare it with what "
                     "the text states, at its printed precision. Exit 0 when no claim is "
-                    "MISMATCH, STALE, ERROR or TIMEOUT (OK, ROUNDING, DEFINITION, a known "
+                    "MISMATCH, STALE, ERROR or TIMEOUT (OK, ROUNDING, APPROX, SIMPLIFIED, "
+                    "DEFINITION, a known "
                     "ERRATUM, INCONSISTENT or UNVERIFIABLE pass), 1 when one is, 2 on bad "
                     "input.",
         epilog="examples:\n  symroof verify\n  symroof verify rooflines-zh --json\n"

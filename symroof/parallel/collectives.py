@@ -35,12 +35,13 @@ not counted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import parse_expr
 from ..engine.ops import Op
@@ -92,6 +93,13 @@ class Collective(tb.RichView):
     mesh: Mesh
     array: ShardedArray | None = None
     result: ShardedArray | None = None
+    choices: Choices = EXACT
+
+    def under(self, choices: Choices) -> Collective:
+        """The same collective costed under ``choices`` (the book's V/W: ``BOOK``)."""
+        axes = [self.mesh.axis(a) for a in self.axes]
+        return replace(self, stages=_stages(self.kind, self.nbytes, axes, choices),
+                       choices=choices)
 
     def _view(self) -> tuple[str, tb.Table]:
         rows: list[tuple[str, Any]] = [("devices in a group", self.devices),
@@ -152,7 +160,8 @@ class Collective(tb.RichView):
         """The size V (bytes, in ``nbytes``' convention) below which the latency term
         exceeds the bandwidth term; None when the collective costs nothing."""
         probe = sp.Dummy("V", positive=True)
-        stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes])
+        stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes],
+                         self.choices)
         per_byte = sp.cancel(sp.Add(*(s.bandwidth_time for s in stages)) / probe)
         if per_byte == 0:
             return None
@@ -318,18 +327,26 @@ def _axes(on: Mesh, names: tuple[str, ...]) -> list[Axis]:
     return [on.axis(n) for n in names]
 
 
-def _stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
+def _stages(kind: str, v: sp.Expr, axes: list[Axis],
+            choices: Choices = EXACT) -> tuple[Stage, ...]:
     flat = [(a.name, s) for a in axes for s in a.stages()]
+    if choices.link_alpha == "one_way":  # a ring's second direction is not counted
+        flat = [(n, replace(s, bidirectional=False) if s.ring else s) for n, s in flat]
     if kind in ("allgather", "reducescatter"):
-        out = _gather(v, flat)
-        return out if kind == "allgather" else tuple(reversed(out))
-    if kind == "allreduce":
-        gather = _gather(v, flat)
-        return (*reversed(gather), *gather)
-    if kind == "alltoall":
-        return tuple(_one(kind, g[0][0], g[0][1], v) if len(g) == 1 else _all_to_all_at_once(g, v)
-                     for g in _groups(flat))
-    return tuple(_one(kind, name, s, v) for name, s in flat)
+        out = _gather(v, flat, choices)
+    elif kind == "allreduce":
+        gather = _gather(v, flat, choices)
+        out = (*reversed(gather), *gather)
+    elif kind == "alltoall":
+        out = tuple(_one(kind, g[0][0], g[0][1], v, choices) if len(g) == 1 else
+                    _all_to_all_at_once(g, v, choices) for g in _groups(flat))
+    else:
+        out = tuple(_one(kind, name, s, v, choices) for name, s in flat)
+    if kind == "reducescatter":
+        out = tuple(reversed(out))
+    if choices.latency == "off":
+        out = tuple(replace(s, latency=sp.S.Zero) for s in out)
+    return out
 
 
 def _groups(flat: list[tuple[str, Axis]]) -> list[list[tuple[str, Axis]]]:
@@ -345,17 +362,19 @@ def _groups(flat: list[tuple[str, Axis]]) -> list[list[tuple[str, Axis]]]:
     return groups
 
 
-def _all_to_all_at_once(group: list[tuple[str, Axis]], v: sp.Expr) -> Stage:
+def _all_to_all_at_once(group: list[tuple[str, Axis]], v: sp.Expr,
+                        choices: Choices = EXACT) -> Stage:
     """An AllToAll over several rings of a torus: every ring works at once and the longest
     one decides (the book: V max(A, B, ...) / (4 N W_bidi) for V bytes over N chips)."""
-    parts = [_one("alltoall", name, s, v) for name, s in group]
+    parts = [_one("alltoall", name, s, v, choices) for name, s in group]
     n = sp.Mul(*(s.size for _, s in group))
     return Stage("".join(name for name, _ in group), n, parts[0].link, parts[0].bandwidth,
-                 sp.cancel((n - 1) / n * v), sp.Max(*(p.per_link for p in parts)),
+                 sp.cancel(_share(n, choices) * v), sp.Max(*(p.per_link for p in parts)),
                  sp.Add(*(p.hops for p in parts)), parts[0].latency)
 
 
-def _gather(v: sp.Expr, flat: list[tuple[str, Axis]]) -> tuple[Stage, ...]:
+def _gather(v: sp.Expr, flat: list[tuple[str, Axis]],
+            choices: Choices = EXACT) -> tuple[Stage, ...]:
     """AllGather stages in order; neighbouring rings of one link run at once (their
     bandwidths add, their hops add), as the book has it for AllGather_XY on a torus."""
     groups = _groups(flat)
@@ -363,27 +382,38 @@ def _gather(v: sp.Expr, flat: list[tuple[str, Axis]]) -> tuple[Stage, ...]:
     for i, group in enumerate(groups):
         later = sp.Mul(*(t.size for g in groups[i + 1:] for _, t in g))
         if len(group) == 1:
-            out.append(_one("allgather", group[0][0], group[0][1], v / later))
+            out.append(_one("allgather", group[0][0], group[0][1], v / later, choices))
         else:
-            out.append(_concurrent(group, v / later))
+            out.append(_concurrent(group, v / later, choices))
     return tuple(out)
 
 
-def _concurrent(group: list[tuple[str, Axis]], v: sp.Expr) -> Stage:
+def _concurrent(group: list[tuple[str, Axis]], v: sp.Expr,
+                choices: Choices = EXACT) -> Stage:
     """Rings of one link gathering at once: (n-1)/n V over the sum of their bandwidths."""
     n = sp.Mul(*(s.size for _, s in group))
     base = group[0][1].bandwidth
     rate = sp.Add(*((2 if s.wraps and s.bidirectional else 1) * s.bandwidth for _, s in group))
-    sent = sp.cancel((n - 1) / n * v)
-    hops = sp.Add(*(sp.floor(s.size / 2) if s.wraps and s.bidirectional else s.size - 1
-                    for _, s in group))
+    sent = sp.cancel(_share(n, choices) * v)
+    lead = choices.collectives == "leading"
+    hops = sp.Add(*(_half(s.size, lead) if s.wraps and s.bidirectional else
+                    s.size - (0 if lead else 1) for _, s in group))
     return Stage("".join(name for name, _ in group), n, group[0][1].link.name, base, sent,
                  sp.cancel(sent * base / rate), hops, group[0][1].latency)
 
 
-def _one(kind: str, name: str, s: Axis, v: sp.Expr) -> Stage:
+def _share(n: sp.Expr, choices: Choices) -> sp.Expr:
+    """The share of the gathered bytes a device receives: (n-1)/n, or 1 as a leading term."""
+    return sp.S.One if choices.collectives == "leading" else (n - 1) / n
+
+
+def _half(n: sp.Expr, lead: bool) -> sp.Expr:
+    return n / 2 if lead else sp.floor(n / 2)
+
+
+def _one(kind: str, name: str, s: Axis, v: sp.Expr, choices: Choices = EXACT) -> Stage:
     """One stage on one network; ``v`` is the gathered size (AllGather) or the per-device
-    size (AllToAll, permute)."""
+    size (AllToAll, permute). As a leading term in n, (n-1) is n and floor(x) is x."""
     n = s.size
     if n == 1:
         zero = sp.S.Zero
@@ -391,19 +421,20 @@ def _one(kind: str, name: str, s: Axis, v: sp.Expr) -> Stage:
     wrapped = s.ring and s.wraps and s.bidirectional
     one_way = s.ring and s.wraps and not s.bidirectional
     line = s.ring and not s.wraps
-    quarter = sp.floor(n ** 2 / 4)
+    lead = choices.collectives == "leading"
+    quarter = n ** 2 / 4 if lead else sp.floor(n ** 2 / 4)
+    less = n if lead else n - 1
+    sent = _share(n, choices) * v
     if kind == "allgather":
-        sent = (n - 1) / n * v
         per_link = sent / 2 if wrapped else sent
-        hops = sp.floor(n / 2) if wrapped else n - 1
+        hops = _half(n, lead) if wrapped else less
     elif kind == "alltoall":
-        sent = (n - 1) / n * v
-        per_link = (quarter * v / (2 * n) if wrapped else (n - 1) * v / 2 if one_way
+        per_link = (quarter * v / (2 * n) if wrapped else less * v / 2 if one_way
                     else quarter * v / n if line else sent)
-        hops = sp.floor(n / 2) if wrapped else n - 1 if s.ring else sp.S.One
+        hops = _half(n, lead) if wrapped else less if s.ring else sp.S.One
     else:  # permute
         sent = per_link = v
-        hops = n - 1 if line else sp.S.One
+        hops = less if line else sp.S.One
     return Stage(name, n, s.link.name, s.bandwidth, sp.cancel(sent), sp.cancel(per_link),
                  sp.sympify(hops), s.latency)
 

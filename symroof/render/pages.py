@@ -94,8 +94,14 @@ def verdict_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
     if v.verdict == "OK" or not v.detail:
         return cell(text(word), *_assumes(c, words))
     detail = c.evidence if v.verdict == "UNVERIFIABLE" and not c.assumed else \
-        c.erratum.why if v.verdict == "ERRATUM" and c.erratum else v.detail
+        _erratum_why(v) if v.verdict == "ERRATUM" and c.erratum else v.detail
     return cell(text(word + ":"), small(detail), *_assumes(c, words))
+
+
+def _erratum_why(v: Verdict) -> str:
+    """Why the text is wrong, and the slip a diagnosis names, if one does."""
+    why = v.claim.erratum.why if v.claim.erratum else v.detail
+    return f"{why}; {v.diagnosis['said']}" if v.diagnosis and v.diagnosis.get("said") else why
 
 
 def _assumes(c: Claim, words: Mapping[str, Any]) -> tuple[Part, ...]:
@@ -211,13 +217,22 @@ def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
         for v in mine:
             if v.verdict in ("ERRATUM", "MISMATCH", "STALE"):
                 c = v.claim
-                why = c.erratum.why if c.erratum else v.detail
+                why = _erratum_why(v)
                 errata.append((cell(link(c.id, f"{d.id}.{suffix}"), BR,
                                     small(c.source.section)),
                                cell(stated_part(c)), derived_parts(v, words),
                                cell(text(why))))
     index = Table((Column(words["derivation"], 0.55), Column(words["claims_count"], align="r"),
                    Column(words["verdict"], 0.3)), tuple(rows))
+    diagnosed = [(cell(link(v.claim.id, f"{v.derivation}.{suffix}"), BR,
+                       small(v.claim.source.section)), cell(stated_part(v.claim)),
+                  cell(text(words["verdicts"][v.verdict])),
+                  cell(text(str(v.diagnosis.get("said") or v.diagnosis["choice"])), BR,
+                       small(str(v.diagnosis["choice"]))))
+                 for v in verification.verdicts if v.diagnosis]
+    diagnoses_table = Table((Column(words["claim"], 0.24), Column(words["stated"], 0.16),
+                             Column(words["verdict"], 0.16), Column(words["diagnosis"], 0.44)),
+                            tuple(diagnosed))
     errata_table = Table((Column(words["claim"], 0.24), Column(words["stated"], 0.16),
                           Column(words["derived"], 0.22), Column(words["why"], 0.38)),
                          tuple(errata))
@@ -238,5 +253,6 @@ def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
     return {"index_table": index.render(fmt),
             "conflicts_table": conflicts_table.render(fmt) if conflicts else "",
             "errata_table": errata_table.render(fmt) if errata else "", "s": words,
+            "diagnoses_table": diagnoses_table.render(fmt) if diagnosed else "",
             "total": ", ".join(f"{n} {words['verdicts'][k]}" for k, n in total.items()),
             "n_claims": len(verification.verdicts), "fmt": fmt}

@@ -1,0 +1,93 @@
+"""Modelling choices as data, taken by the collectives: the exact ring, its leading term,
+latency on or off, the link convention."""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symroof.core.choices import BOOK, CANDIDATES, EXACT, OPTIONS, Choices, tried
+from symroof.core.errors import InputError
+from symroof.parallel.collectives import all_gather, all_reduce, all_to_all, collective
+from symroof.parallel.mesh import mesh
+
+B, D = sp.symbols("B D", positive=True)
+
+
+def test_every_field_has_values_with_meanings_and_the_exact_model_is_the_first() -> None:
+    for name, options in OPTIONS.items():
+        assert getattr(EXACT, name) == next(iter(options))
+        assert all(meaning and "\n" not in meaning for meaning in options.values())
+    assert [line.split(" = ")[0] for line in EXACT.lines()] == list(OPTIONS)
+    assert BOOK.describe() == "collectives=leading, latency=off"
+    assert Choices(optimizer="bytes_per_param", optimizer_bytes=12).describe() == \
+        "optimizer=bytes_per_param=12"
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"latency": "maybe"}, r"choice latency: unknown value 'maybe' \(choices: on, off\)"),
+    ({"optimizer": "bytes_per_param"}, r"choice optimizer: bytes_per_param goes with its k"),
+    ({"checkpoints": "k_tensors_of_D", "checkpoint_tensors": 0},
+     r"choice checkpoints: k must be a positive whole number, got 0"),
+])
+def test_a_bad_choice_is_an_input_error_naming_the_field(kwargs: dict[str, object],
+                                                          message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        Choices(**kwargs)  # type: ignore[arg-type]
+
+
+def test_an_unknown_field_is_named() -> None:
+    with pytest.raises(InputError, match=r"unknown choice 'latncy'"):
+        EXACT.with_(latncy="off")
+
+
+def test_the_book_s_allgather_is_v_over_the_bidirectional_figure() -> None:
+    m = mesh("X=16", "tpu-v5e")
+    ag = all_gather("bf16[B_X, D]", "X", m)
+    w = 45 * 10**9  # one-way ICI bytes/s of a v5e link (the catalogue's figure)
+    assert ag.bandwidth_time == sp.Rational(15, 16) * 2 * B * D / (2 * w)
+    assert ag.latency_time == 8 * sp.Rational(1, 10**6)  # floor(16/2) hops of 1 us
+    book = ag.under(BOOK)
+    assert book.time == 2 * B * D / (2 * w) and book.latency_time == 0
+    assert book.choices == BOOK and ag.choices == EXACT
+    one_way = ag.under(BOOK.with_(link_alpha="one_way"))
+    assert one_way.time == 2 * B * D / w
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(min_value=2, max_value=16), wraps=st.booleans())
+def test_the_leading_term_drops_exactly_the_ring_factor(n: int, wraps: bool) -> None:
+    m = mesh(f"X={n}", "tpu-v5e")
+    if m.axis("X").wraps != wraps:
+        m = m.with_axis("X", wraps=wraps)
+    exact = collective("allgather", "V", "X", m)
+    lead = exact.under(Choices(collectives="leading"))
+    assert sp.simplify(lead.bandwidth_time * (n - 1) / n - exact.bandwidth_time) == 0
+    assert exact.under(Choices(latency="off")).latency_time == 0
+    assert lead.latency_time >= exact.latency_time
+
+
+def test_other_collectives_take_the_choices() -> None:
+    m = mesh("X=8", "tpu-v5e")
+    ar = all_reduce("bf16[B, D]", "X", m)
+    # a line of 8 (no wraparound): ReduceScatter + AllGather, each V/W as a leading term
+    assert ar.under(BOOK).bandwidth_time == 2 * (2 * B * D) / (45 * 10**9)
+    assert ar.under(BOOK).bandwidth_time * sp.Rational(7, 8) == ar.bandwidth_time
+    a2a = all_to_all("bf16[B_X, D]", "X", m)
+    assert a2a.under(Choices(latency="off")).latency_time == 0
+    assert a2a.under(Choices(collectives="leading")).bandwidth_time.has(sp.floor) is False
+
+
+def test_tried_keeps_only_candidates_whose_every_change_matters() -> None:
+    calls = []
+
+    def make(c: Choices) -> int:
+        calls.append(c)
+        return 10 + (0 if c.latency == "off" else 1)  # only the latency matters
+
+    t = tried(make)
+    assert t.value == 11
+    assert [c.describe() for c, _ in t.alternatives] == ["latency=off"]
+    assert len(calls) == 1 + len(CANDIDATES)
