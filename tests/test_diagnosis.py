@@ -175,3 +175,22 @@ def test_the_index_lists_diagnoses_next_to_errata(chapter: dict[str, object]) ->
     assert "holds as the leading term in n" in diagnoses
     page = files["choices-en.md"]
     assert isinstance(page, str) and "holds as the text simplifies" in page
+
+
+def test_a_time_over_the_sparse_peak_is_a_mismatch_naming_it() -> None:
+    from symroof import chip
+    from symroof.core.choices import tried
+    h100 = chip("h100-sxm")
+    flops = 2 * 8192 * 8192 * 8192
+
+    def seconds(c: object) -> object:
+        return flops / h100.peak("bf16", choices=c)  # type: ignore[arg-type]
+
+    value = tried(seconds)
+    # a text's 2*8192^3 FLOPs over the 1979 TFLOP/s of the sheet (sparse): 0.556 ms
+    got = run_claim(Claim("t", SRC, "s", "q", "0.556 ms", value=value), "d")
+    assert got.verdict == Verdict.MISMATCH
+    assert "the sparse peak of the spec sheet for a dense matmul gives" in got.detail
+    assert got.diagnosis["choice"] == "peak=sparse"
+    with pytest.raises(Exception, match="has no sparse peak"):
+        chip("tpu-v5e").peak("bf16", choices=value.choices.with_(peak="sparse"))

@@ -30,7 +30,7 @@ from dataclasses import dataclass, fields, replace
 from itertools import combinations
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, SymroofError
 
 # field -> value -> one-line meaning; the first value of each field is the exact model's
 OPTIONS: dict[str, dict[str, str]] = {
@@ -43,6 +43,9 @@ OPTIONS: dict[str, dict[str, str]] = {
     "link_alpha": {
         "bidirectional": "a wrapped ring sends both ways: W is the bidirectional figure",
         "one_way": "W is one direction's figure, also on a ring that sends both ways"},
+    "peak": {
+        "dense": "the dense peak of the compute unit",
+        "sparse": "the 2:4-sparse spec-sheet figure: twice the dense peak (NVIDIA)"},
     "flops": {
         "full": "every matmul counted, attention included",
         "causal": "attention scores counted for the causal half",
@@ -74,6 +77,7 @@ DROPS: dict[tuple[str, str], str] = {
 SLIPS: dict[tuple[str, str], str] = {
     ("link_alpha", "one_way"): "the one-way link figure for a ring that sends both ways",
     ("link_alpha", "bidirectional"): "the bidirectional link figure for one direction",
+    ("peak", "sparse"): "the sparse peak of the spec sheet for a dense matmul",
 }
 
 
@@ -88,6 +92,7 @@ class Choices:
     collectives: str = "exact"
     latency: str = "on"
     link_alpha: str = "bidirectional"
+    peak: str = "dense"
     flops: str = "full"
     sizes: str = "exact"
     optimizer: str = "zero16"
@@ -159,7 +164,7 @@ BOOK = Choices(collectives="leading", latency="off")
 
 # the choices a diagnosis tries, each a set of changes from the claim's own choices
 _SIMPLER: tuple[Mapping[str, str], ...] = ({"collectives": "leading"}, {"latency": "off"})
-_SLIPPED: tuple[Mapping[str, str], ...] = ({"link_alpha": "one_way"},)
+_SLIPPED: tuple[Mapping[str, str], ...] = ({"link_alpha": "one_way"}, {"peak": "sparse"})
 
 
 def _candidates() -> tuple[Mapping[str, str], ...]:
@@ -187,7 +192,8 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
     """``make(choices)`` and ``make`` under each candidate: the exact model first, then the
     text's declared ``choices`` (when given), then the candidates in order (the fewest
     changes first), each a change of the exact model. A candidate whose value equals the
-    value of one with fewer changes adds nothing and is left out."""
+    value of one with fewer changes adds nothing and is left out, and so is one the value
+    cannot be made under (a sparse peak of a chip that has none)."""
     exact = make(EXACT)
     seen: list[tuple[Choices, Any]] = []
     if choices is not None and choices != EXACT:
@@ -195,7 +201,10 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
     values: dict[frozenset[tuple[str, str]], Any] = {frozenset(): exact}
     for change in candidates:
         c = EXACT.with_(**change)
-        got = make(c)
+        try:
+            got = make(c)
+        except SymroofError:
+            continue
         key = frozenset(change.items())
         values[key] = got
         redundant = any(values.get(key - {kv}) == got for kv in key)

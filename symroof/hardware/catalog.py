@@ -30,6 +30,7 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.choices import Choices
 from ..core.errors import InputError
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
@@ -109,8 +110,16 @@ class Chip(tb.RichView):
         raise InputError(f"chip {self.name!r} has no figure {key!r} "
                          f"(keys: {', '.join(sorted(self.figures))})")
 
-    def peak(self, dtype: str = "bf16", compute: str = "mxu") -> sp.Expr:
-        """Peak dense operations per second of the compute unit ``compute`` in ``dtype``."""
+    def peak(self, dtype: str = "bf16", compute: str = "mxu",
+             choices: Choices | None = None) -> sp.Expr:
+        """Peak dense operations per second of the compute unit ``compute`` in ``dtype``
+        (under ``choices.peak == "sparse"``, the 2:4-sparse figure NVIDIA's spec sheets
+        print: twice the dense one; other vendors print none)."""
+        if choices is not None and choices.peak == "sparse":
+            if self.vendor != "NVIDIA":
+                raise InputError(f"chip {self.name!r} has no sparse peak (the 2:4-sparse "
+                                 "figure is NVIDIA's)")
+            return 2 * self.peak(dtype, compute)
         dtype = canonical_dtype(dtype)
         key = f"{compute}.{dtype}"
         if key not in self.figures:
