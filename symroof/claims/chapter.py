@@ -248,7 +248,24 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     ch.notes.extend(meta.get("notes", []))
     d = ch.build()
     known = tuple(sorted((str(k), str(v)) for k, v in meta.get("known", {}).items()))
-    return replace(d, claims=claims, origin=str(file), known=known)
+    return replace(d, claims=claims, origin=str(file), known=known,
+                   defines=_defines(meta, file))
+
+
+def _defines(meta: Mapping[str, Any], file: Path) -> tuple[tuple[str, str, str], ...]:
+    """``[chapter.defines]``: figure = { value = "as printed", place = "where" }."""
+    table = meta.get("defines", {})
+    if not isinstance(table, dict):
+        raise InputError("defines is a table: figure = { value = ..., place = ... }",
+                         f"{file}: [chapter] defines")
+    out = []
+    for figure, row in sorted(table.items()):
+        if not isinstance(row, dict) or set(row) != {"value", "place"} or \
+                not all(isinstance(v, str) for v in row.values()):
+            raise InputError("needs { value = \"as printed\", place = \"where\" }",
+                             f"{file}: [chapter.defines] {figure}")
+        out.append((str(figure), row["value"], row["place"]))
+    return tuple(out)
 
 
 def _rows(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[str, Any]]]:

@@ -14,7 +14,9 @@ it sums up (``sums_up``), and two translations printing different values for one
 Values agree when they agree at their printed precision (``1e15`` and ``9.89e14`` do,
 ``8.1e11`` and ``8.2e11`` do not). A finding the text's table marks as known (``[chapter]
 known``, by figure) is listed with its reason and leaves the claims' verdicts alone; an
-unknown one makes them INCONSISTENT.
+unknown one makes them INCONSISTENT. Where the table names the place that defines a figure
+(``[chapter.defines]``: its value and place, such as the text's chip table), the claims that
+use the defining value hold with the conflict noted, and only the others are INCONSISTENT.
 """
 
 from __future__ import annotations
@@ -50,7 +52,8 @@ def find_conflicts(derivations: Iterable[Derivation]) -> list[Derivation]:
     out = []
     for d in ds:
         known = dict(d.known)
-        conflicts = tuple(replace(k, known=known.get(k.figure, k.known)) for k in found[d.id])
+        conflicts = tuple(_defined(replace(k, known=known.get(k.figure, k.known)), d)
+                          for k in found[d.id])
         claims = tuple(_attach(c, conflicts) for c in d.claims)
         out.append(replace(d, claims=claims, conflicts=conflicts,
                            figures=registries[d.id]))
@@ -137,6 +140,17 @@ def _key(d: Derivation, c: Claim) -> str:
     """A claim's id without its translation's prefix (``ru_`` in ``ru_ridge``)."""
     lang = d.source.language
     return c.id[len(lang) + 1:] if c.id.startswith(f"{lang}_") else c.id
+
+
+def _defined(k: Conflict, d: Derivation) -> Conflict:
+    """The conflict with the place that defines its figure, and the claims that use the
+    value defined there (they hold, with the conflict noted; the others are INCONSISTENT)."""
+    for figure, value, place in d.defines:
+        if figure == k.figure:
+            ids = tuple(i for v, group in k.values if agree(v, value, d.source.language)
+                        for i in group)
+            return replace(k, defined_by=place, defining=value, agreeing=ids)
+    return k
 
 
 def _attach(c: Claim, conflicts: tuple[Conflict, ...]) -> Claim:

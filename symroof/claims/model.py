@@ -90,14 +90,19 @@ class Conflict:
     values: tuple[tuple[str, tuple[str, ...]], ...]
     text: str = ""  # the derivation (or derivations) it was found in
     known: str = ""
+    defined_by: str = ""  # the place that defines the figure (the text's table, a spec line)
+    defining: str = ""  # the value that place prints
+    agreeing: tuple[str, ...] = ()  # the claims that use the defining value
 
     def describe(self, claim: str = "") -> str:
         others = "; ".join(f"{v} in {', '.join(ids)}" for v, ids in self.values)
-        return f"{self.figure} printed as {others}"
+        place = f"; {self.defined_by} defines {self.defining}" if self.defined_by else ""
+        return f"{self.figure} printed as {others}{place}"
 
     def to_json(self) -> dict[str, Any]:
         return {"figure": self.figure, "text": self.text, "known": self.known or None,
-                "values": [{"value": v, "claims": list(ids)} for v, ids in self.values]}
+                "values": [{"value": v, "claims": list(ids)} for v, ids in self.values],
+                "defined_by": self.defined_by or None, "defining": self.defining or None}
 
 
 @dataclass(frozen=True, repr=False)
@@ -200,6 +205,7 @@ class Derivation(tb.RichView):
     conflicts: tuple[Conflict, ...] = ()  # consistency findings (symroof.claims.consistency)
     figures: tuple[Conflict, ...] = ()  # every figure the text prints, with its claims
     known: tuple[tuple[str, str], ...] = ()  # (figure, why) of conflicts accepted as known
+    defines: tuple[tuple[str, str, str], ...] = ()  # (figure, value, place) the text defines
 
     def __repr__(self) -> str:
         return (f"<Derivation {self.id!r}: {len(self.claims)} claims, {len(self.steps)} steps, "

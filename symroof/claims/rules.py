@@ -373,7 +373,7 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
                                  f" ({j.verdict.value.lower()}: {j.detail})"))
     if claim.erratum is not None:
         marks.append(("erratum", ""))
-    unknown = [c for c in claim.conflicts if not c.known]
+    unknown = [c for c in claim.conflicts if not c.known and claim.id not in c.agreeing]
     if unknown:
         marks.append(("conflict", "; ".join(c.describe(claim.id) for c in unknown)))
     for name, why in marks:
@@ -386,4 +386,15 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
             if turned == Verdict.ERRATUM and j.diagnosis:  # the slip the diagnosis names
                 why = f"{why}; {j.diagnosis['said']}"
         j = replace(j, verdict=turned, detail=why or j.detail)
-    return j
+    return noted(claim, j)
+
+
+def noted(claim: Claim, j: Judgement) -> Judgement:
+    """A claim that uses the value the defining place prints keeps its verdict, with the
+    conflict noted in its detail."""
+    notes = [c.describe(claim.id) for c in claim.conflicts if not c.known and
+             claim.id in c.agreeing]
+    if not notes:
+        return j
+    said = f"uses the defining value; conflict noted: {'; '.join(notes)}"
+    return replace(j, detail=f"{j.detail}; {said}" if j.detail else said)

@@ -243,7 +243,8 @@ def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
                    cell(*(p for i, (value, ids) in enumerate(k.values)
                           for p in ((BR,) if i else ()) + (text(f"{value}: "),
                                                             small(", ".join(ids))))),
-                   cell(text(k.known or "-")))
+                   cell(text(k.known or (f"{k.defined_by}: {k.defining}" if k.defined_by
+                                         else "-"))))
             if row not in conflicts:
                 conflicts.append(row)
     conflicts_table = Table((Column(words["figure"], 0.26), Column(words["derivation"], 0.14),
