@@ -171,7 +171,7 @@ def build_chapter(folder: Path) -> list[Derivation]:
     """One Derivation per translation table of a chapter folder, in file-name order, with
     the consistency findings of each text and across the translations attached."""
     folder = Path(folder)
-    tables = sorted(p for p in folder.glob("*.toml"))
+    tables = sorted(p for p in folder.glob("*.toml") if _is_translation(p))
     if not (folder / "claims.py").is_file():
         raise InputError("a chapter folder needs claims.py", str(folder))
     if not tables:
@@ -212,6 +212,18 @@ def _table(file: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", str(file)) from None
+
+
+def _is_translation(file: Path) -> bool:
+    """Whether a ``.toml`` beside claims.py is a translation table: it has a ``[chapter]``
+    table, or rows of claims (then its missing ``[chapter]`` is reported). Any other
+    ``.toml`` (a chip catalogue claims.py reads) is data, not a translation."""
+    table = _table(file)
+    if "chapter" in table:
+        return True
+    return any(isinstance(rows, dict) and any(isinstance(r, dict) and "stated" in r
+                                              for r in rows.values())
+               for rows in table.values())
 
 
 def _translation(module: ModuleType, file: Path) -> Derivation:

@@ -30,7 +30,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from .model import Claim, Conflict, Derivation
-from .stated import Stated, read
+from .stated import Stated, plain_numbers, read
 
 
 def find_conflicts(derivations: Iterable[Derivation]) -> list[Derivation]:
@@ -168,7 +168,7 @@ def agree(a: str, b: str, lang_a: str = "en", lang_b: str | None = None) -> bool
     x, y = _number(a, lang_a), _number(b, lang_b)
     if x is not None and y is not None:
         return bool(abs(x.value - y.value) < x.half_unit + y.half_unit) or x.value == y.value
-    ra, rb = _relation(a), _relation(b)
+    ra, rb = _relation(a, lang_a), _relation(b, lang_b)
     if ra is not None and rb is not None:
         if ra[0] != rb[0]:
             return False
@@ -191,13 +191,13 @@ def _number(text: str, lang: str) -> Stated | None:
     return Stated(value, sp.Integer(0)) if value.is_Rational else None
 
 
-def _relation(text: str) -> tuple[str, str] | None:
+def _relation(text: str, lang: str = "en") -> tuple[str, str] | None:
     """(symbol side and direction, bound as printed) of ``B > 240``."""
     for op in (">=", "<=", ">", "<"):
         if op in text:
             lhs, rhs = text.split(op, 1)
             try:
-                parse_relation(text)
+                parse_relation(plain_numbers(text, lang))
             except InputError:
                 return None
             return f"{lhs.strip()} {op[0]}", rhs.strip()

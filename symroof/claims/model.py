@@ -33,7 +33,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .stated import TOLERANCE, read
+from .stated import TOLERANCE, plain_numbers, read
 
 KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -162,7 +162,8 @@ class Claim(tb.RichView):
         elif self.kind == "expr":
             parse_expr(self.stated, where=f"{where}: stated")
         elif self.kind == "relation":
-            parse_relation(self.stated, where=f"{where}: stated")
+            parse_relation(plain_numbers(self.stated, self.source.language),
+                           where=f"{where}: stated")
 
 
     def _view(self) -> tuple[str, tb.Table]:

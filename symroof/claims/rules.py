@@ -32,7 +32,7 @@ from ..core.parse import parse_expr, parse_relation
 from ..core.printer import approx, text
 from ..engine.algebra import cancel, is_rational_function
 from .model import Claim, Law
-from .stated import TOLERANCE, UNIT_WORDS, Stated, read, stated
+from .stated import TOLERANCE, UNIT_WORDS, Stated, plain_numbers, read, stated
 
 
 class Verdict(StrEnum):
@@ -298,7 +298,7 @@ def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
 
 def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:
     if isinstance(v, sp.Rel):
-        return judge_relation(c.stated, v, c.tolerance, w)
+        return judge_relation(plain_numbers(c.stated, c.source.language), v, c.tolerance, w)
     if read_number(c.stated, c.source.language):
         return _number_rule(c, v, w)
     return judge_expr(c.stated, v, w)
@@ -315,7 +315,8 @@ def _qualitative_rule(c: Claim, v: Any, w: str) -> Judgement:
 RULES: dict[str, Callable[[Any, Any, str], Judgement]] = {
     "number": _number_rule,
     "expr": lambda c, v, w: judge_expr(c.stated, v, w),
-    "relation": lambda c, v, w: judge_relation(c.stated, v, c.tolerance, w),
+    "relation": lambda c, v, w: judge_relation(plain_numbers(c.stated, c.source.language), v,
+                                               c.tolerance, w),
     "qualitative": _qualitative_rule,
     "label": lambda c, v, w: judge_label(c.stated, v),
     "definition": _definition_rule,

@@ -1,0 +1,75 @@
+"""Fixes found while writing later chapters' claims: each what a user met, then the fix."""
+
+from __future__ import annotations
+
+import shutil
+import textwrap
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symroof.claims.chapter import build_chapter
+from symroof.claims.consistency import agree
+from symroof.claims.model import Claim, Source
+from symroof.claims.rules import Verdict
+from symroof.claims.runner import run_claim, verify
+from symroof.core.errors import InputError
+from symroof.parallel import all_gather, mesh, reduce_scatter, sharded
+from tests.conftest import ROOT
+
+B = sp.Symbol("B", positive=True)
+
+
+def _relation(stated: str, bound: sp.Expr, language: str) -> Claim:
+    return Claim("r", Source("book", language=language), "s", "q", stated, kind="relation",
+                 value=sp.StrictGreaterThan(B, bound))
+
+
+def test_a_stated_relation_reads_the_language_s_separators_and_decimal_comma() -> None:
+    assert run_claim(_relation("B > 12,500", sp.Integer(12500), "en"), "d").verdict == \
+        Verdict.OK
+    assert run_claim(_relation("B > 19 500", sp.Integer(19500), "ru"), "d").verdict == \
+        Verdict.OK
+    assert run_claim(_relation("B > 120,1", sp.Rational(1201, 10), "ru"), "d").verdict == \
+        Verdict.OK
+    wrong = run_claim(_relation("B > 120,1", sp.Rational(1211, 10), "ru"), "d")
+    assert wrong.verdict == Verdict.MISMATCH and wrong.detail == "derived 121.1, stated 120.1"
+    assert agree("B > 19 500", "B > 19500", "ru") and not agree("B > 19 500", "B > 19600", "ru")
+
+
+def test_a_number_may_repeat_in_a_sharded_array() -> None:
+    m = mesh("X=8,Y=4", "tpu-v5e")
+    a = sharded("bf16[8192_X, 8192_Y]", m)
+    assert a.text == "bf16[8192_X, 8192_Y]" and a.device_shape == (1024, 2048)
+    assert all_gather(a, "X", m).result.text == "bf16[8192, 8192_Y]"
+    assert reduce_scatter("bf16[8192, 8192]", "X", m).result.text == "bf16[8192, 8192_X]"
+    assert sharded("int8[4096_XY, 8192]", m).device_bytes == 4096 * 8192 // 32
+
+
+def test_a_catalogue_toml_beside_claims_py_is_data_not_a_translation(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "tests" / "data" / "views_chips.toml", tmp_path / "chips.toml")
+    (tmp_path / "claims.py").write_text(textwrap.dedent('''
+        from pathlib import Path
+        from symroof import chip
+        from symroof.hardware.catalog import load_catalog
+
+        def claims(ch):
+            demo = chip("demo", catalog=load_catalog(str(Path(__file__).parent / "chips.toml")))
+            ch.add(ridge=demo.ridge("bf16"))
+        '''), "utf-8")
+    (tmp_path / "en.toml").write_text(textwrap.dedent('''
+        [chapter]
+        id = "cat-en"
+        title = "t"
+        book = "b"
+        ["S".ridge]
+        quote = "100"
+        stated = "100"
+        '''), "utf-8")
+    [d] = build_chapter(tmp_path)
+    assert [str(v.verdict) for v in verify([d]).verdicts] == ["OK"]
+    # a table of claims without [chapter] is still reported, not skipped
+    (tmp_path / "ru.toml").write_text('["S".ridge]\nquote = "100"\nstated = "100"\n', "utf-8")
+    with pytest.raises(InputError, match=r"ru\.toml: needs a \[chapter\] table"):
+        build_chapter(tmp_path)
