@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import textwrap
 from pathlib import Path
@@ -16,7 +17,7 @@ from symroof.claims.rules import Verdict
 from symroof.claims.runner import run_claim, verify
 from symroof.core.errors import InputError
 from symroof.parallel import all_gather, mesh, reduce_scatter, sharded
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_cli
 
 B = sp.Symbol("B", positive=True)
 
@@ -73,3 +74,18 @@ def test_a_catalogue_toml_beside_claims_py_is_data_not_a_translation(tmp_path: P
     (tmp_path / "ru.toml").write_text('["S".ridge]\nquote = "100"\nstated = "100"\n', "utf-8")
     with pytest.raises(InputError, match=r"ru\.toml: needs a \[chapter\] table"):
         build_chapter(tmp_path)
+
+
+def test_context_zero_on_the_command_line_is_the_count_without_attention() -> None:
+    from symroof.models import flops_per_token, model
+    got = run_cli("model", "llama-2-7b", "--context", "0", "--json")
+    assert got.returncode == 0, got.stderr
+    data = json.loads(got.stdout)
+    assert data["flops_per_token"] == flops_per_token(model("llama-2-7b"), 0)
+    for args, message in ((("--context", "-1"), "--context: must be a whole number >= 0, got -1"),
+                          (("--decode", "--batch", "8", "--context", "0", "--chip", "h100-sxm"),
+                           "--context: a step attends at least one position, got 0"),
+                          (("--fit", "--chip", "a100-80gb", "--context", "0"),
+                           "--context: --fit needs a positive context (0 attends nothing)")):
+        bad = run_cli("model", "llama-2-7b", *args)
+        assert bad.returncode == 2 and bad.stderr.strip() == f"symroof: error: {message}"
