@@ -89,3 +89,21 @@ def test_context_zero_on_the_command_line_is_the_count_without_attention() -> No
                            "--context: --fit needs a positive context (0 attends nothing)")):
         bad = run_cli("model", "llama-2-7b", *args)
         assert bad.returncode == 2 and bad.stderr.strip() == f"symroof: error: {message}"
+
+
+def test_a_symbolic_axis_says_it_is_a_line_unless_the_mesh_says_it_wraps() -> None:
+    line = mesh("X=N", "tpu-v5e")
+    assert not line.axis("X").wraps
+    assert line.assumptions == ("X = N is assumed to fit dimension 1 of tpu-v5e-pod (16 "
+                                "chips) without wraparound",)
+    ring = mesh("X=N:wraps", "tpu-v5e")
+    assert ring.axis("X").wraps
+    ag = all_gather("bf16[B_X, D]", "X", ring)
+    n = ring.axis("X").size
+    assert ag.hops == sp.floor(n / 2) and ag.bandwidth_time.has(n)
+    assert "with wraparound (as the mesh says)" in ring.assumptions[0]
+    assert mesh("X=16:wraps", "tpu-v5e").axis("X").wraps
+    with pytest.raises(InputError, match=r"axis X=8 does not wrap on tpu-v5e-pod"):
+        mesh("X=8:wraps", "tpu-v5e")
+    with pytest.raises(InputError, match=r"axis X: unknown mark 'wrap' after ':'"):
+        mesh("X=8:wrap", "tpu-v5e")
