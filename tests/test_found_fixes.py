@@ -107,3 +107,19 @@ def test_a_symbolic_axis_says_it_is_a_line_unless_the_mesh_says_it_wraps() -> No
         mesh("X=8:wraps", "tpu-v5e")
     with pytest.raises(InputError, match=r"axis X: unknown mark 'wrap' after ':'"):
         mesh("X=8:wrap", "tpu-v5e")
+
+
+def test_a_per_chip_dcn_figure_is_not_divided_among_the_host_s_chips() -> None:
+    from symroof import chip
+    host = mesh("pod=2@dcn,X=16", "tpu-v5e").axis("pod")
+    # B2: 2.5e10 B/s per host of 8 chips; B2L: 3.125e9 B/s per chip (chips.toml)
+    assert host.bandwidth == sp.Rational(25 * 10**9, 8)
+    b2l = mesh("pod=2@dcn,X=16", chip("tpu-v5e", dcn="B2L")).axis("pod")
+    assert b2l.link.per == "chip" and b2l.bandwidth == sp.Rational(3125 * 10**6)
+    v5p = mesh("pod=2@dcn,X=16", chip("tpu-v5p", dcn="GC-v5p")).axis("pod")
+    assert v5p.bandwidth == sp.Rational(625 * 10**7)
+    said = chip("tpu-v5e", dcn="6.25e9 B/s one-way per chip")
+    assert mesh("pod=2@dcn,X=16", said).axis("pod").bandwidth == 625 * 10**7
+    with pytest.raises(InputError, match=r"--set dcn: a link is counted per link, chip, host, "
+                                         r"node; got 'per rack'"):
+        chip("tpu-v5e").with_figures({"dcn": "6.25e9 B/s one-way per rack"})

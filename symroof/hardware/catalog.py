@@ -54,6 +54,7 @@ class Figure:
     note: str = ""
     alternatives: tuple[Figure, ...] = ()
     direction: str = ""
+    per: str = ""  # a link figure counted per link, chip, host or node (else the link's)
 
     def pick(self, label: str) -> Figure:
         """This figure with the alternative ``label`` made the value in force."""
@@ -149,7 +150,8 @@ class Chip(tb.RichView):
                              f"(links: {', '.join(sorted(self.links)) or 'none'})")
         info, fig = self.links[name], self.figures[name]
         lat = self.figures.get(f"{name}.latency")
-        return Link(name, fig.value, fig.direction or info.direction, info.per, fig.source,
+        return Link(name, fig.value, fig.direction or info.direction, fig.per or info.per,
+                    fig.source,
                     lat.value if lat else latency_symbol(name), lat.source if lat else "",
                     info.count, info.note)
 
@@ -207,14 +209,16 @@ class Chip(tb.RichView):
             if labels and not text.lstrip("+-")[:1].isdigit() and not text.startswith("."):
                 raise InputError(f"{text!r} is neither a value nor the label of an "
                                  f"alternative (labels: {', '.join(sorted(labels))})", where)
-            direction = ""
+            direction = per = ""
             if full in self.links:
-                value, direction = parse_link_value(text, where=where)
+                text_, per = _per(text, where)
+                value, direction = parse_link_value(text_, where=where)
             else:
                 value = parse_quantity(text, _dimension(full), where=where)
             figures[full] = Figure(value, text, source, "override",
                                    alternatives=(replace(old, alternatives=()),
-                                                 *old.alternatives), direction=direction)
+                                                 *old.alternatives), direction=direction,
+                                   per=per)
         return replace(self, figures=figures)
 
 
@@ -383,8 +387,26 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
         raise InputError("alternative labels must be unique", where)
     value = parse_quantity(spec["value"], dimension, where=f"{where}.value")
     direction = convention(str(spec["direction"]), where=where) if "direction" in spec else ""
+    per = str(spec.get("per", ""))
+    if per and per not in PER:
+        raise InputError(f"'per' must be one of {', '.join(PER)}, got {per!r}", where)
     return Figure(value, spec["value"], spec["source"], label, str(spec.get("note", "")),
-                  tuple(alternatives), direction)
+                  tuple(alternatives), direction, per)
+
+
+def _per(text: str, where: str) -> tuple[str, str]:
+    """A link override's trailing ``per chip`` (``link``, ``host``, ``node``), split off.
+
+    >>> _per("3.125e9 B/s one-way per chip", "--set dcn")
+    ('3.125e9 B/s one-way', 'chip')
+    """
+    words = text.split()
+    if len(words) >= 2 and words[-2].lower() == "per":
+        if words[-1].lower() not in PER:
+            raise InputError(f"a link is counted per {', '.join(PER)}; got "
+                             f"'per {words[-1]}'", where)
+        return " ".join(words[:-2]), words[-1].lower()
+    return text, ""
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:
