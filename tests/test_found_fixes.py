@@ -123,3 +123,12 @@ def test_a_per_chip_dcn_figure_is_not_divided_among_the_host_s_chips() -> None:
     with pytest.raises(InputError, match=r"--set dcn: a link is counted per link, chip, host, "
                                          r"node; got 'per rack'"):
         chip("tpu-v5e").with_figures({"dcn": "6.25e9 B/s one-way per rack"})
+
+
+def test_solving_for_an_axis_size_leaves_out_the_one_chip_root() -> None:
+    m = mesh("X=N", "tpu-v5e")
+    t = all_gather("bf16[B_X, D]", "X", m).threshold("N")
+    b, d = (next(s for s in t.exact.free_symbols if s.name == n) for n in ("B", "D"))
+    # (N-1)/N * 2BD / 4.5e10 = (N-1) * 1e-6 s: besides N = 1 (no time on either side),
+    # N = 2BD / 45000
+    assert t.exact == b * d / 22500
