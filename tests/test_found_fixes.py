@@ -132,3 +132,18 @@ def test_solving_for_an_axis_size_leaves_out_the_one_chip_root() -> None:
     # (N-1)/N * 2BD / 4.5e10 = (N-1) * 1e-6 s: besides N = 1 (no time on either side),
     # N = 2BD / 45000
     assert t.exact == b * d / 22500
+
+
+def test_optimize_at_a_point_where_coefficients_are_left_says_which() -> None:
+    base = ("optimize", "--minimize", "A/N**alpha + B/D**beta", "--subject-to", "6*N*D = C",
+            "--values", "alpha=0.34,beta=0.28")
+    bad = run_cli(*base, "--at", "C=5.76e23")
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "symroof: error: --at: the optimum still depends on A, B: give A, B too "
+        "(--at C=...,A=...) or with --values")
+    got = run_cli(*base, "--at", "C=5.76e23,A=406.4,B=410.7", "--json")
+    assert got.returncode == 0, got.stderr
+    at = json.loads(got.stdout)["at_value"]
+    n, d = at["N*"], at["D*"]
+    assert 6 * n * d == pytest.approx(5.76e23, rel=1e-12)
+    assert at["objective"] == pytest.approx(406.4 / n ** 0.34 + 410.7 / d ** 0.28, rel=1e-12)
