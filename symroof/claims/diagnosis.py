@@ -27,6 +27,7 @@ Each diagnosis is recorded as ``{choice, kind, meaning, said, value, value_value
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import replace
 from typing import Any
@@ -56,7 +57,10 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     value = tried.value if tried is not None else derived
     j = RULES[claim.kind](claim, value, where)
     numeric = claim.kind in ("number", "definition") and \
-        read(claim.stated, claim.source.language) is not None
+        read(claim.stated, claim.source.language) is not None and \
+        not isinstance(value, sp.Rel)
+    if numeric and j.derived:
+        j = replace(j, derived=derived_text(claim.stated, value, claim.source.language))
     if not numeric:
         return _by_choices(claim, j, tried, where) if j.verdict == MISMATCH else j
     j = approximate(claim.stated, j, value, where, claim.source.language)
@@ -74,6 +78,31 @@ def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:
     j = judge_number(stated, derived, language=language)
     j = approximate(stated, j, derived, None, language)
     return unit_slip(stated, j, derived, None, language) if j.verdict == MISMATCH else j
+
+
+def derived_text(stated: str, derived: Any, language: str = "en") -> str:
+    """The derived number in the stated unit, as the verdict table shows it: exact when
+    short, else a decimal with one digit more than the stated prints (and at least three
+    significant digits).
+
+    >>> derived_text("2.4 ms", sp.Rational(499062469, 200000000000))
+    '2.50 ms'
+    >>> derived_text("240", sp.Rational(9850, 41))
+    '9850/41'
+    """
+    p = printed(stated, None, language)
+    inu = p.in_unit(_exact_number(derived, None))
+    unit = UNIT_WORDS.get(p.unit, p.unit)
+    places = -sp.log(p.unit_size / p.scale, 10) if p.half_unit else None
+    if inu.is_Rational and inu.q < 10**6:
+        shown = str(inu)
+    elif places is not None and places.is_Integer and places >= 0 and \
+            1e-4 <= abs(float(inu)) < 1e7:
+        x = float(inu)
+        shown = f"{x:.{max(int(places) + 1, 2 - math.floor(math.log10(abs(x))))}f}"
+    else:
+        shown = shown_number(inu)
+    return f"{shown} {unit}" if unit else shown
 
 
 def approximate(stated: str, j: Judgement, derived: Any, where: str | None,

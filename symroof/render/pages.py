@@ -28,7 +28,7 @@ from ..claims.stated import UNIT_WORDS, Stated, read
 from ..core.errors import SymroofError
 from ..core.escape import escape, html_escape
 from ..core.parse import parse_expr, parse_relation
-from ..core.printer import latex_value, shown
+from ..core.printer import Shown, latex_value, shown
 from ..core.resources import bundled
 from ..core.tables import BR, Column, Part, Table, cell, code, link, math, small, text
 from .quotes import quote_markup
@@ -75,9 +75,39 @@ def derived_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
         s = shown(_oriented(value / unit.scale if unit else value))
     except (sp.SympifyError, TypeError):
         return cell(text(v.derived))
+    s = one_digit_more(s, value, _stated_number(v.claim))
     after = (text(f" {UNIT_WORDS.get(unit.unit, unit.unit)}"),) if unit else ()
     return cell(math(s), *after) if s.exact else \
         cell(math(s), *after, BR, small(words["exact_in_json"]))
+
+
+def _stated_number(c: Claim) -> Stated | None:
+    if c.kind not in ("number", "definition"):
+        return None
+    return read(c.stated, c.source.language)
+
+
+def one_digit_more(s: Shown, value: Any, p: Stated | None) -> Shown:
+    """The decimal of a derived number with one digit more than its stated number prints,
+    where the readable form shows fewer: 2.4953 ms beside a stated 2.4 ms reads 2.50, not
+    2.5.
+
+    >>> from symroof.claims.stated import stated
+    >>> one_digit_more(shown(sp.Rational(24953, 10000)), sp.Rational(24953, 10000),
+    ...                stated("2.4")).text
+    '24953/10000 ≈ 2.50'
+    """
+    if p is None or " ≈ " not in s.text or not getattr(value, "is_number", False):
+        return s
+    places = -sp.log(2 * p.half_unit / p.scale, 10)
+    if not places.is_Integer or places < 0:
+        return s
+    number = float(sp.N(value / p.scale, 30))
+    exact, _, shown_ = s.text.rpartition(" ≈ ")
+    now = len(shown_.partition(".")[2]) if re.fullmatch(r"-?\d+(\.\d+)?", shown_) else None
+    if now is None or now > int(places) or not 1e-4 <= abs(number) < 1e7:
+        return s
+    return Shown(s.latex, f"{exact} ≈ {number:.{int(places) + 1}f}", s.exact)
 
 
 def _stated_unit(c: Claim) -> Stated | None:
