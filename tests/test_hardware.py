@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,18 @@ def test_bad_catalogue_files_name_file_and_key(tmp_path: Path, body: str, messag
     with pytest.raises(InputError) as info:
         load_catalog(str(path))
     assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_symroof_chip_shows_the_ridge_over_each_link() -> None:
+    from tests.conftest import run_cli
+    got = run_cli("chip", "tpu-v5e")
+    assert got.returncode == 0
+    lines = got.stdout.splitlines()
+    # 1.97e14 FLOP/s over ICI's 4.5e10 B/s one way per link (9e10 both ways), as B2 has them
+    assert "  critical intensity (bf16 / ici, per link): 39400/9 ≈ 4377.8 FLOP/byte one way, " \
+        "19700/9 ≈ 2188.9 both ways" in lines
+    # DCN's 2.5e10 B/s per host, shared by 8 chips
+    assert "  critical intensity (bf16 / dcn, a host's share per chip (8 chips)): 63040 " \
+        "FLOP/byte one way, 31520 both ways" in lines
+    data = json.loads(run_cli("chip", "tpu-v5e", "--json").stdout)
+    assert data["links"]["ici"]["ridge_bf16"] == "39400/9"
