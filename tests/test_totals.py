@@ -63,3 +63,19 @@ def test_send_and_gather_to_one() -> None:
         send("V", "X", m, hops=0)
     g = gather_to_one("2*B*D", "X", m)
     assert g.time == all_gather("bf16[B_X, D]", "X", m).time
+
+
+def test_a_pure_flop_op_is_compute_bound_at_any_size() -> None:
+    from symroof import roofline
+    from symroof.core.errors import DerivationError
+    from symroof.engine.ops import Op
+    from symroof.engine.thresholds import threshold
+    f = sp.Symbol("F", positive=True)
+    rl = roofline(Op("exp of the scores", 5 * f, dtype="fp32", compute="vpu"), chip("tpu-v5p"))
+    assert rl.t_comms == {"hbm": 0} and rl.intensity == sp.oo
+    assert rl.t_math == 5 * f / chip("tpu-v5p").peak("fp32", "vpu")
+    assert rl.at({"F": 10**9}).bound() == "compute"
+    with pytest.raises(DerivationError, match="do not cross"):
+        threshold(rl, "F")
+    with pytest.raises(InputError, match="does no work"):
+        roofline(Op("nothing", 0), chip("tpu-v5p"))

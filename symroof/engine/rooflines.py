@@ -169,17 +169,18 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     peak = chip.peak(dtype or op.dtype, compute or op.compute)
     resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
     if not resources:
-        raise InputError(f"op {op.name!r} moves no bytes: give bytes or comm bytes")
+        if op.flops == 0:
+            raise InputError(f"op {op.name!r} does no work: give FLOPs, bytes or comm bytes")
+        resources = ["hbm"]  # a pure-FLOP op: no bytes, compute-bound at any size
     given = dict(bandwidths or {})
     bandwidths = {r: given[r] if r in given else chip.bandwidth(r) for r in resources}
     t_math = op.flops / peak
-    t_comms = {r: (op.bytes(r) if r in op.levels else op.comms[r]) / bandwidths[r]
-               for r in resources}
+    t_comms = {r: _moved(op, r) / bandwidths[r] for r in resources}
     main = primary or ("hbm" if "hbm" in op.levels else resources[0])
     if main not in bandwidths:
         raise InputError(f"op {op.name!r} moves no bytes over {main!r}")
-    moved = op.bytes(main) if main in op.levels else op.comms[main]
-    intensity = cancel(op.flops / moved)
+    moved = _moved(op, main)
+    intensity = sp.oo if moved == 0 else cancel(op.flops / moved)
     ridge = peak / bandwidths[main]
     steps = (
         Step("define", "compute time", None, sp.Eq(symbol("T_math"), t_math, evaluate=False),
@@ -203,6 +204,12 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps,
                     added, tuple(serial),
                     compute or op.compute, canonical_dtype(dtype or op.dtype))
+
+
+def _moved(op: Op, resource: str) -> sp.Expr:
+    """Bytes ``op`` moves at a memory level or over a link (0 for a pure-FLOP op)."""
+    return op.bytes(resource) if resource in op.levels else \
+        sp.sympify(op.comms.get(resource, 0))
 
 
 def size_values(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:
