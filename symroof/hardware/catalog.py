@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -35,6 +35,8 @@ from ..core.errors import InputError
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
 from .links import Link, convention, latency_symbol, parse_link_value
+from .micro import FIELDS as MICRO_FIELDS
+from .micro import micro_peak, micro_value
 from .topology import Topology, build_topologies
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
@@ -129,6 +131,15 @@ class Chip(tb.RichView):
                              f"(it has: {have or 'none'})")
         return self.figures[key].value
 
+    def micro_peak(self, dtype: str = "bf16") -> sp.Expr:
+        """The tensor-core peak the microarchitecture figures give (``symroof.hardware.micro``).
+
+        >>> chip("a100-40gb").micro_peak()
+        311869440000000
+        """
+        return micro_peak({k: f.value for k, f in self.figures.items()},
+                          canonical_dtype(dtype), self.name)
+
     def bandwidth(self, name: str = "hbm") -> sp.Expr:
         """Bytes per second of a memory level, or of a link one way (``link(name).one_way``,
         counted per what its source counts: link, chip, host or node)."""
@@ -193,6 +204,9 @@ class Chip(tb.RichView):
         figures = dict(self.figures)
         for key, text in overrides.items():
             where = f"--set {key}" if source == COMMAND_LINE else key
+            if key.startswith("micro.") and key in self.figures:
+                figures[key] = Figure(micro_value(key, text, where), text, source, "override")
+                continue
             if key.endswith(".latency") and key[:-len(".latency")] in self.links:
                 value = parse_quantity(text, TIME, where=where)
                 figures[key] = Figure(value, text, source, "override")
@@ -329,6 +343,18 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
         if "capacity" in spec:
             figures[f"{level}.capacity"] = _figure(spec["capacity"], CAPACITY, sources,
                                                    f"{where}.memory.{level}.capacity")
+    for key, spec in _table(table.get("micro", {}), f"{where}.micro").items():
+        at = f"{where}.micro.{key}"
+        if key not in MICRO_FIELDS:
+            raise InputError(f"unknown microarchitecture figure {key!r} (figures: "
+                             f"{', '.join(MICRO_FIELDS)})", at)
+        per_dtype = _table(spec, at).items() if key == MICRO_FIELDS[-1] else [("", spec)]
+        for dtype, one in per_dtype:
+            if dtype and dtype not in DTYPES:
+                raise InputError(f"unknown dtype {dtype!r}", at)
+            full = f"micro.{key}" + (f".{dtype}" if dtype else "")
+            figures[full] = _figure(one, COMPUTE, sources, f"{at}.{dtype}" if dtype else at,
+                                    parse=partial(micro_value, full))
     links: dict[str, LinkInfo] = {}
     for link, spec in _table(table.get("links", {}), f"{where}.links").items():
         at = f"{where}.links.{link}"
@@ -363,7 +389,8 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
 
 
 def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str,
-            label: str = "default") -> Figure:
+            label: str = "default",
+            parse: Callable[[str, str], sp.Expr] | None = None) -> Figure:
     spec = _table(spec, where)
     for key in ("value", "source"):
         if key not in spec:
@@ -381,11 +408,12 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
         alt_label = _table(alt, at).get("label")
         if not isinstance(alt_label, str) or not alt_label:
             raise InputError("missing 'label'", at)
-        alternatives.append(_figure(alt, dimension, sources, at, alt_label))
+        alternatives.append(_figure(alt, dimension, sources, at, alt_label, parse))
     labels = [a.label for a in alternatives]
     if len(set(labels)) != len(labels):
         raise InputError("alternative labels must be unique", where)
-    value = parse_quantity(spec["value"], dimension, where=f"{where}.value")
+    value = parse(spec["value"], f"{where}.value") if parse else \
+        parse_quantity(spec["value"], dimension, where=f"{where}.value")
     direction = convention(str(spec["direction"]), where=where) if "direction" in spec else ""
     per = str(spec.get("per", ""))
     if per and per not in PER:

@@ -136,6 +136,12 @@ def chip_lines(c: Chip) -> list[str]:
     lines += [f"    {k}: {c.sources[k]}" for k in used if k in c.sources]
     if c.figures.get("mxu.bf16") and c.figures.get("hbm"):
         lines.append(f"  critical intensity (bf16 / hbm): {_num(c.ridge())} FLOP/byte")
+    for key in sorted(k for k in c.figures if k.startswith("micro.flops_per_clock")):
+        dtype = key.rsplit(".", 1)[1]
+        sheet = c.figures.get(f"mxu.{dtype}")
+        lines.append(f"  peak from the microarchitecture ({dtype}): SMs x tensor cores per SM x "
+                     f"FLOPs per clock x clock = {approx(c.micro_peak(dtype), 5)} FLOP/s" +
+                     (f" (catalogue: {sheet.text})" if sheet else ""))
     if c.figures.get("mxu.bf16"):
         for name in sorted(c.links):
             one, both, per = link_ridges(c, name)
