@@ -91,3 +91,33 @@ def test_tried_keeps_only_candidates_whose_every_change_matters() -> None:
     assert t.value == 11
     assert [c.describe() for c, _ in t.alternatives] == ["latency=off"]
     assert len(calls) == 1 + len(CANDIDATES)
+
+
+def test_the_collective_command_takes_choices_and_prints_them() -> None:
+    import json
+
+    from tests.conftest import run_cli
+    base = ("collective", "allgather", "--array", "bf16[B_X, D]", "--mesh", "X=16", "--axes",
+            "X", "--subs", "B=4096,D=8192")
+    got = run_cli(*base, "--choices", "book")
+    assert got.returncode == 0, got.stderr
+    assert "  choice                         latency = off: no latency term: bandwidth alone" \
+        in got.stdout.splitlines()
+    data = json.loads(run_cli(*base, "--choices", "book", "--json").stdout)
+    # V / (2 W): 2 * 4096 * 8192 bytes over 2 * 4.5e10 B/s
+    assert data["time"] == str(sp.Rational(2 * 4096 * 8192, 2 * 45 * 10**9))
+    assert data["latency_bound_below"] is None
+    assert data["choices"]["collectives"] == "leading"
+    bad = run_cli(*base, "--choices", "latency=maybe")
+    assert bad.returncode == 2 and bad.stderr.strip() == (
+        "symroof: error: --choices: choice latency: unknown value 'maybe' (choices: on, off)")
+
+
+def test_parse_choices_reads_presets_and_pairs() -> None:
+    from symroof.core.choices import parse_choices
+    assert parse_choices("collectives=leading, latency=off") == BOOK
+    assert parse_choices("checkpoints=k_tensors_of_D=4").checkpoint_tensors == 4
+    with pytest.raises(InputError, match=r"--choices: only optimizer and checkpoints take a k"):
+        parse_choices("latency=off=3")
+    with pytest.raises(InputError, match=r"--choices: expected a preset \(exact, book\)"):
+        parse_choices("fast")

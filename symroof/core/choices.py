@@ -161,6 +161,41 @@ class Choices:
 EXACT = Choices()
 # the book's form of a collective: V/W with the bidirectional figure, no latency
 BOOK = Choices(collectives="leading", latency="off")
+PRESETS = {"exact": EXACT, "book": BOOK}
+
+
+def parse_choices(text: str, where: str = "--choices") -> Choices:
+    """A preset (``exact``, ``book``) or ``field=value`` pairs, comma-separated.
+
+    >>> parse_choices("book") == BOOK, parse_choices("latency=off").describe()
+    (True, 'latency=off')
+    >>> parse_choices("optimizer=bytes_per_param=12").optimizer_bytes
+    12
+    """
+    spec = text.strip()
+    if spec in PRESETS:
+        return PRESETS[spec]
+    changes: dict[str, Any] = {}
+    for part in (p.strip() for p in spec.split(",") if p.strip()):
+        name, eq, value = part.partition("=")
+        if not eq or not value:
+            raise InputError(f"expected a preset ({', '.join(PRESETS)}) or FIELD=VALUE, got "
+                             f"{part!r}", where)
+        value, eq2, k = value.partition("=")
+        if eq2:
+            if not k.isdigit():
+                raise InputError(f"k must be a whole number, got {k!r}", where)
+            extra = {"optimizer": "optimizer_bytes", "checkpoints": "checkpoint_tensors"}
+            if name.strip() not in extra:
+                raise InputError(f"only optimizer and checkpoints take a k, not {name!r}",
+                                 where)
+            changes[extra[name.strip()]] = int(k)
+        changes[name.strip()] = value.strip()
+    try:
+        return EXACT.with_(**changes)
+    except InputError as exc:
+        raise InputError(exc.message if not exc.where else f"{exc.where}: {exc.message}",
+                         where) from None
 
 # the choices a diagnosis tries, each a set of changes from the claim's own choices
 _SIMPLER: tuple[Mapping[str, str], ...] = ({"collectives": "leading"}, {"latency": "off"})

@@ -18,6 +18,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.choices import parse_choices
 from ..core.errors import InputError
 from ..core.parse import parse_assignments, parse_expr, symbol
 from ..core.printer import number_value, text
@@ -117,6 +118,7 @@ class CollectiveResult:
             "result": c.result.text if c.result is not None else None,
             "values": {str(k): text(v) for k, v in self.values.items()},
             "assumptions": list(c.mesh.assumptions),
+            "choices": c.choices.to_json(),
         }
         for key, expr in (("nbytes", c.nbytes), ("devices", c.devices),
                           ("bytes_per_device", c.bytes_per_device),
@@ -152,8 +154,10 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
                    nbytes: str | None = None, chip_name: str = "tpu-v5e",
                    catalog: str | None = None, overrides: Mapping[str, str] | None = None,
                    topology: str | None = None, dim: str | None = None,
-                   subs: str | None = None, solve: str | None = None) -> CollectiveResult:
-    """Build the collective of the command line and derive its latency-bound size."""
+                   subs: str | None = None, solve: str | None = None,
+                   choices: str | None = None) -> CollectiveResult:
+    """Build the collective of the command line and derive its latency-bound size, under
+    ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``)."""
     k = canonical_kind(kind, "collective")
     m = command_line_mesh(mesh_spec, chip_name, catalog, overrides or {}, topology)
     if (array is None) == (nbytes is None):
@@ -171,6 +175,8 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
     else:
         assert nbytes is not None
         c = collective(k, _formula(nbytes, "--bytes"), axes, m)
+    if choices is not None:
+        c = c.under(parse_choices(choices))
     used = c.time.free_symbols | c.nbytes.free_symbols
     values = _values(subs, used)
     th = None

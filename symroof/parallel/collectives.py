@@ -158,12 +158,13 @@ class Collective(tb.RichView):
     @property
     def latency_bound_below(self) -> sp.Expr | None:
         """The size V (bytes, in ``nbytes``' convention) below which the latency term
-        exceeds the bandwidth term; None when the collective costs nothing."""
+        exceeds the bandwidth term; None when the collective costs nothing or pays no
+        latency."""
         probe = sp.Dummy("V", positive=True)
         stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes],
                          self.choices)
         per_byte = sp.cancel(sp.Add(*(s.bandwidth_time for s in stages)) / probe)
-        if per_byte == 0:
+        if per_byte == 0 or self.latency_time == 0:
             return None
         return sp.cancel(self.latency_time / per_byte)
 
