@@ -34,9 +34,8 @@ from ..core.choices import Choices
 from ..core.errors import InputError
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
-from .links import Link, convention, latency_symbol, parse_link_value
-from .micro import FIELDS as MICRO_FIELDS
-from .micro import micro_peak, micro_value
+from .links import Link, convention, latency_symbol, parse_link_value, split_per
+from .micro import micro_peak, micro_specs, micro_value
 from .topology import Topology, build_topologies
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
@@ -225,7 +224,7 @@ class Chip(tb.RichView):
                                  f"alternative (labels: {', '.join(sorted(labels))})", where)
             direction = per = ""
             if full in self.links:
-                text_, per = _per(text, where)
+                text_, per = split_per(text, where)
                 value, direction = parse_link_value(text_, where=where)
             else:
                 value = parse_quantity(text, _dimension(full), where=where)
@@ -343,18 +342,9 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
         if "capacity" in spec:
             figures[f"{level}.capacity"] = _figure(spec["capacity"], CAPACITY, sources,
                                                    f"{where}.memory.{level}.capacity")
-    for key, spec in _table(table.get("micro", {}), f"{where}.micro").items():
-        at = f"{where}.micro.{key}"
-        if key not in MICRO_FIELDS:
-            raise InputError(f"unknown microarchitecture figure {key!r} (figures: "
-                             f"{', '.join(MICRO_FIELDS)})", at)
-        per_dtype = _table(spec, at).items() if key == MICRO_FIELDS[-1] else [("", spec)]
-        for dtype, one in per_dtype:
-            if dtype and dtype not in DTYPES:
-                raise InputError(f"unknown dtype {dtype!r}", at)
-            full = f"micro.{key}" + (f".{dtype}" if dtype else "")
-            figures[full] = _figure(one, COMPUTE, sources, f"{at}.{dtype}" if dtype else at,
-                                    parse=partial(micro_value, full))
+    for full, spec, at in micro_specs(_table(table.get("micro", {}), f"{where}.micro"),
+                                      f"{where}.micro"):
+        figures[full] = _figure(spec, COMPUTE, sources, at, parse=partial(micro_value, full))
     links: dict[str, LinkInfo] = {}
     for link, spec in _table(table.get("links", {}), f"{where}.links").items():
         at = f"{where}.links.{link}"
@@ -420,21 +410,6 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
         raise InputError(f"'per' must be one of {', '.join(PER)}, got {per!r}", where)
     return Figure(value, spec["value"], spec["source"], label, str(spec.get("note", "")),
                   tuple(alternatives), direction, per)
-
-
-def _per(text: str, where: str) -> tuple[str, str]:
-    """A link override's trailing ``per chip`` (``link``, ``host``, ``node``), split off.
-
-    >>> _per("3.125e9 B/s one-way per chip", "--set dcn")
-    ('3.125e9 B/s one-way', 'chip')
-    """
-    words = text.split()
-    if len(words) >= 2 and words[-2].lower() == "per":
-        if words[-1].lower() not in PER:
-            raise InputError(f"a link is counted per {', '.join(PER)}; got "
-                             f"'per {words[-1]}'", where)
-        return " ".join(words[:-2]), words[-1].lower()
-    return text, ""
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

@@ -15,11 +15,14 @@ to set beside the datasheet's figure.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
+from ..core.sizes import DTYPES
 
 FIELDS = ("sms", "tensor_cores_per_sm", "clock", "flops_per_clock_per_tensor_core")
 _HERTZ = {"Hz": 1, "kHz": 10**3, "MHz": 10**6, "GHz": 10**9}
@@ -49,3 +52,22 @@ def micro_peak(figures: dict[str, sp.Expr], dtype: str, chip: str) -> sp.Expr:
         raise InputError(f"chip {chip!r} has no microarchitecture figure "
                          f"{missing[0].removeprefix('micro.')!r} to derive a {dtype} peak from")
     return sp.Mul(*(figures[k] for k in keys))
+
+
+def micro_specs(table: Mapping[str, Any], where: str) -> Iterator[tuple[str, Any, str]]:
+    """(figure key, its table, where) of a chip's ``[micro]`` table, one per dtype for the
+    FLOPs per clock; an unknown figure or dtype is an input error naming it."""
+    for key, spec in table.items():
+        at = f"{where}.{key}"
+        if key not in FIELDS:
+            raise InputError(f"unknown microarchitecture figure {key!r} (figures: "
+                             f"{', '.join(FIELDS)})", at)
+        if key != FIELDS[-1]:
+            yield f"micro.{key}", spec, at
+            continue
+        if not isinstance(spec, dict):
+            raise InputError("FLOPs per clock are given per dtype: { bf16 = {...} }", at)
+        for dtype, one in spec.items():
+            if dtype not in DTYPES:
+                raise InputError(f"unknown dtype {dtype!r}", at)
+            yield f"micro.{key}.{dtype}", one, f"{at}.{dtype}"
