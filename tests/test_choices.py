@@ -121,3 +121,22 @@ def test_parse_choices_reads_presets_and_pairs() -> None:
         parse_choices("latency=off=3")
     with pytest.raises(InputError, match=r"--choices: expected a preset \(exact, book\)"):
         parse_choices("fast")
+
+
+def test_model_counts_under_a_book_s_choices() -> None:
+    from symroof.models import attention_flops, flops_per_token, model, params
+    from symroof.models.chosen import flops_under, nominal_params, optimizer_bytes
+    cfg = model("llama-2-7b")
+    t = 4096
+    assert flops_under(cfg, t) == flops_per_token(cfg, t)
+    assert flops_under(cfg, t, Choices(flops="causal")) == \
+        flops_per_token(cfg, t) - attention_flops(cfg, t) / 2
+    assert flops_under(cfg, t, Choices(flops="per_token_2P")) == 2 * params(cfg).active
+    assert flops_under(cfg, t, Choices(flops="per_token_6P", sizes="nominal")) == 6 * 7 * 10**9
+    moe = model("deepseek-v2-lite")  # published "15.7B total, 2.4B activated"
+    assert nominal_params(moe) == 15_700_000_000
+    assert flops_under(moe, t, Choices(flops="per_token_2P", sizes="nominal")) == 4_800_000_000
+    assert [optimizer_bytes(Choices(optimizer=o)) for o in ("zero16", "megatron18")] == [16, 18]
+    assert optimizer_bytes(Choices(optimizer="bytes_per_param", optimizer_bytes=12)) == 12
+    with pytest.raises(InputError, match="nominal sizes go with a per-token count"):
+        flops_under(cfg, t, Choices(sizes="nominal"))

@@ -194,3 +194,28 @@ def test_a_time_over_the_sparse_peak_is_a_mismatch_naming_it() -> None:
     assert got.diagnosis["choice"] == "peak=sparse"
     with pytest.raises(Exception, match="has no sparse peak"):
         chip("tpu-v5e").peak("bf16", choices=value.choices.with_(peak="sparse"))
+
+
+def test_a_book_s_2p_flops_of_a_7b_model_read_simplified() -> None:
+    from symroof.core.choices import tried
+    from symroof.models import flops_per_token, model
+    from symroof.models.chosen import flops_under
+    cfg = model("llama-2-7b")
+
+    def forward(c: object) -> object:
+        return flops_under(cfg, 4096, c)  # type: ignore[arg-type]
+
+    # "a 7B model costs 2 x 7e9 = 1.40e10 FLOPs per token"
+    got = run_claim(Claim("f", SRC, "s", "q", "1.40e10", value=tried(forward)), "d")
+    assert got.verdict == Verdict.SIMPLIFIED
+    assert got.detail == ("holds as 2 FLOPs per parameter per token: the text drops attention "
+                          "FLOPs and the exact parameter count; exact 1.53622e10")
+    assert got.diagnosis["choice"] == "flops=per_token_2P, sizes=nominal"
+    # at two digits causal attention (1.43e10) reproduces "1.4e10" too: both are named
+    both = run_claim(Claim("h", SRC, "s", "q", "1.4e10", value=tried(forward)), "d")
+    assert both.diagnosis["choice"] == "flops=causal"
+    assert both.diagnosis["also"] == ["flops=per_token_2P, sizes=nominal"]
+    assert both.detail.endswith("; also reproduced by flops=per_token_2P, sizes=nominal")
+    exact = run_claim(Claim("g", SRC, "s", "q", "1.5e10", value=tried(forward)), "d")
+    assert exact.verdict == Verdict.OK  # 2 P + attention at 4096 positions: 15.4e9
+    assert sp.Integer(14_500_000_000) < flops_per_token(cfg, 4096) < 15_500_000_000

@@ -22,7 +22,8 @@ steps, each a table:
   on every stated number with a unit.
 
 Each diagnosis is recorded as ``{choice, kind, meaning, said, value, value_value}``
-(``said``: the sentence a verdict's detail gives).
+(``said``: the sentence a verdict's detail gives; ``also``, when other choices reproduce
+the value too).
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ UNIT_SLIPS: dict[str, str] = {**{f"{d}B": f"{b}B" for d, b in _PREFIXES},
                               **{f"{b}B": f"{d}B" for d, b in _PREFIXES if d != "K"}}
 _UNIT = re.compile(r"^([A-Za-z]+B)(/s)?$")
 # the phrase a SIMPLIFIED verdict uses for a choice ("holds as the leading term in n")
-HOLDS_AS: dict[tuple[str, str], str] = {("collectives", "leading"): "as the leading term in n"}
+HOLDS_AS: dict[tuple[str, str], str] = {
+    ("collectives", "leading"): "as the leading term in n",
+    ("flops", "per_token_2P"): "as 2 FLOPs per parameter per token",
+    ("flops", "per_token_6P"): "as 6 FLOPs per parameter per token",
+    ("flops", "causal"): "with causal attention"}
 
 
 def judged(claim: Claim, derived: Any, where: str) -> Judgement:
@@ -147,18 +152,27 @@ def unit_slip(stated: str, j: Judgement, derived: Any, where: str | None,
 
 
 def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str) -> Judgement:
-    """The first alternative of ``tried`` that holds at the printed precision, named."""
+    """The first alternative of ``tried`` that holds at the printed precision, named; the
+    others that hold too are named after it (at two printed digits, several may)."""
     if tried is None:
         return j
+    found = []
     for choices, value in tried.alternatives:
         try:
             alt = RULES[claim.kind](claim, value, where)
         except Exception:  # an alternative the comparison cannot take names nothing
             continue
-        if alt.verdict != Verdict.OK:
-            continue
-        return _named(claim, j, alt, choices, tried)
-    return j
+        if alt.verdict == Verdict.OK:
+            found.append((choices, alt))
+    if not found:
+        return j
+    named = _named(claim, j, found[0][1], found[0][0], tried)
+    also = [c.describe(tried.choices) for c, _ in found[1:]]
+    if not also:
+        return named
+    assert named.diagnosis is not None
+    return replace(named, detail=f"{named.detail}; also reproduced by {'; '.join(also)}",
+                   diagnosis={**named.diagnosis, "also": also})
 
 
 def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,

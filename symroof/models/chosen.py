@@ -1,0 +1,76 @@
+"""A model's counts under a text's modelling choices: FLOPs per token, parameter counts and
+training bytes per parameter as a book simplifies them.
+
+>>> from symroof.core.choices import Choices
+>>> from symroof.models import model
+>>> cfg = model("llama-2-7b")
+>>> flops_under(cfg, 1024, Choices(flops="per_token_2P", sizes="nominal"))
+14000000000
+>>> nominal_params(cfg), optimizer_bytes(Choices(optimizer="megatron18"))
+(7000000000, 18)
+
+``flops`` (forward FLOPs per token at a context): ``full`` counts every matmul and the
+attention core, ``causal`` the attention core for the causal half (a token attends to the
+positions before it), ``per_token_2P`` is 2 FLOPs per active parameter with no attention,
+``per_token_6P`` is 6 per active parameter (forward and backward). ``sizes="nominal"``
+takes the parameter count the model is published as ("7B": 7e9) instead of the exact one.
+``optimizer`` gives the training bytes per parameter: ZeRO's 16, Megatron's 18, or the
+text's own k.
+"""
+
+from __future__ import annotations
+
+import re
+
+import sympy as sp
+
+from ..core.choices import EXACT, Choices
+from ..core.errors import InputError
+from .config import ModelConfig
+from .counts import forward_flops, params
+
+OPTIMIZER_BYTES = {"zero16": 16, "megatron18": 18}
+_NOMINAL = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([MBT])\b")
+_SCALE = {"M": 10**6, "B": 10**9, "T": 10**12}
+
+
+def nominal_params(cfg: ModelConfig, active: bool = False) -> sp.Expr:
+    """The parameter count the model is published as (its source's ``published``: "7B",
+    or "15.7B total, 2.4B activated" with ``active`` for the second)."""
+    said = str((cfg.source or {}).get("published", ""))
+    found = _NOMINAL.findall(said)
+    if not found:
+        raise InputError(f"model {cfg.name!r} states no round parameter count (published: "
+                         f"{said or 'none'!r})", "sizes=nominal")
+    number, unit = found[1] if active and len(found) > 1 else found[0]
+    return sp.Rational(number) * _SCALE[unit]
+
+
+def params_under(cfg: ModelConfig, choices: Choices = EXACT, active: bool = True) -> sp.Expr:
+    """Active (or total) parameters, exact or nominal."""
+    if choices.sizes == "nominal":
+        return nominal_params(cfg, active=active and cfg.moe is not None)
+    p = params(cfg)
+    return p.active if active else p.total
+
+
+def flops_under(cfg: ModelConfig, context: int | sp.Expr | None = None,
+                choices: Choices = EXACT) -> sp.Expr:
+    """Forward FLOPs per token (training FLOPs under ``per_token_6P``) under ``choices``."""
+    if choices.flops == "per_token_2P":
+        return 2 * params_under(cfg, choices)
+    if choices.flops == "per_token_6P":
+        return 6 * params_under(cfg, choices)
+    if choices.sizes == "nominal":
+        raise InputError("nominal sizes go with a per-token count (per_token_2P or "
+                         "per_token_6P): the full count needs the exact shapes", "choices")
+    f = forward_flops(cfg, context)
+    return f.total if choices.flops == "full" else sp.expand(f.total - f.attention / 2)
+
+
+def optimizer_bytes(choices: Choices = EXACT) -> int:
+    """Training bytes per parameter (weights, gradients and optimizer states)."""
+    if choices.optimizer == "bytes_per_param":
+        assert choices.optimizer_bytes is not None
+        return choices.optimizer_bytes
+    return OPTIMIZER_BYTES[choices.optimizer]
