@@ -219,3 +219,18 @@ def test_a_book_s_2p_flops_of_a_7b_model_read_simplified() -> None:
     exact = run_claim(Claim("g", SRC, "s", "q", "1.5e10", value=tried(forward)), "d")
     assert exact.verdict == Verdict.OK  # 2 P + attention at 4096 positions: 15.4e9
     assert sp.Integer(14_500_000_000) < flops_per_token(cfg, 4096) < 15_500_000_000
+
+
+def test_a_figure_from_another_edition_of_the_chip_table_is_named() -> None:
+    from symroof import chip
+    from symroof.core.choices import tried
+
+    def ridge(c: object) -> object:
+        return chip("tpu-v5e").under(c).ridge()  # type: ignore[arg-type]
+
+    # the chapter's "240" is 1.97e14 / 8.2e11 (B1); the catalogue's default HBM is 8.1e11
+    got = run_claim(Claim("r", SRC, "s", "q", "240", value=tried(ridge, editions=("B1",))), "d")
+    assert got.verdict == Verdict.MISMATCH
+    assert got.detail == ("derived 243.21, stated 240; the stated value is what the chip "
+                          "table's B1 edition gives: 240.244 (edition=B1)")
+    assert got.diagnosis["kind"] == "slip" and got.diagnosis["choice"] == "edition=B1"

@@ -140,11 +140,13 @@ class Chapter(DerivationBuilder):
         self.used.add(name)
         return self.inputs.get(name, default)
 
-    def with_choices(self, make: Any, of: str = "time", **choices: Any) -> Tried:
+    def with_choices(self, make: Any, of: str = "time", editions: tuple[str, ...] = (),
+                     **choices: Any) -> Tried:
         """A value the judge can diagnose: ``make(choices)`` (or ``make.under(choices).of``
         for a collective) under the exact model, under the text's own ``choices`` when
         named (``collectives="leading", latency="off"``, noted in the write-up) and under
-        the candidates of :data:`symroof.core.choices.CANDIDATES`."""
+        the candidates of :data:`symroof.core.choices.CANDIDATES` and the chip table's other
+        ``editions`` (labels of alternatives, such as ``("B1",)``)."""
         declared = EXACT.with_(**choices) if choices else None
         if declared is not None and declared != EXACT:
             said = "; ".join(f"{n} = {getattr(declared, n)}: {OPTIONS[n][getattr(declared, n)]}"
@@ -153,11 +155,11 @@ class Chapter(DerivationBuilder):
                 self.note(f"The text's choices: {said}.")
         if hasattr(make, "under"):
             thing = make
-            return tried(lambda c: getattr(thing.under(c), of), declared)
+            return tried(lambda c: getattr(thing.under(c), of), declared, editions=editions)
         if not callable(make):
             raise InputError(f"with_choices takes a function of the choices or a collective, "
                              f"got {type(make).__name__}", "claims.py")
-        return tried(make, declared)
+        return tried(make, declared, editions=editions)
 
     def add(self, **values: Any) -> None:
         """Add claims by id: each a value, a law, or a mark (measured, definition, ...)."""

@@ -35,7 +35,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.choices import DROPS, OPTIONS, SLIPS, Choices, Tried
+from ..core.choices import DROPS, SLIPS, Choices, Tried
 from .model import Claim
 from .rules import RULES, Judgement, Verdict, _exact_number, judge_number, printed, shown_number
 from .stated import UNIT_WORDS, read
@@ -181,8 +181,8 @@ def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
     changed = choices.changed(base)
     slips = choices.slips(base)
     diagnosis = {"choice": choices.describe(base), "kind": "slip" if slips else "choice",
-                 "meaning": "; ".join(f"{n}={getattr(choices, n)}: "
-                                      f"{OPTIONS[n][getattr(choices, n)]}" for n in changed),
+                 "meaning": "; ".join(line.replace(" = ", "=", 1) for line in choices.lines()
+                                      if line.split(" = ")[0] in changed),
                  "value": alt.derived, "value_value": alt.derived_value}
     drops = [_amount(claim, d, n, tried) for n in changed
              if (d := DROPS.get((n, getattr(choices, n)))) and (n, getattr(choices, n))

@@ -87,7 +87,9 @@ class Choices:
     """What a cost model assumes; ``Choices()`` is the exact model.
 
     ``optimizer_bytes`` is k of ``optimizer="bytes_per_param"`` and ``checkpoint_tensors``
-    k of ``checkpoints="k_tensors_of_D"``.
+    k of ``checkpoints="k_tensors_of_D"``. ``edition`` names another edition of the chip
+    table (an alternative's label, such as ``B1``): its figures are taken where it has one
+    (``Chip.edition``); taking them unasked is a slip a diagnosis names.
     """
 
     collectives: str = "exact"
@@ -100,6 +102,7 @@ class Choices:
     optimizer_bytes: int | None = None
     checkpoints: str = "none"
     checkpoint_tensors: int | None = None
+    edition: str = ""  # the label of a chip table's other edition whose figures are taken
 
     def __post_init__(self) -> None:
         for name, options in OPTIONS.items():
@@ -130,7 +133,7 @@ class Choices:
     def changed(self, base: Choices | None = None) -> tuple[str, ...]:
         """The fields (of ``OPTIONS``) that differ from ``base`` (the exact model)."""
         other = base if base is not None else EXACT
-        return tuple(n for n in OPTIONS if getattr(self, n) != getattr(other, n))
+        return tuple(n for n in (*OPTIONS, "edition") if getattr(self, n) != getattr(other, n))
 
     def describe(self, base: Choices | None = None) -> str:
         """``field=value`` of the changed fields, or ``exact``."""
@@ -139,7 +142,9 @@ class Choices:
 
     def lines(self) -> list[str]:
         """One line per field: its value and what it means."""
-        return [f"{n} = {self._value(n)}: {OPTIONS[n][getattr(self, n)]}" for n in OPTIONS]
+        return [f"{n} = {self._value(n)}: {OPTIONS[n][getattr(self, n)]}" for n in OPTIONS] + \
+            ([f"edition = {self.edition}: the chip figures of that edition of the table"]
+             if self.edition else [])
 
     def drops(self, base: Choices | None = None) -> list[str]:
         """What the changed fields leave out (``(n-1)/n``, ``the hop latency``)."""
@@ -149,7 +154,9 @@ class Choices:
     def slips(self, base: Choices | None = None) -> list[str]:
         """The changed fields that are slips (``SLIPS``), in words."""
         return [SLIPS[(n, getattr(self, n))] for n in self.changed(base)
-                if (n, getattr(self, n)) in SLIPS]
+                if (n, getattr(self, n)) in SLIPS] + \
+            ([f"the chip table's {self.edition} edition"] if "edition" in
+             self.changed(base) and self.edition else [])
 
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -231,10 +238,12 @@ class Tried:
 
 
 def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
-          candidates: tuple[Mapping[str, str], ...] = CANDIDATES) -> Tried:
+          candidates: tuple[Mapping[str, str], ...] = CANDIDATES,
+          editions: tuple[str, ...] = ()) -> Tried:
     """``make(choices)`` and ``make`` under each candidate: the exact model first, then the
     text's declared ``choices`` (when given), then the candidates in order (the fewest
-    changes first), each a change of the exact model. A candidate whose value equals the
+    changes first, then the chip table's other ``editions``), each a change of the exact
+    model. A candidate whose value equals the
     value of one with fewer changes adds nothing and is left out, and so is one the value
     cannot be made under (a sparse peak of a chip that has none)."""
     exact = make(EXACT)
@@ -242,7 +251,7 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
     if choices is not None and choices != EXACT:
         seen.append((choices, make(choices)))
     values: dict[frozenset[tuple[str, str]], Any] = {frozenset(): exact}
-    for change in candidates:
+    for change in (*candidates, *({"edition": e} for e in editions)):
         c = EXACT.with_(**change)
         try:
             got = make(c)

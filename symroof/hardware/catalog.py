@@ -130,6 +130,23 @@ class Chip(tb.RichView):
                              f"(it has: {have or 'none'})")
         return self.figures[key].value
 
+    def edition(self, label: str) -> Chip:
+        """The chip with every figure that has an alternative labelled ``label`` (another
+        edition of the table, such as ``B1``) taking it.
+
+        >>> chip("tpu-v5e").edition("B1").bandwidth()
+        820000000000
+        """
+        picked = {k: f.pick(label) for k, f in self.figures.items()
+                  if any(a.label == label for a in f.alternatives)}
+        if not picked:
+            raise InputError(f"chip {self.name!r} has no figure from {label!r}")
+        return replace(self, figures={**self.figures, **picked})
+
+    def under(self, choices: Choices) -> Chip:
+        """The chip as ``choices`` take it: another edition's figures when one is named."""
+        return self.edition(choices.edition) if choices.edition else self
+
     def micro_peak(self, dtype: str = "bf16") -> sp.Expr:
         """The tensor-core peak the microarchitecture figures give (``symroof.hardware.micro``).
 
