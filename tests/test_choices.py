@@ -140,3 +140,24 @@ def test_model_counts_under_a_book_s_choices() -> None:
     assert optimizer_bytes(Choices(optimizer="bytes_per_param", optimizer_bytes=12)) == 12
     with pytest.raises(InputError, match="nominal sizes go with a per-token count"):
         flops_under(cfg, t, Choices(sizes="nominal"))
+
+
+def test_training_memory_presets_and_checkpoint_policies_decide_the_fewest_chips() -> None:
+    from symroof import chip
+    from symroof.models import activation_bytes, model, params
+    from symroof.models.chosen import activation_bytes_under, training_min_chips
+    cfg, h100 = model("llama-2-7b"), chip("h100-sxm")
+    p = params(cfg).total
+    bound, n = training_min_chips(cfg, h100)
+    assert bound == 16 * p / h100.capacity("hbm") and n == 2  # ZeRO's 16 bytes per parameter
+    megatron = training_min_chips(cfg, h100, Choices(optimizer="megatron18"))[0]
+    assert megatron == 18 * p / h100.capacity("hbm")
+    # a text's "2 tensors of D per layer" (bf16) for 1M tokens in flight
+    k2 = Choices(checkpoints="k_tensors_of_D", checkpoint_tensors=2)
+    assert activation_bytes_under(cfg, 4096, k2) == 2 * 4096 * 32 * 2
+    bound2, n2 = training_min_chips(cfg, h100, k2, tokens=2**20, context=4096)
+    assert bound2 == (16 * p + 2**20 * 2 * 4096 * 32 * 2) / h100.capacity("hbm")
+    assert n2 == sp.ceiling(bound2)
+    full = Choices(checkpoints="full")
+    assert activation_bytes_under(cfg, 4096, full) == \
+        activation_bytes(cfg, "full", context=4096).total

@@ -15,7 +15,10 @@ positions before it), ``per_token_2P`` is 2 FLOPs per active parameter with no a
 ``per_token_6P`` is 6 per active parameter (forward and backward). ``sizes="nominal"``
 takes the parameter count the model is published as ("7B": 7e9) instead of the exact one.
 ``optimizer`` gives the training bytes per parameter: ZeRO's 16, Megatron's 18, or the
-text's own k.
+text's own k. ``checkpoints`` gives the activation bytes kept per token: the exact model's
+under no, selective or full recomputation, or a text's k tensors of D per layer.
+``training_min_chips`` puts them together: the fewest chips whose HBM holds the weights,
+gradients and optimizer states and the activations of ``tokens`` tokens.
 """
 
 from __future__ import annotations
@@ -26,8 +29,11 @@ import sympy as sp
 
 from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
+from ..core.sizes import dtype_bytes
+from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .counts import forward_flops, params
+from .counts import context_symbol, forward_flops, params
+from .memory import activation_bytes
 
 OPTIMIZER_BYTES = {"zero16": 16, "megatron18": 18}
 _NOMINAL = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([MBT])\b")
@@ -74,3 +80,36 @@ def optimizer_bytes(choices: Choices = EXACT) -> int:
         assert choices.optimizer_bytes is not None
         return choices.optimizer_bytes
     return OPTIMIZER_BYTES[choices.optimizer]
+
+
+def activation_bytes_under(cfg: ModelConfig, context: int | sp.Expr | None = None,
+                           choices: Choices = EXACT, dtype: str = "bf16") -> sp.Expr:
+    """Activation bytes kept per token for the backward pass, whole model.
+
+    >>> from symroof.models import model
+    >>> activation_bytes_under(model("llama-2-7b"), 4096,
+    ...                        Choices(checkpoints="k_tensors_of_D", checkpoint_tensors=2))
+    524288
+    """
+    if choices.checkpoints == "k_tensors_of_D":
+        assert choices.checkpoint_tensors is not None
+        return choices.checkpoint_tensors * cfg.d_model * cfg.layers * dtype_bytes(dtype)
+    return activation_bytes(cfg, choices.checkpoints, context=context, dtype=dtype).total
+
+
+def training_min_chips(cfg: ModelConfig, chip: Chip, choices: Choices = EXACT,
+                       tokens: int | sp.Expr = 0, context: int | sp.Expr | None = None,
+                       ) -> tuple[sp.Expr, sp.Expr]:
+    """(the bound n >= bytes / HBM per chip, the fewest whole chips) for training with
+    ``tokens`` tokens in flight (batch x context) under ``choices``.
+
+    >>> from symroof import chip
+    >>> from symroof.models import model
+    >>> training_min_chips(model("llama-2-7b"), chip("h100-sxm"))[1]
+    2
+    """
+    weights = params_under(cfg, choices, active=False) * optimizer_bytes(choices)
+    act = 0 if tokens == 0 else sp.sympify(tokens) * activation_bytes_under(
+        cfg, context_symbol(context), choices)
+    bound = sp.cancel((weights + act) / chip.capacity("hbm"))
+    return bound, sp.ceiling(bound)
