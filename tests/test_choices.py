@@ -161,3 +161,16 @@ def test_training_memory_presets_and_checkpoint_policies_decide_the_fewest_chips
     full = Choices(checkpoints="full")
     assert activation_bytes_under(cfg, 4096, full) == \
         activation_bytes(cfg, "full", context=4096).total
+
+
+def test_a_decode_step_in_the_book_s_form() -> None:
+    from symroof import chip
+    from symroof.models import kv_bytes_per_token, model, params
+    from symroof.models.chosen import book_decode_time
+    cfg, h100 = model("llama-2-7b"), chip("h100-sxm")
+    got = book_decode_time(cfg, h100, 8, 4096)
+    assert got == (2 * params(cfg).total + 8 * 4096 * kv_bytes_per_token(cfg)) / \
+        h100.bandwidth("hbm")
+    # "a 7B model in bf16 reads 14 GB per step: 14e9 / 3.35e12 = 4.18 ms"
+    assert book_decode_time(cfg, h100, 1, 0, Choices(sizes="nominal")) == \
+        sp.Rational(14 * 10**9, 335 * 10**10)

@@ -19,6 +19,8 @@ text's own k. ``checkpoints`` gives the activation bytes kept per token: the exa
 under no, selective or full recomputation, or a text's k tensors of D per layer.
 ``training_min_chips`` puts them together: the fewest chips whose HBM holds the weights,
 gradients and optimizer states and the activations of ``tokens`` tokens.
+``book_decode_time`` is a serving step in a book's form: weights plus the batch's KV
+cache over the HBM bandwidth.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
 from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .counts import context_symbol, forward_flops, params
+from .counts import context_symbol, forward_flops, kv_bytes_per_token, params
 from .memory import activation_bytes
 
 OPTIMIZER_BYTES = {"zero16": 16, "megatron18": 18}
@@ -113,3 +115,21 @@ def training_min_chips(cfg: ModelConfig, chip: Chip, choices: Choices = EXACT,
         cfg, context_symbol(context), choices)
     bound = sp.cancel((weights + act) / chip.capacity("hbm"))
     return bound, sp.ceiling(bound)
+
+
+def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
+                     context: int | sp.Expr, choices: Choices = EXACT,
+                     dtype: str = "bf16", kv_dtype: str = "bf16") -> sp.Expr:
+    """A decode step in a book's form: the weights and the batch's KV cache read once from
+    HBM, (P x bytes + B x T x KV bytes per token) / HBM bandwidth, with no activation
+    traffic and no compute term (the full step is ``symroof.models.step_roofline``).
+
+    >>> from symroof import chip
+    >>> from symroof.models import model
+    >>> book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 1, 0,
+    ...                  Choices(sizes="nominal"))
+    7/1675
+    """
+    weights = params_under(cfg, choices, active=False) * dtype_bytes(dtype)
+    kv = sp.sympify(batch) * sp.sympify(context) * kv_bytes_per_token(cfg, kv_dtype)
+    return sp.cancel((weights + kv) / chip.bandwidth("hbm"))
