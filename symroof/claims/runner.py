@@ -153,9 +153,13 @@ class Verification(tb.RichView):
 
 def judge(claim: Claim) -> Judgement:
     """Derive the claim's value and compare it with what the text states (the rules of
-    :mod:`symroof.claims.rules`)."""
-    from .rules import judge as judged
-    return judged(claim)
+    :mod:`symroof.claims.rules`, then the approximate mark and the diagnosis of
+    :mod:`symroof.claims.diagnosis`)."""
+    from .diagnosis import judged
+    from .rules import judge as compared
+    if claim.kind == "measurement":
+        return compared(claim)
+    return judged(claim, _derive(claim), f"claim {claim.id!r}")
 
 
 def _derive(claim: Claim) -> Any:
