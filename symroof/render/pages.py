@@ -130,7 +130,9 @@ def verdict_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
 
 def _erratum_why(v: Verdict) -> str:
     """Why the text is wrong, and the slip a diagnosis names, if one does."""
-    why = v.claim.erratum.why if v.claim.erratum else v.detail
+    if v.claim.erratum is None:
+        return v.detail  # a MISMATCH's detail names the slip already
+    why = v.claim.erratum.why
     return f"{why}; {v.diagnosis['said']}" if v.diagnosis and v.diagnosis.get("said") else why
 
 
