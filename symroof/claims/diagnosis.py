@@ -36,6 +36,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.choices import DROPS, SLIPS, Choices, Tried
+from ..core.errors import SymroofError
 from .model import Claim
 from .rules import RULES, Judgement, Verdict, _exact_number, judge_number, printed, shown_number
 from .stated import UNIT_WORDS, read
@@ -139,7 +140,7 @@ def unit_slip(stated: str, j: Judgement, derived: Any, where: str | None,
     swapped = f"{number} {other}"
     try:
         alt = judge_number(swapped, derived, where=where, language=language)
-    except Exception:  # the namesake does not read in this language: no diagnosis
+    except SymroofError:  # the namesake does not read in this language: no diagnosis
         return j
     if alt.verdict != Verdict.OK:
         return j
@@ -160,7 +161,7 @@ def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str) -> 
     for choices, value in tried.alternatives:
         try:
             alt = RULES[claim.kind](claim, value, where)
-        except Exception:  # an alternative the comparison cannot take names nothing
+        except (SymroofError, TypeError):  # an alternative the comparison cannot take
             continue
         if alt.verdict == Verdict.OK:
             found.append((choices, alt))
@@ -209,7 +210,7 @@ def _amount(claim: Claim, dropped: str, field: str, tried: Tried) -> str:
         return dropped
     try:
         diff = _exact_number(tried.value - value, None)
-    except Exception:  # not a number (a symbolic claim): the words alone
+    except (SymroofError, TypeError):  # not a number (a symbolic claim): the words alone
         return dropped
     p = printed(claim.stated, None, claim.source.language)
     return f"{dropped} ({_shown(p.in_unit(diff), p.unit)})"
