@@ -234,3 +234,16 @@ def test_a_figure_from_another_edition_of_the_chip_table_is_named() -> None:
     assert got.detail == ("derived 243.21, stated 240; the stated value is what the chip "
                           "table's B1 edition gives: 240.244 (edition=B1)")
     assert got.diagnosis["kind"] == "slip" and got.diagnosis["choice"] == "edition=B1"
+
+
+def test_a_marked_approximation_stays_approx_when_only_a_slip_reproduces_it() -> None:
+    from symroof.core.choices import EXACT
+    # ≈0.72 is 1.8% from 0.707 (APPROX); a slip giving 0.72 exactly does not turn it wrong
+    value = Tried(sp.Rational(707, 10**6), EXACT,
+                  ((EXACT.with_(link_alpha="one_way"), sp.Rational(72, 10**5)),))
+    got = run_claim(Claim("a", SRC, "s", "q", "≈0.72 ms", value=value), "d")
+    assert got.verdict == Verdict.APPROX and got.diagnosis is None
+    chosen = Tried(sp.Rational(707, 10**6), EXACT,
+                   ((EXACT.with_(latency="off"), sp.Rational(72, 10**5)),))
+    assert run_claim(Claim("b", SRC, "s", "q", "≈0.72 ms", value=chosen), "d").verdict == \
+        Verdict.SIMPLIFIED

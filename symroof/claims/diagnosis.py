@@ -72,7 +72,8 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     j = approximate(claim.stated, j, value, where, claim.source.language)
     if j.verdict not in (MISMATCH, APPROX):
         return j
-    found = _by_choices(claim, j, tried, where)
+    # a marked approximation that holds within 5% may still be a named choice, not a slip
+    found = _by_choices(claim, j, tried, where, slips=j.verdict == MISMATCH)
     if found is not j or j.verdict == APPROX:
         return found
     return unit_slip(claim.stated, j, value, where, claim.source.language)
@@ -152,13 +153,16 @@ def unit_slip(stated: str, j: Judgement, derived: Any, where: str | None,
                               "value": alt.derived, "value_value": alt.derived_value})
 
 
-def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str) -> Judgement:
+def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str,
+                slips: bool = True) -> Judgement:
     """The first alternative of ``tried`` that holds at the printed precision, named; the
     others that hold too are named after it (at two printed digits, several may)."""
     if tried is None:
         return j
     found = []
     for choices, value in tried.alternatives:
+        if not slips and choices.slips(tried.choices):
+            continue
         try:
             alt = RULES[claim.kind](claim, value, where)
         except (SymroofError, TypeError):  # an alternative the comparison cannot take
