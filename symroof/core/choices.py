@@ -205,11 +205,12 @@ def parse_choices(text: str, where: str = "--choices") -> Choices:
         raise InputError(exc.message if not exc.where else f"{exc.where}: {exc.message}",
                          where) from None
 
-# the choices a diagnosis tries, each a set of changes from the claim's own choices
+
+# the choices a diagnosis tries, each a set of changes from the exact model: simplifications
+# (alone and together), a model's counts as a book simplifies them (symroof.models.chosen),
+# and the usual slips (alone and with the simplifications)
 _SIMPLER: tuple[Mapping[str, str], ...] = ({"collectives": "leading"}, {"latency": "off"})
 _SLIPPED: tuple[Mapping[str, str], ...] = ({"link_alpha": "one_way"}, {"peak": "sparse"})
-
-
 # a model's counts as a book simplifies them (symroof.models.chosen); a candidate a value
 # does not depend on gives the exact value and is left out
 _COUNTS: tuple[Mapping[str, str], ...] = (
@@ -229,8 +230,8 @@ CANDIDATES = _candidates()
 
 @dataclass(frozen=True)
 class Tried:
-    """A value under its choices (``choices``, the exact model unless a text's form was
-    asked for), with the values the candidate choices give (``alternatives``)."""
+    """A value under the exact model (``choices``), with the values that the text's declared
+    choices and the candidate choices give (``alternatives``, in the order tried)."""
 
     value: Any
     choices: Choices
@@ -243,9 +244,9 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
     """``make(choices)`` and ``make`` under each candidate: the exact model first, then the
     text's declared ``choices`` (when given), then the candidates in order (the fewest
     changes first, then the chip table's other ``editions``), each a change of the exact
-    model. A candidate whose value equals the
-    value of one with fewer changes adds nothing and is left out, and so is one the value
-    cannot be made under (a sparse peak of a chip that has none)."""
+    model. A candidate whose value equals the value of one with fewer changes adds nothing
+    and is left out, and so is one the value cannot be made under (a sparse peak of a chip
+    that has none)."""
     exact = make(EXACT)
     seen: list[tuple[Choices, Any]] = []
     if choices is not None and choices != EXACT:
