@@ -58,6 +58,8 @@ _EXPORTS = {
     "matrix_derivative": "engine.calculus",
     "polynomial_through": "engine.fits",
     "Link": "hardware.links",
+    "Choices": "core.choices",
+    "BOOK": "core.choices",
     "Mesh": "parallel.mesh",
     "mesh": "parallel.mesh",
     "ShardedArray": "parallel.sharding",

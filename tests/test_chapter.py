@@ -214,3 +214,33 @@ def test_assumptions_are_shown_beside_the_verdict(tmp_path: Path) -> None:
         assert line.split()[0] == "OK" and line.endswith("(assumes HBM at 8.2e11 B/s)")
     row = json.loads(run_cli("verify", "--json", str(folder)).stdout)["claims"][0]
     assert row["assumptions"] == ["HBM at 8.2e11 B/s"]
+
+
+def test_a_defining_place_keeps_the_claims_that_use_its_value(tmp_path: Path) -> None:
+    zh = EN.replace('"demo-en"', '"demo-zh"').replace('"en"', '"zh"').replace('"en_"', '"zh_"')
+    zh = zh.replace('stated = "240"\nfigures = { "TPU v5e HBM" = "8.2e11 B/s" }',
+                    'stated = "243"\nfigures = { "TPU v5e HBM" = "8.1e11 B/s" }')
+    zh = zh.replace('stated = "5.08 ms"\n', 'stated = "5.08 ms"\n'
+                    'figures = { "TPU v5e HBM" = "8.2e11 B/s" }\n')
+    zh = zh.replace('["Rooflines".ridge]', '[chapter.defines]\n"TPU v5e HBM" = { value = '
+                    '"8.1e11 B/s", place = "the chip table of ch. 2" }\n\n["Rooflines".ridge]')
+    zh += '\n[inputs]\nhbm = "8.1e11 B/s"\n'
+    [zhd] = build_chapter(chapter(tmp_path, {"zh.toml": zh}))
+    [k] = zhd.conflicts
+    assert (k.defined_by, k.defining, k.agreeing) == ("the chip table of ch. 2", "8.1e11 B/s",
+                                                     ("zh_ridge",))
+    by = {v.claim.id: v for v in verify([zhd]).verdicts}
+    assert by["zh_ridge"].verdict == "OK"
+    assert by["zh_ridge"].detail.endswith(
+        "uses the defining value; conflict noted: TPU v5e HBM printed as 8.1e11 B/s in "
+        "zh_ridge; 8.2e11 B/s in zh_time; the chip table of ch. 2 defines 8.1e11 B/s")
+    assert by["zh_time"].verdict == "INCONSISTENT"
+    assert k.to_json()["defined_by"] == "the chip table of ch. 2"
+
+
+def test_a_malformed_defining_place_is_an_input_error(tmp_path: Path) -> None:
+    bad = EN.replace('["Rooflines".ridge]', '[chapter.defines]\n"TPU v5e HBM" = "8.1e11"\n\n'
+                     '["Rooflines".ridge]')
+    with pytest.raises(InputError, match=r"en\.toml: \[chapter\.defines\] TPU v5e HBM: needs "
+                                         r"\{ value = \"as printed\", place = \"where\" \}"):
+        build_chapter(chapter(tmp_path, {"en.toml": bad}))

@@ -138,7 +138,7 @@ def test_bad_configs_are_one_line_and_exit_2(tmp_path: Path, content: Any,
     (["llama-9b"], "unknown model 'llama-9b'"),
     (["no/such/config.json"], "no such config file"),
     (["llama-2-7b", "--decode", "--chip", "a100-80gb"], "--context: give the positions"),
-    (["llama-2-7b", "--decode", "--context", "0"], "--context: must be a positive"),
+    (["llama-2-7b", "--decode", "--context", "0"], "--context: a step attends at least"),
     (["llama-2-7b", "--dtype", "fp12"], "unknown dtype 'fp12'"),
     (["llama-2-7b", "--fit", "--chip", "tpu-v9"], "unknown chip 'tpu-v9'"),
 ])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -89,3 +90,56 @@ def test_bad_catalogue_files_name_file_and_key(tmp_path: Path, body: str, messag
     with pytest.raises(InputError) as info:
         load_catalog(str(path))
     assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_symroof_chip_shows_the_ridge_over_each_link() -> None:
+    from tests.conftest import run_cli
+    got = run_cli("chip", "tpu-v5e")
+    assert got.returncode == 0
+    lines = got.stdout.splitlines()
+    # 1.97e14 FLOP/s over ICI's 4.5e10 B/s one way per link (9e10 both ways), as B2 has them
+    assert "  critical intensity (bf16 / ici, per link): 39400/9 ≈ 4377.8 FLOP/byte one way, " \
+        "19700/9 ≈ 2188.9 both ways" in lines
+    # DCN's 2.5e10 B/s per host, shared by 8 chips
+    assert "  critical intensity (bf16 / dcn, a host's share per chip (8 chips)): 63040 " \
+        "FLOP/byte one way, 31520 both ways" in lines
+    data = json.loads(run_cli("chip", "tpu-v5e", "--json").stdout)
+    assert data["links"]["ici"]["ridge_bf16"] == "39400/9"
+
+
+def test_a_peak_derived_from_the_microarchitecture_agrees_with_the_sheet() -> None:
+    from symroof.claims.diagnosis import judged_number
+    from symroof.claims.rules import Verdict
+    a100 = chip("a100-40gb")
+    # 108 SMs x 4 tensor cores x 512 FLOPs per clock x 1.41 GHz (B12, NV-A100)
+    assert a100.micro_peak("bf16") == 108 * 4 * 512 * 1_410_000_000
+    assert judged_number("3.1e14", a100.micro_peak("bf16")).verdict == Verdict.OK
+    assert judged_number("312 TFLOP/s", a100.micro_peak("bf16")).verdict == Verdict.OK
+    # 76 SMs x 1024 FLOPs per clock per SM x 2.505 GHz with fp16 accumulate (fact sheet)
+    assert judged_number("194.9", chip("rtx-4080").micro_peak("fp16") / 10**12).verdict == \
+        Verdict.OK
+    assert a100.with_figures({"micro.clock": "1.1 GHz"}).micro_peak() == \
+        108 * 4 * 512 * 1_100_000_000
+    with pytest.raises(InputError, match=r"chip 'h100-sxm' has no microarchitecture figure "
+                                         r"'sms' to derive a bf16 peak from"):
+        chip("h100-sxm").micro_peak()
+    with pytest.raises(InputError, match=r"a clock is a number and a unit"):
+        a100.with_figures({"micro.clock": "fast"})
+
+
+def test_tpu_v3_and_h800_are_in_the_catalogue_with_sources() -> None:
+    v3 = chip("tpu-v3")
+    assert v3.peak("bf16") == 123 * 10**12 and v3.bandwidth() == 900 * 10**9
+    assert v3.capacity("hbm") == 32 * 2**30 and v3.figure("mxu.bf16").source == "GC-v3"
+    h800 = chip("h800-pcie")
+    assert h800.peak("fp8") == 1513 * 10**12 and h800.figure("mxu.fp8").source == "B4"
+
+
+def test_an_unknown_microarchitecture_figure_is_named(tmp_path: Path) -> None:
+    cat = tmp_path / "c.toml"
+    cat.write_text('[sources]\nT = "t"\n[chips.x]\n[chips.x.peak.mxu.bf16]\nvalue = "1e14 FLOP/s"'
+                   '\nsource = "T"\n[chips.x.micro]\nwarps = { value = "4", source = "T" }\n',
+                   "utf-8")
+    with pytest.raises(InputError, match=r"chips\.x\.micro\.warps: unknown microarchitecture "
+                                         r"figure 'warps'"):
+        load_catalog(str(cat))

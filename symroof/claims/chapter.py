@@ -53,6 +53,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError
 from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
@@ -145,6 +146,27 @@ class Chapter(DerivationBuilder):
         self.used.add(name)
         return self.inputs.get(name, default)
 
+    def with_choices(self, make: Any, of: str = "time", editions: tuple[str, ...] = (),
+                     **choices: Any) -> Tried:
+        """A value the judge can diagnose: ``make(choices)`` (or ``make.under(choices).of``
+        for a collective) under the exact model, under the text's own ``choices`` when
+        named (``collectives="leading", latency="off"``, noted in the write-up) and under
+        the candidates of :data:`symroof.core.choices.CANDIDATES` and the chip table's other
+        ``editions`` (labels of alternatives, such as ``("B1",)``)."""
+        declared = EXACT.with_(**choices) if choices else None
+        if declared is not None and declared != EXACT:
+            said = "; ".join(f"{n} = {getattr(declared, n)}: {OPTIONS[n][getattr(declared, n)]}"
+                             for n in declared.changed())
+            if f"The text's choices: {said}." not in self.notes:
+                self.note(f"The text's choices: {said}.")
+        if hasattr(make, "under"):
+            thing = make
+            return tried(lambda c: getattr(thing.under(c), of), declared, editions=editions)
+        if not callable(make):
+            raise InputError(f"with_choices takes a function of the choices or a collective, "
+                             f"got {type(make).__name__}", "claims.py")
+        return tried(make, declared, editions=editions)
+
     def add(self, **values: Any) -> None:
         """Add claims by id: each a value, a law, or a mark (measured, definition, ...)."""
         for key, value in values.items():
@@ -157,7 +179,7 @@ def build_chapter(folder: Path) -> list[Derivation]:
     """One Derivation per translation table of a chapter folder, in file-name order, with
     the consistency findings of each text and across the translations attached."""
     folder = Path(folder)
-    tables = sorted(p for p in folder.glob("*.toml"))
+    tables = sorted(p for p in folder.glob("*.toml") if _is_translation(p))
     if not (folder / "claims.py").is_file():
         raise InputError("a chapter folder needs claims.py", str(folder))
     if not tables:
@@ -219,6 +241,18 @@ def read_table(file: Path) -> dict[str, Any]:
         raise InputError("not valid TOML: nested too deeply", where) from None
 
 
+def _is_translation(file: Path) -> bool:
+    """Whether a ``.toml`` beside claims.py is a translation table: it has a ``[chapter]``
+    table, or rows of claims (then its missing ``[chapter]`` is reported). Any other
+    ``.toml`` (a chip catalogue claims.py reads) is data, not a translation."""
+    table = read_table(file)
+    if "chapter" in table:
+        return True
+    return any(isinstance(rows, dict) and any(isinstance(r, dict) and "stated" in r
+                                              for r in rows.values())
+               for rows in table.values())
+
+
 def _translation(module: ModuleType, file: Path) -> Derivation:
     table = read_table(file)
     meta = table.get("chapter")
@@ -253,7 +287,24 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     ch.notes.extend(meta.get("notes", []))
     d = ch.build()
     known = tuple(sorted((str(k), str(v)) for k, v in meta.get("known", {}).items()))
-    return replace(d, claims=claims, origin=str(file), known=known)
+    return replace(d, claims=claims, origin=str(file), known=known,
+                   defines=_defines(meta, file))
+
+
+def _defines(meta: Mapping[str, Any], file: Path) -> tuple[tuple[str, str, str], ...]:
+    """``[chapter.defines]``: figure = { value = "as printed", place = "where" }."""
+    table = meta.get("defines", {})
+    if not isinstance(table, dict):
+        raise InputError("defines is a table: figure = { value = ..., place = ... }",
+                         f"{file}: [chapter] defines")
+    out = []
+    for figure, row in sorted(table.items()):
+        if not isinstance(row, dict) or set(row) != {"value", "place"} or \
+                not all(isinstance(v, str) for v in row.values()):
+            raise InputError("needs { value = \"as printed\", place = \"where\" }",
+                             f"{file}: [chapter.defines] {figure}")
+        out.append((str(figure), row["value"], row["place"]))
+    return tuple(out)
 
 
 def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[str, Any]]]:

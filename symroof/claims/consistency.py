@@ -14,7 +14,9 @@ it sums up (``sums_up``), and two translations printing different values for one
 Values agree when they agree at their printed precision (``1e15`` and ``9.89e14`` do,
 ``8.1e11`` and ``8.2e11`` do not). A finding the text's table marks as known (``[chapter]
 known``, by figure) is listed with its reason and leaves the claims' verdicts alone; an
-unknown one makes them INCONSISTENT.
+unknown one makes them INCONSISTENT. Where the table names the place that defines a figure
+(``[chapter.defines]``: its value and place, such as the text's chip table), the claims that
+use the defining value hold with the conflict noted, and only the others are INCONSISTENT.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from .model import Claim, Conflict, Derivation
-from .stated import Stated, read
+from .stated import Stated, plain_numbers, read
 
 
 def find_conflicts(derivations: Iterable[Derivation]) -> list[Derivation]:
@@ -50,7 +52,8 @@ def find_conflicts(derivations: Iterable[Derivation]) -> list[Derivation]:
     out = []
     for d in ds:
         known = dict(d.known)
-        conflicts = tuple(replace(k, known=known.get(k.figure, k.known)) for k in found[d.id])
+        conflicts = tuple(_defined(replace(k, known=known.get(k.figure, k.known)), d)
+                          for k in found[d.id])
         claims = tuple(_attach(c, conflicts) for c in d.claims)
         out.append(replace(d, claims=claims, conflicts=conflicts,
                            figures=registries[d.id]))
@@ -139,6 +142,17 @@ def _key(d: Derivation, c: Claim) -> str:
     return c.id[len(lang) + 1:] if c.id.startswith(f"{lang}_") else c.id
 
 
+def _defined(k: Conflict, d: Derivation) -> Conflict:
+    """The conflict with the place that defines its figure, and the claims that use the
+    value defined there (they hold, with the conflict noted; the others are INCONSISTENT)."""
+    for figure, value, place in d.defines:
+        if figure == k.figure:
+            ids = tuple(i for v, group in k.values if agree(v, value, d.source.language)
+                        for i in group)
+            return replace(k, defined_by=place, defining=value, agreeing=ids)
+    return k
+
+
 def _attach(c: Claim, conflicts: tuple[Conflict, ...]) -> Claim:
     mine = tuple(k for k in conflicts if any(c.id in ids for _, ids in k.values))
     return replace(c, conflicts=mine) if mine else c
@@ -154,7 +168,7 @@ def agree(a: str, b: str, lang_a: str = "en", lang_b: str | None = None) -> bool
     x, y = _number(a, lang_a), _number(b, lang_b)
     if x is not None and y is not None:
         return bool(abs(x.value - y.value) < x.half_unit + y.half_unit) or x.value == y.value
-    ra, rb = _relation(a), _relation(b)
+    ra, rb = _relation(a, lang_a), _relation(b, lang_b)
     if ra is not None and rb is not None:
         if ra[0] != rb[0]:
             return False
@@ -177,13 +191,13 @@ def _number(text: str, lang: str) -> Stated | None:
     return Stated(value, sp.Integer(0)) if value.is_Rational else None
 
 
-def _relation(text: str) -> tuple[str, str] | None:
+def _relation(text: str, lang: str = "en") -> tuple[str, str] | None:
     """(symbol side and direction, bound as printed) of ``B > 240``."""
     for op in (">=", "<=", ">", "<"):
         if op in text:
             lhs, rhs = text.split(op, 1)
             try:
-                parse_relation(text)
+                parse_relation(plain_numbers(text, lang))
             except InputError:
                 return None
             return f"{lhs.strip()} {op[0]}", rhs.strip()

@@ -33,7 +33,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .stated import TOLERANCE, read
+from .stated import TOLERANCE, plain_numbers, read
 
 KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -106,14 +106,19 @@ class Conflict:
     values: tuple[tuple[str, tuple[str, ...]], ...]
     text: str = ""  # the derivation (or derivations) it was found in
     known: str = ""
+    defined_by: str = ""  # the place that defines the figure (the text's table, a spec line)
+    defining: str = ""  # the value that place prints
+    agreeing: tuple[str, ...] = ()  # the claims that use the defining value
 
     def describe(self, claim: str = "") -> str:
         others = "; ".join(f"{v} in {', '.join(ids)}" for v, ids in self.values)
-        return f"{self.figure} printed as {others}"
+        place = f"; {self.defined_by} defines {self.defining}" if self.defined_by else ""
+        return f"{self.figure} printed as {others}{place}"
 
     def to_json(self) -> dict[str, Any]:
         return {"figure": self.figure, "text": self.text, "known": self.known or None,
-                "values": [{"value": v, "claims": list(ids)} for v, ids in self.values]}
+                "values": [{"value": v, "claims": list(ids)} for v, ids in self.values],
+                "defined_by": self.defined_by or None, "defining": self.defining or None}
 
 
 @dataclass(frozen=True, repr=False)
@@ -173,7 +178,8 @@ class Claim(tb.RichView):
         elif self.kind == "expr":
             parse_expr(self.stated, where=f"{where}: stated")
         elif self.kind == "relation":
-            parse_relation(self.stated, where=f"{where}: stated")
+            parse_relation(plain_numbers(self.stated, self.source.language),
+                           where=f"{where}: stated")
 
 
     def _view(self) -> tuple[str, tb.Table]:
@@ -216,6 +222,7 @@ class Derivation(tb.RichView):
     conflicts: tuple[Conflict, ...] = ()  # consistency findings (symroof.claims.consistency)
     figures: tuple[Conflict, ...] = ()  # every figure the text prints, with its claims
     known: tuple[tuple[str, str], ...] = ()  # (figure, why) of conflicts accepted as known
+    defines: tuple[tuple[str, str, str], ...] = ()  # (figure, value, place) the text defines
 
     def __repr__(self) -> str:
         return (f"<Derivation {self.id!r}: {len(self.claims)} claims, {len(self.steps)} steps, "

@@ -31,7 +31,7 @@ from ..core.parse import parse_expr, parse_relation
 from ..core.printer import approx, text
 from .model import Claim, Law
 from .proof import Comparison, compare, proof
-from .stated import TOLERANCE, UNIT_WORDS, Stated, read, stated
+from .stated import TOLERANCE, UNIT_WORDS, Stated, plain_numbers, read, stated
 
 
 class Verdict(StrEnum):
@@ -39,6 +39,8 @@ class Verdict(StrEnum):
 
     OK = "OK"  # equal, or equal at the printed precision
     ROUNDING = "ROUNDING"  # the printed digits are the derived value cut off
+    APPROX = "APPROX"  # a marked approximation within 5%: holds, counted apart
+    SIMPLIFIED = "SIMPLIFIED"  # what a named modelling choice gives: holds, counted apart
     DEFINITION = "DEFINITION"  # restates a definition: holds, counted apart
     ERRATUM = "ERRATUM"  # a known error of the text
     UNVERIFIABLE = "UNVERIFIABLE"  # a measurement, or an input chosen to fit the text
@@ -74,6 +76,8 @@ class Judgement:
     rel_error: float | None = None
     detail: str = ""
     samples: tuple[tuple[tuple[str, str], ...], ...] = ()
+    # the choice or slip that reproduces the stated value: {choice, kind, value, ...}
+    diagnosis: dict[str, Any] | None = None
 
 
 def printed(text_: str, where: str | None = None, language: str = "en") -> Stated:
@@ -280,7 +284,7 @@ def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
 
 def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:
     if isinstance(v, sp.Rel):
-        return judge_relation(c.stated, v, c.tolerance, w)
+        return judge_relation(plain_numbers(c.stated, c.source.language), v, c.tolerance, w)
     if read_number(c.stated, c.source.language):
         return _number_rule(c, v, w)
     return judge_expr(c.stated, v, w)
@@ -297,10 +301,20 @@ def _qualitative_rule(c: Claim, v: Any, w: str) -> Judgement:
 RULES: dict[str, Callable[[Any, Any, str], Judgement]] = {
     "number": _number_rule,
     "expr": lambda c, v, w: judge_expr(c.stated, v, w),
-    "relation": lambda c, v, w: judge_relation(c.stated, v, c.tolerance, w),
+    "relation": lambda c, v, w: judge_relation(plain_numbers(c.stated, c.source.language), v,
+                                               c.tolerance, w),
     "qualitative": _qualitative_rule,
     "label": lambda c, v, w: judge_label(c.stated, v),
     "definition": _definition_rule,
+}
+
+# the marks of APPROX and SIMPLIFIED: they hold, as OK does, except that an erratum mark on
+# a marked approximation stays an erratum (the text's figure is off, and known to be)
+MARKS_V3: dict[tuple[str, Verdict], Verdict] = {
+    **{("assumed", v): Verdict.UNVERIFIABLE for v in (Verdict.APPROX, Verdict.SIMPLIFIED)},
+    ("erratum", Verdict.APPROX): Verdict.ERRATUM,
+    ("erratum", Verdict.SIMPLIFIED): Verdict.STALE,
+    **{("conflict", v): Verdict.INCONSISTENT for v in (Verdict.APPROX, Verdict.SIMPLIFIED)},
 }
 
 # how a claim's mark turns the comparison's verdict into the claim's verdict, applied in
@@ -313,6 +327,7 @@ MARKS: dict[tuple[str, Verdict], Verdict] = {
     ("erratum", Verdict.UNVERIFIABLE): Verdict.ERRATUM,
     ("erratum", OK): Verdict.STALE,
     ("erratum", ROUNDING): Verdict.STALE,
+    **MARKS_V3,
     # a conflict explains a claim that holds on its passage's figures; a MISMATCH stays one
     **{("conflict", v): Verdict.INCONSISTENT
        for v in (OK, ROUNDING, Verdict.DEFINITION, Verdict.ERRATUM, Verdict.UNVERIFIABLE)},
@@ -345,7 +360,7 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
                                  f" ({j.verdict.value.lower()}: {j.detail})"))
     if claim.erratum is not None:
         marks.append(("erratum", ""))
-    unknown = [c for c in claim.conflicts if not c.known]
+    unknown = [c for c in claim.conflicts if not c.known and claim.id not in c.agreeing]
     if unknown:
         marks.append(("conflict", "; ".join(c.describe(claim.id) for c in unknown)))
     for name, why in marks:
@@ -355,5 +370,18 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
         if name == "erratum":
             why = (f"known erratum: {claim.erratum.why}" if turned == Verdict.ERRATUM  # type: ignore[union-attr]
                    else f"marked as an erratum but holds ({j.detail})")
+            if turned == Verdict.ERRATUM and j.diagnosis:  # the slip the diagnosis names
+                why = f"{why}; {j.diagnosis['said']}"
         j = replace(j, verdict=turned, detail=why or j.detail)
-    return j
+    return noted(claim, j)
+
+
+def noted(claim: Claim, j: Judgement) -> Judgement:
+    """A claim that uses the value the defining place prints keeps its verdict, with the
+    conflict noted in its detail."""
+    notes = [c.describe(claim.id) for c in claim.conflicts if not c.known and
+             claim.id in c.agreeing]
+    if not notes:
+        return j
+    said = f"uses the defining value; conflict noted: {'; '.join(notes)}"
+    return replace(j, detail=f"{j.detail}; {said}" if j.detail else said)

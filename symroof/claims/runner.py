@@ -8,9 +8,11 @@ derivation units in worker processes.
 ['OK']
 
 Verdicts (:class:`symroof.claims.rules.Verdict`): OK, ROUNDING (truncation or rounding
-only), DEFINITION, ERRATUM (a mismatch the derivation marks as known), UNVERIFIABLE (a
-measurement, or an input chosen to fit), INCONSISTENT (the text prints another value
-elsewhere), MISMATCH, STALE (an erratum mark on a claim that holds), ERROR, TIMEOUT.
+only), APPROX (a marked approximation within 5%), SIMPLIFIED (what a named modelling choice
+of the text gives, :mod:`symroof.claims.diagnosis`), DEFINITION, ERRATUM (a mismatch the
+derivation marks as known), UNVERIFIABLE (a measurement, or an input chosen to fit),
+INCONSISTENT (the text prints another value elsewhere), MISMATCH, STALE (an erratum mark
+on a claim that holds), ERROR, TIMEOUT.
 MISMATCH, STALE, ERROR and TIMEOUT fail a run.
 
 ``run_units`` is the sealed run of ``symroof verify``: each unit is imported, built and
@@ -40,8 +42,8 @@ if TYPE_CHECKING:
 
 # the names of rules.Verdict and rules.FAILING (a test holds them equal), here without
 # SymPy, for the runs that only read verdict rows (a fully cached verify)
-VERDICTS = ("OK", "ROUNDING", "DEFINITION", "ERRATUM", "UNVERIFIABLE", "INCONSISTENT",
-            "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
+VERDICTS = ("OK", "ROUNDING", "APPROX", "SIMPLIFIED", "DEFINITION", "ERRATUM", "UNVERIFIABLE",
+            "INCONSISTENT", "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
 FAILING = frozenset({"NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT"})
 
 
@@ -58,6 +60,7 @@ class Verdict:
     detail: str
     seconds: float
     cached: bool = False
+    diagnosis: dict[str, Any] | None = None  # the choice or slip that gives the stated value
     # the derived SymPy object, for write-ups (not in JSON; None when taken from the cache)
     value: Any = field(default=None, compare=False, repr=False)
     # NOT PROVEN: the points where stated and derived agreed, each ((size, value), ...)
@@ -70,6 +73,7 @@ class Verdict:
                 "verdict": str(self.verdict),
                 "rel_error": finite(self.rel_error),
                 "detail": self.detail,
+                "diagnosis": self.diagnosis,
                 "seconds": round(self.seconds, 4) if timing else None,
                 "cached": self.cached if timing else None,
                 "samples": [dict(p) for p in self.samples]}
@@ -81,7 +85,7 @@ class Verdict:
         return Verdict(claim, row["derivation"], V(row["verdict"]), row["derived"],
                        row["derived_value"], row["rel_error"], row["detail"],
                        row["seconds"] or 0.0, bool(row.get("cached")),
-                       samples=samples_of(row))
+                       row.get("diagnosis"), samples=samples_of(row))
 
 
 def samples_of(row: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
@@ -103,7 +107,7 @@ def claim_row(c: Claim, derivation: str) -> dict[str, Any]:
             "derived": "", "derived_value": None, "verdict": "", "rel_error": None,
             "assumptions": list(c.assumptions) + ([c.assumed] if c.assumed else []),
             "conflicts": [k.to_json() for k in c.conflicts],
-            "detail": "", "erratum": None if c.erratum is None else
+            "detail": "", "diagnosis": None, "erratum": None if c.erratum is None else
             {"why": c.erratum.why, "right": c.erratum.right},
             "seconds": 0.0, "cached": False, "samples": []}
 
@@ -114,8 +118,8 @@ def unit_row(unit: Path, verdict: str, detail: str) -> dict[str, Any]:
             "source": {"book": "", "chapter": "", "section": "", "seed": "", "language": ""},
             "statement": "", "quote": "", "kind": "unit", "stated": "", "derived": "",
             "derived_value": None, "verdict": verdict, "rel_error": None, "assumptions": [],
-            "conflicts": [], "detail": detail, "erratum": None, "seconds": 0.0,
-            "cached": False, "samples": []}
+            "conflicts": [], "detail": detail, "diagnosis": None, "erratum": None,
+            "seconds": 0.0, "cached": False, "samples": []}
 
 
 def finite(x: float | None) -> float | None:
@@ -161,9 +165,13 @@ class Verification(tb.RichView):
 
 def judge(claim: Claim) -> Judgement:
     """Derive the claim's value and compare it with what the text states (the rules of
-    :mod:`symroof.claims.rules`)."""
-    from .rules import judge as judged
-    return judged(claim)
+    :mod:`symroof.claims.rules`, then the approximate mark and the diagnosis of
+    :mod:`symroof.claims.diagnosis`)."""
+    from .diagnosis import judged
+    from .rules import judge as compared
+    if claim.kind == "measurement":
+        return compared(claim)
+    return judged(claim, _derive(claim), f"claim {claim.id!r}")
 
 
 def _derive(claim: Claim) -> Any:
@@ -178,7 +186,8 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
     never a crash. A claim that catches the time limit is stopped by ``run_units``."""
     from ..core.errors import SymroofError
     from ..core.timelimits import TimeLimit, time_limit
-    from .rules import RULES, Judgement, judge, mark
+    from .diagnosis import judged
+    from .rules import Judgement, judge, mark
     from .rules import Verdict as V
     start = time.perf_counter()
     derived: Any = None
@@ -186,7 +195,7 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
         with time_limit(timeout):
             derived = _derive(claim)
             j = judge(claim) if claim.kind == "measurement" else \
-                RULES[claim.kind](claim, derived, f"claim {claim.id!r}")
+                judged(claim, derived, f"claim {claim.id!r}")
     except TimeLimit:
         j = Judgement(V.TIMEOUT, "", None, None, f"no result within {timeout:g} s")
     except SymroofError as exc:
@@ -200,9 +209,12 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
     from .model import Law
     if j.verdict in (V.ERROR, V.TIMEOUT) or isinstance(derived, Law):
         derived = None  # a law's verdict says what it shows
+    from ..core.choices import Tried
+    if isinstance(derived, Tried):
+        derived = derived.value
     value = derived.inequality if hasattr(derived, "inequality") else derived
     return Verdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
-                   j.detail, seconds, value=value, samples=j.samples)
+                   j.detail, seconds, diagnosis=j.diagnosis, value=value, samples=j.samples)
 
 
 def _origin(exc: BaseException) -> str:

@@ -119,6 +119,25 @@ def read(text: str, language: str = "en") -> Stated | None:
     return Stated(-value if sign == "-" else value, half, unit, approximate, scale)
 
 
+_GROUPED = {"ru": re.compile(r"(?<![\d.,])\d{1,3}(?:[" + SPACES + r"]\d{3})+(?![\d])"),
+            "en": re.compile(r"(?<![\d.,])\d{1,3}(?:,\d{3})+(?![\d,])")}
+_DECIMAL_COMMA = re.compile(r"(?<=\d),(?=\d)")
+
+
+def plain_numbers(text: str, language: str = "en") -> str:
+    """``text`` (a relation, an expression) with its numbers written as formulas write
+    them: thousands separators dropped, a decimal comma made a point (in Russian).
+
+    >>> plain_numbers("B > 12,500"), plain_numbers("B > 19 500", "ru")
+    ('B > 12500', 'B > 19500')
+    >>> plain_numbers("D > 120,1", "ru"), plain_numbers("max(a, b) > 1,000")
+    ('D > 120.1', 'max(a, b) > 1000')
+    """
+    grouped = _GROUPED["ru" if language == "ru" else "en"]
+    out = grouped.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
+    return _DECIMAL_COMMA.sub(".", out) if language == "ru" else out
+
+
 def _number(text: str, language: str) -> tuple[str, str, str, int] | None:
     """(sign, integer digits, fraction digits, end index) of the number at the start."""
     decimal = ",." if language == "ru" else "."

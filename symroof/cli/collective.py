@@ -57,6 +57,9 @@ def register(verbs: Any) -> None:
     c.add_argument("--solve", metavar="SYMBOL", help="the size below which it is "
                    "latency-bound, in SYMBOL")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
+    c.add_argument("--choices", metavar="CHOICES", help="modelling choices: 'book' (the "
+                   "leading term in the axis size, no latency) or FIELD=VALUE pairs, e.g. "
+                   "'collectives=leading,latency=off,link_alpha=one_way' (default: exact)")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     exact_option(c)
     c.set_defaults(run=run_collective)
@@ -67,7 +70,8 @@ def run_collective(args: argparse.Namespace) -> int:
     result = derive(kind=args.kind, mesh_spec=args.mesh, axes=args.axes, array=args.array,
                     nbytes=args.bytes, chip_name=args.chip, catalog=args.catalog,
                     overrides=overrides(args.set), topology=args.topology, dim=args.dim,
-                    subs=args.subs, solve=args.solve, algorithm=args.algorithm)
+                    subs=args.subs, solve=args.solve, algorithm=args.algorithm,
+                    choices=args.choices)
     if args.json:
         emit(result.to_json())
         return 0

@@ -75,8 +75,10 @@ def run_model(args: argparse.Namespace) -> int:
         raise InputError("give a model name or a config.json path (symroof model --list)")
     for flag in ("batch", "context", "tokens", "chips"):
         value = getattr(args, flag)
-        if value is not None and value <= 0:
-            raise InputError(f"must be a positive whole number, got {value}", f"--{flag}")
+        # a context of 0 attends nothing (the FLOP count without attention), as in Python
+        if value is not None and (value < 0 or (value == 0 and flag != "context")):
+            least = "a whole number >= 0" if flag == "context" else "a positive whole number"
+            raise InputError(f"must be {least}, got {value}", f"--{flag}")
     cfg = model(args.name)
     if args.decode or args.prefill:
         return _step(args, cfg)
@@ -129,6 +131,8 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
     from ..render.model_views import step_json, step_lines
     phase = "decode" if args.decode else "prefill"
     context = args.context if phase == "decode" else (args.tokens or args.context)
+    if context == 0:
+        raise InputError("a step attends at least one position, got 0", "--context")
     if context is None:
         raise InputError("give the positions attended", "--context" if phase == "decode"
                          else "--tokens")
@@ -160,7 +164,9 @@ def _fit(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.errors import DerivationError, InputError
     from ..models import inference_memory, kv_bytes_per_token, max_batch, max_context, min_chips
     from ..render.model_views import fit_json, fit_lines
-    context = args.context or cfg.context_length
+    context = cfg.context_length if args.context is None else args.context
+    if args.context == 0:
+        raise InputError("--fit needs a positive context (0 attends nothing)", "--context")
     if not context:
         raise InputError("the config names no context length: give one", "--context")
     the_chip = _chip(args)

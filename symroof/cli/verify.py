@@ -23,7 +23,8 @@ def register(verbs: Any) -> None:
         description="Derive every claim of the derivation modules and compare it with what "
                     "the text states, at its printed precision; expressions are equal only when "
                     "SymPy proves it (NOT PROVEN otherwise). Exit 0 when no claim is NOT "
-                    "PROVEN, MISMATCH, STALE, ERROR or TIMEOUT (OK, ROUNDING, DEFINITION, a known "
+                    "PROVEN, MISMATCH, STALE, ERROR or TIMEOUT (OK, ROUNDING, APPROX, SIMPLIFIED, "
+                    "DEFINITION, a known "
                     "ERRATUM, INCONSISTENT or UNVERIFIABLE pass), 1 when one is, 2 on bad "
                     "input.",
         epilog="examples:\n  symroof verify\n  symroof verify rooflines-zh --json\n"

@@ -166,17 +166,18 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     peak = chip.peak(dtype or op.dtype, compute or op.compute)
     resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
     if not resources:
-        raise InputError(f"op {op.name!r} moves no bytes: give bytes or comm bytes")
+        if op.flops == 0:
+            raise InputError(f"op {op.name!r} does no work: give FLOPs, bytes or comm bytes")
+        resources = ["hbm"]  # a pure-FLOP op: no bytes, compute-bound at any size
     given = dict(bandwidths or {})
     bandwidths = {r: given[r] if r in given else chip.bandwidth(r) for r in resources}
     t_math = op.flops / peak
-    t_comms = {r: (op.bytes(r) if r in op.levels else op.comms[r]) / bandwidths[r]
-               for r in resources}
+    t_comms = {r: _moved(op, r) / bandwidths[r] for r in resources}
     main = primary or ("hbm" if "hbm" in op.levels else resources[0])
     if main not in bandwidths:
         raise InputError(f"op {op.name!r} moves no bytes over {main!r}")
-    moved = op.bytes(main) if main in op.levels else op.comms[main]
-    intensity = cancel(op.flops / moved)
+    moved = _moved(op, main)
+    intensity = sp.oo if moved == 0 else cancel(op.flops / moved)
     ridge = peak / bandwidths[main]
     steps = (
         Step("define", "compute time", None, sp.Eq(symbol("T_math"), t_math, evaluate=False),
@@ -212,6 +213,12 @@ def binding(terms: Mapping[str, sp.Expr]) -> str:
     if not all(t.is_number for t in terms.values()):
         return "undetermined"
     return max(terms, key=lambda k: (terms[k], k == COMPUTE))
+
+
+def _moved(op: Op, resource: str) -> sp.Expr:
+    """Bytes ``op`` moves at a memory level or over a link (0 for a pure-FLOP op)."""
+    return op.bytes(resource) if resource in op.levels else \
+        sp.sympify(op.comms.get(resource, 0))
 
 
 def size_values(values: Mapping[str | sp.Symbol, sp.Expr | int]) -> dict[sp.Symbol, sp.Expr]:

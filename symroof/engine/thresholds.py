@@ -143,7 +143,8 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
     elif 0 <= degree < 1:
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies")
     elif degree > 1:
-        exact, direction, existence = _nonlinear(poly(), s, res)
+        exact, direction, existence = _nonlinear(poly(), s, res,
+                                                 (rl.t_math, rl.t_comms[res]))
     steps[0] = replace(steps[0], output=sp.Eq(s, exact, evaluate=False))
     asym, corr, reg = _in_regime(exact, regime, steps)
     return Threshold(s, res, exact, direction, existence, asym, corr, reg, tuple(steps),
@@ -217,8 +218,12 @@ def _symbol_first(rel: sp.Basic) -> sp.Basic:
     return rel
 
 
-def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str) -> tuple[sp.Expr, str, sp.Basic]:
-    roots = [r for r in sp.solve(poly.as_expr(), s) if may_be_positive(r)]
+def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str,
+               terms: tuple[sp.Expr, ...] = ()) -> tuple[sp.Expr, str, sp.Basic]:
+    """The one positive root; a root where every term is zero (an axis of one chip, where
+    neither time is spent) balances nothing and is left out."""
+    roots = [r for r in sp.solve(poly.as_expr(), s) if may_be_positive(r)
+             and not (terms and all(sp.simplify(t.subs(s, r)) == 0 for t in terms))]
     if len(roots) != 1:
         raise DerivationError(f"T_math = T_{res} has {len(roots)} positive solutions in {s}: "
                               f"{roots}")
@@ -269,7 +274,7 @@ def between(rl: Roofline, first: str, second: str, name: str | sp.Symbol, *,
     if s not in free:
         raise InputError(f"symbol {s} is not in T_{first} or T_{second} (they use: "
                          f"{', '.join(sorted(map(str, free))) or 'no symbols'})")
-    exact, direction, existence = solve_gap(ta - tb, s, label)
+    exact, direction, existence = solve_gap(ta - tb, s, label, (ta, tb))
     steps: list[Step] = [Step("solve", f"{label} for {s}", sp.Eq(ta, tb, evaluate=False),
                               sp.Eq(s, exact, evaluate=False), "balance point")]
     asym, corr, reg = _in_regime(exact, regime, steps)
@@ -277,9 +282,10 @@ def between(rl: Roofline, first: str, second: str, name: str | sp.Symbol, *,
                      tuple(steps), ta, tb)
 
 
-def solve_gap(gap: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.Basic]:
+def solve_gap(gap: sp.Expr, s: sp.Symbol, label: str,
+              terms: tuple[sp.Expr, ...] = ()) -> tuple[sp.Expr, str, sp.Basic]:
     """The positive root of ``gap`` in ``s``, the side where ``gap > 0``, and the
-    condition for the root to exist."""
+    condition for the root to exist (a root where all ``terms`` vanish is not one)."""
     if polynomial_coefficients(gap, s) is None:
         num, den = sp.fraction(sp.together(gap))
         if den.is_positive is False:
@@ -298,7 +304,7 @@ def solve_gap(gap: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.
             raise DerivationError(f"{label} at {s} = {cancel(-b / a)}, which is not "
                                   f"positive: the terms never cross")
         return cancel(-b / a), ">" if _positive(a, b) else "<", existence
-    return _nonlinear(poly(), s, label.split(" = ")[1].removeprefix("T_"))
+    return _nonlinear(poly(), s, label.split(" = ")[1].removeprefix("T_"), terms)
 
 
 def _closed_form(num: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.Basic]:

@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -30,10 +30,12 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.choices import Choices
 from ..core.errors import InputError
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
-from .links import Link, convention, latency_symbol, parse_link_value
+from .links import Link, convention, latency_symbol, parse_link_value, split_per
+from .micro import micro_peak, micro_specs, micro_value
 from .topology import Topology, build_topologies
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
@@ -53,6 +55,7 @@ class Figure:
     note: str = ""
     alternatives: tuple[Figure, ...] = ()
     direction: str = ""
+    per: str = ""  # a link figure counted per link, chip, host or node (else the link's)
 
     def pick(self, label: str) -> Figure:
         """This figure with the alternative ``label`` made the value in force."""
@@ -109,8 +112,16 @@ class Chip(tb.RichView):
         raise InputError(f"chip {self.name!r} has no figure {key!r} "
                          f"(keys: {', '.join(sorted(self.figures))})")
 
-    def peak(self, dtype: str = "bf16", compute: str = "mxu") -> sp.Expr:
-        """Peak dense operations per second of the compute unit ``compute`` in ``dtype``."""
+    def peak(self, dtype: str = "bf16", compute: str = "mxu",
+             choices: Choices | None = None) -> sp.Expr:
+        """Peak dense operations per second of the compute unit ``compute`` in ``dtype``
+        (under ``choices.peak == "sparse"``, the 2:4-sparse figure NVIDIA's spec sheets
+        print: twice the dense one; other vendors print none)."""
+        if choices is not None and choices.peak == "sparse":
+            if self.vendor != "NVIDIA":
+                raise InputError(f"chip {self.name!r} has no sparse peak (the 2:4-sparse "
+                                 "figure is NVIDIA's)")
+            return 2 * self.peak(dtype, compute)
         dtype = canonical_dtype(dtype)
         key = f"{compute}.{dtype}"
         if key not in self.figures:
@@ -118,6 +129,32 @@ class Chip(tb.RichView):
             raise InputError(f"chip {self.name!r} has no {compute} peak for {dtype} "
                              f"(it has: {have or 'none'})")
         return self.figures[key].value
+
+    def edition(self, label: str) -> Chip:
+        """The chip with every figure that has an alternative labelled ``label`` (another
+        edition of the table, such as ``B1``) taking it.
+
+        >>> chip("tpu-v5e").edition("B1").bandwidth()
+        820000000000
+        """
+        picked = {k: f.pick(label) for k, f in self.figures.items()
+                  if any(a.label == label for a in f.alternatives)}
+        if not picked:
+            raise InputError(f"chip {self.name!r} has no figure from {label!r}")
+        return replace(self, figures={**self.figures, **picked})
+
+    def under(self, choices: Choices) -> Chip:
+        """The chip as ``choices`` take it: another edition's figures when one is named."""
+        return self.edition(choices.edition) if choices.edition else self
+
+    def micro_peak(self, dtype: str = "bf16") -> sp.Expr:
+        """The tensor-core peak the microarchitecture figures give (``symroof.hardware.micro``).
+
+        >>> chip("a100-40gb").micro_peak()
+        311869440000000
+        """
+        return micro_peak({k: f.value for k, f in self.figures.items()},
+                          canonical_dtype(dtype), self.name)
 
     def bandwidth(self, name: str = "hbm") -> sp.Expr:
         """Bytes per second of a memory level, or of a link one way (``link(name).one_way``,
@@ -140,7 +177,8 @@ class Chip(tb.RichView):
                              f"(links: {', '.join(sorted(self.links)) or 'none'})")
         info, fig = self.links[name], self.figures[name]
         lat = self.figures.get(f"{name}.latency")
-        return Link(name, fig.value, fig.direction or info.direction, info.per, fig.source,
+        return Link(name, fig.value, fig.direction or info.direction, fig.per or info.per,
+                    fig.source,
                     lat.value if lat else latency_symbol(name), lat.source if lat else "",
                     info.count, info.note)
 
@@ -182,6 +220,9 @@ class Chip(tb.RichView):
         figures = dict(self.figures)
         for key, text in overrides.items():
             where = f"--set {key}" if source == COMMAND_LINE else key
+            if key.startswith("micro.") and key in self.figures:
+                figures[key] = Figure(micro_value(key, text, where), text, source, "override")
+                continue
             if key.endswith(".latency") and key[:-len(".latency")] in self.links:
                 value = parse_quantity(text, TIME, where=where)
                 figures[key] = Figure(value, text, source, "override")
@@ -198,14 +239,16 @@ class Chip(tb.RichView):
             if labels and not text.lstrip("+-")[:1].isdigit() and not text.startswith("."):
                 raise InputError(f"{text!r} is neither a value nor the label of an "
                                  f"alternative (labels: {', '.join(sorted(labels))})", where)
-            direction = ""
+            direction = per = ""
             if full in self.links:
-                value, direction = parse_link_value(text, where=where)
+                text_, per = split_per(text, where)
+                value, direction = parse_link_value(text_, where=where)
             else:
                 value = parse_quantity(text, _dimension(full), where=where)
             figures[full] = Figure(value, text, source, "override",
                                    alternatives=(replace(old, alternatives=()),
-                                                 *old.alternatives), direction=direction)
+                                                 *old.alternatives), direction=direction,
+                                   per=per)
         return replace(self, figures=figures)
 
 
@@ -316,6 +359,9 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
         if "capacity" in spec:
             figures[f"{level}.capacity"] = _figure(spec["capacity"], CAPACITY, sources,
                                                    f"{where}.memory.{level}.capacity")
+    for full, spec, at in micro_specs(_table(table.get("micro", {}), f"{where}.micro"),
+                                      f"{where}.micro"):
+        figures[full] = _figure(spec, COMPUTE, sources, at, parse=partial(micro_value, full))
     links: dict[str, LinkInfo] = {}
     for link, spec in _table(table.get("links", {}), f"{where}.links").items():
         at = f"{where}.links.{link}"
@@ -350,7 +396,8 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
 
 
 def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str,
-            label: str = "default") -> Figure:
+            label: str = "default",
+            parse: Callable[[str, str], sp.Expr] | None = None) -> Figure:
     spec = _table(spec, where)
     for key in ("value", "source"):
         if key not in spec:
@@ -368,14 +415,18 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
         alt_label = _table(alt, at).get("label")
         if not isinstance(alt_label, str) or not alt_label:
             raise InputError("missing 'label'", at)
-        alternatives.append(_figure(alt, dimension, sources, at, alt_label))
+        alternatives.append(_figure(alt, dimension, sources, at, alt_label, parse))
     labels = [a.label for a in alternatives]
     if len(set(labels)) != len(labels):
         raise InputError("alternative labels must be unique", where)
-    value = parse_quantity(spec["value"], dimension, where=f"{where}.value")
+    value = parse(spec["value"], f"{where}.value") if parse else \
+        parse_quantity(spec["value"], dimension, where=f"{where}.value")
     direction = convention(str(spec["direction"]), where=where) if "direction" in spec else ""
+    per = str(spec.get("per", ""))
+    if per and per not in PER:
+        raise InputError(f"'per' must be one of {', '.join(PER)}, got {per!r}", where)
     return Figure(value, spec["value"], spec["source"], label, str(spec.get("note", "")),
-                  tuple(alternatives), direction)
+                  tuple(alternatives), direction, per)
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

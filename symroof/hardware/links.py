@@ -115,3 +115,18 @@ def convention(text: str, *, where: str | None = None) -> str:
         raise InputError(f"direction must be one of {', '.join(DIRECTIONS)}, got {text!r}",
                          where)
     return SPELLINGS[key]
+
+
+def split_per(text: str, where: str) -> tuple[str, str]:
+    """A link bandwidth's trailing ``per chip`` (``link``, ``host``, ``node``), split off.
+
+    >>> split_per("3.125e9 B/s one-way per chip", "--set dcn")
+    ('3.125e9 B/s one-way', 'chip')
+    """
+    words = text.split()
+    if len(words) >= 2 and words[-2].lower() == "per":
+        if words[-1].lower() not in PER:
+            raise InputError(f"a link is counted per {', '.join(PER)}; got "
+                             f"'per {words[-1]}'", where)
+        return " ".join(words[:-2]), words[-1].lower()
+    return text, ""

@@ -96,9 +96,11 @@ def optimize_formulas(*, minimize: str | None, subject_to: str | None, variables
     numbers: dict[str, sp.Expr] = {}
     if at:
         point = {}
+        coefficients = (objective.free_symbols | constraint.free_symbols) - set(xs) - \
+            set(exact)
         for k, v in parse_assignments(at, where="--at").items():
             value = parse_expr(v, where=f"--at {k}")
-            if symbol(k) != budget and symbol(k) not in later:
+            if symbol(k) != budget and symbol(k) not in set(later) | coefficients:
                 raise InputError(f"unknown symbol {k!r}: give the budget {budget}", "--at")
             if not value.is_number or not value.is_positive:
                 raise InputError(f"{k} must be a positive number, got {v!r}", "--at")
@@ -106,12 +108,19 @@ def optimize_formulas(*, minimize: str | None, subject_to: str | None, variables
         if budget not in point:
             raise InputError(f"give the budget {budget}, e.g. {budget}=5.76e23", "--at")
         values_at = {**later, **point}
+        missing = sorted(set().union(*(v.free_symbols for v in opt.solution.values()),
+                                     objective.subs(exact).free_symbols - set(xs))
+                         - set(values_at), key=str)
+        if missing:
+            said = ", ".join(map(str, missing))
+            raise InputError(f"the optimum still depends on {said}: give {said} too "
+                             f"(--at {budget}=...,{missing[0]}=...) or with --values", "--at")
         sol = {x: v.evalf(30, subs=values_at) for x, v in opt.solution.items()}
         for x, v in sol.items():
             numbers[f"{x}*"] = v
         if len(xs) == 2:
             numbers[f"{xs[1]}*/{xs[0]}*"] = sol[xs[1]] / sol[xs[0]]
         loss = objective.subs(exact).evalf(30, subs={**values_at, **sol})
-        numbers["objective"] = loss if loss.is_number else sp.nan
+        numbers["objective"] = loss
     return AdHocOptimum(opt, budget, exponents, numbers, constants,
                         dict(sorted(known.items(), key=lambda kv: str(kv[0]))))

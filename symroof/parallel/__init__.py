@@ -45,6 +45,11 @@ The API:
   ``bytes_per_link``, ``bandwidth_time``, ``latency_time``, ``time``,
   ``latency_bound_below``, ``result``, ``op``, ``terms()``, ``roofline()`` and
   ``threshold(symbol)``.
+- ``totals(mesh)`` (chips, hosts, aggregate FLOP/s, HBM and its bandwidth), ``flops_time``
+  (F FLOPs on n chips at an MFU), ``global_batch`` (a per-chip batch times the chips, times
+  E/k for a mixture of experts), ``send`` (point to point) and ``gather_to_one``.
+- ``Collective.under(choices)``: the same collective under a text's modelling choices
+  (``symroof.core.choices``: the leading term in the axis size, no latency, ...).
 - ``sharded_matmul(lhs, rhs, mesh)`` -> ``ShardedMatmul``: the collectives it needs, the
   result's sharding, per-device FLOPs, bytes and comms, and its roofline over named terms.
 - Rooflines: ``roofline(op, chip, bandwidths=..., extra={"latency": t}, serial=(...))``
@@ -69,4 +74,5 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "matmul": "ShardedMatmul sharded_matmul",
     "mesh": "Axis Mesh mesh",
     "sharding": "Dim ShardedArray sharded",
+    "aggregates": "Totals Transfer flops_time gather_to_one global_batch send totals",
 })

@@ -18,6 +18,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.choices import parse_choices
 from ..core.errors import InputError
 from ..core.parse import exact, parse_assignments, parse_expr, symbol
 from ..core.printer import number_value, text
@@ -119,6 +120,7 @@ class CollectiveResult:
             "result": c.result.text if c.result is not None else None,
             "values": {str(k): text(v) for k, v in self.values.items()},
             "assumptions": list(c.mesh.assumptions),
+            "choices": c.choices.to_json(),
         }
         devices = self.value(c.devices)
         out["devices"] = int(devices) if devices is not None and devices.is_Integer else \
@@ -158,8 +160,9 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
                    catalog: str | None = None, overrides: Mapping[str, str] | None = None,
                    topology: str | None = None, dim: str | None = None,
                    subs: str | None = None, solve: str | None = None,
-                   algorithm: str = "ring") -> CollectiveResult:
-    """Build the collective of the command line and derive its latency-bound size."""
+                   algorithm: str = "ring", choices: str | None = None) -> CollectiveResult:
+    """Build the collective of the command line and derive its latency-bound size, under
+    ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``)."""
     k = canonical_kind(kind, "collective")
     how = canonical_algorithm(algorithm)
     if how != "ring" and k != "allreduce":
@@ -184,6 +187,8 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
     else:
         assert nbytes is not None
         c = collective(k, _formula(nbytes, "--bytes"), axes, m, how)
+    if choices is not None:
+        c = c.under(parse_choices(choices))
     used = c.time.free_symbols | c.nbytes.free_symbols
     values = _values(subs, used)
     th = None

@@ -38,17 +38,20 @@ not counted.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, parse_expr
 from ..engine.ops import Op
 from .in_network import canonical_algorithm, in_switch_stages
 from .mesh import Axis, Mesh
+from .rings import Stage as Stage  # re-exported: a collective's stages
+from .rings import stages as _ring_stages
 from .sharding import ShardedArray, sharded
 
 if TYPE_CHECKING:
@@ -60,29 +63,6 @@ TITLES = {"allgather": "AllGather", "reducescatter": "ReduceScatter",
           "allreduce": "AllReduce", "alltoall": "AllToAll", "permute": "permute"}
 LATENCY = "latency"
 AxesSpec = str | list[str] | tuple[str, ...]
-
-
-@dataclass(frozen=True)
-class Stage:
-    """One network a collective crosses: ``sent`` bytes per device, ``per_link`` bytes on
-    the busiest directed link (or switch port), ``hops`` latency steps."""
-
-    axis: str
-    size: sp.Expr
-    link: str
-    bandwidth: sp.Expr
-    sent: sp.Expr
-    per_link: sp.Expr
-    hops: sp.Expr
-    latency: sp.Expr
-
-    @property
-    def bandwidth_time(self) -> sp.Expr:
-        return self.per_link / self.bandwidth
-
-    @property
-    def latency_time(self) -> sp.Expr:
-        return self.hops * self.latency
 
 
 @dataclass(frozen=True, repr=False)
@@ -97,6 +77,13 @@ class Collective(tb.RichView):
     array: ShardedArray | None = None
     result: ShardedArray | None = None
     algorithm: str = "ring"  # or an in-switch reduction (in_network.ALGORITHMS)
+    choices: Choices = EXACT
+
+    def under(self, choices: Choices) -> Collective:
+        """The same collective costed under ``choices`` (the book's V/W: ``BOOK``)."""
+        axes = [self.mesh.axis(a) for a in self.axes]
+        return replace(self, stages=_stages(self.kind, self.nbytes, axes, choices,
+                                            self.algorithm), choices=choices)
 
     def _view(self) -> tuple[str, tb.Table]:
         rows: list[tuple[str, Any]] = [("devices in a group", self.devices),
@@ -156,12 +143,13 @@ class Collective(tb.RichView):
     @property
     def latency_bound_below(self) -> sp.Expr | None:
         """The size V (bytes, in ``nbytes``' convention) below which the latency term
-        exceeds the bandwidth term; None when the collective costs nothing."""
+        exceeds the bandwidth term; None when the collective costs nothing or pays no
+        latency."""
         probe = sp.Dummy("V", positive=True)
         stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes],
-                         self.algorithm)
+                         self.choices, self.algorithm)
         per_byte = sp.cancel(sp.Add(*(s.bandwidth_time for s in stages)) / probe)
-        if per_byte == 0:
+        if per_byte == 0 or self.latency_time == 0:
             return None
         return sp.cancel(self.latency_time / per_byte)
 
@@ -234,8 +222,8 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
     if k == "permute" and len(names) != 1:
         raise InputError(f"a permute runs along one axis, got {', '.join(names)}")
     how = canonical_algorithm(algorithm)
-    return Collective(k, names, v, _stages(k, v, [on.axis(n) for n in names], how), on,
-                      algorithm=how)
+    return Collective(k, names, v, _stages(k, v, [on.axis(n) for n in names], algorithm=how),
+                      on, algorithm=how)
 
 
 def all_gather(array: str | ShardedArray, axes: AxesSpec, on: Mesh) -> Collective:
@@ -276,8 +264,8 @@ def all_reduce(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
     a = _partial(array, axes, on, "AllReduce")
     names = on.resolve(axes)
     v, how = a.device_bytes, canonical_algorithm(algorithm)
-    return Collective("allreduce", names, v, _stages("allreduce", v, _axes(on, names), how),
-                      on, a, a, how)
+    return Collective("allreduce", names, v,
+                      _stages("allreduce", v, _axes(on, names), algorithm=how), on, a, a, how)
 
 
 def all_to_all(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
@@ -328,95 +316,10 @@ def _axes(on: Mesh, names: tuple[str, ...]) -> list[Axis]:
     return [on.axis(n) for n in names]
 
 
-def _stages(kind: str, v: sp.Expr, axes: list[Axis],
+def _stages(kind: str, v: sp.Expr, axes: list[Axis], choices: Choices = EXACT,
             algorithm: str = "ring") -> tuple[Stage, ...]:
+    """The stages of a collective: rings (``rings.stages``, under ``choices``) or an
+    in-switch reduction."""
     if algorithm != "ring":
         return in_switch_stages(canonical_algorithm(algorithm), kind, v, axes)
-    flat = [(a.name, s) for a in axes for s in a.stages()]
-    if kind in ("allgather", "reducescatter"):
-        out = _gather(v, flat)
-        return out if kind == "allgather" else tuple(reversed(out))
-    if kind == "allreduce":
-        gather = _gather(v, flat)
-        return (*reversed(gather), *gather)
-    if kind == "alltoall":
-        return tuple(_one(kind, g[0][0], g[0][1], v) if len(g) == 1 else _all_to_all_at_once(g, v)
-                     for g in _groups(flat))
-    return tuple(_one(kind, name, s, v) for name, s in flat)
-
-
-def _groups(flat: list[tuple[str, Axis]]) -> list[list[tuple[str, Axis]]]:
-    """Neighbouring rings (more than one chip) of one link, which run at once."""
-    groups: list[list[tuple[str, Axis]]] = []
-    for name, s in flat:
-        last = groups[-1][-1][1] if groups else None
-        if last is not None and s.ring and s.size != 1 and last.ring and last.size != 1 \
-                and last.link.name == s.link.name:
-            groups[-1].append((name, s))
-        else:
-            groups.append([(name, s)])
-    return groups
-
-
-def _all_to_all_at_once(group: list[tuple[str, Axis]], v: sp.Expr) -> Stage:
-    """An AllToAll over several rings of a torus: every ring works at once and the longest
-    one decides (the book: V max(A, B, ...) / (4 N W_bidi) for V bytes over N chips)."""
-    parts = [_one("alltoall", name, s, v) for name, s in group]
-    n = sp.Mul(*(s.size for _, s in group))
-    return Stage("".join(name for name, _ in group), n, parts[0].link, parts[0].bandwidth,
-                 sp.cancel((n - 1) / n * v), sp.Max(*(p.per_link for p in parts)),
-                 sp.Add(*(p.hops for p in parts)), parts[0].latency)
-
-
-def _gather(v: sp.Expr, flat: list[tuple[str, Axis]]) -> tuple[Stage, ...]:
-    """AllGather stages in order; neighbouring rings of one link run at once (their
-    bandwidths add, their hops add), as the book has it for AllGather_XY on a torus."""
-    groups = _groups(flat)
-    out = []
-    for i, group in enumerate(groups):
-        later = sp.Mul(*(t.size for g in groups[i + 1:] for _, t in g))
-        if len(group) == 1:
-            out.append(_one("allgather", group[0][0], group[0][1], v / later))
-        else:
-            out.append(_concurrent(group, v / later))
-    return tuple(out)
-
-
-def _concurrent(group: list[tuple[str, Axis]], v: sp.Expr) -> Stage:
-    """Rings of one link gathering at once: (n-1)/n V over the sum of their bandwidths."""
-    n = sp.Mul(*(s.size for _, s in group))
-    base = group[0][1].bandwidth
-    rate = sp.Add(*((2 if s.wraps and s.bidirectional else 1) * s.bandwidth for _, s in group))
-    sent = sp.cancel((n - 1) / n * v)
-    hops = sp.Add(*(sp.floor(s.size / 2) if s.wraps and s.bidirectional else s.size - 1
-                    for _, s in group))
-    return Stage("".join(name for name, _ in group), n, group[0][1].link.name, base, sent,
-                 sp.cancel(sent * base / rate), hops, group[0][1].latency)
-
-
-def _one(kind: str, name: str, s: Axis, v: sp.Expr) -> Stage:
-    """One stage on one network; ``v`` is the gathered size (AllGather) or the per-device
-    size (AllToAll, permute)."""
-    n = s.size
-    if n == 1:
-        zero = sp.S.Zero
-        return Stage(name, n, s.link.name, s.bandwidth, zero, zero, zero, s.latency)
-    wrapped = s.ring and s.wraps and s.bidirectional
-    one_way = s.ring and s.wraps and not s.bidirectional
-    line = s.ring and not s.wraps
-    quarter = sp.floor(n ** 2 / 4)
-    if kind == "allgather":
-        sent = (n - 1) / n * v
-        per_link = sent / 2 if wrapped else sent
-        hops = sp.floor(n / 2) if wrapped else n - 1
-    elif kind == "alltoall":
-        sent = (n - 1) / n * v
-        per_link = (quarter * v / (2 * n) if wrapped else (n - 1) * v / 2 if one_way
-                    else quarter * v / n if line else sent)
-        hops = sp.floor(n / 2) if wrapped else n - 1 if s.ring else sp.S.One
-    else:  # permute
-        sent = per_link = v
-        hops = n - 1 if line else sp.S.One
-    return Stage(name, n, s.link.name, s.bandwidth, sp.cancel(sent), sp.cancel(per_link),
-                 exact(hops), s.latency)
-
+    return _ring_stages(kind, v, axes, choices)

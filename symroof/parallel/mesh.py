@@ -18,8 +18,9 @@ scale-out network; an axis larger
 than what is left of the domain is hierarchical (its ``parts``: inside the domain, then
 across it). ``NAME=SIZE@LINK`` puts an axis on a named link (``pod=2@dcn``). A size may
 be a symbol (``X=N``); where a symbol's fit cannot be checked, the mesh records the
-assumption. ``bandwidth`` is one-way bytes per second per chip on the axis (per link on a
-torus ring); ``latency`` is seconds per hop, a sourced number or ``alpha_<link>``.
+assumption (a line without wraparound, unless the mesh says ``X=N:wraps``). ``bandwidth``
+is one-way bytes per second per chip on the axis (per link on a torus ring); ``latency`` is
+seconds per hop, a sourced number or ``alpha_<link>``.
 """
 
 from __future__ import annotations
@@ -177,7 +178,14 @@ def mesh(spec: str | Mapping[str, int | str | sp.Expr], on: Chip | str, *,
     if not pairs:
         raise InputError("a mesh needs at least one axis, e.g. 'X=8,Y=4'", where)
     sizes: dict[str, tuple[sp.Expr, str | None]] = {}
+    closed: set[str] = set()
     for name, raw in pairs.items():
+        raw, colon, flag = raw.partition(":")
+        if colon:
+            if flag.strip() != "wraps":
+                raise InputError(f"axis {name}: unknown mark {flag.strip()!r} after ':' (the "
+                                 f"one mark is 'wraps': {name}=N:wraps)", where)
+            closed.add(name)
         size_text, at, link = raw.partition("@")
         size = parse_expr(size_text, where=f"{where}: axis {name}")
         if size.free_symbols and not size.is_Symbol:
@@ -193,8 +201,29 @@ def mesh(spec: str | Mapping[str, int | str | sp.Expr], on: Chip | str, *,
     topo = the_chip.topology(topology)
     builder = _torus if topo.kind == "torus" else _switch
     axes, notes = builder(the_chip, topo, sizes, where)
+    notes = _closed(axes, closed, topo, notes, where)
     ordered = {name: axes[name] for name in pairs}
     return Mesh(the_chip, ordered, topo, tuple(notes), spec if isinstance(spec, str) else "")
+
+
+def _closed(axes: dict[str, Axis], closed: set[str], topo: Topology, notes: list[str],
+            where: str) -> list[str]:
+    """Axes the user says wrap (``X=N:wraps``): a symbolic ring closes, as asked; a
+    numeric one must close on the topology already."""
+    for name in sorted(closed):
+        axis = axes[name]
+        if not axis.ring:
+            raise InputError(f"axis {name} is not a ring of the torus: it cannot wrap", where)
+        if axis.size.is_Integer:
+            if not axis.wraps:
+                raise InputError(f"axis {name}={axis.size} does not wrap on {topo.name}: a "
+                                 f"ring closes over a whole dimension", where)
+            continue
+        axes[name] = replace(axis, wraps=True)
+        notes = [f"{name} = {axis.size} is assumed to be a whole dimension of {topo.name} "
+                 f"with wraparound (as the mesh says)" if n.startswith(f"{name} = ") else n
+                 for n in notes]
+    return notes
 
 
 def _link_axis(the_chip: Chip, topo: Topology, name: str, size: sp.Expr, link_name: str,

@@ -9,11 +9,15 @@
 4
 >>> sharded("bf16[4096_XY, 8192]", m).device_shape
 (128, 8192)
+>>> sharded("bf16[8192_X, 8192]", m).text
+'bf16[8192_X, 8192]'
+
 
 A dimension's subscript names the mesh axes it is split over (``D_XY``: over X and Y, X
 the major one); no subscript means replicated along every axis the array does not use.
-Names are positive symbols, numbers are exact. Errors point at the token: an unknown
-axis, an axis used twice, a number that does not divide.
+Names are positive symbols, numbers are exact sizes (a number may repeat: ``[8192, 8192]``).
+Errors point at the token: an unknown axis, an axis used twice, a number that does not
+divide.
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ class Dim:
     axes: tuple[str, ...] = ()
 
     def token(self) -> str:
-        return self.name + (f"_{''.join(self.axes)}" if self.axes else "")
+        """The dimension as written: a repeated number's ``#k`` (its k-th use) left out."""
+        return self.name.partition("#")[0] + (f"_{''.join(self.axes)}" if self.axes else "")
 
 
 @dataclass(frozen=True, repr=False)
@@ -143,10 +148,12 @@ def sharded(spec: str | ShardedArray, on: Mesh, *,
                 raise InputError(f"mesh axis {a!r} already splits dimension {seen[a]!r}: an "
                                  f"axis shards at most one dimension", at)
             seen[a] = name
-        if any(d.name == name for d in out):
-            raise InputError(f"dimension {name!r} appears twice", at)
         size = sp.Integer(int(name)) if name.isdigit() else \
             exact((dims or {}).get(name, symbol(name)))
+        if any(d.name == name for d in out):
+            if not name.isdigit():
+                raise InputError(f"dimension {name!r} appears twice", at)
+            name = f"{name}#{sum(d.name.partition('#')[0] == name for d in out) + 1}"
         if size.is_Integer and size < 1:
             raise InputError("a dimension needs at least one element", at)
         split = sp.Mul(*(on.axis(a).size for a in axes))

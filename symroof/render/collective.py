@@ -60,5 +60,7 @@ def collective_lines(result: CollectiveResult) -> list[str]:
         side = "<" if th.direction == ">" else ">"
         rows.append(("latency-bound when", f"{th.symbol} {side} {_show(th.exact)}"))
     rows += [("assumption", note) for note in m.assumptions]
+    rows += [("choice", line) for line in c.choices.lines() if line.split(" = ")[0] in
+             c.choices.changed()]
     width = max(len(k) for k, _ in rows)
     return [head, *(f"  {k:<{width}}  {val}" for k, val in rows)]

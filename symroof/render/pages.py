@@ -28,7 +28,7 @@ from ..claims.stated import UNIT_WORDS, Stated, read
 from ..core.errors import SymroofError
 from ..core.escape import escape, html_escape
 from ..core.parse import parse_expr, parse_relation
-from ..core.printer import latex_value, shown
+from ..core.printer import Shown, latex_value, shown
 from ..core.resources import bundled
 from ..core.tables import BR, Column, Part, Table, cell, code, link, math, small, text
 from .quotes import quote_markup
@@ -75,9 +75,39 @@ def derived_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
         s = shown(_oriented(value / unit.scale if unit else value))
     except (sp.SympifyError, TypeError):
         return cell(text(v.derived))
+    s = one_digit_more(s, value, _stated_number(v.claim))
     after = (text(f" {UNIT_WORDS.get(unit.unit, unit.unit)}"),) if unit else ()
     return cell(math(s), *after) if s.exact else \
         cell(math(s), *after, BR, small(words["exact_in_json"]))
+
+
+def _stated_number(c: Claim) -> Stated | None:
+    if c.kind not in ("number", "definition"):
+        return None
+    return read(c.stated, c.source.language)
+
+
+def one_digit_more(s: Shown, value: Any, p: Stated | None) -> Shown:
+    """The decimal of a derived number with one digit more than its stated number prints,
+    where the readable form shows fewer: 2.4953 ms beside a stated 2.4 ms reads 2.50, not
+    2.5.
+
+    >>> from symroof.claims.stated import stated
+    >>> one_digit_more(shown(sp.Rational(24953, 10000)), sp.Rational(24953, 10000),
+    ...                stated("2.4")).text
+    '24953/10000 ≈ 2.50'
+    """
+    if p is None or " ≈ " not in s.text or not getattr(value, "is_number", False):
+        return s
+    places = -sp.log(2 * p.half_unit / p.scale, 10)
+    if not places.is_Integer or places < 0:
+        return s
+    number = float(sp.N(value / p.scale, 30))
+    exact, _, shown_ = s.text.rpartition(" ≈ ")
+    now = len(shown_.partition(".")[2]) if re.fullmatch(r"-?\d+(\.\d+)?", shown_) else None
+    if now is None or now > int(places) or not 1e-4 <= abs(number) < 1e7:
+        return s
+    return Shown(s.latex, f"{exact} ≈ {number:.{int(places) + 1}f}", s.exact)
 
 
 def _stated_unit(c: Claim) -> Stated | None:
@@ -94,8 +124,16 @@ def verdict_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
     if v.verdict == "OK" or not v.detail:
         return cell(text(word), *_assumes(c, words))
     detail = c.evidence if v.verdict == "UNVERIFIABLE" and not c.assumed else \
-        c.erratum.why if v.verdict == "ERRATUM" and c.erratum else v.detail
+        _erratum_why(v) if v.verdict == "ERRATUM" and c.erratum else v.detail
     return cell(text(word + ":"), small(detail), *_assumes(c, words))
+
+
+def _erratum_why(v: Verdict) -> str:
+    """Why the text is wrong, and the slip a diagnosis names, if one does."""
+    if v.claim.erratum is None:
+        return v.detail  # a MISMATCH's detail names the slip already
+    why = v.claim.erratum.why
+    return f"{why}; {v.diagnosis['said']}" if v.diagnosis and v.diagnosis.get("said") else why
 
 
 def _assumes(c: Claim, words: Mapping[str, Any]) -> tuple[Part, ...]:
@@ -211,13 +249,22 @@ def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
         for v in mine:
             if v.verdict in ("ERRATUM", "MISMATCH", "STALE"):
                 c = v.claim
-                why = c.erratum.why if c.erratum else v.detail
+                why = _erratum_why(v)
                 errata.append((cell(link(c.id, f"{d.id}.{suffix}"), BR,
                                     small(c.source.section)),
                                cell(stated_part(c)), derived_parts(v, words),
                                cell(text(why))))
     index = Table((Column(words["derivation"], 0.55), Column(words["claims_count"], align="r"),
                    Column(words["verdict"], 0.3)), tuple(rows))
+    diagnosed = [(cell(link(v.claim.id, f"{v.derivation}.{suffix}"), BR,
+                       small(v.claim.source.section)), cell(stated_part(v.claim)),
+                  cell(text(words["verdicts"][v.verdict])),
+                  cell(text(str(v.diagnosis.get("said") or v.diagnosis["choice"])), BR,
+                       small(str(v.diagnosis["choice"]))))
+                 for v in verification.verdicts if v.diagnosis]
+    diagnoses_table = Table((Column(words["claim"], 0.24), Column(words["stated"], 0.16),
+                             Column(words["verdict"], 0.16), Column(words["diagnosis"], 0.44)),
+                            tuple(diagnosed))
     errata_table = Table((Column(words["claim"], 0.24), Column(words["stated"], 0.16),
                           Column(words["derived"], 0.22), Column(words["why"], 0.38)),
                          tuple(errata))
@@ -228,7 +275,8 @@ def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
                    cell(*(p for i, (value, ids) in enumerate(k.values)
                           for p in ((BR,) if i else ()) + (text(f"{value}: "),
                                                             small(", ".join(ids))))),
-                   cell(text(k.known or "-")))
+                   cell(text(k.known or (f"{k.defined_by}: {k.defining}" if k.defined_by
+                                         else "-"))))
             if row not in conflicts:
                 conflicts.append(row)
     conflicts_table = Table((Column(words["figure"], 0.26), Column(words["derivation"], 0.14),
@@ -238,5 +286,6 @@ def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
     return {"index_table": index.render(fmt),
             "conflicts_table": conflicts_table.render(fmt) if conflicts else "",
             "errata_table": errata_table.render(fmt) if errata else "", "s": words,
+            "diagnoses_table": diagnoses_table.render(fmt) if diagnosed else "",
             "total": ", ".join(f"{n} {words['verdicts'][k]}" for k, n in total.items()),
             "n_claims": len(verification.verdicts), "fmt": fmt}

@@ -145,7 +145,36 @@ def chip_lines(c: Chip) -> list[str]:
     lines += [f"    {k}: {c.sources[k]}" for k in used if k in c.sources]
     if c.figures.get("mxu.bf16") and c.figures.get("hbm"):
         lines.append(f"  critical intensity (bf16 / hbm): {_num(c.ridge())} FLOP/byte")
+    for key in sorted(k for k in c.figures if k.startswith("micro.flops_per_clock")):
+        dtype = key.rsplit(".", 1)[1]
+        sheet = c.figures.get(f"mxu.{dtype}")
+        lines.append(f"  peak from the microarchitecture ({dtype}): SMs x tensor cores per SM x "
+                     f"FLOPs per clock x clock = {approx(c.micro_peak(dtype), 5)} FLOP/s" +
+                     (f" (catalogue: {sheet.text})" if sheet else ""))
+    if c.figures.get("mxu.bf16"):
+        for name in sorted(c.links):
+            one, both, per = link_ridges(c, name)
+            lines.append(f"  critical intensity (bf16 / {name}, {per}): {_num(one)} "
+                         f"FLOP/byte one way, {_num(both)} both ways")
     return lines
+
+
+def link_ridges(c: Chip, name: str) -> tuple[sp.Expr, sp.Expr, str]:
+    """The bf16 peak over a link's one-way and two-way figure: per link as the book's
+    alpha = C / W; a host's (node's) figure shared by the chips behind it.
+
+    >>> from symroof import chip
+    >>> link_ridges(chip("tpu-v5e"), "dcn")
+    (63040, 31520, "a host's share per chip (8 chips)")
+    """
+    ln = c.link(name)
+    share, per = sp.S.One, f"per {ln.per}"
+    topo = next(iter(c.topologies.values()), None)
+    if ln.per in ("host", "node") and topo is not None and topo.chips_per_host > 1:
+        share = sp.Integer(topo.chips_per_host)
+        per = f"a {ln.per}'s share per chip ({topo.chips_per_host} chips)"
+    peak = c.peak("bf16")
+    return peak * share / ln.one_way, peak * share / ln.bidirectional, per
 
 
 def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:
@@ -178,7 +207,13 @@ def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:
 
 def _link_json(c: Chip, name: str) -> dict[str, Any]:
     ln = c.link(name)
-    return {"direction": ln.direction, "per": ln.per, "count": ln.count,
+    ridge = {}
+    if c.figures.get("mxu.bf16"):
+        one, both, _ = link_ridges(c, name)
+        ridge = {"ridge_bf16": text(one), "ridge_bf16_value": number_value(one),
+                 "ridge_bf16_bidirectional": text(both),
+                 "ridge_bf16_bidirectional_value": number_value(both)}
+    return {**ridge, "direction": ln.direction, "per": ln.per, "count": ln.count,
             "one_way": text(ln.one_way), "one_way_value": number_value(ln.one_way),
             "bidirectional": text(ln.bidirectional),
             "bidirectional_value": number_value(ln.bidirectional),

@@ -1,0 +1,247 @@
+"""Diagnosis: when a claim does not hold as derived, which named choice or usual slip does.
+
+>>> judged_number("≈0.72 ms", sp.Rational(707, 10**6)).verdict
+<Verdict.APPROX: 'APPROX'>
+>>> j = judged_number("8 GB", 8 * 2**30)
+>>> j.verdict, j.detail
+(<Verdict.MISMATCH: 'MISMATCH'>, 'derived 8.58993 GB, stated 8 GB; the stated 8 GB is 8 GiB')
+
+The comparison of a claim (``RULES`` of :mod:`symroof.claims.rules`) is followed by two
+steps, each a table:
+
+- a number marked approximate (``≈``, ``~``, "about", "около", "примерно", "约") that is
+  outside its printed precision but within ``APPROX_LIMIT`` (5%) reads APPROX, with the
+  distance; beyond it, a MISMATCH as before;
+- a MISMATCH (or an APPROX) is tried against the value's alternatives: a claim whose value
+  was made with :func:`symroof.core.choices.tried` (``ch.with_choices`` in a chapter)
+  carries its value under each candidate choice. The first that reproduces the stated
+  value within its printed precision names it: a modelling choice makes the claim
+  SIMPLIFIED ("holds as the leading term in n: the text drops (n-1)/n and the hop
+  latency"); a slip (a one-way figure for a ring that sends both ways) stays a MISMATCH,
+  named in its detail. The unit slips of ``UNIT_SLIPS`` (GB for GiB, kB for KiB) are tried
+  on every stated number with a unit.
+
+Each diagnosis is recorded as ``{choice, kind, meaning, said, value, value_value}``
+(``said``: the sentence a verdict's detail gives; ``also``, when other choices reproduce
+the value too).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import replace
+from typing import Any
+
+import sympy as sp
+
+from ..core.choices import DROPS, SLIPS, Choices, Tried
+from ..core.errors import SymroofError
+from .model import Claim
+from .rules import RULES, Judgement, Verdict, _exact_number, judge_number, printed, shown_number
+from .stated import UNIT_WORDS, read
+
+APPROX_LIMIT = sp.Rational(5, 100)
+MISMATCH, APPROX, SIMPLIFIED = Verdict.MISMATCH, Verdict.APPROX, Verdict.SIMPLIFIED
+# a decimal byte prefix and its binary namesake, both ways: what a slip of the unit reads
+_PREFIXES = (("k", "Ki"), ("K", "Ki"), ("M", "Mi"), ("G", "Gi"), ("T", "Ti"), ("P", "Pi"))
+UNIT_SLIPS: dict[str, str] = {**{f"{d}B": f"{b}B" for d, b in _PREFIXES},
+                              **{f"{b}B": f"{d}B" for d, b in _PREFIXES if d != "K"}}
+_UNIT = re.compile(r"^([A-Za-z]+B)(/s)?$")
+# the phrase a SIMPLIFIED verdict uses for a choice ("holds as the leading term in n")
+HOLDS_AS: dict[tuple[str, str], str] = {
+    ("collectives", "leading"): "as the leading term in n",
+    ("flops", "per_token_2P"): "as 2 FLOPs per parameter per token",
+    ("flops", "per_token_6P"): "as 6 FLOPs per parameter per token",
+    ("flops", "causal"): "with causal attention"}
+
+
+def judged(claim: Claim, derived: Any, where: str) -> Judgement:
+    """The comparison of ``claim`` with ``derived`` (a :class:`Tried` value is compared
+    by its own value), then the approximate mark, then the diagnosis."""
+    tried = derived if isinstance(derived, Tried) else None
+    value = tried.value if tried is not None else derived
+    j = RULES[claim.kind](claim, value, where)
+    numeric = claim.kind in ("number", "definition") and \
+        read(claim.stated, claim.source.language) is not None and \
+        not isinstance(value, sp.Rel)
+    if numeric and j.derived:
+        j = replace(j, derived=derived_text(claim.stated, value, claim.source.language))
+    if not numeric:
+        return _by_choices(claim, j, tried, where) if j.verdict == MISMATCH else j
+    j = approximate(claim.stated, j, value, where, claim.source.language)
+    if j.verdict not in (MISMATCH, APPROX):
+        return j
+    # a marked approximation that holds within 5% may still be a named choice, not a slip
+    found = _by_choices(claim, j, tried, where, slips=j.verdict == MISMATCH)
+    if found is not j or j.verdict == APPROX:
+        return found
+    return unit_slip(claim.stated, j, value, where, claim.source.language)
+
+
+def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:
+    """A stated number against a derived one, with the approximate mark and the unit
+    slips (a claim-free form of :func:`judged`)."""
+    j = judge_number(stated, derived, language=language)
+    j = approximate(stated, j, derived, None, language)
+    return unit_slip(stated, j, derived, None, language) if j.verdict == MISMATCH else j
+
+
+def derived_text(stated: str, derived: Any, language: str = "en") -> str:
+    """The derived number in the stated unit, as the verdict table shows it: exact when
+    short, else a decimal with one digit more than the stated prints (and at least three
+    significant digits).
+
+    >>> derived_text("2.4 ms", sp.Rational(499062469, 200000000000))
+    '2.50 ms'
+    >>> derived_text("240", sp.Rational(9850, 41))
+    '9850/41'
+    """
+    p = printed(stated, None, language)
+    inu = p.in_unit(_exact_number(derived, None))
+    unit = UNIT_WORDS.get(p.unit, p.unit)
+    places = -sp.log(p.unit_size / p.scale, 10) if p.half_unit else None
+    if inu.is_Rational and inu.q < 10**6:
+        shown = str(inu)
+    elif places is not None and places.is_Integer and places >= 0 and \
+            1e-4 <= abs(float(inu)) < 1e7:
+        x = float(inu)
+        shown = f"{x:.{max(int(places) + 1, 2 - math.floor(math.log10(abs(x))))}f}"
+    else:
+        shown = shown_number(inu)
+    return f"{shown} {unit}" if unit else shown
+
+
+def approximate(stated: str, j: Judgement, derived: Any, where: str | None,
+                language: str) -> Judgement:
+    """APPROX for a MISMATCH whose stated number is marked approximate and lies within
+    ``APPROX_LIMIT`` of the derived value, with the distance."""
+    if j.verdict != MISMATCH:
+        return j
+    p = printed(stated, where, language)
+    d = _exact_number(derived, where)
+    if not p.approximate or p.value == 0 or abs(d - p.value) > APPROX_LIMIT * abs(p.value):
+        return j
+    off = float(abs(d - p.value) / abs(p.value))
+    return replace(j, verdict=APPROX, detail=f"marked approximate: {off:.1%} from the "
+                   f"derived {_shown(p.in_unit(d), p.unit)}")
+
+
+def unit_slip(stated: str, j: Judgement, derived: Any, where: str | None,
+              language: str) -> Judgement:
+    """A MISMATCH whose stated number holds in the binary (or decimal) namesake of its
+    unit: the detail names the slip ("the stated 8 GB is 8 GiB")."""
+    p = printed(stated, where, language)
+    unit = UNIT_WORDS.get(p.unit, p.unit)
+    m = _UNIT.match(unit)
+    if m is None or m.group(1) not in UNIT_SLIPS:
+        return j
+    other = UNIT_SLIPS[m.group(1)] + (m.group(2) or "")
+    number = stated.strip()[: len(stated.strip()) - len(p.unit)].strip()
+    swapped = f"{number} {other}"
+    try:
+        alt = judge_number(swapped, derived, where=where, language=language)
+    except SymroofError:  # the namesake does not read in this language: no diagnosis
+        return j
+    if alt.verdict != Verdict.OK:
+        return j
+    said = f"{number} {p.unit}"
+    return replace(j, detail=f"{j.detail}; the stated {said} is {number} {other}",
+                   diagnosis={"choice": f"{other} printed as {unit}", "kind": "slip",
+                              "meaning": f"the stated {said} is {number} {other}",
+                              "said": f"the stated {said} is {number} {other}",
+                              "value": alt.derived, "value_value": alt.derived_value})
+
+
+def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str,
+                slips: bool = True) -> Judgement:
+    """The first alternative of ``tried`` that holds at the printed precision, named; the
+    others that hold too are named after it (at two printed digits, several may)."""
+    if tried is None:
+        return j
+    found = []
+    for choices, value in tried.alternatives:
+        if not slips and choices.slips(tried.choices):
+            continue
+        try:
+            alt = RULES[claim.kind](claim, value, where)
+        except (SymroofError, TypeError):  # an alternative the comparison cannot take
+            continue
+        if alt.verdict == Verdict.OK:
+            found.append((choices, alt))
+    if not found:
+        return j
+    named = _named(claim, j, found[0][1], found[0][0], tried)
+    also = [c.describe(tried.choices) for c, _ in found[1:]]
+    if not also:
+        return named
+    assert named.diagnosis is not None
+    return replace(named, detail=f"{named.detail}; also reproduced by {'; '.join(also)}",
+                   diagnosis={**named.diagnosis, "also": also})
+
+
+def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
+           tried: Tried) -> Judgement:
+    base = tried.choices
+    changed = choices.changed(base)
+    slips = choices.slips(base)
+    diagnosis = {"choice": choices.describe(base), "kind": "slip" if slips else "choice",
+                 "meaning": "; ".join(line.replace(" = ", "=", 1) for line in choices.lines()
+                                      if line.split(" = ")[0] in changed),
+                 "value": alt.derived, "value_value": alt.derived_value}
+    drops = [_amount(claim, d, n, tried) for n in changed
+             if (d := DROPS.get((n, getattr(choices, n)))) and (n, getattr(choices, n))
+             not in SLIPS]
+    if slips:
+        also = f", dropping {_and(drops)}" if drops else ""
+        said = (f"the stated value is what {_and(slips)} gives{also}: "
+                f"{_decimal(claim, alt)} ({choices.describe(base)})")
+        return replace(j, verdict=MISMATCH, detail=f"{j.detail}; {said}",
+                       diagnosis={**diagnosis, "said": said})
+    phrase = next((HOLDS_AS[(n, getattr(choices, n))] for n in changed
+                   if (n, getattr(choices, n)) in HOLDS_AS), f"under {choices.describe(base)}")
+    detail = f"holds {phrase}: the text drops {_and(drops)}" if drops else f"holds {phrase}"
+    return replace(j, verdict=SIMPLIFIED, detail=f"{detail}; exact {_exact(j)}",
+                   diagnosis={**diagnosis, "said": detail})
+
+
+def _amount(claim: Claim, dropped: str, field: str, tried: Tried) -> str:
+    """``dropped`` with what it amounts to, where dropping only ``field`` changes a number
+    ("the hop latency (8 us)")."""
+    alone = tried.choices.with_(**{field: "off"}) if field == "latency" else None
+    value = next((v for c, v in tried.alternatives if c == alone), None)
+    if value is None or read(claim.stated, claim.source.language) is None:
+        return dropped
+    try:
+        diff = _exact_number(tried.value - value, None)
+    except (SymroofError, TypeError):  # not a number (a symbolic claim): the words alone
+        return dropped
+    p = printed(claim.stated, None, claim.source.language)
+    return f"{dropped} ({_shown(p.in_unit(diff), p.unit)})"
+
+
+def _decimal(claim: Claim, alt: Judgement) -> str:
+    """The alternative's value as a text view prints it (``1.49131 ms``)."""
+    p = read(claim.stated, claim.source.language)
+    if p is None or alt.derived_value is None:
+        return alt.derived
+    return _shown(sp.Float(alt.derived_value), p.unit)
+
+
+def _exact(j: Judgement) -> str:
+    """The exact derived value as a MISMATCH detail gave it (``derived X, stated Y``)."""
+    m = re.match(r"derived (.*?), stated ", j.detail)
+    return m.group(1) if m else j.derived
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _shown(value: sp.Expr, unit: str) -> str:
+    shown = shown_number(value)
+    return f"{shown} {UNIT_WORDS.get(unit, unit)}" if unit else shown
+
+
+__all__ = ["APPROX_LIMIT", "UNIT_SLIPS", "approximate", "judged", "judged_number",
+           "unit_slip"]

@@ -1,0 +1,148 @@
+"""What a whole mesh adds up to, and the plain transfers and counts the later chapters use.
+
+>>> from symroof.parallel.mesh import mesh
+>>> t = totals(mesh("X=16,Y=16", "tpu-v5e"))
+>>> t.chips, t.hosts, t.flops, t.hbm, t.hbm_bandwidth
+(256, 32, 50432000000000000, 4096000000000, 207360000000000)
+>>> flops_time(6 * 10**21, 256, "tpu-v5e", mfu="1/2")
+46875000/197
+>>> global_batch(240, 256, experts=8, active=2)
+245760
+
+- ``totals(mesh, dtype)``: chips, hosts (chips over the chips behind one host), aggregate
+  peak FLOP/s in ``dtype``, HBM capacity and HBM bandwidth of all chips together.
+- ``flops_time(F, chips, chip, mfu, dtype)``: the time of F FLOPs on ``chips`` chips that
+  run at ``mfu`` of their peak: F / (chips * peak * mfu).
+- ``global_batch(per_chip, chips, experts, active)``: the global batch a per-chip critical
+  batch asks for: per_chip * chips, times E/k for a mixture of experts (each token reaches
+  k of the E experts, so each expert sees k/E of the batch).
+- ``send(nbytes, axis, mesh, hops)``: a point-to-point transfer of ``nbytes`` to a chip
+  ``hops`` away along ``axis``: nbytes / W + hops * latency.
+- ``gather_to_one(nbytes, axes, mesh)``: every shard of ``nbytes`` (the gathered size)
+  sent to one chip: it receives (n-1)/n of them over its links, as a device of an
+  AllGather does, so the costs are the AllGather's; only one chip ends with the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import sympy as sp
+
+from ..core import tables as tb
+from ..core.errors import InputError
+from ..core.parse import parse_expr
+from ..hardware.catalog import Chip, chip
+from .collectives import AxesSpec, Collective, collective
+from .mesh import Mesh
+
+
+@dataclass(frozen=True, repr=False)
+class Totals(tb.RichView):
+    """A mesh's chips, hosts and aggregate figures (exact)."""
+
+    mesh: Mesh
+    dtype: str
+    chips: sp.Expr
+    hosts: sp.Expr
+    flops: sp.Expr  # peak FLOP/s of all chips in dtype
+    hbm: sp.Expr  # HBM bytes of all chips
+    hbm_bandwidth: sp.Expr  # HBM bytes/s of all chips
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows = [("chips", self.chips), ("hosts", self.hosts),
+                (f"peak FLOP/s ({self.dtype})", self.flops), ("HBM, bytes", self.hbm),
+                ("HBM bandwidth, bytes/s", self.hbm_bandwidth)]
+        return f"totals of mesh {self.mesh.spec or ', '.join(self.mesh.axes)} on " \
+            f"{self.mesh.chip.name}", tb.key_values(rows)
+
+
+def totals(m: Mesh, dtype: str = "bf16") -> Totals:
+    """The mesh's totals (see the module)."""
+    n = m.devices
+    per_host = m.topology.chips_per_host if m.topology is not None else 1
+    return Totals(m, dtype, n, sp.ceiling(n / per_host) if n.is_Integer else n / per_host,
+                  n * m.chip.peak(dtype), n * m.chip.capacity("hbm"), n * m.chip.bandwidth())
+
+
+def flops_time(flops: Any, chips: Any, on: Chip | str, mfu: Any = 1,
+               dtype: str = "bf16") -> sp.Expr:
+    """Seconds to run ``flops`` on ``chips`` chips at ``mfu`` of their peak."""
+    the_chip = chip(on) if isinstance(on, str) else on
+    f, n, u = (_exact(x, name) for x, name in ((flops, "flops"), (chips, "chips"),
+                                               (mfu, "mfu")))
+    if u.is_number and not 0 < u <= 1:
+        raise InputError(f"an MFU is a fraction of the peak in (0, 1], got {u}", "mfu")
+    if n.is_number and not n > 0:
+        raise InputError(f"needs at least one chip, got {n}", "chips")
+    return f / (n * the_chip.peak(dtype) * u)
+
+
+def global_batch(per_chip: Any, chips: Any, experts: Any = None, active: Any = None,
+                 ) -> sp.Expr:
+    """The global batch a per-chip batch asks for (times E/k for a mixture of experts)."""
+    if (experts is None) != (active is None):
+        raise InputError("a mixture of experts needs both its experts E and the active k",
+                         "global_batch")
+    out = _exact(per_chip, "per_chip") * _exact(chips, "chips")
+    if experts is not None:
+        out = out * _exact(experts, "experts") / _exact(active, "active")
+    return out
+
+
+@dataclass(frozen=True, repr=False)
+class Transfer(tb.RichView):
+    """A point-to-point transfer: its bytes, its bandwidth and latency terms."""
+
+    nbytes: sp.Expr
+    axis: str
+    hops: sp.Expr
+    bandwidth: sp.Expr
+    latency: sp.Expr
+
+    @property
+    def bandwidth_time(self) -> sp.Expr:
+        return self.nbytes / self.bandwidth
+
+    @property
+    def latency_time(self) -> sp.Expr:
+        return self.hops * self.latency
+
+    @property
+    def time(self) -> sp.Expr:
+        return self.bandwidth_time + self.latency_time
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows = [("bytes", self.nbytes), ("bandwidth term, s", self.bandwidth_time),
+                ("latency term, s", self.latency_time), ("time, s", self.time)]
+        return f"send over {self.axis}, {self.hops} hops", tb.key_values(rows)
+
+
+def send(nbytes: Any, axis: str, on: Mesh, hops: Any = 1) -> Transfer:
+    """``nbytes`` to a chip ``hops`` away along ``axis`` (one link's one-way bandwidth).
+
+    >>> from symroof.parallel.mesh import mesh
+    >>> send("V", "X", mesh("X=16", "tpu-v5e"), hops=3).time
+    V/45000000000 + 3/1000000
+    """
+    (name,) = on.resolve(axis)
+    a = on.axis(name)
+    h = _exact(hops, "hops")
+    if h.is_number and not (h.is_Integer and h >= 1):
+        raise InputError(f"hops is a whole number of links, at least 1, got {h}", "send")
+    return Transfer(_exact(nbytes, "nbytes"), name, h, a.bandwidth, a.latency)
+
+
+def gather_to_one(nbytes: Any, axes: AxesSpec, on: Mesh) -> Collective:
+    """Every shard to one chip: the AllGather's costs (see the module)."""
+    return collective("allgather", _exact(nbytes, "nbytes"), axes, on)
+
+
+def _exact(x: Any, name: str) -> sp.Expr:
+    if isinstance(x, str):
+        return parse_expr(x, where=name)
+    if isinstance(x, float):
+        raise InputError(f"give {name} exactly (an integer, a fraction as text, or an "
+                         f"expression), got the float {x!r}", name)
+    return sp.sympify(x)

@@ -1,0 +1,249 @@
+"""Verdicts that say which simplification a text made: APPROX, SIMPLIFIED and the slips a
+diagnosis names (the test chapter ``tests/data/choices`` is written in a book's style)."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+import sympy as sp
+
+from symroof.claims.chapter import build_chapter
+from symroof.claims.diagnosis import judged_number
+from symroof.claims.model import Claim, Conflict, Erratum, Source
+from symroof.claims.rules import Verdict
+from symroof.claims.runner import run_claim, verify
+from symroof.core.choices import Tried
+from symroof.render.report import render
+from tests.conftest import ROOT, run_cli
+
+CHOICES = ROOT / "tests" / "data" / "choices"
+SRC = Source("book", language="en")
+
+
+@pytest.fixture(scope="module")
+def chapter() -> dict[str, object]:
+    [d] = build_chapter(CHOICES)
+    result = verify([d])
+    return {"derivation": d, "result": result,
+            "by": {v.claim.id: v for v in result.verdicts}}
+
+
+def test_a_book_style_allgather_time_reads_simplified_naming_what_it_drops(
+        chapter: dict[str, object]) -> None:
+    v = chapter["by"]["t_book"]  # type: ignore[index]
+    assert v.verdict == Verdict.SIMPLIFIED and not v.verdict.fails
+    assert v.detail == ("holds as the leading term in n: the text drops (n-1)/n and the hop "
+                        "latency (8 us); exact 707.051 us")
+    assert v.diagnosis["choice"] == "collectives=leading, latency=off"
+    assert v.diagnosis["kind"] == "choice"
+    # V/(2W) of the one-way figure: 2 * 4096 * 8192 bytes / (2 * 45e9 B/s), in us
+    assert sp.Rational(v.diagnosis["value"].split()[0]) == \
+        sp.Rational(2 * 4096 * 8192, 2 * 45 * 10**9) * 10**6
+
+
+def test_a_time_over_the_one_way_figure_is_a_mismatch_naming_the_convention(
+        chapter: dict[str, object]) -> None:
+    v = chapter["by"]["t_one_way"]  # type: ignore[index]
+    assert v.verdict == Verdict.MISMATCH
+    assert v.detail.startswith("derived 0.707051 ms, stated 1.49 ms; the stated value is what "
+                               "the one-way link figure for a ring that sends both ways gives")
+    assert v.detail.endswith(": 1.49131 ms (collectives=leading, latency=off, "
+                             "link_alpha=one_way)")
+    assert v.diagnosis["kind"] == "slip"
+
+
+def test_gib_printed_as_gb_is_a_mismatch_naming_gib(chapter: dict[str, object]) -> None:
+    v = chapter["by"]["array"]  # type: ignore[index]
+    assert v.verdict == Verdict.MISMATCH
+    assert v.detail == "derived 8.58993 GB, stated 8 GB; the stated 8 GB is 8 GiB"
+    assert v.diagnosis == {"choice": "GiB printed as GB", "kind": "slip",
+                           "meaning": "the stated 8 GB is 8 GiB",
+                           "said": "the stated 8 GB is 8 GiB", "value": "8 GiB",
+                           "value_value": 8.0}
+
+
+def test_a_marked_approximation_within_five_percent_reads_approx(
+        chapter: dict[str, object]) -> None:
+    v = chapter["by"]["t_approx"]  # type: ignore[index]
+    assert v.verdict == Verdict.APPROX and not v.verdict.fails
+    assert v.detail == "marked approximate: 1.8% from the derived 0.707051 ms"
+    assert chapter["by"]["t_exact"].verdict == Verdict.OK  # type: ignore[index]
+
+
+def test_the_text_s_declared_choices_read_simplified_and_are_noted(
+        chapter: dict[str, object]) -> None:
+    v = chapter["by"]["t_declared"]  # type: ignore[index]
+    assert v.verdict == Verdict.SIMPLIFIED
+    notes = chapter["derivation"].notes  # type: ignore[attr-defined]
+    assert any(n.startswith("The text's choices: collectives = leading: the leading term")
+               for n in notes)
+
+
+@pytest.mark.parametrize(("stated", "derived", "verdict"), [
+    ("≈0.72 ms", sp.Rational(707, 10**6), Verdict.APPROX),
+    ("~0.72 ms", sp.Rational(707, 10**6), Verdict.APPROX),
+    ("about 0.72 ms", sp.Rational(707, 10**6), Verdict.APPROX),
+    ("0.72 ms", sp.Rational(707, 10**6), Verdict.MISMATCH),  # not marked
+    ("≈0.75 ms", sp.Rational(707, 10**6), Verdict.MISMATCH),  # 5.7% off
+    ("≈0.71 ms", sp.Rational(707, 10**6), Verdict.OK),  # within the printed precision
+])
+def test_approx_only_for_a_marked_number_within_five_percent(
+        stated: str, derived: sp.Rational, verdict: Verdict) -> None:
+    assert judged_number(stated, derived).verdict == verdict
+
+
+def test_approx_in_russian_and_chinese_marks() -> None:
+    assert judged_number("около 0,72 мс", sp.Rational(707, 10**6), "ru").verdict == \
+        Verdict.APPROX
+    assert judged_number("约0.72 ms", sp.Rational(707, 10**6), "zh").verdict == Verdict.APPROX
+
+
+def test_unit_slips_both_ways_and_for_rates() -> None:
+    assert judged_number("160 kB", 160 * 1024).detail.endswith("the stated 160 kB is 160 KiB")
+    assert judged_number("8 GiB", 8 * 10**9).detail.endswith("the stated 8 GiB is 8 GB")
+    assert judged_number("1.6 TB/s", sp.Rational(16, 10) * 2**40).detail.endswith(
+        "the stated 1.6 TB/s is 1.6 TiB/s")
+    plain = judged_number("7 GB", 8 * 2**30)
+    assert plain.verdict == Verdict.MISMATCH and plain.diagnosis is None
+
+
+def _tried(exact: int, simplified: int) -> Tried:
+    from symroof.core.choices import EXACT
+    return Tried(sp.Integer(exact), EXACT, ((EXACT.with_(latency="off"), sp.Integer(simplified)),))
+
+
+def test_marks_turn_simplified_and_a_slip_as_they_turn_ok_and_mismatch() -> None:
+    c = Conflict("W", (("1", ("a",)), ("2", ("c",))), "t")
+    conflicted = run_claim(Claim("c", SRC, "s", "q", "5", value=_tried(7, 5), conflicts=(c,)),
+                           "d")
+    assert conflicted.verdict == Verdict.INCONSISTENT
+    erratum = run_claim(Claim("e", SRC, "s", "q", "8 GB", value=8 * 2**30,
+                              erratum=Erratum("binary gigabytes")), "d")
+    assert erratum.verdict == Verdict.ERRATUM
+    assert erratum.detail == "known erratum: binary gigabytes; the stated 8 GB is 8 GiB"
+    stale = run_claim(Claim("s", SRC, "s", "q", "5", value=_tried(7, 5),
+                            erratum=Erratum("x")), "d")
+    assert stale.verdict == Verdict.STALE
+
+
+def test_an_expression_claim_is_diagnosed_too() -> None:
+    n, v, w = sp.symbols("n V W", positive=True)
+    from symroof.core.choices import EXACT
+    value = Tried((n - 1) / n * v / w, EXACT,
+                  ((EXACT.with_(collectives="leading"), v / w),))
+    got = run_claim(Claim("x", SRC, "s", "q", "V/W", kind="expr", value=value), "d")
+    assert got.verdict == Verdict.SIMPLIFIED
+    assert got.detail.startswith("holds as the leading term in n: the text drops (n-1)/n")
+
+
+def test_verify_json_carries_the_diagnosis_and_counts_apart(tmp_path: Path) -> None:
+    got = run_cli("verify", str(CHOICES), "--json", "--no-cache")
+    assert got.returncode == 1  # two MISMATCHes
+    data = json.loads(got.stdout)
+    assert data["summary"] == {"OK": 1, "APPROX": 1, "SIMPLIFIED": 2, "MISMATCH": 2}
+    rows = {r["id"]: r for r in data["claims"]}
+    assert rows["t_book"]["diagnosis"]["choice"] == "collectives=leading, latency=off"
+    assert rows["t_exact"]["diagnosis"] is None
+
+
+def test_a_chapter_of_approx_and_simplified_claims_exits_zero(tmp_path: Path) -> None:
+    (tmp_path / "claims.py").write_text((CHOICES / "claims.py").read_text("utf-8"), "utf-8")
+    table = (CHOICES / "en.toml").read_text("utf-8")
+    keep = table.split('["Collectives".t_one_way]')[0] + textwrap.dedent('''
+        ["Collectives".t_approx]
+        quote = "about 0.72 ms"
+        stated = "≈0.72 ms"
+        ''')
+    omits = 'omits = ["t_one_way", "t_declared", "t_exact", "array"]\n'
+    (tmp_path / "en.toml").write_text(keep.replace('language = "en"\n',
+                                                   f'language = "en"\n{omits}'), "utf-8")
+    got = run_cli("verify", str(tmp_path), "--no-cache")
+    assert got.returncode == 0, got.stdout + got.stderr
+    assert got.stdout.rstrip().endswith("2 claims in 1 derivations: 1 APPROX, 1 SIMPLIFIED")
+
+
+def test_the_index_lists_diagnoses_next_to_errata(chapter: dict[str, object]) -> None:
+    files = dict(render(chapter["result"], ["md"], plots=False).files)  # type: ignore[arg-type]
+    index = files["index.md"]
+    assert isinstance(index, str)
+    errata, diagnoses = index.split("### Diagnoses")[0], index.split("### Diagnoses")[1]
+    assert "## Errata" in errata and errata.count("the stated 8 GB is 8 GiB") == 1
+    assert "the stated 8 GB is 8 GiB" in diagnoses
+    assert "holds as the leading term in n" in diagnoses
+    page = files["choices-en.md"]
+    assert isinstance(page, str) and "holds as the text simplifies" in page
+
+
+def test_a_time_over_the_sparse_peak_is_a_mismatch_naming_it() -> None:
+    from symroof import chip
+    from symroof.core.choices import tried
+    h100 = chip("h100-sxm")
+    flops = 2 * 8192 * 8192 * 8192
+
+    def seconds(c: object) -> object:
+        return flops / h100.peak("bf16", choices=c)  # type: ignore[arg-type]
+
+    value = tried(seconds)
+    # a text's 2*8192^3 FLOPs over the 1979 TFLOP/s of the sheet (sparse): 0.556 ms
+    got = run_claim(Claim("t", SRC, "s", "q", "0.556 ms", value=value), "d")
+    assert got.verdict == Verdict.MISMATCH
+    assert "the sparse peak of the spec sheet for a dense matmul gives" in got.detail
+    assert got.diagnosis["choice"] == "peak=sparse"
+    with pytest.raises(Exception, match="has no sparse peak"):
+        chip("tpu-v5e").peak("bf16", choices=value.choices.with_(peak="sparse"))
+
+
+def test_a_book_s_2p_flops_of_a_7b_model_read_simplified() -> None:
+    from symroof.core.choices import tried
+    from symroof.models import flops_per_token, model
+    from symroof.models.chosen import flops_under
+    cfg = model("llama-2-7b")
+
+    def forward(c: object) -> object:
+        return flops_under(cfg, 4096, c)  # type: ignore[arg-type]
+
+    # "a 7B model costs 2 x 7e9 = 1.40e10 FLOPs per token"
+    got = run_claim(Claim("f", SRC, "s", "q", "1.40e10", value=tried(forward)), "d")
+    assert got.verdict == Verdict.SIMPLIFIED
+    assert got.detail == ("holds as 2 FLOPs per parameter per token: the text drops attention "
+                          "FLOPs and the exact parameter count; exact 1.53622e10")
+    assert got.diagnosis["choice"] == "flops=per_token_2P, sizes=nominal"
+    # at two digits causal attention (1.43e10) reproduces "1.4e10" too: both are named
+    both = run_claim(Claim("h", SRC, "s", "q", "1.4e10", value=tried(forward)), "d")
+    assert both.diagnosis["choice"] == "flops=causal"
+    assert both.diagnosis["also"] == ["flops=per_token_2P, sizes=nominal"]
+    assert both.detail.endswith("; also reproduced by flops=per_token_2P, sizes=nominal")
+    exact = run_claim(Claim("g", SRC, "s", "q", "1.5e10", value=tried(forward)), "d")
+    assert exact.verdict == Verdict.OK  # 2 P + attention at 4096 positions: 15.4e9
+    assert sp.Integer(14_500_000_000) < flops_per_token(cfg, 4096) < 15_500_000_000
+
+
+def test_a_figure_from_another_edition_of_the_chip_table_is_named() -> None:
+    from symroof import chip
+    from symroof.core.choices import tried
+
+    def ridge(c: object) -> object:
+        return chip("tpu-v5e").under(c).ridge()  # type: ignore[arg-type]
+
+    # the chapter's "240" is 1.97e14 / 8.2e11 (B1); the catalogue's default HBM is 8.1e11
+    got = run_claim(Claim("r", SRC, "s", "q", "240", value=tried(ridge, editions=("B1",))), "d")
+    assert got.verdict == Verdict.MISMATCH
+    assert got.detail == ("derived 243.21, stated 240; the stated value is what the chip "
+                          "table's B1 edition gives: 240.244 (edition=B1)")
+    assert got.diagnosis["kind"] == "slip" and got.diagnosis["choice"] == "edition=B1"
+
+
+def test_a_marked_approximation_stays_approx_when_only_a_slip_reproduces_it() -> None:
+    from symroof.core.choices import EXACT
+    # ≈0.72 is 1.8% from 0.707 (APPROX); a slip giving 0.72 exactly does not turn it wrong
+    value = Tried(sp.Rational(707, 10**6), EXACT,
+                  ((EXACT.with_(link_alpha="one_way"), sp.Rational(72, 10**5)),))
+    got = run_claim(Claim("a", SRC, "s", "q", "≈0.72 ms", value=value), "d")
+    assert got.verdict == Verdict.APPROX and got.diagnosis is None
+    chosen = Tried(sp.Rational(707, 10**6), EXACT,
+                   ((EXACT.with_(latency="off"), sp.Rational(72, 10**5)),))
+    assert run_claim(Claim("b", SRC, "s", "q", "≈0.72 ms", value=chosen), "d").verdict == \
+        Verdict.SIMPLIFIED
