@@ -81,7 +81,7 @@ def test_context_zero_on_the_command_line_is_the_count_without_attention() -> No
     got = run_cli("model", "llama-2-7b", "--context", "0", "--json")
     assert got.returncode == 0, got.stderr
     data = json.loads(got.stdout)
-    assert data["flops_per_token"] == flops_per_token(model("llama-2-7b"), 0)
+    assert data["flops_per_token"] == str(flops_per_token(model("llama-2-7b"), 0))
     for args, message in ((("--context", "-1"), "--context: must be a whole number >= 0, got -1"),
                           (("--decode", "--batch", "8", "--context", "0", "--chip", "h100-sxm"),
                            "--context: a step attends at least one position, got 0"),

@@ -184,3 +184,20 @@ def test_an_ascii_terminal_gets_replacement_characters(tmp_path: Path) -> None:
     done = _sh(f"PYTHONIOENCODING=ascii {sys.executable} -m symroof model llama-2-7b",
                tmp_path)
     assert done.returncode == 0 and "6.7384e9" in done.stdout and done.stderr == ""
+
+
+def test_a_value_under_choices_reaches_the_judge_whole_and_nothing_else_does() -> None:
+    from symroof.claims.serial import dump, load
+    from symroof.core.choices import EXACT, Tried
+    from symroof.core.errors import InputError
+    leading = EXACT.with_(collectives="leading", latency="off")
+    sent = Tried(sp.Rational(33143, 46875000), EXACT,
+                 ((leading, sp.Rational(65536, 87890625)),))
+    assert load(json.loads(json.dumps(dump(sent)))) == sent
+    forged = json.loads(json.dumps(dump(sent)))
+    forged["tried"]["alternatives"][0][0]["collectives"] = "__import__('os')"
+    with pytest.raises(InputError, match="unknown value"):
+        load(forged)
+    forged["tried"]["alternatives"][0][0] = {"run": "x"}
+    with pytest.raises(InputError, match="not a set of modelling choices"):
+        load(forged)

@@ -66,7 +66,8 @@ def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
 def judged(row: dict[str, Any], facts: dict[str, Any], message: dict[str, Any],
            timeout: float) -> dict[str, Any]:
     """The verdict row of one claim, judged here from what its worker sent."""
-    from .rules import RULES, Judgement, judge, mark
+    from .diagnosis import judged as compared
+    from .rules import Judgement, judge, mark
     from .rules import Verdict as V
     from .serial import load
     seconds = message.get("seconds")
@@ -83,7 +84,7 @@ def judged(row: dict[str, Any], facts: dict[str, Any], message: dict[str, Any],
             value = None if row["kind"] == "measurement" else load(message.get("value"))
             claim = _claim(row, facts, value)
             j = judge(claim) if claim.kind == "measurement" else \
-                RULES[claim.kind](claim, value, f"claim {claim.id!r}")
+                compared(claim, value, f"claim {claim.id!r}")
             j = mark(claim, j)
     except TimeLimit:
         j = Judgement(V.TIMEOUT, "", None, None, f"no judgement within {timeout:g} s")
@@ -93,11 +94,13 @@ def judged(row: dict[str, Any], facts: dict[str, Any], message: dict[str, Any],
         j = Judgement(V.ERROR, "", None, None, f"{type(exc).__name__}: {exc}")
     return {**row, "derived": j.derived, "derived_value": finite(j.derived_value),
             "verdict": str(j.verdict), "rel_error": finite(j.rel_error), "detail": j.detail,
+            "diagnosis": j.diagnosis,
             "seconds": seconds + time.perf_counter() - start,
             "samples": [dict(p) for p in j.samples]}
 
 
 def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
+    from ..core.choices import Tried
     from ..core.parse import exact_number
     from .chapter import kind_of
     from .model import Claim, Conflict, Erratum, Source, tolerance_of
@@ -105,7 +108,8 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
                     ("book", "chapter", "section", "seed", "language")})
     kind = str(row["kind"])
     if facts.get("table") and kind not in ("measurement", "definition"):
-        kind = kind_of(str(row["stated"]), value, src.language)
+        kind = kind_of(str(row["stated"]),
+                       value.value if isinstance(value, Tried) else value, src.language)
     within = facts.get("within")
     erratum = row.get("erratum")
     conflicts = tuple(Conflict(str(k["figure"]), tuple((str(v["value"]), tuple(v["claims"]))

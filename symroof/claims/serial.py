@@ -22,11 +22,13 @@ nothing a derivation defines or patches reaches the judge's process.
 from __future__ import annotations
 
 import ast
+from dataclasses import asdict, fields
 from typing import Any
 
 import sympy as sp
 from sympy.functions.elementary.piecewise import ExprCondPair
 
+from ..core.choices import Choices, Tried
 from ..core.errors import InputError
 from .model import Law
 
@@ -50,8 +52,17 @@ _ASSUMPTIONS = frozenset({"positive", "negative", "nonnegative", "nonpositive", 
                           "extended_nonnegative", "complex", "imaginary"})
 
 
+MAX_ALTERNATIVES = 256  # values under other modelling choices, sent beside the exact one
+
+
 def dump(value: Any) -> dict[str, Any]:
-    """A derived value as the judge receives it (JSON-ready)."""
+    """A derived value as the judge receives it (JSON-ready). A value tried under modelling
+    choices (:class:`~symroof.core.choices.Tried`) is sent with each alternative's choices
+    as plain fields and its value as text."""
+    if isinstance(value, Tried):
+        return {"tried": {"value": dump(value.value), "choices": asdict(value.choices),
+                          "alternatives": [[asdict(c), dump(v)]
+                                           for c, v in value.alternatives]}}
     if isinstance(value, Law):
         return {"law": bool(value.holds), "meaning": str(value.meaning),
                 "shown": str(value.shown)}
@@ -75,6 +86,8 @@ def load(data: Any) -> Any:
         raise InputError("not a derived value", where)
     if set(data) == {"label"} and isinstance(data["label"], str):
         return data["label"]
+    if set(data) == {"tried"}:
+        return _tried(data["tried"], where)
     if set(data) == {"law", "meaning", "shown"} and isinstance(data["law"], bool):
         return Law(data["law"], str(data["meaning"]), str(data["shown"]))
     text = data.get("srepr") if set(data) == {"srepr"} else None
@@ -85,6 +98,33 @@ def load(data: Any) -> Any:
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         raise InputError("unreadable text", where) from None
     return _Reader(where).build(tree.body, 0)
+
+
+def _tried(data: Any, where: str) -> Tried:
+    """A value with its alternatives; each alternative's choices built by :class:`Choices`,
+    which refuses an unknown field or value."""
+    if not isinstance(data, dict) or set(data) != {"value", "choices", "alternatives"} \
+            or not isinstance(data["alternatives"], list) \
+            or len(data["alternatives"]) > MAX_ALTERNATIVES:
+        raise InputError("not a value under modelling choices", where)
+    alternatives = []
+    for pair in data["alternatives"]:
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise InputError("not a value under modelling choices", where)
+        alternatives.append((_choices(pair[0], where), load(pair[1])))
+    value = load(data["value"])
+    if isinstance(value, Tried):
+        raise InputError("a value under choices inside another", where)
+    return Tried(value, _choices(data["choices"], where), tuple(alternatives))
+
+
+def _choices(data: Any, where: str) -> Choices:
+    names = {f.name for f in fields(Choices)}
+    if not isinstance(data, dict) or not set(data) <= names or not all(
+            v is None or (isinstance(v, str) and len(v) <= 200)
+            or (isinstance(v, int) and not isinstance(v, bool)) for v in data.values()):
+        raise InputError("not a set of modelling choices", where)
+    return Choices(**data)
 
 
 class _Reader:
