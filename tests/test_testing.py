@@ -99,6 +99,15 @@ def test_chips_have_what_is_asked_and_chip_dtypes_have_a_peak(c: Chip,
     assert the_chip.peak(dtype) > 0
 
 
+def test_chip_dtypes_having_leaves_out_chips_without_the_figure() -> None:
+    from symroof.testing.strategies import chip_dtypes
+    wanted = chip_dtypes(having=["hbm", "links"])
+    for name in ("h800-pcie", "tpu-v3"):  # the one has no HBM figure, the other no link
+        with pytest.raises(NoSuchExample):
+            find(wanted, lambda p, n=name: p[0].name == n)
+    assert find(wanted, lambda p: p[0].name == "h100-sxm")[0].name == "h100-sxm"
+
+
 def test_dtypes_of_a_chip_and_impossible_requests() -> None:
     h100 = chip("h100-sxm")
     assert find(dtypes(chip=h100), lambda d: d == "fp8") == "fp8"

@@ -86,13 +86,18 @@ def dtypes(names: Iterable[str] | None = None, *, chip: Chip | None = None,
     return st.sampled_from(pool)
 
 
-def chip_dtypes(compute: str = "mxu", *, catalog: Catalog | None = None,
-                ) -> SearchStrategy[tuple[Chip, str]]:
-    """(chip, dtype) pairs such that the chip has a ``compute`` peak in that dtype."""
+def chip_dtypes(compute: str = "mxu", *, having: Iterable[str] = (),
+                catalog: Catalog | None = None) -> SearchStrategy[tuple[Chip, str]]:
+    """(chip, dtype) pairs such that the chip has a ``compute`` peak in that dtype (and
+    every figure in ``having``, such as ``"hbm"``; ``"links"`` asks for at least one link)."""
     from hypothesis import strategies as st
     cat = catalog or load_catalog()
+    keys = list(having)
+
+    def fits(c: Chip) -> bool:
+        return all(bool(c.links) if k == "links" else has(c, k) for k in keys)
     return st.sampled_from([(cat.chips[n], d) for n in sorted(cat.chips) for d in DTYPES
-                            if f"{compute}.{d}" in cat.chips[n].figures])
+                            if f"{compute}.{d}" in cat.chips[n].figures and fits(cat.chips[n])])
 
 
 def einsum_ops(dims: str = "B D F G", *, max_operands: int = 2,
