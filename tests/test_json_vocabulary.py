@@ -50,7 +50,9 @@ def walk(node: Any, path: str, found: list[str]) -> None:
             walk(x, f"{path}[{i}]", found)
         return
     if isinstance(node, str):
-        if node.strip().lower() == "none":
+        # a modelling choice's value names an option ("checkpoints": "none" is the policy
+        # that recomputes nothing), never an absent value
+        if node.strip().lower() == "none" and ".choices." not in path:
             found.append(f"{path}: the string {node!r} where null is meant")
         return
     if not isinstance(node, dict):

@@ -98,7 +98,11 @@ def test_a_chapter_folder_without_a_table_or_claims_is_one_line(tmp_path: Path) 
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.strip().endswith(f"{folder}: a chapter folder needs a translation "
                                         "table (ru.toml, ...)")
-    (folder / "ru.toml").write_text("")
+    (folder / "ru.toml").write_text("")  # a .toml with no [chapter] nor claims is data
+    done = run_cli("verify", str(folder))
+    assert done.stderr.strip().endswith(f"{folder}: a chapter folder needs a translation "
+                                        "table (ru.toml, ...)")
+    (folder / "ru.toml").write_text('[chapter]\nid = "ch1-ru"\ntitle = "T"\nbook = "B"\n')
     done = run_cli("verify", str(folder))
     assert (done.returncode, done.stdout) == (2, "")
     assert done.stderr.strip().endswith(f"{folder / 'claims.py'}: defines no claims(ch) "
