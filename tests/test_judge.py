@@ -184,3 +184,32 @@ def test_an_ascii_terminal_gets_replacement_characters(tmp_path: Path) -> None:
     done = _sh(f"PYTHONIOENCODING=ascii {sys.executable} -m symroof model llama-2-7b",
                tmp_path)
     assert done.returncode == 0 and "6.7384e9" in done.stdout and done.stderr == ""
+
+
+def test_the_cache_follows_the_environment_a_build_reads(tmp_path: Path) -> None:
+    env = {"SYMROOF_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    ch = chapter(tmp_path, "")
+    (ch / "claims.py").write_text(textwrap.dedent("""
+        import os
+        import sympy as sp
+        def claims(ch):
+            ch.add(a=sp.Rational(int(os.getenv("ROOF_K", "7")), 10))
+    """))
+    assert run_cli("verify", str(ch), env=env).returncode == 0
+    changed = run_cli("verify", str(ch), "--json", env={**env, "ROOF_K": "5"})
+    (row,) = json.loads(changed.stdout)["claims"]
+    assert row["verdict"] == "MISMATCH" and not row["cached"]
+    (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
+    assert row["verdict"] == "OK" and not row["cached"]
+    (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
+    assert row["verdict"] == "OK" and row["cached"]
+
+
+def test_a_chapter_can_refuse_the_cache(tmp_path: Path) -> None:
+    env = {"SYMROOF_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    ch = chapter(tmp_path, "")
+    (ch / "en.toml").write_text(TABLE.replace('book = "b"', 'book = "b"\ncache = false'))
+    for _ in range(2):
+        (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
+        assert row["verdict"] == "MISMATCH" and not row["cached"]
+    assert not list((tmp_path / "cache").glob("*.json"))

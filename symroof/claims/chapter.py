@@ -40,10 +40,7 @@ naming the file and key. The kind of a claim follows from its value and stated v
 from __future__ import annotations
 
 import importlib.util
-import os
-import stat
 import sys
-import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -58,6 +55,7 @@ from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
 from .stated import read
+from .tablefile import read_table
 
 _META = ("chapter", "inputs")
 _ROW = {"quote", "stated", "statement", "erratum", "right", "evidence", "meaning", "figures",
@@ -190,33 +188,6 @@ def _load(file: Path) -> ModuleType:
     if not callable(getattr(module, "claims", None)):
         raise InputError("defines no claims(ch) function", str(file))
     return module
-
-
-MAX_TABLE_BYTES = 8 * 2**20
-
-
-def read_table(file: Path) -> dict[str, Any]:
-    """A translation table: a regular file of at most ``MAX_TABLE_BYTES``, valid TOML (a
-    device, a FIFO or a symlink to one is refused before anything is read)."""
-    where = str(file)
-    try:
-        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO does not block the open
-        with open(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise InputError("a table must be a regular file", where)
-            data = handle.read(MAX_TABLE_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", where) from None
-    if len(data) > MAX_TABLE_BYTES:
-        raise InputError(f"a table is at most {MAX_TABLE_BYTES} bytes", where)
-    try:
-        return tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", where) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", where) from None
-    except RecursionError:
-        raise InputError("not valid TOML: nested too deeply", where) from None
 
 
 def _translation(module: ModuleType, file: Path) -> Derivation:

@@ -31,7 +31,7 @@ from .runner import _derive, _origin, claim_row, finite
 if TYPE_CHECKING:
     from .model import Claim
 
-__all__ = ["against_tables", "claim_row", "derived_message", "facts_of", "judged"]
+__all__ = ["against_tables", "claim_row", "derived_message", "facts_of", "judged", "uncached"]
 
 
 def facts_of(c: Claim) -> dict[str, Any]:
@@ -130,7 +130,8 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
 def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:
     """What the tables of a chapter unit state, by (derivation id, claim id), read here
     (TOML only, no code); None for a unit that is a Python module."""
-    from .chapter import read_table, rows_of
+    from .chapter import rows_of
+    from .tablefile import read_table
     if unit.is_dir():
         tables = sorted(unit.glob("*.toml"))
     elif unit.suffix == ".toml":
@@ -166,6 +167,24 @@ def apply_table(row: dict[str, Any], facts: dict[str, Any], stated: dict[str, An
                              if "tolerance" in stated else TOLERANCE)
     if "evidence" in stated:
         facts["evidence"] = str(stated["evidence"])
+
+
+def uncached(unit: Path) -> bool:
+    """Whether a chapter's tables say ``cache = false`` under ``[chapter]`` (a unit whose
+    verdicts rest on what the cache cannot follow); a table that cannot be read is built
+    afresh too (its worker says what is wrong)."""
+    from .tablefile import read_table
+    tables = sorted(unit.glob("*.toml")) if unit.is_dir() else \
+        [unit] if unit.suffix == ".toml" else []
+    try:
+        return any(_meta(read_table(t)).get("cache", True) is not True for t in tables)
+    except InputError:
+        return True
+
+
+def _meta(table: dict[str, Any]) -> dict[str, Any]:
+    meta = table.get("chapter")
+    return meta if isinstance(meta, dict) else {}
 
 
 def against_tables(unit: Path, rows: list[dict[str, Any]],

@@ -298,8 +298,10 @@ def run_units(units: Sequence[Path], timeout: float = 30,
     todo = []
     if cache is not None:
         cache.forget()
+    from .judge import uncached
+    kept = [cache is not None and not uncached(u) for u in units]
     for i, unit in enumerate(units):
-        known = cache.lookup(unit, timeout) if cache is not None else None
+        known = cache.lookup(unit, timeout) if cache is not None and kept[i] else None
         if known is not None:
             results[i] = known
             ids[i] = list(dict.fromkeys(r["derivation"] for r in known))
@@ -311,8 +313,9 @@ def run_units(units: Sequence[Path], timeout: float = 30,
         for i, ran in pool.run([units[i] for i in todo], hints).items():
             results[todo[i]] = ran.rows
             ids[todo[i]] = ran.ids
-            if cache is not None and (deps := ran.deps) is not None:
-                cache.store(units[todo[i]], timeout, ran.rows, [*deps, *extra_deps], ran.hint)
+            if cache is not None and kept[todo[i]] and (deps := ran.deps) is not None:
+                cache.store(units[todo[i]], timeout, ran.rows, [*deps, *extra_deps], ran.hint,
+                            ran.env)
     rows = [r for i in range(len(units)) for r in results[i]]
     _check_ids(units, ids)
     failed = sum(1 for r in rows if r["kind"] == "unit")

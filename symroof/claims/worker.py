@@ -11,7 +11,8 @@ derivation escapes. Messages (JSON lines): ``built`` (every derivation's claims,
 rows without verdicts, and the facts a judgement needs), ``start`` and ``value`` (the derived
 value as exact text, :mod:`symroof.claims.judge`) per claim, ``deps`` (the files it opened and
 those of the modules it imported itself, which the parent may preload next time; the parent
-adds the files of the modules the worker started with), ``done``; ``fail`` with ``kind``
+adds the files of the modules the worker started with; and the environment variables it
+read), ``done``; ``fail`` with ``kind``
 ``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
 """
 
@@ -24,7 +25,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -81,13 +82,31 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
     # the files of the modules it imported itself and of those it opened: the parent adds
     # those of the modules the worker started with (module_files), read once for all
     files = {f for f in opened if _real_file(f)} | module_files(imported)
-    _send(fd, {"t": "deps", "files": sorted(files), "imported": imported})
+    _send(fd, {"t": "deps", "files": sorted(files), "imported": imported,
+               "env": sorted(ENVIRONMENT)})
     _send(fd, {"t": "done"})
+
+
+ENVIRONMENT: set[str] = set()  # the variables read from os.environ (or os.getenv) here
+
+
+class _Watched(type(os.environ)):  # type: ignore[misc]
+    """``os.environ`` recording the names read: by key, or all of them when listed."""
+
+    def __getitem__(self, key: str) -> str:
+        if isinstance(key, str):
+            ENVIRONMENT.add(key)
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        keys = list(super().__iter__())
+        ENVIRONMENT.update(keys)
+        return iter(keys)
 
 
 def _seal() -> set[str]:
     """Standard streams to the null device, SIGINT to the parent, and a record of every file
-    opened from here on."""
+    opened and every environment variable read from here on."""
     os.setsid()  # its own process group: the parent kills whatever it starts
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -107,6 +126,7 @@ def _seal() -> set[str]:
         if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
             opened.add(os.path.abspath(os.fsdecode(args[0])))
     sys.addaudithook(hook)
+    os.environ.__class__ = _Watched
     parent = os.getppid()
 
     def watch() -> None:  # a worker never outlives the run that started it
