@@ -213,3 +213,33 @@ def test_a_chapter_can_refuse_the_cache(tmp_path: Path) -> None:
         (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
         assert row["verdict"] == "MISMATCH" and not row["cached"]
     assert not list((tmp_path / "cache").glob("*.json"))
+
+
+@pytest.mark.parametrize(("second", "message"), [
+    ("time.sleep(100)", "symroof: ERROR: the write-up's worker ran past 4 s without rendering"),
+    ("os._exit(0)", "symroof: ERROR: the write-up's worker exited with code 0 without "
+                    "rendering"),
+    ("os.write(1, b'NOISE\\n')", ""),
+])
+def test_a_write_up_is_built_only_in_a_sealed_worker(tmp_path: Path, second: str,
+                                                     message: str) -> None:
+    # behaves in the verifying worker, misbehaves when built again for the write-up
+    ch = chapter(tmp_path, textwrap.dedent(f"""
+        import os, time
+        from pathlib import Path
+        seen = Path(__file__).with_name("seen")
+        if seen.exists():
+            {second}
+        seen.touch()
+    """))
+    (ch / "en.toml").write_text(TABLE.replace('"0.7"', '"0.5"'))
+    start = time.monotonic()
+    done = run_cli("report", str(ch), "--no-cache", "--timeout", "2", "--out",
+                   str(tmp_path / "out"))
+    assert time.monotonic() - start < 15
+    assert "NOISE" not in done.stdout
+    if message:
+        assert done.returncode == 1 and done.stderr.strip() == message
+        assert not (tmp_path / "out").exists()
+    else:
+        assert done.returncode == 0 and done.stdout.startswith("wrote 4 files")

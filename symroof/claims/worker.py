@@ -42,11 +42,11 @@ def serve(unit: Path, first: int, timeout: float, fd: int) -> NoReturn:
     """Build ``unit``, judge its claims from number ``first`` on, report over ``fd``, exit."""
     try:
         inherited = set(sys.modules)
-        opened = _seal()
+        opened = seal()
         _work(unit, first, timeout, fd, opened, inherited)
     except BaseException as exc:  # the worker's own last resort: report, never raise
         with contextlib.suppress(BaseException):
-            _send(fd, {"t": "fail", "kind": "error",
+            send(fd, {"t": "fail", "kind": "error",
                        "message": f"{unit}: the worker failed: {type(exc).__name__}: {exc}"})
     finally:
         os._exit(0)
@@ -59,32 +59,32 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
     try:
         derivations = load_unit(unit)
     except UnitError as exc:
-        _send(fd, {"t": "fail", "kind": "error", "message": str(exc)})
+        send(fd, {"t": "fail", "kind": "error", "message": str(exc)})
         return
     except SymroofError as exc:
-        _send(fd, {"t": "fail", "kind": "input", "message": str(exc)})
+        send(fd, {"t": "fail", "kind": "input", "message": str(exc)})
         return
-    _send(fd, {"t": "built", "derivations": [
+    send(fd, {"t": "built", "derivations": [
         {"id": d.id, "claims": [claim_row(c, d.id) for c in d.claims],
          "facts": [facts_of(c) for c in d.claims]} for d in derivations]})
     k = 0
     for d in derivations:
         for claim in d.claims:
             if k >= first:
-                _send(fd, {"t": "start", "i": k})
+                send(fd, {"t": "start", "i": k})
                 try:
                     sent = derived_message(claim, timeout)
                 except BaseException as exc:  # KeyboardInterrupt and the like, raised by it
                     sent = {"failed": "ERROR", "detail": f"{type(exc).__name__}: {exc}"}
-                _send(fd, {"t": "value", "i": k, **sent})
+                send(fd, {"t": "value", "i": k, **sent})
             k += 1
     imported = sorted(set(sys.modules) - inherited)
     # the files of the modules it imported itself and of those it opened: the parent adds
     # those of the modules the worker started with (module_files), read once for all
     files = {f for f in opened if _real_file(f)} | module_files(imported)
-    _send(fd, {"t": "deps", "files": sorted(files), "imported": imported,
+    send(fd, {"t": "deps", "files": sorted(files), "imported": imported,
                "env": sorted(ENVIRONMENT)})
-    _send(fd, {"t": "done"})
+    send(fd, {"t": "done"})
 
 
 ENVIRONMENT: set[str] = set()  # the variables read from os.environ (or os.getenv) here
@@ -104,7 +104,7 @@ class _Watched(type(os.environ)):  # type: ignore[misc]
         return iter(keys)
 
 
-def _seal() -> set[str]:
+def seal() -> set[str]:
     """Standard streams to the null device, SIGINT to the parent, and a record of every file
     opened and every environment variable read from here on."""
     os.setsid()  # its own process group: the parent kills whatever it starts
@@ -163,7 +163,7 @@ def _real_file(path: str) -> bool:
             and os.path.isfile(path))
 
 
-def _send(fd: int, message: dict[str, Any]) -> None:
+def send(fd: int, message: dict[str, Any]) -> None:
     data = memoryview(encode(message))
     while data:
         data = data[os.write(fd, data):]
