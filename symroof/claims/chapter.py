@@ -32,9 +32,14 @@ between translations (an example's chip count, a figure a problem uses) are read
 (``ru.toml``, ``zh.toml``) holds, per section, the claims it prints: the quote, the stated
 value (with its unit), and optionally an English statement, an erratum (``erratum``,
 ``right``), measurement ``evidence``, the ``meaning`` of a law, the ``figures`` the passage
-prints, the claims a summary ``sums_up``, and ``assumes``. A table key that claims.py does
-not add, or a claim the table neither states nor lists under ``omits``, is an input error
-naming the file and key. The kind of a claim follows from its value and stated value.
+prints (each printed in the quote, or in the quotes of the claims ``figures_in`` names), the
+claims a summary ``sums_up``, ``assumes``, and a ``tolerance`` in [0, 1). A table key that
+claims.py does not add, or a claim the table neither states nor lists under ``omits``, is an
+input error naming the file and key. The kind of a claim follows from its value and stated
+value; a value claims.py writes down without computing anything (a literal, an input read
+back, arithmetic on such) is a DEFINITION (:mod:`symroof.claims.restated`). A table says
+``cache = false`` under ``[chapter]`` when its claims rest on what the verdict cache cannot
+follow.
 """
 
 from __future__ import annotations
@@ -54,12 +59,14 @@ from ..core.errors import InputError
 from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
+from .printed import check_figures
+from .restated import restated
 from .stated import read
 from .tablefile import read_table
 
 _META = ("chapter", "inputs")
 _ROW = {"quote", "stated", "statement", "erratum", "right", "evidence", "meaning", "figures",
-        "sums_up", "assumes", "tolerance", "known"}
+        "figures_in", "sums_up", "assumes", "tolerance", "known"}
 
 
 @dataclass(frozen=True)
@@ -208,6 +215,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     for name in sorted(set(inputs) - ch.used):
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
     rows = rows_of(table, file)
+    check_figures(rows, str(file))
     omits = set(meta.get("omits", []))
     prefix = str(meta.get("prefix", ""))
     for key in rows:
@@ -217,8 +225,9 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
         if key not in rows and key not in omits:
             raise InputError("a claim of claims.py this table neither states nor omits",
                              f"{file}: {key}")
+    plain = restated_in(module, ch)
     claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
-                          f"{file}: {key}", prefix)
+                          f"{file}: {key}", prefix, plain.get(key, ""))
                    for key, (section, row) in rows.items())
     ch.assumptions.extend(meta.get("assumptions", []))
     ch.notes.extend(meta.get("notes", []))
@@ -248,8 +257,25 @@ def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[s
     return rows
 
 
+def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:
+    """The claims of ``claims.py`` that restate a literal or an input (see
+    :mod:`symroof.claims.restated`), and those whose value is an input itself."""
+    file = getattr(module, "__file__", None)
+    try:
+        source = Path(file).read_text("utf-8") if isinstance(file, str) else ""
+    except (OSError, UnicodeDecodeError):
+        source = ""
+    out = restated(source)
+    for key, value in ch.values.items():
+        for name in ch.used:
+            if name in ch.inputs and value is ch.inputs[name] and \
+                    not isinstance(value, bool | type(None)):
+                out.setdefault(key, f"restates the input {name}")
+    return out
+
+
 def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
-           prefix: str) -> Claim:
+           prefix: str, plain: str = "") -> Claim:
     options: dict[str, Any] = {}
     figures = row.get("figures", {})
     if not isinstance(figures, dict):
@@ -265,6 +291,8 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
         value = None
     elif isinstance(value, Defined):
         kind, value = "definition", value.value
+    elif plain and not isinstance(value, Assumed):
+        kind, options["restates"] = "definition", f"no engine computation: {plain}"
     else:
         if isinstance(value, Assumed):
             options["assumed"] = value.assumption

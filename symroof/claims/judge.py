@@ -38,7 +38,8 @@ def facts_of(c: Claim) -> dict[str, Any]:
     """What a judgement needs of a claim besides its row (the worker's side)."""
     return {"tolerance": str(c.tolerance), "meaning": c.meaning, "assumed": c.assumed,
             "evidence": c.evidence, "assumptions": list(c.assumptions),
-            "within": None if c.within is None else [str(x) for x in c.within]}
+            "within": None if c.within is None else [str(x) for x in c.within],
+            "restates": c.restates}
 
 
 def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
@@ -124,7 +125,7 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
         value=value,
         assumed=str(facts.get("assumed", "")),
         assumptions=tuple(str(a) for a in facts.get("assumptions", [])),
-        conflicts=conflicts)
+        conflicts=conflicts, restates=str(facts.get("restates", "")))
 
 
 def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:
@@ -147,7 +148,7 @@ def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:
                              str(file))
         prefix = str(meta.get("prefix", ""))
         for key, (_, row) in rows_of(table, file).items():
-            out[(meta["id"], prefix + key)] = row
+            out[(meta["id"], prefix + key)] = {**row, "__key__": key}
     return out
 
 
@@ -199,7 +200,18 @@ def against_tables(unit: Path, rows: list[dict[str, Any]],
     if unknown:
         return (f"{unit}: the claims built are not those its tables state: "
                 f"{', '.join(unknown[:3])}")
+    from .restated import restated
+    folder = unit if unit.is_dir() else unit.parent
+    try:
+        plain = restated((folder / "claims.py").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        plain = {}
     for row, fact in zip(rows, facts, strict=True):
-        apply_table(row, fact, tables[(row["derivation"], row["id"])], f"{unit}: {row['id']}")
+        stated = tables[(row["derivation"], row["id"])]
+        apply_table(row, fact, stated, f"{unit}: {row['id']}")
+        why = plain.get(stated["__key__"])
+        if why and row["kind"] not in ("measurement", "definition") and not fact["assumed"]:
+            row["kind"] = "definition"
+            fact["restates"] = f"no engine computation: {why}"
     return ""
 
