@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -73,3 +74,14 @@ def test_pdflatex_is_bounded_and_its_timeout_is_one_error() -> None:
     with pytest.raises(LatexFailed, match="pdflatex ran past the time limit of 1 s"):
         compile_pdf(loop, "loop.tex", timeout=1)
 
+
+
+def test_an_inner_time_limit_never_extends_an_outer_one() -> None:
+    from symroof.core.timelimits import TimeLimit, time_limit
+    start = time.monotonic()
+    with pytest.raises(TimeLimit), time_limit(0.3):
+        with time_limit(10):
+            pass
+        while True:  # the outer limit, armed again, still stops this
+            pass
+    assert time.monotonic() - start < 2

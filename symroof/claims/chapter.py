@@ -45,6 +45,7 @@ follow.
 from __future__ import annotations
 
 import importlib.util
+import math
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -216,6 +217,11 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
     rows = rows_of(table, file)
     check_figures(rows, str(file))
+    for name in ("omits", "assumptions", "notes"):
+        got = meta.get(name, [])
+        if not isinstance(got, list) or not all(isinstance(x, str) for x in got):
+            raise InputError(f"[chapter] {name} must be a list of texts, got {got!r:.60}",
+                             str(file))
     omits = set(meta.get("omits", []))
     prefix = str(meta.get("prefix", ""))
     for key in rows:
@@ -253,8 +259,38 @@ def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[s
                                  f"{', '.join(sorted(_ROW))})", where)
             if key in rows:
                 raise InputError("claim stated twice", where)
+            _check_fields(row, where)
             rows[key] = (section, row)
     return rows
+
+
+# what each field of a claim row holds: text, a list of texts, or a table of texts;
+# stated is text or a number (TOML's 240), tolerance a number or text
+_TEXT, _TEXTS = (str,), "texts"
+_FIELDS: dict[str, Any] = {
+    "quote": _TEXT, "statement": _TEXT, "erratum": _TEXT, "right": _TEXT, "evidence": _TEXT,
+    "meaning": _TEXT, "known": _TEXT, "assumes": (str, list), "figures_in": _TEXTS,
+    "sums_up": _TEXTS, "stated": (str, int, float), "tolerance": (str, int, float),
+    "figures": "table"}
+
+
+def _check_fields(row: Mapping[str, Any], where: str) -> None:
+    for name, value in row.items():
+        want = _FIELDS.get(name, object)
+        if want == "table":
+            ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+            kind = "a table of texts (figure = \"value as printed\")"
+        elif want == _TEXTS or (want == (str, list) and isinstance(value, list)):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+            kind = "a list of texts"
+        else:
+            ok = isinstance(value, want) and not isinstance(value, bool)
+            kind = "text" if want == _TEXT else "text or a list of texts" \
+                if want == (str, list) else "text or a number"
+        if not ok:
+            raise InputError(f"{name} must be {kind}, got {value!r:.60}", where)
+        if name == "stated" and isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"stated must be a finite number, got {value!r}", where)
 
 
 def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:

@@ -253,11 +253,22 @@ def summary_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {k: n for k, n in counts.items() if n}
 
 
+MIN_TIMEOUT, MAX_TIMEOUT = 0.01, 1e6
+
+
 def check_timeout(seconds: float, where: str = "--timeout") -> float:
-    """A usable time limit: finite and positive."""
+    """A usable time limit: finite, at least 10 ms (a timer that fires every microsecond
+    starves the work it bounds) and at most 10**6 s (past that, no clock can hold it).
+
+    >>> check_timeout(30)
+    30
+    """
     from ..core.errors import InputError
     if not math.isfinite(seconds) or seconds <= 0:
         raise InputError(f"must be a positive number of seconds, got {seconds:g}", where)
+    if not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT:
+        raise InputError(f"must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, "
+                         f"got {seconds:g}", where)
     return seconds
 
 

@@ -25,7 +25,7 @@ examples:
   symroof plan llama-2-7b --serve --mesh "X=8" --strategy "tp=X" --chip h100-sxm \\
       --batch 64 --context 2048 --latency-target 20ms
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
-      --batch 64 --context 2048 --mfu 1e5
+      --batch 64 --context 2048 --mfu 5e4
   symroof plan llama-2-7b --train --laws --context 4096
 
 Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron

@@ -171,6 +171,10 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     if not resources:
         raise InputError(f"op {op.name!r} moves no bytes: give bytes or comm bytes")
     given = dict(bandwidths or {})
+    for k in op.comms:
+        if k not in given and k in chip.figures and f"{k}.capacity" in chip.figures:
+            raise InputError(f"{k} is a memory level, not a link: its bytes are the op's "
+                             "reads and writes", f"op {op.name!r}: comm bytes")
     bandwidths = {r: given[r] if r in given else chip.bandwidth(r) for r in resources}
     t_math = op.flops / peak
     t_comms = {r: (op.bytes(r) if r in op.levels else op.comms[r]) / bandwidths[r]

@@ -43,6 +43,7 @@ import sympy as sp
 from ..core import tables as tb
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, parse_expr
+from ..engine.formulas import positive
 from ..engine.ops import Op
 from .mesh import Axis, Mesh
 from .sharding import ShardedArray, sharded
@@ -223,6 +224,7 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
     """
     k = canonical_kind(kind)
     v = parse_expr(nbytes, where="nbytes") if isinstance(nbytes, str) else exact(nbytes)
+    v = positive(sp.simplify(v) if v.has(sp.log) else v, str(nbytes), "nbytes")
     names = on.resolve(axes)
     if k == "permute" and len(names) != 1:
         raise InputError(f"a permute runs along one axis, got {', '.join(names)}")

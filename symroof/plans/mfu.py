@@ -66,4 +66,8 @@ def mfu_from(params: sp.Expr | int, layers: sp.Expr | int, heads: sp.Expr | int,
         if v.is_number and not v.is_positive:
             raise InputError(f"{name} must be positive, got {v}")
     fpt = palm_flops_per_token(params, layers, heads, head_dim, context)
-    return Mfu(tps * fpt / (n_chips * rate), fpt, tps, n_chips, rate)
+    value = tps * fpt / (n_chips * rate)
+    if value.is_number and value > 1:
+        raise InputError(f"{tps} tokens/s would need {float(value):.4g} times the chips' peak "
+                         "FLOP/s (an MFU above 100% is impossible)", "--mfu")
+    return Mfu(value, fpt, tps, n_chips, rate)
