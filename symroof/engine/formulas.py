@@ -220,7 +220,10 @@ def positive(expr: sp.Expr, text_: str, where: str) -> sp.Expr:
     >>> positive(parse_expr("2*P"), "2*P", "--bytes")
     2*P
     """
-    if expr.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+    simple = sp.simplify(expr) if expr.has(sp.log, sp.exp) else expr  # a hidden 0 or 0/0
+    if simple is not expr and simple == 0:
+        raise InputError(f"{text_!r} is 0; it must be positive", where)
+    if simple.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
         raise InputError(f"{text_!r} is not finite ({text(expr)}); it must be positive", where)
     if expr.is_number and not expr.is_positive:
         raise InputError(f"{text_!r} must be positive", where)

@@ -242,6 +242,9 @@ MAX_CATALOG_BYTES = 1 << 20
 _CHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
 
 
+_LEVEL = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
+
+
 @lru_cache(maxsize=8)
 def load_catalog(path: str | None = None) -> Catalog:
     """Load a catalogue TOML file; the bundled one when ``path`` is None.
@@ -309,6 +312,9 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
             figures[f"{unit}.{dtype}"] = _figure(spec, COMPUTE, sources,
                                                  f"{where}.peak.{unit}.{dtype}")
     for level, spec in _table(table.get("memory", {}), f"{where}.memory").items():
+        if not _LEVEL.fullmatch(level):
+            raise InputError(f"a memory level is a plain name (letters, digits, _ and -), "
+                             f"got {level!r}", f"{where}.memory")
         spec = _table(spec, f"{where}.memory.{level}")
         if "bandwidth" in spec:
             figures[level] = _figure(spec["bandwidth"], BANDWIDTH, sources,
@@ -339,7 +345,8 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
             raise InputError(f"per must be one of {', '.join(PER)}, got {spec.get('per')!r}",
                              at)
         count = spec.get("count")
-        if count is not None and (not isinstance(count, int) or count <= 0):
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool)
+                                  or count <= 0):
             raise InputError(f"count must be a positive integer, got {count!r}", at)
         links[link] = LinkInfo(direction, str(spec.get("per", "link")), count,
                                str(spec.get("note", "")))
