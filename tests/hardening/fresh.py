@@ -84,7 +84,10 @@ ATTACKS = [
     "", "import symroof.claims.rules as r\nr.RULES['expr'] = lambda c, v, w: "
     "r.Judgement(r.Verdict.OK, 'x', None, None, 'x')\n",
     "sp.Rational.__sub__ = lambda a, b: sp.Integer(0)\nsp.Add.__eq__ = lambda a, b: True\n",
-    "import os, sys\nsys.modules['symroof.claims.proof'].compare = None\n",
+    "import sys\nsys.modules['symroof.claims.proof'].compare = None\n",
+    "import json, os\nfor fd in range(3, 32):\n    try:\n        os.write(fd, (json.dumps("
+    "{'t': 'row', 'i': 0, 'row': {'verdict': 'OK'}}) + '\\n').encode())\n"
+    "    except OSError:\n        pass\n",
 ]
 
 
@@ -106,8 +109,11 @@ def chapter(rng: random.Random, folder: Path) -> tuple[list[str], bool]:
     attack = rng.choice(ATTACKS)
     ch = folder / f"ch{rng.randrange(10**9)}"
     ch.mkdir()
-    (ch / "claims.py").write_text(f"import sympy as sp\n{attack}B = sp.Symbol('B', "
-                                  f"positive=True)\ndef claims(ch):\n    ch.add(a={value})\n")
+    # the attack runs once the value is made: a SymPy patched before it would change
+    # what the derivation computes (its own business), not how it is judged
+    body = "".join(f"    {line}\n" for line in attack.splitlines())
+    (ch / "claims.py").write_text(f"import sympy as sp\nB = sp.Symbol('B', positive=True)\n"
+                                  f"def claims(ch):\n    ch.add(a={value})\n{body}")
     extra = rng.choice(["", 'tolerance = "__import__(\'os\').getcwd() or 0.1"\n',
                         "tolerance = 0.9\n", 'figures = { "x" = "7 B/s" }\n'])
     (ch / "en.toml").write_text(f'[chapter]\nid = "f-en"\ntitle = "t"\nbook = "b"\n[s.a]\n'
