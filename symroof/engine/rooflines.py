@@ -38,7 +38,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
 from ..core.memo import memo
 from ..core.parse import exact, symbol
 from ..core.sizes import canonical_dtype
@@ -166,6 +166,11 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     >>> rl.intensity, rl.ridge
     (B*D*F/(B*D + B*F + D*F), 9850/41)
     """
+    expect(op, Op, "an Op (einsum(...), op(...))", "roofline")
+    if isinstance(chip, str):
+        from ..hardware.catalog import chip as named
+        chip = named(chip)
+    expect(chip, Chip, "a Chip (chip('tpu-v5e')) or a chip name", "roofline")
     peak = chip.peak(dtype or op.dtype, compute or op.compute)
     resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
     if not resources:

@@ -30,7 +30,7 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
 from .links import Link, convention, latency_symbol, parse_link_value
@@ -234,6 +234,11 @@ def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip
     >>> chip("h100-sxm").ridge()
     19780/67
     """
+    expect(name, str, "a chip name such as 'tpu-v5e'", "chip")
+    overrides = {k: repr(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+                 for k, v in overrides.items()}
+    for key, value in overrides.items():
+        expect(value, str, "a figure such as '8.1e11 B/s' (or a number)", f"chip {key}=")
     found = (catalog or load_catalog(os.environ.get("SYMROOF_CATALOG") or None))[name]
     return found.with_figures(overrides, "set in a derivation") if overrides else found
 

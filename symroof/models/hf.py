@@ -27,7 +27,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
 from ..core.escape import printable
 from .config import MLA, ModelConfig, MoE
 
@@ -252,6 +252,7 @@ def model(name: str) -> ModelConfig:
     >>> model("gpt2-xl").d_model
     1600
     """
+    expect(name, str, "a model name such as 'llama-2-7b'", "model")
     configs = bundled()
     if name in configs:
         return configs[name]
