@@ -83,6 +83,9 @@ def register(verbs: Any) -> None:
 
 
 def _count(text: str) -> int:
+    if len(text.strip()) > 18:  # more tokens or chips than any model or system holds
+        raise argparse.ArgumentTypeError(f"expected a whole number below 10**18, got "
+                                         f"{text[:20]!r}... ({len(text)} characters)")
     try:
         value = int(text)
     except ValueError:

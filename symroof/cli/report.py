@@ -43,6 +43,10 @@ def register(verbs: Any) -> None:
     r.set_defaults(run=run_report)
 
 
+SYSTEM_FOLDERS = frozenset({"/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root",
+                            "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/home"})
+
+
 def run_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
@@ -63,6 +67,12 @@ def run_report(args: argparse.Namespace) -> int:
     check_timeout(args.timeout)
     if not args.out.strip():
         raise InputError("the output folder is empty", "--out")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in args.out):
+        raise InputError("a control character is not allowed in the output folder", "--out")
+    resolved = Path(args.out).resolve()
+    if resolved == Path(resolved.anchor) or str(resolved) in SYSTEM_FOLDERS:
+        raise InputError(f"will not write write-ups into the system folder {resolved}",
+                         "--out")
     units = derivation_units(args.paths)
     tty = sys.stderr.isatty()
     if tty:
