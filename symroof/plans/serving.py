@@ -36,7 +36,7 @@ from ..parallel.mesh import Mesh, mesh
 from .efficiency import PEAK, Efficiency
 from .strategy import Strategy, parse_strategy
 from .template import BATCH, DEGREE, MICRO, training_template
-from .training import Term, axes_for, degrees_of
+from .training import Term, axes_for, check_degrees, degrees_of
 
 SERVING = ("dp", "tp", "pp", "ep")
 B_SYM = symbol("B")
@@ -100,6 +100,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int, context:
         raise InputError("sequence parallelism is a training strategy here; drop ',sp'",
                          "--strategy")
     deg = degrees_of(strategy, m)
+    check_degrees(cfg, deg)
     replicas = deg[DEGREE["dp"]] * deg[DEGREE["ep"]]
     if batch % replicas:
         raise InputError(f"a batch of {batch} sequences does not split into {replicas} "

@@ -109,6 +109,34 @@ def degrees_of(strategy: Strategy, m: Mesh) -> dict[sp.Symbol, Expr]:
             DEGREE["tp"]: size("tp"), DEGREE["pp"]: size("pp"), DEGREE["ep"]: size("ep")}
 
 
+def check_degrees(cfg: ModelConfig, deg: dict[sp.Symbol, Expr]) -> None:
+    """The model splits as the degrees say: tp divides the heads and the MLP widths (and
+    the KV heads split over it), pp is at most the layers, ep needs experts it divides."""
+    def whole(d: Expr) -> int | None:
+        return int(d) if getattr(d, "is_Integer", False) else None
+    tp, pp, ep = (whole(deg[DEGREE[k]]) for k in ("tp", "pp", "ep"))
+    where = "--strategy"
+    if tp is not None and tp > 1:
+        widths = [(cfg.heads, "heads"), (cfg.d_ff, "d_ff")]
+        if cfg.moe is not None:
+            widths += [(cfg.moe.d_ff, "expert d_ff")]
+        for value, what in widths:
+            if value and value % tp:
+                raise InputError(f"{cfg.name}: {what} {value} does not divide by tp={tp}",
+                                 where)
+        if cfg.kv_heads % tp and tp % cfg.kv_heads:
+            raise InputError(f"{cfg.name}: {cfg.kv_heads} KV heads do not split over "
+                             f"tp={tp}", where)
+    if pp is not None and pp > cfg.layers:
+        raise InputError(f"{cfg.name}: pp={pp} stages for {cfg.layers} layers", where)
+    if ep is not None and ep > 1:
+        if cfg.moe is None:
+            raise InputError(f"{cfg.name} has no experts to split over ep={ep}", where)
+        if cfg.moe.experts % ep:
+            raise InputError(f"{cfg.name}: {cfg.moe.experts} experts do not divide by "
+                             f"ep={ep}", where)
+
+
 def kinds_of(strategy: Strategy) -> tuple[str, ...]:
     return tuple(sorted({"zero" if k in ZERO else k for k in strategy.kinds}))
 
@@ -131,6 +159,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         raise InputError("a pipeline runs along one axis, got pp="
                          + "+".join(strategy.axes("pp")), "--strategy")
     deg = degrees_of(strategy, m)
+    check_degrees(cfg, deg)
     pp = deg[DEGREE["pp"]]
     micro = sp.Integer(microbatches) if microbatches else (4 * pp if pp != 1 else sp.S.One)
     if microbatches and "pp" not in strategy.kinds and microbatches != 1:
