@@ -39,7 +39,7 @@ language = "en"
 prefix = "en_"
 
 ["Rooflines".ridge]
-quote = "about 240"
+quote = "about 240 at 8.2e11 B/s"
 stated = "240"
 figures = { "TPU v5e HBM" = "8.2e11 B/s" }
 
@@ -111,9 +111,12 @@ def test_a_bad_row_or_table_names_where(tmp_path: Path) -> None:
 
 def test_translations_share_one_derivation_and_conflicts_are_found(tmp_path: Path) -> None:
     zh = EN.replace('"demo-en"', '"demo-zh"').replace('"en"', '"zh"').replace('"en_"', '"zh_"')
-    zh = zh.replace('stated = "240"\nfigures = { "TPU v5e HBM" = "8.2e11 B/s" }',
-                    'stated = "243"\nfigures = { "TPU v5e HBM" = "8.1e11 B/s" }')
-    zh = zh.replace('stated = "5.08 ms"\n', 'stated = "5.08 ms"\n'
+    zh = zh.replace('quote = "about 240 at 8.2e11 B/s"\nstated = "240"\n'
+                    'figures = { "TPU v5e HBM" = "8.2e11 B/s" }',
+                    'quote = "about 243 at 8.1e11 B/s"\nstated = "243"\n'
+                    'figures = { "TPU v5e HBM" = "8.1e11 B/s" }')
+    zh = zh.replace('quote = "5.08 ms"\nstated = "5.08 ms"\n',
+                    'quote = "5.08 ms at 8.2e11 B/s"\nstated = "5.08 ms"\n'
                     'figures = { "TPU v5e HBM" = "8.2e11 B/s" }\n')
     zh += '\n[inputs]\nhbm = "8.1e11 B/s"\n'
     en, zhd = build_chapter(chapter(tmp_path, {"en.toml": EN, "zh.toml": zh}))

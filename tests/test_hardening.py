@@ -58,7 +58,7 @@ CORPUS: list[tuple[list[str], str]] = [
     ([*F1, "0"], "--flops: '0' must be positive"),
     (["derive", "--flops", "B", "--bytes", "-5"], "--bytes: '-5' must be positive"),
     ([*F1, "B" * 2500], "--flops: formula is 2500 characters long; the limit is 2000"),
-    (["derive", "--bytes", "1", "--flops=" + "-" * 60 + "B"], "--flops: nesting deeper than 40"),
+    (["derive", "--bytes", "1", "--flops=" + "-" * 60 + "B"], "--flops: a double sign (--, +-)"),
     ([*MM, "--regime", "B<D"], "--regime: cannot read the regime clause 'B<D'"),
     ([*MM, "--regime", "Q<<D"], "--regime: the regime names Q, which no formula uses"),
     ([*MM, "--subs", "D=abc"], "--subs: D must be a number, got 'abc'"),

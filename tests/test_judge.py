@@ -201,3 +201,62 @@ def test_a_value_under_choices_reaches_the_judge_whole_and_nothing_else_does() -
     forged["tried"]["alternatives"][0][0] = {"run": "x"}
     with pytest.raises(InputError, match="not a set of modelling choices"):
         load(forged)
+
+
+def test_the_cache_follows_the_environment_a_build_reads(tmp_path: Path) -> None:
+    env = {"SYMROOF_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    ch = chapter(tmp_path, "")
+    (ch / "claims.py").write_text(textwrap.dedent("""
+        import os
+        import sympy as sp
+        def claims(ch):
+            ch.add(a=sp.Rational(int(os.getenv("ROOF_K", "7")), 10))
+    """))
+    assert run_cli("verify", str(ch), env=env).returncode == 0
+    changed = run_cli("verify", str(ch), "--json", env={**env, "ROOF_K": "5"})
+    (row,) = json.loads(changed.stdout)["claims"]
+    assert row["verdict"] == "MISMATCH" and not row["cached"]
+    (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
+    assert row["verdict"] == "OK" and not row["cached"]
+    (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
+    assert row["verdict"] == "OK" and row["cached"]
+
+
+def test_a_chapter_can_refuse_the_cache(tmp_path: Path) -> None:
+    env = {"SYMROOF_CACHE_DIR": str(tmp_path / "cache"), "PATH": "/usr/bin:/bin"}
+    ch = chapter(tmp_path, "")
+    (ch / "en.toml").write_text(TABLE.replace('book = "b"', 'book = "b"\ncache = false'))
+    for _ in range(2):
+        (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
+        assert row["verdict"] == "MISMATCH" and not row["cached"]
+    assert not list((tmp_path / "cache").glob("*.json"))
+
+
+@pytest.mark.parametrize(("second", "message"), [
+    ("time.sleep(100)", "symroof: ERROR: the write-up's worker ran past 4 s without rendering"),
+    ("os._exit(0)", "symroof: ERROR: the write-up's worker exited with code 0 without "
+                    "rendering"),
+    ("os.write(1, b'NOISE\\n')", ""),
+])
+def test_a_write_up_is_built_only_in_a_sealed_worker(tmp_path: Path, second: str,
+                                                     message: str) -> None:
+    # behaves in the verifying worker, misbehaves when built again for the write-up
+    ch = chapter(tmp_path, textwrap.dedent(f"""
+        import os, time
+        from pathlib import Path
+        seen = Path(__file__).with_name("seen")
+        if seen.exists():
+            {second}
+        seen.touch()
+    """))
+    (ch / "en.toml").write_text(TABLE.replace('"0.7"', '"0.5"'))
+    start = time.monotonic()
+    done = run_cli("report", str(ch), "--no-cache", "--timeout", "2", "--out",
+                   str(tmp_path / "out"))
+    assert time.monotonic() - start < 15
+    assert "NOISE" not in done.stdout
+    if message:
+        assert done.returncode == 1 and done.stderr.strip() == message
+        assert not (tmp_path / "out").exists()
+    else:
+        assert done.returncode == 0 and done.stdout.startswith("wrote 4 files")

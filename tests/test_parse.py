@@ -52,7 +52,8 @@ def test_assignments() -> None:
     ("B**100000", "the exponent 100000 is beyond 1000"),
     ("sqrt(B, D)", "'sqrt' takes 1 argument(s), got 2"),
     ("log", "the function 'log' is used without arguments"),
-    ("-" * 100 + "B", "nesting deeper than 40"),
+    ("-" * 100 + "B", "a double sign (--, +-) is not allowed"),
+    ("exp(" * 100 + "B" + ")" * 100, "nesting deeper than 40"),
     ("(" * 300 + "B" + ")" * 300, "malformed formula"),
     ("B" * 3000, "the limit is 2000"),
 ])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -73,3 +75,31 @@ def test_pdflatex_is_bounded_and_its_timeout_is_one_error() -> None:
     with pytest.raises(LatexFailed, match="pdflatex ran past the time limit of 1 s"):
         compile_pdf(loop, "loop.tex", timeout=1)
 
+
+
+def test_an_inner_time_limit_never_extends_an_outer_one() -> None:
+    from symroof.core.timelimits import TimeLimit, time_limit
+    start = time.monotonic()
+    with pytest.raises(TimeLimit), time_limit(0.3):
+        with time_limit(10):
+            pass
+        while True:  # the outer limit, armed again, still stops this
+            pass
+    assert time.monotonic() - start < 2
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda: einsum(None, "bf16"), "einsum: expected an einsum spec"),
+    (lambda: chip(5), "chip: expected a chip name such as 'tpu-v5e', got int 5"),
+    (lambda: roofline(einsum("B D, D F -> B F", "bf16"), 5), "roofline: expected a Chip"),
+    (lambda: roofline(None, chip("tpu-v5e")), "roofline: expected an Op"),
+])
+def test_public_entry_points_name_a_wrong_argument(call, message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        call()
+
+
+def test_a_chip_takes_a_number_or_its_name_where_the_api_expects_one() -> None:
+    assert chip("tpu-v5e", hbm=8.1e11).bandwidth("hbm") == 810 * 10**9
+    rl = roofline(einsum("B D, D F -> B F", "bf16"), "tpu-v5e")
+    assert rl.ridge == sp.Rational(19700, 81)

@@ -42,7 +42,7 @@ _UNCACHED = ("ERROR", "TIMEOUT")
 class VerdictCache:
     """Verdict rows of whole units, checked against what their builds read."""
 
-    VERSION = 3
+    VERSION = 4
 
     def __init__(self, folder: Path | None = None) -> None:
         self.folder = folder or default_cache_folder()
@@ -71,6 +71,8 @@ class VerdictCache:
             return None  # an entry that does not name the unit's own files is not its own
         if any(self.digest(path) != digest for path, digest in entry["deps"]):
             return None
+        if any(os.environ.get(name) != value for name, value in entry.get("env", [])):
+            return None  # a variable the build read has changed
         return [{**r, "cached": True} for r in entry["claims"]]
 
     def hint(self, unit: Path, timeout: float) -> Hint | None:
@@ -90,9 +92,10 @@ class VerdictCache:
         return Hint(tuple(imported), float(seconds))
 
     def store(self, unit: Path, timeout: float, rows: list[dict[str, Any]],
-              files: Iterable[str], hint: Hint | None = None) -> None:
-        """Keep ``rows`` with the digests of ``files`` (what the build read), and the
-        ``hint`` for the unit's next run."""
+              files: Iterable[str], hint: Hint | None = None,
+              env: Iterable[str] = ()) -> None:
+        """Keep ``rows`` with the digests of ``files`` (what the build read), the values of
+        the environment variables ``env`` it read, and the ``hint`` for its next run."""
         if not rows or any(r.get("verdict") in _UNCACHED for r in rows):
             return
         deps = []
@@ -106,7 +109,8 @@ class VerdictCache:
             if digest is None:
                 return  # a dependency that cannot be read: do not cache
             deps.append([path, digest])
-        entry: dict[str, Any] = {"version": self.VERSION, "claims": rows, "deps": deps}
+        entry: dict[str, Any] = {"version": self.VERSION, "claims": rows, "deps": deps,
+                                 "env": [[k, os.environ.get(k)] for k in sorted(set(env))]}
         if hint is not None:
             entry.update(imported=list(hint.imported), seconds=hint.seconds)
         try:
@@ -203,6 +207,11 @@ def _well_formed(entry: Any) -> bool:
         if not (isinstance(dep, list) and len(dep) == 2
                 and all(isinstance(x, str) for x in dep)):
             return False
+    env = entry.get("env", [])
+    if not isinstance(env, list) or not all(
+            isinstance(e, list) and len(e) == 2 and isinstance(e[0], str)
+            and (e[1] is None or isinstance(e[1], str)) for e in env):
+        return False
     return all(_row_ok(r) for r in claims)
 
 

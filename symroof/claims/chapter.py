@@ -32,18 +32,21 @@ between translations (an example's chip count, a figure a problem uses) are read
 (``ru.toml``, ``zh.toml``) holds, per section, the claims it prints: the quote, the stated
 value (with its unit), and optionally an English statement, an erratum (``erratum``,
 ``right``), measurement ``evidence``, the ``meaning`` of a law, the ``figures`` the passage
-prints, the claims a summary ``sums_up``, and ``assumes``. A table key that claims.py does
-not add, or a claim the table neither states nor lists under ``omits``, is an input error
-naming the file and key. The kind of a claim follows from its value and stated value.
+prints (each printed in the quote, or in the quotes of the claims ``figures_in`` names), the
+claims a summary ``sums_up``, ``assumes``, and a ``tolerance`` in [0, 1). A table key that
+claims.py does not add, or a claim the table neither states nor lists under ``omits``, is an
+input error naming the file and key. The kind of a claim follows from its value and stated
+value; a value claims.py writes down without computing anything (a literal, an input read
+back, arithmetic on such) is a DEFINITION (:mod:`symroof.claims.restated`). A table says
+``cache = false`` under ``[chapter]`` when its claims rest on what the verdict cache cannot
+follow.
 """
 
 from __future__ import annotations
 
 import importlib.util
-import os
-import stat
+import math
 import sys
-import tomllib
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -58,11 +61,14 @@ from ..core.errors import InputError
 from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
+from .printed import check_figures
+from .restated import restated
 from .stated import read
+from .tablefile import read_table
 
 _META = ("chapter", "inputs")
 _ROW = {"quote", "stated", "statement", "erratum", "right", "evidence", "meaning", "figures",
-        "sums_up", "assumes", "tolerance", "known"}
+        "figures_in", "sums_up", "assumes", "tolerance", "known"}
 
 
 @dataclass(frozen=True)
@@ -214,33 +220,6 @@ def _load(file: Path) -> ModuleType:
     return module
 
 
-MAX_TABLE_BYTES = 8 * 2**20
-
-
-def read_table(file: Path) -> dict[str, Any]:
-    """A translation table: a regular file of at most ``MAX_TABLE_BYTES``, valid TOML (a
-    device, a FIFO or a symlink to one is refused before anything is read)."""
-    where = str(file)
-    try:
-        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO does not block the open
-        with open(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise InputError("a table must be a regular file", where)
-            data = handle.read(MAX_TABLE_BYTES + 1)
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", where) from None
-    if len(data) > MAX_TABLE_BYTES:
-        raise InputError(f"a table is at most {MAX_TABLE_BYTES} bytes", where)
-    try:
-        return tomllib.loads(data.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", where) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"not valid TOML: {exc}", where) from None
-    except RecursionError:
-        raise InputError("not valid TOML: nested too deeply", where) from None
-
-
 def _is_translation(file: Path) -> bool:
     """Whether a ``.toml`` beside claims.py is a translation table: it has a ``[chapter]``
     table, or rows of claims (then its missing ``[chapter]`` is reported). Any other
@@ -271,6 +250,12 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     for name in sorted(set(inputs) - ch.used):
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
     rows = rows_of(table, file)
+    check_figures(rows, str(file))
+    for name in ("omits", "assumptions", "notes"):
+        got = meta.get(name, [])
+        if not isinstance(got, list) or not all(isinstance(x, str) for x in got):
+            raise InputError(f"[chapter] {name} must be a list of texts, got {got!r:.60}",
+                             str(file))
     omits = set(meta.get("omits", []))
     prefix = str(meta.get("prefix", ""))
     for key in rows:
@@ -280,8 +265,9 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
         if key not in rows and key not in omits:
             raise InputError("a claim of claims.py this table neither states nor omits",
                              f"{file}: {key}")
+    plain = restated_in(module, ch)
     claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
-                          f"{file}: {key}", prefix)
+                          f"{file}: {key}", prefix, plain.get(key, ""))
                    for key, (section, row) in rows.items())
     ch.assumptions.extend(meta.get("assumptions", []))
     ch.notes.extend(meta.get("notes", []))
@@ -324,12 +310,59 @@ def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[s
                                  f"{', '.join(sorted(_ROW))})", where)
             if key in rows:
                 raise InputError("claim stated twice", where)
+            _check_fields(row, where)
             rows[key] = (section, row)
     return rows
 
 
+# what each field of a claim row holds: text, a list of texts, or a table of texts;
+# stated is text or a number (TOML's 240), tolerance a number or text
+_TEXT, _TEXTS = (str,), "texts"
+_FIELDS: dict[str, Any] = {
+    "quote": _TEXT, "statement": _TEXT, "erratum": _TEXT, "right": _TEXT, "evidence": _TEXT,
+    "meaning": _TEXT, "known": _TEXT, "assumes": (str, list), "figures_in": _TEXTS,
+    "sums_up": _TEXTS, "stated": (str, int, float), "tolerance": (str, int, float),
+    "figures": "table"}
+
+
+def _check_fields(row: Mapping[str, Any], where: str) -> None:
+    for name, value in row.items():
+        want = _FIELDS.get(name, object)
+        if want == "table":
+            ok = isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
+            kind = "a table of texts (figure = \"value as printed\")"
+        elif want == _TEXTS or (want == (str, list) and isinstance(value, list)):
+            ok = isinstance(value, list) and all(isinstance(v, str) for v in value)
+            kind = "a list of texts"
+        else:
+            ok = isinstance(value, want) and not isinstance(value, bool)
+            kind = "text" if want == _TEXT else "text or a list of texts" \
+                if want == (str, list) else "text or a number"
+        if not ok:
+            raise InputError(f"{name} must be {kind}, got {value!r:.60}", where)
+        if name == "stated" and isinstance(value, float) and not math.isfinite(value):
+            raise InputError(f"stated must be a finite number, got {value!r}", where)
+
+
+def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:
+    """The claims of ``claims.py`` that restate a literal or an input (see
+    :mod:`symroof.claims.restated`), and those whose value is an input itself."""
+    file = getattr(module, "__file__", None)
+    try:
+        source = Path(file).read_text("utf-8") if isinstance(file, str) else ""
+    except (OSError, UnicodeDecodeError):
+        source = ""
+    out = restated(source)
+    for key, value in ch.values.items():
+        for name in ch.used:
+            if name in ch.inputs and value is ch.inputs[name] and \
+                    not isinstance(value, bool | type(None)):
+                out.setdefault(key, f"restates the input {name}")
+    return out
+
+
 def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
-           prefix: str) -> Claim:
+           prefix: str, plain: str = "") -> Claim:
     options: dict[str, Any] = {}
     figures = row.get("figures", {})
     if not isinstance(figures, dict):
@@ -345,6 +378,8 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
         value = None
     elif isinstance(value, Defined):
         kind, value = "definition", value.value
+    elif plain and not isinstance(value, Assumed):
+        kind, options["restates"] = "definition", f"no engine computation: {plain}"
     else:
         if isinstance(value, Assumed):
             options["assumed"] = value.assumption

@@ -31,14 +31,15 @@ from .runner import _derive, _origin, claim_row, finite
 if TYPE_CHECKING:
     from .model import Claim
 
-__all__ = ["against_tables", "claim_row", "derived_message", "facts_of", "judged"]
+__all__ = ["against_tables", "claim_row", "derived_message", "facts_of", "judged", "uncached"]
 
 
 def facts_of(c: Claim) -> dict[str, Any]:
     """What a judgement needs of a claim besides its row (the worker's side)."""
     return {"tolerance": str(c.tolerance), "meaning": c.meaning, "assumed": c.assumed,
             "evidence": c.evidence, "assumptions": list(c.assumptions),
-            "within": None if c.within is None else [str(x) for x in c.within]}
+            "within": None if c.within is None else [str(x) for x in c.within],
+            "restates": c.restates}
 
 
 def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
@@ -128,13 +129,14 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
         value=value,
         assumed=str(facts.get("assumed", "")),
         assumptions=tuple(str(a) for a in facts.get("assumptions", [])),
-        conflicts=conflicts)
+        conflicts=conflicts, restates=str(facts.get("restates", "")))
 
 
 def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:
     """What the tables of a chapter unit state, by (derivation id, claim id), read here
     (TOML only, no code); None for a unit that is a Python module."""
-    from .chapter import read_table, rows_of
+    from .chapter import rows_of
+    from .tablefile import read_table
     if unit.is_dir():
         tables = sorted(unit.glob("*.toml"))
     elif unit.suffix == ".toml":
@@ -150,7 +152,7 @@ def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:
                              str(file))
         prefix = str(meta.get("prefix", ""))
         for key, (_, row) in rows_of(table, file).items():
-            out[(meta["id"], prefix + key)] = row
+            out[(meta["id"], prefix + key)] = {**row, "__key__": key}
     return out
 
 
@@ -172,6 +174,24 @@ def apply_table(row: dict[str, Any], facts: dict[str, Any], stated: dict[str, An
         facts["evidence"] = str(stated["evidence"])
 
 
+def uncached(unit: Path) -> bool:
+    """Whether a chapter's tables say ``cache = false`` under ``[chapter]`` (a unit whose
+    verdicts rest on what the cache cannot follow); a table that cannot be read is built
+    afresh too (its worker says what is wrong)."""
+    from .tablefile import read_table
+    tables = sorted(unit.glob("*.toml")) if unit.is_dir() else \
+        [unit] if unit.suffix == ".toml" else []
+    try:
+        return any(_meta(read_table(t)).get("cache", True) is not True for t in tables)
+    except InputError:
+        return True
+
+
+def _meta(table: dict[str, Any]) -> dict[str, Any]:
+    meta = table.get("chapter")
+    return meta if isinstance(meta, dict) else {}
+
+
 def against_tables(unit: Path, rows: list[dict[str, Any]],
                    facts: list[dict[str, Any]]) -> str:
     """For a chapter unit, take what its tables state over what the worker reported (in
@@ -184,7 +204,18 @@ def against_tables(unit: Path, rows: list[dict[str, Any]],
     if unknown:
         return (f"{unit}: the claims built are not those its tables state: "
                 f"{', '.join(unknown[:3])}")
+    from .restated import restated
+    folder = unit if unit.is_dir() else unit.parent
+    try:
+        plain = restated((folder / "claims.py").read_text("utf-8"))
+    except (OSError, UnicodeDecodeError):
+        plain = {}
     for row, fact in zip(rows, facts, strict=True):
-        apply_table(row, fact, tables[(row["derivation"], row["id"])], f"{unit}: {row['id']}")
+        stated = tables[(row["derivation"], row["id"])]
+        apply_table(row, fact, stated, f"{unit}: {row['id']}")
+        why = plain.get(stated["__key__"])
+        if why and row["kind"] not in ("measurement", "definition") and not fact["assumed"]:
+            row["kind"] = "definition"
+            fact["restates"] = f"no engine computation: {why}"
     return ""
 

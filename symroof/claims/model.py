@@ -154,6 +154,7 @@ class Claim(tb.RichView):
     conflicts: tuple[Conflict, ...] = ()
     figures: tuple[tuple[str, str], ...] = ()  # (figure, value as printed) of the passage
     sums_up: tuple[str, ...] = ()  # ids of the claims a summary restates
+    restates: str = ""  # what a value made without computation restates (a DEFINITION)
 
     def __post_init__(self) -> None:
         where = f"claim {self.id!r}"

@@ -354,7 +354,7 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
     """The claim's verdict: its judgement turned by its marks (``MARKS``)."""
     marks: list[tuple[str, str]] = []
     if claim.kind == "definition":
-        marks.append(("definition", "restates a definition"))
+        marks.append(("definition", claim.restates or "restates a definition"))
     if claim.assumed:
         marks.append(("assumed", f"assumes {claim.assumed}, which gives {j.derived or '-'}"
                                  f" ({j.verdict.value.lower()}: {j.detail})"))

@@ -265,11 +265,22 @@ def summary_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
     return {k: n for k, n in counts.items() if n}
 
 
+MIN_TIMEOUT, MAX_TIMEOUT = 0.01, 1e6
+
+
 def check_timeout(seconds: float, where: str = "--timeout") -> float:
-    """A usable time limit: finite and positive."""
+    """A usable time limit: finite, at least 10 ms (a timer that fires every microsecond
+    starves the work it bounds) and at most 10**6 s (past that, no clock can hold it).
+
+    >>> check_timeout(30)
+    30
+    """
     from ..core.errors import InputError
     if not math.isfinite(seconds) or seconds <= 0:
         raise InputError(f"must be a positive number of seconds, got {seconds:g}", where)
+    if not MIN_TIMEOUT <= seconds <= MAX_TIMEOUT:
+        raise InputError(f"must be between {MIN_TIMEOUT:g} and {MAX_TIMEOUT:g} seconds, "
+                         f"got {seconds:g}", where)
     return seconds
 
 
@@ -310,8 +321,10 @@ def run_units(units: Sequence[Path], timeout: float = 30,
     todo = []
     if cache is not None:
         cache.forget()
+    from .judge import uncached
+    kept = [cache is not None and not uncached(u) for u in units]
     for i, unit in enumerate(units):
-        known = cache.lookup(unit, timeout) if cache is not None else None
+        known = cache.lookup(unit, timeout) if cache is not None and kept[i] else None
         if known is not None:
             results[i] = known
             ids[i] = list(dict.fromkeys(r["derivation"] for r in known))
@@ -323,8 +336,9 @@ def run_units(units: Sequence[Path], timeout: float = 30,
         for i, ran in pool.run([units[i] for i in todo], hints).items():
             results[todo[i]] = ran.rows
             ids[todo[i]] = ran.ids
-            if cache is not None and (deps := ran.deps) is not None:
-                cache.store(units[todo[i]], timeout, ran.rows, [*deps, *extra_deps], ran.hint)
+            if cache is not None and kept[todo[i]] and (deps := ran.deps) is not None:
+                cache.store(units[todo[i]], timeout, ran.rows, [*deps, *extra_deps], ran.hint,
+                            ran.env)
     rows = [r for i in range(len(units)) for r in results[i]]
     _check_ids(units, ids)
     failed = sum(1 for r in rows if r["kind"] == "unit")

@@ -90,6 +90,7 @@ class _Job:
     current: int | None = None
     deadline: float = 0.0
     deps: list[str] | None = None  # the files its worker read itself
+    env: list[str] = field(default_factory=list)  # the environment variables it read
     imported: list[str] = field(default_factory=list)
     inherited: tuple[str, ...] = ()  # the modules loaded when its worker was forked
     started: float = 0.0
@@ -151,7 +152,7 @@ class Pool:
             clean = (j.deps is not None and j.workers == 1 and j.failure is None
                      and all(r["verdict"] not in ("ERROR", "TIMEOUT") for r in j.final))
             out[j.index] = Ran(j.final, j.deps if clean else None, j.inherited, j.ids,
-                               Hint(tuple(j.imported), round(j.seconds, 3)))
+                               Hint(tuple(j.imported), round(j.seconds, 3)), tuple(j.env))
         return out
 
     def _spawn(self, job: _Job) -> None:
@@ -184,12 +185,12 @@ class Pool:
                 *lines, job.buffer = job.buffer.split(b"\n")
                 for line in lines:
                     self._message(job, line)
-                if not job.done:
+                if not (job.done or job.failure):
                     continue
             # at its end (or its last message: a process it started may hold the pipe),
             # the worker and everything in its process group go
             del active[fd]
-            self._ended(job, reap(job.pid, kill=job.done), waiting, finished)
+            self._ended(job, reap(job.pid, kill=bool(data)), waiting, finished)
         now = time.monotonic()
         for fd, job in list(active.items()):
             if job.deadline <= now and fd not in ready:
@@ -221,6 +222,7 @@ class Pool:
                 self.progress(self.judged, job.rows[i])
         elif kind == "deps":
             job.deps = [f for f in msg["files"] if isinstance(f, str)]
+            job.env = [v for v in msg.get("env", []) if isinstance(v, str)]
             job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
         elif kind == "fail":
             job.failure = (msg["kind"], msg["message"])
@@ -298,14 +300,15 @@ class Pool:
 @dataclass(frozen=True)
 class Ran:
     """A unit's outcome: verdict rows, the files its worker read itself (None: not to be
-    cached), the modules it was forked with, the ids of its derivations, and the hint for
-    its next run."""
+    cached), the modules it was forked with, the ids of its derivations, the hint for its
+    next run, and the environment variables it read."""
 
     rows: list[dict[str, Any]]
     read: list[str] | None
     inherited: tuple[str, ...]
     ids: list[str]
     hint: Hint
+    env: tuple[str, ...] = ()  # the environment variables its build read
 
     @property
     def deps(self) -> list[str] | None:

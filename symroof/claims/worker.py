@@ -11,7 +11,8 @@ derivation escapes. Messages (JSON lines): ``built`` (every derivation's claims,
 rows without verdicts, and the facts a judgement needs), ``start`` and ``value`` (the derived
 value as exact text, :mod:`symroof.claims.judge`) per claim, ``deps`` (the files it opened and
 those of the modules it imported itself, which the parent may preload next time; the parent
-adds the files of the modules the worker started with), ``done``; ``fail`` with ``kind``
+adds the files of the modules the worker started with; and the environment variables it
+read), ``done``; ``fail`` with ``kind``
 ``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
 """
 
@@ -24,7 +25,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NoReturn
 
@@ -41,11 +42,11 @@ def serve(unit: Path, first: int, timeout: float, fd: int) -> NoReturn:
     """Build ``unit``, judge its claims from number ``first`` on, report over ``fd``, exit."""
     try:
         inherited = set(sys.modules)
-        opened = _seal()
+        opened = seal()
         _work(unit, first, timeout, fd, opened, inherited)
     except BaseException as exc:  # the worker's own last resort: report, never raise
         with contextlib.suppress(BaseException):
-            _send(fd, {"t": "fail", "kind": "error",
+            send(fd, {"t": "fail", "kind": "error",
                        "message": f"{unit}: the worker failed: {type(exc).__name__}: {exc}"})
     finally:
         os._exit(0)
@@ -58,36 +59,54 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
     try:
         derivations = load_unit(unit)
     except UnitError as exc:
-        _send(fd, {"t": "fail", "kind": "error", "message": str(exc)})
+        send(fd, {"t": "fail", "kind": "error", "message": str(exc)})
         return
     except SymroofError as exc:
-        _send(fd, {"t": "fail", "kind": "input", "message": str(exc)})
+        send(fd, {"t": "fail", "kind": "input", "message": str(exc)})
         return
-    _send(fd, {"t": "built", "derivations": [
+    send(fd, {"t": "built", "derivations": [
         {"id": d.id, "claims": [claim_row(c, d.id) for c in d.claims],
          "facts": [facts_of(c) for c in d.claims]} for d in derivations]})
     k = 0
     for d in derivations:
         for claim in d.claims:
             if k >= first:
-                _send(fd, {"t": "start", "i": k})
+                send(fd, {"t": "start", "i": k})
                 try:
                     sent = derived_message(claim, timeout)
                 except BaseException as exc:  # KeyboardInterrupt and the like, raised by it
                     sent = {"failed": "ERROR", "detail": f"{type(exc).__name__}: {exc}"}
-                _send(fd, {"t": "value", "i": k, **sent})
+                send(fd, {"t": "value", "i": k, **sent})
             k += 1
     imported = sorted(set(sys.modules) - inherited)
     # the files of the modules it imported itself and of those it opened: the parent adds
     # those of the modules the worker started with (module_files), read once for all
     files = {f for f in opened if _real_file(f)} | module_files(imported)
-    _send(fd, {"t": "deps", "files": sorted(files), "imported": imported})
-    _send(fd, {"t": "done"})
+    send(fd, {"t": "deps", "files": sorted(files), "imported": imported,
+               "env": sorted(ENVIRONMENT)})
+    send(fd, {"t": "done"})
 
 
-def _seal() -> set[str]:
+ENVIRONMENT: set[str] = set()  # the variables read from os.environ (or os.getenv) here
+
+
+class _Watched(type(os.environ)):  # type: ignore[misc]
+    """``os.environ`` recording the names read: by key, or all of them when listed."""
+
+    def __getitem__(self, key: str) -> str:
+        if isinstance(key, str):
+            ENVIRONMENT.add(key)
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        keys = list(super().__iter__())
+        ENVIRONMENT.update(keys)
+        return iter(keys)
+
+
+def seal() -> set[str]:
     """Standard streams to the null device, SIGINT to the parent, and a record of every file
-    opened from here on."""
+    opened and every environment variable read from here on."""
     os.setsid()  # its own process group: the parent kills whatever it starts
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
@@ -107,6 +126,7 @@ def _seal() -> set[str]:
         if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
             opened.add(os.path.abspath(os.fsdecode(args[0])))
     sys.addaudithook(hook)
+    os.environ.__class__ = _Watched
     parent = os.getppid()
 
     def watch() -> None:  # a worker never outlives the run that started it
@@ -143,7 +163,7 @@ def _real_file(path: str) -> bool:
             and os.path.isfile(path))
 
 
-def _send(fd: int, message: dict[str, Any]) -> None:
+def send(fd: int, message: dict[str, Any]) -> None:
     data = memoryview(encode(message))
     while data:
         data = data[os.write(fd, data):]

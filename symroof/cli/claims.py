@@ -62,6 +62,9 @@ def register(verbs: Any) -> None:
 
 
 def run_claims(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
+    if not args.chapter.strip():
+        raise InputError("empty path", "CHAPTER")
     folder = Path(args.chapter)
     made = scaffold(folder, args.lang, args.title or folder.name, args.book)
     if args.json:
@@ -79,6 +82,12 @@ def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
     if not LANGUAGE.match(lang):
         raise InputError(f"a language is two or three lower-case letters, got {lang!r}",
                          "--lang")
+    for what, text in (("CHAPTER", str(folder)), ("--title", title), ("--book", book)):
+        if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):
+            raise InputError("a control character (a newline, a tab, an escape) is not "
+                             "allowed", what)
+    if len(folder.name.encode()) > 200:
+        raise InputError("the folder name is longer than 200 bytes", str(folder))
     if folder.exists() and not folder.is_dir():
         raise InputError("exists and is not a folder", str(folder))
     table = folder / f"{lang}.toml"

@@ -26,7 +26,7 @@ examples:
       --batch 64 --context 2048 --latency-target 20ms
   symroof plan llama-2-7b --serve --mesh "X=8" --dtype int8 --chip h100-sxm --batch 64
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
-      --batch 64 --context 2048 --mfu 1e5
+      --batch 64 --context 2048 --mfu 5e4
   symroof plan llama-2-7b --train --laws --context 4096
   symroof plan llama-2-7b --train --mesh "X=8" --strategy "zero2=X" --chip h100-sxm \
       --batch 8 --context 4096 --offload optimizer
@@ -114,6 +114,9 @@ def register(verbs: Any) -> None:
 
 
 def _count(text: str) -> int:
+    if len(text.strip()) > 18:  # more tokens or chips than any model or system holds
+        raise argparse.ArgumentTypeError(f"expected a whole number below 10**18, got "
+                                         f"{text[:20]!r}... ({len(text)} characters)")
     try:
         value = int(text)
     except ValueError:

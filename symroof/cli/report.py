@@ -10,7 +10,6 @@ wrote ... files to ...
 from __future__ import annotations
 
 import argparse
-import contextlib
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -46,13 +45,18 @@ def register(verbs: Any) -> None:
     r.set_defaults(run=run_report)
 
 
+SYSTEM_FOLDERS = frozenset({"/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root",
+                            "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/home"})
+
+
 def run_report(args: argparse.Namespace) -> int:
     from ..claims.cache import VerdictCache
-    from ..claims.loader import derivation_units, load_derivations
-    from ..claims.runner import check_timeout, run_units, verify
+    from ..claims.loader import derivation_units
+    from ..claims.runner import check_timeout, run_units, summary_of
     from ..core.errors import InputError
     from ..render.files import write
-    from ..render.report import FORMATS, render
+    from ..render.report import FORMATS
+    from ..render.sealed import NotRendered, render_sealed
     formats = [f.strip() for f in args.format.split(",") if f.strip()]
     unknown = [f for f in formats if f not in FORMATS]
     if unknown or not formats:
@@ -66,6 +70,12 @@ def run_report(args: argparse.Namespace) -> int:
         katex_dir()  # before any work: an HTML write-up without KaTeX is refused at once
     if not args.out.strip():
         raise InputError("the output folder is empty", "--out")
+    if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in args.out):
+        raise InputError("a control character is not allowed in the output folder", "--out")
+    resolved = Path(args.out).resolve()
+    if resolved == Path(resolved.anchor) or str(resolved) in SYSTEM_FOLDERS:
+        raise InputError(f"will not write write-ups into the system folder {resolved}",
+                         "--out")
     if args.check and not Path(args.out).is_dir():
         print(f"nothing to compare against: {Path(args.out).resolve()} is not a folder "
               f"(write the reports with 'symroof report --out {args.out}')")
@@ -84,14 +94,17 @@ def run_report(args: argparse.Namespace) -> int:
         for r in broken:
             print(f"symroof: {r['verdict']}: {r['detail']}", file=sys.stderr)
         return 1
-    # then derived afresh here: a write-up shows the derived objects, which the verdict
-    # cache (text only) does not keep; what a derivation prints is not output
-    with contextlib.redirect_stdout(sys.stderr):
-        derivations = load_derivations(str(u) for u in units)
-    result = verify(derivations, timeout=args.timeout)
+    # then built again and rendered in a sealed worker, with the verdicts of the sealed run:
+    # a write-up shows the derived objects, which the verdict rows (text) do not hold
     if tty:
         print("\r\033[Krendering...", end="", file=sys.stderr, flush=True)
-    rendered = render(result, formats, lang=args.lang, timeout=args.timeout)
+    try:
+        rendered = render_sealed(units, outcome.rows, formats, args.lang, args.timeout)
+    except NotRendered as exc:
+        if tty:
+            print("\r\033[K", end="", file=sys.stderr, flush=True)
+        print(f"symroof: ERROR: {exc}", file=sys.stderr)
+        return 1
     if tty:
         print("\r\033[K", end="", file=sys.stderr, flush=True)
     for note in rendered.notes:
@@ -100,10 +113,10 @@ def run_report(args: argparse.Namespace) -> int:
     if args.check:
         return _check(rendered.files, out)
     written = write(rendered.files, out)
-    print(f"wrote {len(written)} files to {out} "
-          f"({len(result.verdicts)} claims: "
-          + ", ".join(f"{n} {k}" for k, n in result.summary.items()) + ")")
-    return 1 if result.failed else 0
+    claims = [r for r in outcome.rows if r["kind"] != "unit"]
+    print(f"wrote {len(written)} files to {out} ({len(claims)} claims: "
+          + ", ".join(f"{n} {k}" for k, n in summary_of(claims).items()) + ")")
+    return 1 if outcome.failed else 0
 
 
 def _check(files: Mapping[str, str | bytes], out: Path) -> int:

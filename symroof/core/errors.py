@@ -31,3 +31,17 @@ class InputError(SymroofError):
 
 class DerivationError(SymroofError):
     """The engine cannot derive what was asked (no threshold exists, a solve failed)."""
+
+
+def expect(value: object, kind: type | tuple[type, ...], what: str, where: str) -> None:
+    """An InputError naming the argument unless ``value`` is a ``kind`` (never a bool where
+    a number is expected).
+
+    >>> expect("B D, D F -> B F", str, "an einsum spec", "einsum")
+    >>> expect(None, str, "an einsum spec", "einsum")
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: einsum: expected an einsum spec, got NoneType None
+    """
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise InputError(f"expected {what}, got {type(value).__name__} {value!r:.40}", where)

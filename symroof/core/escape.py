@@ -121,6 +121,7 @@ def md_escape(value: str, table: bool = False) -> str:
     ``|`` cannot end a cell."""
     escaped = printable(value).replace("\\", "\\\\").replace("$", "\\$").replace("*", "\\*")
     escaped = escaped.replace("_", "\\_").replace("<", "&lt;").replace(">", "&gt;")
+    escaped = escaped.replace("[", "&#91;").replace("]", "&#93;")  # no link, no image
     escaped = " ".join(escaped.split())
     return escaped.replace("|", "\\|") if table else escaped
 

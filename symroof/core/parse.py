@@ -254,6 +254,8 @@ class _Builder:
         return symbol(name)
 
     def visit_UnaryOp(self, node: ast.UnaryOp, depth: int) -> sp.Expr:
+        if isinstance(node.operand, ast.UnaryOp):
+            raise self.fail("a double sign (--, +-) is not allowed")
         operand = self.build(node.operand, depth)
         if isinstance(node.op, ast.USub):
             return -operand

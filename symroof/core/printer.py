@@ -112,6 +112,8 @@ def _scientific(value: int) -> str | None:
 
 
 def _scientific_float(value: float) -> str:
+    if not math.isfinite(value):
+        return r"\infty" if value > 0 else r"-\infty" if value < 0 else r"\text{nan}"
     if value == 0 or 1e-3 <= abs(value) < 1e6:
         return f"{value:.5g}"
     mantissa, exponent = f"{value:.4e}".split("e")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import signal
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
@@ -22,22 +23,39 @@ class TimeLimit(BaseException):
     """Raised inside a block that ran past its limit."""
 
 
+_DEADLINES: list[float] = []  # the deadlines of the limits in force, outermost first
+
+
 @contextmanager
 def time_limit(seconds: float) -> Iterator[None]:
-    """Interrupt the block with :class:`TimeLimit` after ``seconds``."""
+    """Interrupt the block with :class:`TimeLimit` after ``seconds``. Limits nest: an inner
+    limit never extends an outer one (the earliest deadline holds), and on leaving it the
+    outer limit is armed again for the time it has left."""
     usable = (seconds > 0 and hasattr(signal, "setitimer")
               and threading.current_thread() is threading.main_thread())
     if not usable:
         yield
         return
+    deadline = time.monotonic() + seconds
+    if _DEADLINES:
+        deadline = min(deadline, _DEADLINES[-1])
 
     def expire(signum: int, frame: FrameType | None) -> None:
         raise TimeLimit
 
     previous = signal.signal(signal.SIGALRM, expire)
-    signal.setitimer(signal.ITIMER_REAL, seconds, min(seconds, 0.25))
+    _DEADLINES.append(deadline)
+    _arm(deadline)
     try:
         yield
     finally:
+        _DEADLINES.pop()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+        if _DEADLINES:
+            _arm(_DEADLINES[-1])
+
+
+def _arm(deadline: float) -> None:
+    left = max(deadline - time.monotonic(), 0.001)
+    signal.setitimer(signal.ITIMER_REAL, left, max(min(left, 0.25), 0.01))

@@ -75,9 +75,13 @@ def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
     small: list[sp.Symbol] = []
     named = [symbol(n) for n in re.findall(r"[A-Za-z][A-Za-z0-9_]*", text)
              if n not in ("oo", "inf", "infinity", "and")]
-    clauses = [c.strip() for c in re.split(r";|\band\b", text) if c.strip()]
+    parts = [c.strip() for c in re.split(r";|\band\b", text)]
+    clauses = [c for c in parts if c]
     if not clauses:
         raise InputError("empty regime", where)
+    if len(clauses) != len(parts):
+        raise InputError(f"an empty clause in {text!r}", where)
+    smaller: dict[str, set[str]] = {}  # name -> the names it is much smaller than
     for clause in clauses:
         if m := re.fullmatch(rf"({_NAMES})\s*(<<|>>)\s*({_NAMES})", clause):
             sides = [[n.strip() for n in m.group(k).split(",")] for k in (1, 3)]
@@ -88,6 +92,12 @@ def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
             if set(sides[0]) & set(sides[1]):
                 raise InputError(f"{sorted(set(sides[0]) & set(sides[1]))[0]} cannot be much "
                                  f"smaller than itself in {clause!r}", where)
+            for side in sides:
+                if len(set(side)) != len(side):
+                    raise InputError(f"a size named twice in {clause!r}", where)
+            lo, hi = sides if m.group(2) == "<<" else sides[::-1]
+            for a in lo:
+                smaller.setdefault(a, set()).update(hi)
             large += _symbols(m.group(3) if m.group(2) == "<<" else m.group(1))
         elif m := re.fullmatch(rf"({_NAMES})\s*->\s*(oo|inf|infinity)", clause):
             large += _symbols(m.group(1))
@@ -96,11 +106,41 @@ def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
         else:
             raise InputError(f"cannot read the regime clause {clause!r} (write it like "
                              f"'B<<D,F', 'N->oo' or 'x->0')", where)
+    cycle = _cycle(smaller)
+    if cycle:
+        raise InputError(f"the ordering has a cycle: {' << '.join(cycle)}", where)
     both = set(large) & set(small)
     if both:
         raise InputError(f"{sorted(map(str, both))[0]} both grows and shrinks in {text!r}", where)
     return Regime(text.strip(), tuple(dict.fromkeys(large)), tuple(dict.fromkeys(small)),
                   tuple(dict.fromkeys(named)))
+
+
+def _cycle(smaller: dict[str, set[str]]) -> list[str]:
+    """A chain a << b << ... << a of the ordering, or [] when it has none.
+
+    >>> _cycle({"B": {"D"}, "D": {"F"}, "F": {"B"}})
+    ['B', 'D', 'F', 'B']
+    """
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    path: list[str] = []
+
+    def visit(n: str) -> list[str]:
+        state[n] = 1
+        path.append(n)
+        for m in sorted(smaller.get(n, ())):
+            if state.get(m) == 1:
+                return [*path[path.index(m):], m]
+            if m not in state and (found := visit(m)):
+                return found
+        path.pop()
+        state[n] = 2
+        return []
+
+    for n in sorted(smaller):
+        if n not in state and (found := visit(n)):
+            return found
+    return []
 
 
 def _symbols(names: str) -> list[sp.Symbol]:

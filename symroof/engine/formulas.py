@@ -210,7 +210,21 @@ def _comms(comm_bytes: str | None, link: str | None) -> dict[str, sp.Expr]:
 
 
 def _formula(text_: str, where: str) -> sp.Expr:
-    expr = parse_expr(text_, where=where)
+    return positive(parse_expr(text_, where=where), text_, where)
+
+
+def positive(expr: sp.Expr, text_: str, where: str) -> sp.Expr:
+    """``expr`` when it can be positive for positive sizes: a number that is not, a formula
+    that never is, one that is not real or not finite is an InputError.
+
+    >>> positive(parse_expr("2*P"), "2*P", "--bytes")
+    2*P
+    """
+    simple = sp.simplify(expr) if expr.has(sp.log, sp.exp) else expr  # a hidden 0 or 0/0
+    if simple is not expr and simple == 0:
+        raise InputError(f"{text_!r} is 0; it must be positive", where)
+    if simple.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+        raise InputError(f"{text_!r} is not finite ({text(expr)}); it must be positive", where)
     if expr.is_number and not expr.is_positive:
         raise InputError(f"{text_!r} must be positive", where)
     if expr.is_positive is False or expr.is_extended_real is False:

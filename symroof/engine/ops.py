@@ -26,7 +26,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
 from ..core.parse import exact
 from ..core.sizes import canonical_dtype, dtype_bytes
 from ..core.tables import RichView, Table, key_values
@@ -125,6 +125,7 @@ def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = No
     picks the chip's peak. ``dims`` maps dimension names to expressions (default: positive
     symbols of the same names).
     """
+    expect(spec, str, "an einsum spec such as 'B D, D F -> B F'", "einsum")
     where = f"einsum {spec!r}"
     lhs, arrow, rhs = spec.partition("->")
     if not arrow:

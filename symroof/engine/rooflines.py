@@ -38,7 +38,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
 from ..core.memo import memo
 from ..core.parse import exact, symbol
 from ..core.sizes import canonical_dtype
@@ -163,6 +163,11 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     >>> rl.intensity, rl.ridge
     (B*D*F/(B*D + B*F + D*F), 9850/41)
     """
+    expect(op, Op, "an Op (einsum(...), op(...))", "roofline")
+    if isinstance(chip, str):
+        from ..hardware.catalog import chip as named
+        chip = named(chip)
+    expect(chip, Chip, "a Chip (chip('tpu-v5e')) or a chip name", "roofline")
     peak = chip.peak(dtype or op.dtype, compute or op.compute)
     resources = [*op.levels, *(k for k in op.comms if k not in op.levels)]
     if not resources:
@@ -170,6 +175,10 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
             raise InputError(f"op {op.name!r} does no work: give FLOPs, bytes or comm bytes")
         resources = ["hbm"]  # a pure-FLOP op: no bytes, compute-bound at any size
     given = dict(bandwidths or {})
+    for k in op.comms:
+        if k not in given and k in chip.figures and f"{k}.capacity" in chip.figures:
+            raise InputError(f"{k} is a memory level, not a link: its bytes are the op's "
+                             "reads and writes", f"op {op.name!r}: comm bytes")
     bandwidths = {r: given[r] if r in given else chip.bandwidth(r) for r in resources}
     t_math = op.flops / peak
     t_comms = {r: _moved(op, r) / bandwidths[r] for r in resources}

@@ -22,7 +22,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.errors import DerivationError, InputError
+from ..core.errors import DerivationError, InputError, expect
 from ..core.memo import memo
 from ..core.parse import symbol
 from ..core.steps import Step
@@ -109,6 +109,8 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
     >>> threshold(rl, "B", regime="B<<D,F").asymptotic
     9850/41
     """
+    expect(rl, Roofline, "a Roofline (roofline(...))", "threshold")
+    expect(name, (str, sp.Symbol), "a size name such as 'B'", "threshold")
     res = resource or rl.primary
     wanted = name if isinstance(name, str) else name.name
     if res not in rl.t_comms:

@@ -31,7 +31,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.choices import Choices
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
 from .links import Link, convention, latency_symbol, parse_link_value, split_per
@@ -277,12 +277,20 @@ def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip
     >>> chip("h100-sxm").ridge()
     19780/67
     """
+    expect(name, str, "a chip name such as 'tpu-v5e'", "chip")
+    overrides = {k: repr(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
+                 for k, v in overrides.items()}
+    for key, value in overrides.items():
+        expect(value, str, "a figure such as '8.1e11 B/s' (or a number)", f"chip {key}=")
     found = (catalog or load_catalog(os.environ.get("SYMROOF_CATALOG") or None))[name]
     return found.with_figures(overrides, "set in a derivation") if overrides else found
 
 
 MAX_CATALOG_BYTES = 1 << 20
 _CHIP_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*\Z")
+
+
+_LEVEL = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
 @lru_cache(maxsize=8)
@@ -352,6 +360,9 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
             figures[f"{unit}.{dtype}"] = _figure(spec, COMPUTE, sources,
                                                  f"{where}.peak.{unit}.{dtype}")
     for level, spec in _table(table.get("memory", {}), f"{where}.memory").items():
+        if not _LEVEL.fullmatch(level):
+            raise InputError(f"a memory level is a plain name (letters, digits, _ and -), "
+                             f"got {level!r}", f"{where}.memory")
         spec = _table(spec, f"{where}.memory.{level}")
         if "bandwidth" in spec:
             figures[level] = _figure(spec["bandwidth"], BANDWIDTH, sources,
@@ -385,7 +396,8 @@ def _build_chip(name: str, body: Any, sources: dict[str, str], where: str) -> Ch
             raise InputError(f"per must be one of {', '.join(PER)}, got {spec.get('per')!r}",
                              at)
         count = spec.get("count")
-        if count is not None and (not isinstance(count, int) or count <= 0):
+        if count is not None and (not isinstance(count, int) or isinstance(count, bool)
+                                  or count <= 0):
             raise InputError(f"count must be a positive integer, got {count!r}", at)
         links[link] = LinkInfo(direction, str(spec.get("per", "link")), count,
                                str(spec.get("note", "")))

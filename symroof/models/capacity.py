@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
-from ..core.parse import exact, symbol
+from ..core.parse import exact, exact_number, symbol
 from ..core.printer import si
 from ..hardware.catalog import Chip
 from .config import ModelConfig
@@ -55,7 +55,7 @@ class Fit:
 
 def _capacity(chip: Chip, chips: int | sp.Expr, usable: sp.Expr | float | str,
               ) -> tuple[sp.Expr, str]:
-    u = sp.Rational(str(usable))
+    u = exact_number(usable, "--usable")
     if not 0 < u <= 1:
         raise InputError(f"usable memory fraction must be in (0, 1], got {usable}", "--usable")
     return exact(chips) * u * chip.capacity("hbm"), f"usable fraction of HBM {u}"

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
 from ..core.parse import exact, symbol
 from ..core.sizes import dtype_bytes
 from .config import ModelConfig
@@ -141,6 +141,7 @@ def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
 
 def params(cfg: ModelConfig, *, symbolic: bool = False) -> Params:
     """Exact parameter counts of ``cfg`` (integers, or expressions in its letters)."""
+    expect(cfg, ModelConfig, "a ModelConfig (model('llama-2-7b'))", "params")
     s = sizes_of(cfg, symbolic)
     L, D, V, P, E, k = s["L"], s["D"], s["V"], s["P"], s["E"], s["k"]
     moe_layers = L - s["L_d"]

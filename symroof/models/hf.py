@@ -27,7 +27,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..core.errors import InputError
+from ..core.errors import InputError, expect
+from ..core.escape import printable
 from .config import MLA, ModelConfig, MoE
 
 Reader = Callable[["_Fields", str], ModelConfig]
@@ -39,8 +40,13 @@ class _Fields:
     def __init__(self, data: Mapping[str, Any], where: str, kind: str) -> None:
         self.data, self.where, self.kind = data, where, kind
 
+    def get(self, key: str, default: Any = None) -> Any:
+        """A field's value; ``null`` means the default, as Transformers reads it."""
+        value = self.data.get(key)
+        return default if value is None else value
+
     def whole(self, key: str, default: int | None = None) -> int:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         if value is None:
             raise InputError(f"missing field {key!r} (model_type {self.kind})", self.where)
         if not isinstance(value, int) or isinstance(value, bool) or value < 0:
@@ -52,13 +58,13 @@ class _Fields:
         return None if self.data.get(key) is None else self.whole(key)
 
     def number(self, key: str, default: float) -> float:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         if not isinstance(value, int | float) or isinstance(value, bool):
             raise InputError(f"field {key!r} must be a number, got {value!r}", self.where)
         return float(value)
 
     def bool(self, key: str, default: bool) -> bool:
-        value = self.data.get(key, default)
+        value = self.get(key, default)
         if not isinstance(value, bool):
             raise InputError(f"field {key!r} must be true or false, got {value!r}", self.where)
         return value
@@ -100,7 +106,10 @@ def _mixtral(f: _Fields, name: str) -> ModelConfig:
 
 def _qwen2_moe(f: _Fields, name: str) -> ModelConfig:
     step = f.whole("decoder_sparse_step", 1)
-    only = f.data.get("mlp_only_layers") or []
+    only = f.get("mlp_only_layers", [])
+    if not isinstance(only, list) or not all(type(x) is int for x in only):
+        raise InputError(f"field 'mlp_only_layers' must be a list of layer numbers, got "
+                         f"{only!r:.60}", f.where)
     layers = f.whole("num_hidden_layers")
     if step != 1 or (only and list(only) != list(range(len(only)))):
         raise InputError("only MoE layers from the first dense ones on are modelled: "
@@ -170,10 +179,12 @@ def from_hf(data: Mapping[str, Any], *, name: str | None = None, where: str = "c
     kind = data.get("model_type")
     if kind is None:
         raise InputError("missing field 'model_type'", where)
+    if not isinstance(kind, str):
+        raise InputError(f"field 'model_type' must be a string, got {kind!r:.60}", where)
     if kind not in READERS:
         raise InputError(f"model_type {kind!r} is not modelled (known: "
                          f"{', '.join(sorted(READERS))})", where)
-    label = name or str(data.get("_name_or_path") or kind)
+    label = " ".join(printable(name or str(data.get("_name_or_path") or kind)).split())
     try:
         cfg = READERS[kind](_Fields(data, where, str(kind)), label)
     except InputError as exc:
@@ -199,6 +210,10 @@ def load_config(path: str | Path) -> ModelConfig:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}", where) from None
+    except ValueError as exc:  # an integer past Python's 4300 digits
+        raise InputError(f"not a config this reads: {exc}", where) from None
+    except RecursionError:
+        raise InputError("not a config this reads: nested too deeply", where) from None
     return from_hf(data, name=file.parent.name if file.name == "config.json" and
                    file.parent.name else file.stem, where=where, source={"file": where})
 
@@ -211,6 +226,8 @@ def _from_toml(text: str, where: str) -> ModelConfig:
     for key in ("name", "config", "source"):
         if key not in data:
             raise InputError(f"missing table or key {key!r}", where)
+    if not isinstance(data["source"], dict) or not isinstance(data["config"], dict):
+        raise InputError("source and config are tables", where)
     source = {k: str(v) for k, v in data["source"].items()}
     aliases = tuple(str(a) for a in data.get("aliases", []))
     return from_hf(data["config"], name=str(data["name"]), where=where, source=source,
@@ -235,6 +252,7 @@ def model(name: str) -> ModelConfig:
     >>> model("gpt2-xl").d_model
     1600
     """
+    expect(name, str, "a model name such as 'llama-2-7b'", "model")
     configs = bundled()
     if name in configs:
         return configs[name]

@@ -47,6 +47,7 @@ from ..core import tables as tb
 from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, parse_expr
+from ..engine.formulas import positive
 from ..engine.ops import Op
 from .in_network import canonical_algorithm, in_switch_stages
 from .mesh import Axis, Mesh
@@ -218,6 +219,11 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
     """
     k = canonical_kind(kind)
     v = parse_expr(nbytes, where="nbytes") if isinstance(nbytes, str) else exact(nbytes)
+    v = positive(sp.simplify(v) if v.has(sp.log) else v, str(nbytes), "nbytes")
+    clash = sorted(str(x) for x in v.free_symbols if str(x).startswith(("alpha_", "T_")))
+    if clash:
+        raise InputError(f"{clash[0]} names a latency or a time term, not a size of the "
+                         "bytes", "nbytes")
     names = on.resolve(axes)
     if k == "permute" and len(names) != 1:
         raise InputError(f"a permute runs along one axis, got {', '.join(names)}")

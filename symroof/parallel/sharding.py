@@ -31,7 +31,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.errors import InputError
-from ..core.parse import exact, symbol
+from ..core.parse import MAX_DIGITS, exact, symbol
 from ..core.sizes import canonical_dtype, dtype_bytes
 from .mesh import Mesh, split_axes
 
@@ -148,6 +148,9 @@ def sharded(spec: str | ShardedArray, on: Mesh, *,
                 raise InputError(f"mesh axis {a!r} already splits dimension {seen[a]!r}: an "
                                  f"axis shards at most one dimension", at)
             seen[a] = name
+        if name.isdigit() and len(name) > MAX_DIGITS:
+            raise InputError(f"a dimension of {len(name)} digits is beyond the limits of a "
+                             f"formula literal ({MAX_DIGITS} digits)", at)
         size = sp.Integer(int(name)) if name.isdigit() else \
             exact((dims or {}).get(name, symbol(name)))
         if any(d.name == name for d in out):

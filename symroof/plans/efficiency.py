@@ -78,7 +78,8 @@ def parse_efficiency(spec: str | None, where: str = "--efficiency") -> Efficienc
             fraction = parse_expr(value)
         except InputError as exc:
             raise InputError(f"{name}: {exc.message}", where) from None
-        if not fraction.is_number or not (0 < fraction <= 1):
+        if not fraction.is_number or fraction.is_extended_real is not True or \
+                not (0 < fraction <= 1):
             raise InputError(f"{name}: an efficiency is a fraction in (0, 1], got {value!r}",
                              where)
         out[name] = fraction

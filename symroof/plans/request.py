@@ -94,6 +94,7 @@ class PlanRequest:
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         eff = parse_efficiency(r.efficiency)
+        _check_terms(eff.fractions, the_chip, r.mesh)
         out = Result(r.mode)
         if r.laws:
             from .laws import law_table
@@ -285,3 +286,18 @@ def _serving_json(s: Serving) -> dict[str, Any]:
             "grid": [{"batch": b, "context": t, **_exact("latency", lat),
                       **_exact("throughput_per_chip", rate), "fits": ok}
                      for b, t, lat, rate, ok in s.grid]}
+
+
+def _check_terms(names: Any, chip: Any, mesh_spec: str | None) -> None:
+    """Every --efficiency name is a term a plan has: compute, a memory level or link of the
+    chip, a mesh axis, or LINK:AXIS."""
+    from ..core.parse import parse_assignments
+    resources = {k for k in chip.figures if "." not in k}
+    axes = set(parse_assignments(mesh_spec, where="--mesh")) if mesh_spec else set()
+    known = {"compute", *resources, *axes}
+    for name in names:
+        link, _, axis = name.partition(":")
+        if name in known or (axis and link in resources and axis in axes):
+            continue
+        raise InputError(f"{name!r} is not a term of this plan (terms: "
+                         f"{', '.join(sorted(known))})", "--efficiency")

@@ -209,7 +209,8 @@ def quote_markup(quote: str, fmt: str) -> str:
         if fmt == "tex":
             pieces.append(rf"\fitline{{$\displaystyle {math}$}}" if kind == "display"
                           else f"${math}$")
-        elif fmt == "md":
+        elif fmt == "md":  # no raw HTML tag can open inside the math of a Markdown page
+            math = math.replace("<", r"\lt ").replace(">", r"\gt ")
             pieces.append(f"$${math}$$" if kind == "display" else f"${math}$")
         else:
             cls = "tex display" if kind == "display" else "tex"

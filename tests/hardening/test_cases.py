@@ -23,6 +23,8 @@ GENERATED: dict[str, Callable[[Path], None]] = {
     "nested": lambda p: p.write_text("a = " + "[" * 100_000 + "]" * 100_000),
     "big": lambda p: p.write_bytes(b"# " + b"x" * (48 * 2**20 - 3) + b"\n"),
     "fifo": lambda p: os.mkfifo(p),
+    "deepjson": lambda p: p.write_text('{"model_type": "llama", "x": ' + "[" * 100_000
+                                       + "]" * 100_000 + "}"),
 }
 
 

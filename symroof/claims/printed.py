@@ -1,0 +1,77 @@
+"""The numbers a quote prints, read as its text writes them, for checking a claim's figures.
+
+>>> got = printed_numbers(r"около $9{,}89 \\cdot 10^{14}$ FLOPs/s, 3,35 ТБ/с")
+>>> figure_number("9.89e14 FLOP/s") in got, figure_number("3.35 TB/s") in got
+(True, True)
+>>> figure_number("9.89e14 FLOP/s") in printed_numbers(r"$9.89 \\times 1 0^{1} 4$")
+True
+
+A table's ``figures`` say which values a passage prints (the consistency check compares
+them across passages and translations); each must be printed in the claim's quote, so the
+registry cannot drift from the text. Decimal commas, ``{,}``, thin spaces between digits,
+``a \\cdot 10^{n}`` and ``1e14`` are read; the OCR split ``10^{1} 4`` is joined.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+
+_POWER = re.compile(r"(?:(\d+(?:[.,]\d+)?)\s*(?:\\cdot|\\times|×|·|\*)\s*)?10\s*\^\s*"
+                    r"\{?\s*(-?\d+)\s*\}?")
+_NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:[eE]([+-]?\d+))?")
+
+
+def printed_numbers(quote: str) -> set[Fraction]:
+    """Every number ``quote`` prints (a comma read both as a decimal and a group mark)."""
+    q = quote.replace("{,}", ",").replace("{.}", ".").replace("\u2009", "")
+    q = re.sub(r"(?<=\d) (?=\d)", "", q)
+    q = re.sub(r"\^\s*\{(\d+)\}\s*(\d+)", r"^{\1\2}", q)  # OCR: 10^{1} 4 is 10^{14}
+    out: set[Fraction] = set()
+    for m in _POWER.finditer(q):
+        mantissa = _read(m.group(1)) if m.group(1) else [Fraction(1)]
+        out.update(x * Fraction(10) ** int(m.group(2)) for x in mantissa)
+    for m in _NUMBER.finditer(_POWER.sub(" ", q)):
+        scale = Fraction(10) ** int(m.group(2)) if m.group(2) else Fraction(1)
+        out.update(x * scale for x in _read(m.group(1)))
+    return out
+
+
+def figure_number(value: str) -> Fraction | None:
+    """The number a figure's value starts with (``9.89e14 FLOP/s``), None without one."""
+    m = re.match(r"\s*(\d+(?:\.\d+)?)(?:[eE]([+-]?\d+))?", str(value))
+    if m is None:
+        return None
+    scale = Fraction(10) ** int(m.group(2)) if m.group(2) else Fraction(1)
+    return Fraction(m.group(1)) * scale
+
+
+def _read(text: str) -> list[Fraction]:
+    if "," in text:
+        return [Fraction(text.replace(",", ".")), Fraction(text.replace(",", ""))]
+    return [Fraction(text)]
+
+
+def check_figures(rows: dict[str, tuple[str, dict[str, object]]], where: str) -> None:
+    """Every figure of every row printed in its quote, or in the quote of a claim its
+    ``figures_in`` names; an InputError naming the table, the claim and the figure."""
+    from ..core.errors import InputError
+    for key, (_, row) in rows.items():
+        figures = row.get("figures", {})
+        elsewhere = row.get("figures_in", [])
+        if not isinstance(elsewhere, list) or not all(isinstance(k, str) for k in elsewhere):
+            raise InputError("figures_in is a list of claim ids", f"{where}: {key}")
+        quotes = [str(row.get("quote", ""))]
+        for other in elsewhere:
+            if other not in rows:
+                raise InputError(f"figures_in names {other!r}, which this table does not "
+                                 "state", f"{where}: {key}")
+            quotes.append(str(rows[other][1].get("quote", "")))
+        printed = set().union(*(printed_numbers(q) for q in quotes))
+        for figure, value in (figures.items() if isinstance(figures, dict) else ()):
+            number = figure_number(str(value))
+            if number is None or number not in printed:
+                place = "its quote" + (" or those of " + ", ".join(elsewhere)
+                                       if elsewhere else "")
+                raise InputError(f"figure {figure!r} = {value!r} is not printed in {place}",
+                                 f"{where}: {key}")

@@ -1,0 +1,119 @@
+"""Claims that cannot fail: values a chapter's ``claims.py`` adds without any computation.
+
+>>> found = restated('''
+... gpus = 2048
+... def claims(ch):
+...     n = ch.given("n", 8)
+...     ch.add(a=gpus, b=n * 2, c=rl.ridge, d=sp.Rational(1, 2), e=definition(3))
+... ''')
+>>> for key, why in found.items():
+...     print(key, why)
+a restates 2048, written in claims.py
+b restates the input n, times 2
+d restates 1/2, written in claims.py
+
+A claim whose value is a literal of ``claims.py``, an input of the table read back with
+``ch.given``, a name bound to one of these, or arithmetic on them (a sum of parts the text
+states) checks nothing the engine derives: it is reported as a DEFINITION, with what it
+restates. The source is read as text (Python's ``ast``), never run, so the parent of a sealed
+run decides this itself. Marked values (``definition``, ``assumed``, ``measured``) are left
+as they are.
+"""
+
+from __future__ import annotations
+
+import ast
+from fractions import Fraction
+
+_NUMBERS = frozenset({"Integer", "Rational", "Float", "S", "int", "float", "Fraction"})
+_MARKS = frozenset({"definition", "assumed", "measured"})
+
+
+def restated(source: str) -> dict[str, str]:
+    """``{claim key: what it restates}`` for the ``ch.add(key=value)`` calls of ``source``
+    whose value involves no computation."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, RecursionError):
+        return {}
+    bound: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.With
+                      | ast.NamedExpr | ast.comprehension):
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [getattr(node, "target", None)]
+            for t in targets:
+                if isinstance(t, ast.Name):
+                    value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) \
+                        and node.value is not None else None
+                    bound.setdefault(t.id, []).append(value if value is not None
+                                                      else ast.Name("<computed>"))
+    out: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "add"):
+            for kw in node.keywords:
+                if kw.arg is None:
+                    continue
+                why = _Reading(bound).restates(kw.value, 0)
+                if why is not None:
+                    out[kw.arg] = why
+    return out
+
+
+class _Reading:
+    def __init__(self, bound: dict[str, list[ast.expr]]) -> None:
+        self.bound = bound
+
+    def restates(self, e: ast.expr, depth: int) -> str | None:
+        """What ``e`` restates, or None when it computes something (or cannot be told)."""
+        if depth > 20:
+            return None
+        if isinstance(e, ast.Constant) and isinstance(e.value, int | float | str) \
+                and not isinstance(e.value, bool):
+            return f"restates {e.value!r}, written in claims.py" if isinstance(e.value, str) \
+                else f"restates {_number(e.value)}, written in claims.py"
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+            inner = self.restates(e.operand, depth + 1)
+            return inner
+        if isinstance(e, ast.Name):
+            values = self.bound.get(e.id)
+            if not values or len(values) != 1:
+                return None
+            return self.restates(values[0], depth + 1)
+        if isinstance(e, ast.BinOp):
+            left = self.restates(e.left, depth + 1)
+            right = self.restates(e.right, depth + 1)
+            if left is None or right is None:
+                return None
+            op = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times", ast.Div: "over",
+                  ast.Pow: "to the power"}.get(type(e.op), "with")
+            return f"{left.removesuffix(', written in claims.py')}, {op} " \
+                f"{_plain(right)}"
+        if isinstance(e, ast.Call):
+            name = e.func.attr if isinstance(e.func, ast.Attribute) else \
+                e.func.id if isinstance(e.func, ast.Name) else ""
+            if name == "given" and e.args and isinstance(e.args[0], ast.Constant) \
+                    and isinstance(e.args[0].value, str):
+                return f"restates the input {e.args[0].value}"
+            if name in _NUMBERS and e.args and not e.keywords:
+                parts = [self.restates(a, depth + 1) for a in e.args]
+                if all(isinstance(a, ast.Constant) for a in e.args) and \
+                        all(isinstance(a.value, int) for a in e.args):  # type: ignore[attr-defined]
+                    ints = [a.value for a in e.args]  # type: ignore[attr-defined]
+                    value = Fraction(*ints) if len(ints) <= 2 and ints[-1] != 0 else None
+                    if value is not None:
+                        return f"restates {_number(value)}, written in claims.py"
+                if all(p is not None for p in parts) and len(parts) == 1:
+                    return parts[0]
+        return None
+
+
+def _number(x: object) -> str:
+    if isinstance(x, Fraction):
+        return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
+    return repr(x)
+
+
+def _plain(why: str) -> str:
+    return why.removeprefix("restates ").removesuffix(", written in claims.py")
