@@ -56,7 +56,11 @@ def positive_root(equation: sp.Basic, s: sp.Symbol) -> sp.Expr:
     >>> positive_root(sp.Eq(M / (4 * d), d), M)
     4*d**2
     """
-    found = [r for r in roots(equation, s) if may_be_positive(r)]
+    # a balance of positive powers has one positive root whatever its exponent, even where
+    # the equation is also a polynomial of high degree whose other roots SymPy cannot place
+    balanced = _power_balance(equation, s) if isinstance(equation, sp.Eq) else None
+    found = [r for r in (balanced if balanced is not None else roots(equation, s))
+             if _admitted(r, s) and may_be_positive(r)]
     if len(found) != 1:
         raise DerivationError(f"{_shown(equation)} has {len(found)} positive roots in {s}"
                               + (f": {found}" if found else ""))
