@@ -53,7 +53,7 @@ def render_sealed(units: Sequence[Path], rows: Sequence[Mapping[str, Any]],
         _serve(units, rows, inner, lang, timeout, write)
     os.close(write)
     limit = timeout * (len(units) + 1)
-    data, status = _collect(read, pid, limit)
+    data, status = _collect(read, pid, limit + 0.5 + timeout / 4)  # its own limit acts first
     try:
         answer = json.loads(data) if data else None
     except ValueError:
@@ -104,9 +104,13 @@ def _collect(fd: int, pid: int, limit: float) -> tuple[bytes, int | None]:
 def _serve(units: Sequence[Path], rows: Sequence[Mapping[str, Any]], formats: list[str],
            lang: str, timeout: float, fd: int) -> NoReturn:
     from ..claims.worker import seal, send
+    from ..core.timelimits import TimeLimit
     try:
         seal()
         answer = _render(units, rows, formats, lang, timeout)
+    except TimeLimit:
+        answer = {"error": f"the write-up's worker ran past {timeout * (len(units) + 1):g} s "
+                           "without rendering"}
     except SymroofError as exc:
         answer = {"error": str(exc), "input": isinstance(exc, InputError)}
     except BaseException as exc:  # the worker's last resort: report, never raise
