@@ -221,9 +221,12 @@ def test_assumptions_are_shown_beside_the_verdict(tmp_path: Path) -> None:
 
 def test_a_defining_place_keeps_the_claims_that_use_its_value(tmp_path: Path) -> None:
     zh = EN.replace('"demo-en"', '"demo-zh"').replace('"en"', '"zh"').replace('"en_"', '"zh_"')
-    zh = zh.replace('stated = "240"\nfigures = { "TPU v5e HBM" = "8.2e11 B/s" }',
-                    'stated = "243"\nfigures = { "TPU v5e HBM" = "8.1e11 B/s" }')
-    zh = zh.replace('stated = "5.08 ms"\n', 'stated = "5.08 ms"\n'
+    zh = zh.replace('quote = "about 240 at 8.2e11 B/s"\nstated = "240"\n'
+                    'figures = { "TPU v5e HBM" = "8.2e11 B/s" }',
+                    'quote = "about 243 at 8.1e11 B/s"\nstated = "243"\n'
+                    'figures = { "TPU v5e HBM" = "8.1e11 B/s" }')
+    zh = zh.replace('quote = "5.08 ms"\nstated = "5.08 ms"\n',
+                    'quote = "5.08 ms at 8.2e11 B/s"\nstated = "5.08 ms"\n'
                     'figures = { "TPU v5e HBM" = "8.2e11 B/s" }\n')
     zh = zh.replace('["Rooflines".ridge]', '[chapter.defines]\n"TPU v5e HBM" = { value = '
                     '"8.1e11 B/s", place = "the chip table of ch. 2" }\n\n["Rooflines".ridge]')

@@ -4,8 +4,10 @@
 >>> folder = pathlib.Path(tempfile.mkdtemp())
 >>> _ = (folder / "claims.py").write_text(textwrap.dedent('''
 ...     import sympy as sp
+...     n = sp.Symbol("n", positive=True)
 ...     def claims(ch):
-...         ch.add(half=sp.Rational(1, 2), speed=ch.given("rate", 2) / 10**3)
+...         ch.add(half=sp.limit((2*n - 1) / (4*n + 2), n, sp.oo),
+...                speed=ch.given("rate", 2) / 10**3)
 ... '''))
 >>> _ = (folder / "en.toml").write_text(textwrap.dedent('''
 ...     [chapter]
@@ -22,7 +24,7 @@
 ...     stated = "3 ms"
 ... '''))
 >>> [(c.id, c.kind, c.source.section) for c in build_chapter(folder)[0].claims]
-[('half', 'number', 'Section one'), ('speed', 'number', 'Section one')]
+[('half', 'number', 'Section one'), ('speed', 'definition', 'Section one')]
 
 ``claims.py`` defines ``claims(ch)``: it builds what the chapter derives with the engine
 (through ``ch``, a :class:`DerivationBuilder`, so steps are recorded) and adds every claim
