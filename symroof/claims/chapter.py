@@ -237,7 +237,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     for name in sorted(set(inputs) - ch.used):
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
     rows = rows_of(table, file)
-    omits = set(meta.get("omits", []))
+    omits = set(_strings(meta.get("omits", []), f"{file}: [chapter] omits"))
     prefix = str(meta.get("prefix", ""))
     for key in rows:
         if key not in ch.values:
@@ -249,8 +249,8 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
                           f"{file}: {key}", prefix)
                    for key, (section, row) in rows.items())
-    ch.assumptions.extend(meta.get("assumptions", []))
-    ch.notes.extend(meta.get("notes", []))
+    ch.assumptions.extend(_strings(meta.get("assumptions", []), f"{file}: [chapter] assumptions"))
+    ch.notes.extend(_strings(meta.get("notes", []), f"{file}: [chapter] notes"))
     d = ch.build()
     known = tuple(sorted((str(k), str(v)) for k, v in meta.get("known", {}).items()))
     return replace(d, claims=claims, origin=str(file), known=known)
@@ -275,6 +275,13 @@ def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[s
                 raise InputError("claim stated twice", where)
             rows[key] = (section, row)
     return rows
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    """A table's list of strings, or an InputError naming the key."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise InputError("expected a list of strings", where)
+    return tuple(value)
 
 
 def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
@@ -307,8 +314,9 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
     if "tolerance" in row:
         options["tolerance"] = tolerance_of(row["tolerance"], f"{where}: tolerance")
     if "assumes" in row:
-        options["assumptions"] = tuple(row["assumes"]) if isinstance(row["assumes"], list) \
-            else (str(row["assumes"]),)
+        assumes = row["assumes"]
+        options["assumptions"] = (assumes,) if isinstance(assumes, str) \
+            else _strings(assumes, f"{where}: assumes")
     return Claim(id, src, str(row.get("statement", "")), str(row["quote"]), stated,
                  None, kind, value=value, **options)
 

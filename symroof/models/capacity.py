@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
-from ..core.parse import exact, symbol
+from ..core.parse import exact, parse_expr, symbol
 from ..hardware.catalog import Chip
 from .config import ModelConfig
 from .counts import context_symbol
@@ -54,8 +54,8 @@ class Fit:
 
 def _capacity(chip: Chip, chips: int | sp.Expr, usable: sp.Expr | float | str,
               ) -> tuple[sp.Expr, str]:
-    u = sp.Rational(str(usable))
-    if not 0 < u <= 1:
+    u = parse_expr(str(usable), where="--usable")  # the formula reader, never sympify
+    if not u.is_Rational or not 0 < u <= 1:
         raise InputError(f"usable memory fraction must be in (0, 1], got {usable}", "--usable")
     return exact(chips) * u * chip.capacity("hbm"), f"usable fraction of HBM {u}"
 

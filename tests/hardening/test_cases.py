@@ -23,6 +23,10 @@ GENERATED: dict[str, Callable[[Path], None]] = {
     "nested": lambda p: p.write_text("a = " + "[" * 100_000 + "]" * 100_000),
     "big": lambda p: p.write_bytes(b"# " + b"x" * (48 * 2**20 - 3) + b"\n"),
     "fifo": lambda p: os.mkfifo(p),
+    "bigintjson": lambda p: p.write_text('{"model_type": "llama", "hidden_size": 1'
+                                         + "0" * 4400 + "}"),
+    "deepjson": lambda p: p.write_text('{"model_type": "llama", "x": '
+                                       + "[" * 100_000 + "]" * 100_000 + "}"),
 }
 
 
