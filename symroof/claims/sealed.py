@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from .judge import against_tables, judged
-from .processes import above_standard, how, kill, reap, terminate_as_interrupt
+from .processes import above_standard, adopting_orphans, how, kill, reap, terminate_as_interrupt
 from .runner import unit_row
 
 # what every worker needs: SymPy (with the modules its first sum imports), the claims
@@ -122,7 +122,7 @@ class Pool:
         waiting.sort(key=lambda j: -_cost(j.unit, hints[j.index]))
         active: dict[int, _Job] = {}
         finished: list[_Job] = []
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), adopting_orphans():
             try:
                 # the longest unit starts at once; the parent imports what the others
                 # share while it runs
