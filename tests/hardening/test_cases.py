@@ -33,6 +33,8 @@ GENERATED: dict[str, Callable[[Path], None]] = {
 def _arg(raw: str, tmp: Path) -> str:
     if raw == "@sum400":
         return "+".join(["B"] * 400)
+    if raw == "@name300":  # longer than a file name may be
+        return "a" * 300
     return raw.replace("{tmp}", str(tmp))
 
 
