@@ -205,27 +205,30 @@ class Pool:
             job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
             return
         job.deadline = time.monotonic() + self.timeout + self.grace
-        if kind == "built":
-            self._built(job, msg)
-        elif kind == "start":
-            job.current = msg["i"]
-        elif kind == "value" and job.meta is not None and job.failure is None:
-            i = msg["i"]
-            if not (type(i) is int and job.first <= i < len(job.meta)) or i in job.rows:
-                job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
-                return
-            job.rows[i] = judged(job.meta[i], job.facts[i], msg, self.timeout)
-            job.current = None
-            self.judged += 1
-            if self.progress:
-                self.progress(self.judged, job.rows[i])
-        elif kind == "deps":
-            job.deps = [f for f in msg["files"] if isinstance(f, str)]
-            job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
-        elif kind == "fail":
-            job.failure = (msg["kind"], msg["message"])
-        elif kind == "done":
-            job.done = True
+        try:
+            if kind == "built":
+                self._built(job, msg)
+            elif kind == "start":
+                job.current = msg["i"]
+            elif kind == "value" and job.meta is not None and job.failure is None:
+                i = msg["i"]
+                if not (type(i) is int and job.first <= i < len(job.meta)) or i in job.rows:
+                    job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+                    return
+                job.rows[i] = judged(job.meta[i], job.facts[i], msg, self.timeout)
+                job.current = None
+                self.judged += 1
+                if self.progress:
+                    self.progress(self.judged, job.rows[i])
+            elif kind == "deps":
+                job.deps = [f for f in msg["files"] if isinstance(f, str)]
+                job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
+            elif kind == "fail":
+                job.failure = (msg["kind"], msg["message"])
+            elif kind == "done":
+                job.done = True
+        except (KeyError, TypeError, AttributeError):  # a line of the wrong shape
+            job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
 
     def _built(self, job: _Job, msg: dict[str, Any]) -> None:
         """The claims a worker built: the first time, checked against the unit's tables,

@@ -173,7 +173,7 @@ def from_hf(data: Mapping[str, Any], *, name: str | None = None, where: str = "c
     kind = data.get("model_type")
     if kind is None:
         raise InputError("missing field 'model_type'", where)
-    if kind not in READERS:
+    if not isinstance(kind, str) or kind not in READERS:
         raise InputError(f"model_type {kind!r} is not modelled (known: "
                          f"{', '.join(sorted(READERS))})", where)
     label = name or str(data.get("_name_or_path") or kind)
