@@ -9,10 +9,10 @@ Classes: ``traceback`` (the word Traceback in the output, or an exit code other 
 ``hang`` (killed at the wall bound), ``unchecked pass`` (verify exit 0, or an OK verdict, for a
 claim whose work did not run or whose stated value is wrong by construction), ``leak`` (a
 process a derivation started still runs after verify), ``injection`` (a quote's TeX control
-sequence reaches the .tex), ``unclear refusal`` (exit 2 without exactly one line
-``symroof: error: ...``), and the fine ones: ``refused`` (exit 2, one line) and ``answered``
-(exit 0 or 1 with a right verdict, or an answer). The exit code is 1 when any case is in a
-class that is not fine."""
+sequence reaches the .tex, or raw HTML the .md), ``unclear refusal`` (exit 2 without exactly
+one line ``symroof: error: ...``), and the fine ones: ``refused`` (exit 2, one line) and
+``answered`` (exit 0 or 1 with a right verdict, or an answer). The exit code is 1 when any
+case is in a class that is not fine."""
 
 from __future__ import annotations
 
@@ -189,10 +189,15 @@ def run_case(case: Case) -> dict[str, object]:
                 else ""
             )
             marks = [m for m in TEX_MARKS if tex.count(m) > BASELINE.get(m, 0)]
+            md = "".join(p.read_text("utf-8", "replace") for p in (tmp / "out").rglob("*.md")
+                         if (tmp / "out").is_dir() and p.name != "index.md")
+            tags = re.findall(r"<(?!br>)[A-Za-z/!?][^<>]{0,20}", md.split("-->", 1)[-1])
             if cls2 in BAD:
                 cls, why = cls2, "report: " + why2
             elif marks:
                 cls, why = "injection", f"report wrote {marks} into the .tex"
+            elif tags:
+                cls, why = "injection", f"report wrote raw HTML {tags[:3]} into the .md"
         return {
             "surface": case.surface,
             "class": cls,
