@@ -254,10 +254,13 @@ def summary_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 
 
 def check_timeout(seconds: float, where: str = "--timeout") -> float:
-    """A usable time limit: finite and positive."""
+    """A usable time limit: finite and positive, from a millisecond (a timer re-armed every
+    microsecond is a livelock) to a million seconds (past it the platform's time overflows)."""
     from ..core.errors import InputError
     if not math.isfinite(seconds) or seconds <= 0:
         raise InputError(f"must be a positive number of seconds, got {seconds:g}", where)
+    if not 1e-3 <= seconds <= 1e6:
+        raise InputError(f"must be from 0.001 to 1000000 seconds, got {seconds:g}", where)
     return seconds
 
 
