@@ -145,6 +145,9 @@ def sharded(spec: str | ShardedArray, on: Mesh, *,
             seen[a] = name
         if any(d.name == name for d in out):
             raise InputError(f"dimension {name!r} appears twice", at)
+        if name.isdigit() and len(name) > 400:
+            raise InputError(f"a dimension of {len(name)} digits is beyond the limits of a "
+                             "formula literal (400 digits)", at)
         size = sp.Integer(int(name)) if name.isdigit() else \
             exact((dims or {}).get(name, symbol(name)))
         if size.is_Integer and size < 1:
