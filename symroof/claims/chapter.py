@@ -395,8 +395,9 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
     if "tolerance" in row:
         options["tolerance"] = tolerance_of(row["tolerance"], f"{where}: tolerance")
     if "assumes" in row:
-        options["assumptions"] = tuple(row["assumes"]) if isinstance(row["assumes"], list) \
-            else (str(row["assumes"]),)
+        assumes = row["assumes"]
+        options["assumptions"] = (assumes,) if isinstance(assumes, str) \
+            else tuple(assumes)  # _check_fields made it a list of texts
     return Claim(id, src, str(row.get("statement", "")), str(row["quote"]), stated,
                  None, kind, value=value, **options)
 

@@ -1,5 +1,6 @@
 """Processes of a sealed run: a worker's exit status in words, its process group killed,
-pipe ends kept off the standard streams' numbers, SIGTERM read as an interrupt.
+the processes its descendants leave behind adopted and killed, pipe ends kept off the
+standard streams' numbers, SIGTERM read as an interrupt.
 
 >>> how(0)
 'exited with code 0'
@@ -7,11 +8,12 @@ pipe ends kept off the standard streams' numbers, SIGTERM read as an interrupt.
 
 from __future__ import annotations
 
+import ctypes
 import fcntl
 import os
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Set
 from contextlib import contextmanager, suppress
 
 
@@ -77,3 +79,40 @@ def terminate_as_interrupt() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _subreaper(on: bool) -> None:
+    with suppress(OSError, AttributeError):  # Linux only: elsewhere orphans go to init
+        ctypes.CDLL(None, use_errno=True).prctl(36, int(on), 0, 0, 0)  # CHILD_SUBREAPER
+
+
+def children() -> set[int]:
+    """The pids of this process's children (from /proc; empty where there is none)."""
+    me, out = str(os.getpid()), set()
+    with suppress(OSError):
+        for entry in filter(str.isdigit, os.listdir("/proc")):
+            with suppress(OSError, IndexError), open(f"/proc/{entry}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[1] == me:  # the field after state
+                    out.add(int(entry))
+    return out
+
+
+@contextmanager
+def adopting_orphans() -> Iterator[None]:
+    """Processes a worker's descendants leave behind (a new session, a double fork) become
+    this process's children instead of init's while the run lasts, and are killed at its end;
+    children this process had before are left alone."""
+    before: Set[int] = children()
+    _subreaper(True)
+    try:
+        yield
+    finally:
+        for _ in range(8):  # a killed orphan's own children are adopted in turn
+            left = children() - before
+            for pid in left:
+                with suppress(ProcessLookupError, ChildProcessError):
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+            if not left:
+                break
+        _subreaper(False)

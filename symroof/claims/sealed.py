@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from .judge import against_tables, judged
-from .processes import above_standard, how, kill, reap, terminate_as_interrupt
+from .processes import above_standard, adopting_orphans, how, kill, reap, terminate_as_interrupt
 from .runner import unit_row
 
 # what every worker needs: SymPy (with the modules its first sum imports), the claims
@@ -123,7 +123,7 @@ class Pool:
         waiting.sort(key=lambda j: -_cost(j.unit, hints[j.index]))
         active: dict[int, _Job] = {}
         finished: list[_Job] = []
-        with terminate_as_interrupt():
+        with terminate_as_interrupt(), adopting_orphans():
             try:
                 # the longest unit starts at once; the parent imports what the others
                 # share while it runs
@@ -206,28 +206,31 @@ class Pool:
             job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
             return
         job.deadline = time.monotonic() + self.timeout + self.grace
-        if kind == "built":
-            self._built(job, msg)
-        elif kind == "start":
-            job.current = msg["i"]
-        elif kind == "value" and job.meta is not None and job.failure is None:
-            i = msg["i"]
-            if not (type(i) is int and job.first <= i < len(job.meta)) or i in job.rows:
-                job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
-                return
-            job.rows[i] = judged(job.meta[i], job.facts[i], msg, self.timeout)
-            job.current = None
-            self.judged += 1
-            if self.progress:
-                self.progress(self.judged, job.rows[i])
-        elif kind == "deps":
-            job.deps = [f for f in msg["files"] if isinstance(f, str)]
-            job.env = [v for v in msg.get("env", []) if isinstance(v, str)]
-            job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
-        elif kind == "fail":
-            job.failure = (msg["kind"], msg["message"])
-        elif kind == "done":
-            job.done = True
+        try:
+            if kind == "built":
+                self._built(job, msg)
+            elif kind == "start":
+                job.current = msg["i"]
+            elif kind == "value" and job.meta is not None and job.failure is None:
+                i = msg["i"]
+                if not (type(i) is int and job.first <= i < len(job.meta)) or i in job.rows:
+                    job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+                    return
+                job.rows[i] = judged(job.meta[i], job.facts[i], msg, self.timeout)
+                job.current = None
+                self.judged += 1
+                if self.progress:
+                    self.progress(self.judged, job.rows[i])
+            elif kind == "deps":
+                job.deps = [f for f in msg["files"] if isinstance(f, str)]
+                job.env = [v for v in msg.get("env", []) if isinstance(v, str)]
+                job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
+            elif kind == "fail":
+                job.failure = (msg["kind"], msg["message"])
+            elif kind == "done":
+                job.done = True
+        except (KeyError, TypeError, AttributeError):  # a line of the wrong shape
+            job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
 
     def _built(self, job: _Job, msg: dict[str, Any]) -> None:
         """The claims a worker built: the first time, checked against the unit's tables,

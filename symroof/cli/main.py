@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
@@ -52,6 +53,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def one_line(text: str) -> str:
+    """An error message kept on one line: control characters and line breaks a message
+    quotes from its input (a path, a name) escaped.
+
+    >>> one_line("a\\nb\\x1b[31m: no such file")
+    'a\\\\nb\\\\x1b[31m: no such file'
+    """
+    return re.sub("[\x00-\x08\x0a-\x1f\x7f\x85\u2028\u2029]",
+                  lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -67,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return run(args)
         return run(args)
     except SymroofError as exc:
-        print(f"symroof: error: {exc}", file=sys.stderr)
+        print(f"symroof: error: {one_line(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("symroof: interrupted", file=sys.stderr)

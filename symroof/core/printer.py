@@ -76,7 +76,7 @@ class SymroofLatexPrinter(LatexPrinter):
         return _scientific(int(expr)) or str(int(expr))
 
     def _print_Float(self, expr: sp.Float) -> str:
-        return _scientific_float(float(expr))
+        return _scientific_float(expr)
 
 
 def _plain(name: str) -> str:
@@ -111,12 +111,14 @@ def _scientific(value: int) -> str | None:
     return f"{sign}{mantissa} \\cdot 10^{{{exponent}}}"
 
 
-def _scientific_float(value: float) -> str:
-    if not math.isfinite(value):
-        return r"\infty" if value > 0 else r"-\infty" if value < 0 else r"\text{nan}"
-    if value == 0 or 1e-3 <= abs(value) < 1e6:
-        return f"{value:.5g}"
-    mantissa, exponent = f"{value:.4e}".split("e")
+def _scientific_float(value: Any) -> str:
+    x = float(value)
+    if not math.isfinite(x) or (x == 0 and value != 0):  # beyond a float: SymPy's digits
+        mantissa, _, exponent = sp.sstr(sp.Float(value, 5)).partition("e")
+        return f"{mantissa.rstrip('0').rstrip('.')} \\cdot 10^{{{int(exponent or 0)}}}"
+    if x == 0 or 1e-3 <= abs(x) < 1e6:
+        return f"{x:.5g}"
+    mantissa, exponent = f"{x:.4e}".split("e")
     return f"{mantissa.rstrip('0').rstrip('.')} \\cdot 10^{{{int(exponent)}}}"
 
 

@@ -18,6 +18,7 @@ import tomllib
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
+from importlib.abc import Traversable
 from pathlib import Path
 
 from sympy import Expr
@@ -115,17 +116,24 @@ def _load(text: str, where: str) -> Calibration:
         raise InputError(f"missing key {exc.args[0]!r}", where) from None
 
 
+def _is_file(path: Path | Traversable) -> bool:
+    try:
+        return bool(path.is_file())
+    except OSError:  # a name too long for a file name, say
+        return False
+
+
 @cache
 def calibration(name: str) -> Calibration:
     """A bundled calibration by name, or a calibration file by path (``.toml``)."""
     if name.endswith(".toml"):
         file = Path(name)
-        if not file.is_file():
+        if not _is_file(file):
             raise InputError("no such calibration file", name)
         return _load(file.read_text("utf-8"), name)
     folder = resources.files("symroof.plans").joinpath("calibrations")
     entry = folder.joinpath(f"{name}.toml")
-    if not entry.is_file():
+    if not _is_file(entry):
         known = sorted(e.name.removesuffix(".toml") for e in folder.iterdir()
                        if e.name.endswith(".toml"))
         raise InputError(f"unknown calibration {name!r} (known: {', '.join(known)}; or a "

@@ -210,9 +210,22 @@ def quote_markup(quote: str, fmt: str) -> str:
             pieces.append(rf"\fitline{{$\displaystyle {math}$}}" if kind == "display"
                           else f"${math}$")
         elif fmt == "md":  # no raw HTML tag can open inside the math of a Markdown page
-            math = math.replace("<", r"\lt ").replace(">", r"\gt ")
+            math = _no_tags(math)
             pieces.append(f"$${math}$$" if kind == "display" else f"${math}$")
         else:
             cls = "tex display" if kind == "display" else "tex"
             pieces.append(f'<span class="{cls}">{html_escape(math)}</span>')
     return "".join(pieces)
+
+
+def _no_tags(math: str) -> str:
+    """Math for Markdown, where ``<`` before a letter, ``/``, ``!`` or ``?`` opens raw HTML:
+    that ``<`` as ``\\lt`` (``\\textless{}`` in a ``\\text{}`` argument), the same sign to
+    KaTeX and MathJax.
+
+    >>> _no_tags(r"</span><script> \\text{<img>}")
+    '\\\\lt /span>\\\\lt script> \\\\text{\\\\textless{}img>}'
+    """
+    pieces = re.split(r"(\\text\{[^{}]*\})", math)
+    return "".join(re.sub(r"<(?=[A-Za-z/!?])", r"\\textless{}" if i % 2 else r"\\lt ", p)
+                   for i, p in enumerate(pieces))

@@ -23,14 +23,20 @@ GENERATED: dict[str, Callable[[Path], None]] = {
     "nested": lambda p: p.write_text("a = " + "[" * 100_000 + "]" * 100_000),
     "big": lambda p: p.write_bytes(b"# " + b"x" * (48 * 2**20 - 3) + b"\n"),
     "fifo": lambda p: os.mkfifo(p),
-    "deepjson": lambda p: p.write_text('{"model_type": "llama", "x": ' + "[" * 100_000
-                                       + "]" * 100_000 + "}"),
+    "bigintjson": lambda p: p.write_text('{"model_type": "llama", "hidden_size": 1'
+                                         + "0" * 4400 + "}"),
+    "deepjson": lambda p: p.write_text('{"model_type": "llama", "x": '
+                                       + "[" * 100_000 + "]" * 100_000 + "}"),
 }
 
 
 def _arg(raw: str, tmp: Path) -> str:
     if raw == "@sum400":
         return "+".join(["B"] * 400)
+    if raw == "@name300":  # longer than a file name may be
+        return "a" * 300
+    if raw == "@array5000":  # a dimension past Python's 4300-digit limit
+        return "bf16[1" + "0" * 5000 + "_X]"
     return raw.replace("{tmp}", str(tmp))
 
 
