@@ -102,3 +102,18 @@ def bounded(seconds: float, run: Callable[[], int]) -> int:
                 step = STEPS[name]
         raise DerivationError(f"no result within {seconds:g} s ({step} ran out of time)",
                               "--timeout") from None
+
+
+def count(text: str) -> int:
+    """A positive whole number of a flag (an argparse type), below 10**18."""
+    if len(text.strip()) > 18:  # more tokens or chips than any model or system holds
+        raise argparse.ArgumentTypeError(f"expected a whole number below 10**18, got "
+                                         f"{text[:20]!r}... ({len(text)} characters)")
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected a positive whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
+    return value

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import chip_options, emit, exact_option, overrides
+from .common import chip_options, count, emit, exact_option, overrides
 
 EXAMPLES_PLAN = """\
 examples:
@@ -54,20 +54,20 @@ def register(verbs: Any) -> None:
     p.add_argument("--mesh", metavar="AXES", help="mesh axes and sizes, e.g. 'X=16,Y=16'")
     p.add_argument("--strategy", metavar="SPEC", help="strategy per axis, e.g. 'fsdp=X,tp=Y' "
                    "(serving: default tp over every axis)")
-    p.add_argument("--search", metavar="CHIPS", type=_count,
+    p.add_argument("--search", metavar="CHIPS", type=count,
                    help="choose mesh and strategy over every factorisation of CHIPS chips")
     p.add_argument("--laws", action="store_true",
                    help="training: the critical batch per chip of dp and fsdp, exact in the "
                         "peak C and link bandwidth W, on every catalogue chip")
     chip_options(p)
-    p.add_argument("--batch", metavar="B", type=_count,
+    p.add_argument("--batch", metavar="B", type=count,
                    help="global batch in sequences (default: train 256, serve 1)")
-    p.add_argument("--context", metavar="T", type=_count,
+    p.add_argument("--context", metavar="T", type=count,
                    help="tokens per sequence (default 2048)")
-    p.add_argument("--microbatches", metavar="M", type=_count,
+    p.add_argument("--microbatches", metavar="M", type=count,
                    help="microbatches per step and replica (default: 4 x the pipeline "
                         "stages, else 1)")
-    p.add_argument("--microbatch", metavar="SIZE", type=_count,
+    p.add_argument("--microbatch", metavar="SIZE", type=count,
                    help="sequences per microbatch: gradient accumulation for any strategy")
     p.add_argument("--recompute", default="none",
                    choices=("none", "selective", "full", "any"),
@@ -97,7 +97,7 @@ def register(verbs: Any) -> None:
                         "and per million tokens")
     p.add_argument("--latency-target", metavar="TIME",
                    help="serving: the fewest chips whose decode step meets TIME (e.g. 20ms)")
-    p.add_argument("--generate", metavar="G", type=_count,
+    p.add_argument("--generate", metavar="G", type=count,
                    help="serving: tokens generated per request, for the prefill:decode "
                         "balance (default 256)")
     p.add_argument("--dtype", default="bf16", metavar="NAME",
@@ -111,20 +111,6 @@ def register(verbs: Any) -> None:
     p.add_argument("--json", action="store_true", help="machine-readable output")
     exact_option(p)
     p.set_defaults(run=run_plan)
-
-
-def _count(text: str) -> int:
-    if len(text.strip()) > 18:  # more tokens or chips than any model or system holds
-        raise argparse.ArgumentTypeError(f"expected a whole number below 10**18, got "
-                                         f"{text[:20]!r}... ({len(text)} characters)")
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return value
 
 
 def _rate(text: str) -> str:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import emit
+from .common import count, emit
 
 EXAMPLES = """\
 examples:
@@ -38,7 +38,7 @@ def register(verbs: Any) -> None:
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("--acceptance", required=True, metavar="ALPHA",
                    help="the probability a draft token is accepted, 0 to 1 (e.g. 0.8 or 4/5)")
-    c.add_argument("--draft-tokens", type=_count, metavar="GAMMA",
+    c.add_argument("--draft-tokens", type=count, metavar="GAMMA",
                    help="draft tokens per verification step (default: the best)")
     ratio = c.add_mutually_exclusive_group(required=True)
     ratio.add_argument("--cost-ratio", metavar="C",
@@ -48,17 +48,6 @@ def register(verbs: Any) -> None:
     c.add_argument("--target", metavar="NAME", help="the target model, with --draft")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     c.set_defaults(run=run_speculate)
-
-
-def _count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected a positive whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive whole number, got {text!r}")
-    return value
 
 
 def run_speculate(args: argparse.Namespace) -> int:
