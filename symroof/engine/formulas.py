@@ -186,6 +186,9 @@ def _op(flops: str | None, bytes_: str | None, comm_bytes: str | None, link: str
     if spec is not None:
         if flops or bytes_:
             raise InputError("give either --einsum or --flops/--bytes, not both", "--einsum")
+        if dtypes is not None and not dtypes.strip():
+            raise InputError("an empty list of dtypes (leave the flag out for bf16)",
+                             "--dtypes")
         kinds = [d.strip() for d in (dtypes or "bf16").split(",")]
         built = einsum(spec, kinds[0] if len(kinds) == 1 else kinds, out=out_dtype,
                        compute=dtype, name=spec)
