@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +33,22 @@ class Compiled:
 
     pdf: bytes
     log: str
+
+
+def with_pdfs(files: dict[str, str | bytes], formats: Sequence[str], pdflatex: str | None,
+              timeout: float) -> dict[str, str | bytes]:
+    """``files`` with a PDF compiled from each ``.tex`` when ``formats`` asks for pdf, and the
+    ``.tex`` sources left out unless it asks for tex too."""
+    if "pdf" not in formats:
+        return files
+    out = dict(files)
+    for name in sorted(k for k in files if k.endswith(".tex")):
+        source = files[name]
+        assert isinstance(source, str)
+        out[name[:-4] + ".pdf"] = compile_pdf(source, name, pdflatex, timeout)
+    if "tex" not in formats:
+        out = {k: v for k, v in out.items() if not k.endswith(".tex")}
+    return out
 
 
 def compile_pdf(source: str, name: str, pdflatex: str | None = None,

@@ -28,7 +28,7 @@ from ..core.escape import escape, tex_escape
 from ..core.resources import bundled
 from .html import assets as html_assets
 from .pages import derivation_page, index_page, strings
-from .pdf import compile_pdf
+from .pdf import with_pdfs
 from .plots import FigureData, figures, have_matplotlib, pgfplots, svg
 
 FORMATS = ("md", "tex", "pdf", "html")
@@ -109,14 +109,7 @@ def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
             files[f"index.{fmt}"] = _render(f"index.{fmt}.j2", fmt, context)
     if "html" in formats:
         files.update(html_assets())
-    if "pdf" in formats:
-        for name in sorted(k for k in files if k.endswith(".tex")):
-            source = files[name]
-            assert isinstance(source, str)
-            files[name[:-4] + ".pdf"] = compile_pdf(source, name, pdflatex, timeout)
-        if "tex" not in formats:
-            for name in [k for k in files if k.endswith(".tex")]:
-                del files[name]
+    files = with_pdfs(files, formats, pdflatex, timeout)
     notes = (NO_PLOTS,) if any_figures and not plots and \
         ("md" in formats or "html" in formats) else ()
     return Rendered(dict(sorted(files.items())), notes)

@@ -39,7 +39,7 @@ def render_sealed(units: Sequence[Path], rows: Sequence[Mapping[str, Any]],
                   formats: Sequence[str], lang: str, timeout: float) -> Any:
     """The :class:`symroof.render.report.Rendered` files of ``units``, built and rendered
     in a sealed worker within ``timeout`` seconds per unit (and once more for rendering)."""
-    from .pdf import compile_pdf
+    from .pdf import with_pdfs
     from .report import Rendered
     inner = [f for f in formats if f != "pdf"]
     if "pdf" in formats and "tex" not in inner:
@@ -64,14 +64,7 @@ def render_sealed(units: Sequence[Path], rows: Sequence[Mapping[str, Any]],
     if "error" in answer:
         cls = InputError if answer.get("input") else NotRendered
         raise cls(str(answer["error"]))
-    files = _decode(answer["files"])
-    if "pdf" in formats:
-        for name in sorted(k for k in files if k.endswith(".tex")):
-            source = files[name]
-            assert isinstance(source, str)
-            files[name[:-4] + ".pdf"] = compile_pdf(source, name, None, timeout)
-        if "tex" not in formats:
-            files = {k: v for k, v in files.items() if not k.endswith(".tex")}
+    files = with_pdfs(_decode(answer["files"]), formats, None, timeout)
     return Rendered(files, tuple(str(n) for n in answer.get("notes", [])))
 
 
