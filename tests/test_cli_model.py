@@ -56,12 +56,17 @@ def test_decode_step_json(batch: str) -> None:
     assert sum(int(r["flops"]) * r["count"] for r in data["layers"]) == int(step["flops"])
     assert data["critical_batch"]["integer"] is None
     assert data["critical_batch"]["reason"].startswith("never compute-bound: hbm grows")
-    assert data["decode_intensity"]["limit_t_to_oo"] == "128/129"
+    assert data["decode_intensity"]["limit_t_to_oo"] == "1"  # N / K: 32 query, 32 KV heads
 
 
 def test_decode_critical_batch_at_a_short_context() -> None:
     data = ok_json("llama-2-7b", "--decode", "--context", "128", "--chip", "a100-80gb")
-    assert data["critical_batch"]["integer"] == 1082
+    found = data["critical_batch"]["integer"]
+
+    def bound(b: int) -> str:
+        return ok_json("llama-2-7b", "--decode", "--context", "128", "--chip", "a100-80gb",
+                       "--batch", str(b))["step"]["bound"]
+    assert (bound(found - 1), bound(found)) == ("hbm", "compute")
     assert data["critical_batch"]["relation"].startswith("B > ")
 
 

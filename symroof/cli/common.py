@@ -32,6 +32,20 @@ def chip_options(p: argparse.ArgumentParser, with_name: bool = True) -> None:
     p.add_argument("--catalog", metavar="FILE", help="a catalogue TOML file of your own")
 
 
+def kernel_options(p: argparse.ArgumentParser, attention_default: str) -> None:
+    """How a model step's kernels run: ``--attention``, ``--causal``, ``--activations``."""
+    p.add_argument("--attention", choices=("flash", "materialised"),
+                   help="the attention kernel: flash keeps the scores on chip (only the softmax "
+                        "statistics stored for training), materialised writes them to HBM "
+                        f"(default: {attention_default})")
+    p.add_argument("--causal", action="store_true",
+                   help="count prefill's attention FLOPs for the causal part, T (T + 1) / 2 of "
+                        "the T^2 pairs (default: dense, as PaLM's MFU counts them)")
+    p.add_argument("--activations", default="hbm", choices=("hbm", "on-chip"),
+                   help="activations between kernels through HBM (default) or kept on chip "
+                        "(L2/VMEM): HBM then moves the weights and the KV cache alone")
+
+
 def exact_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exact", action="store_true",
                    help="text views: each time, byte count and rate as its exact form beside "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, emit, exact_option, overrides
+from .common import chip_options, emit, exact_option, kernel_options, overrides
 
 EXAMPLES_MODEL = """\
 examples:
@@ -59,6 +59,7 @@ def register(verbs: Any) -> None:
     m.add_argument("--symbolic", action="store_true",
                    help="also print the counts in the config's letters")
     chip_options(m)
+    kernel_options(m, "flash")
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     m.add_argument("--json", action="store_true", help="machine-readable output")
@@ -126,6 +127,7 @@ def _chip(args: argparse.Namespace) -> Any:
 def _step(args: argparse.Namespace, cfg: Any) -> int:
     from ..core.errors import InputError
     from ..models import decode_intensity
+    from ..models.layers import Kernel
     from ..models.tensor_parallel import shard
     from ..plans.serving import step_on
     from ..render.model_views import step_json, step_lines
@@ -143,12 +145,15 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
         from ..parallel import mesh
         m = mesh(args.mesh, the_chip)
         on = f", per chip of mesh {args.mesh} (tp={'+'.join(m.axes)})"
+    kernel = Kernel(args.attention or "flash", args.causal,
+                    args.activations.replace("-", "_"))
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
-                             dtype=args.dtype, kv_dtype=args.kv_dtype)
+                             dtype=args.dtype, kv_dtype=args.kv_dtype, kernel=kernel)
     intensity = None
     if phase == "decode":
         tp = int(m.devices) if m is not None else 1
-        intensity = decode_intensity(shard(cfg, tp), dtype=args.dtype, kv_dtype=args.kv_dtype)
+        intensity = decode_intensity(shard(cfg, tp), dtype=args.dtype, kv_dtype=args.kv_dtype,
+                                     kernel=kernel)
     if args.json:
         emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity)})
         return 0

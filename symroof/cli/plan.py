@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from .common import chip_options, count, emit, exact_option, overrides
+from .common import chip_options, count, emit, exact_option, kernel_options, overrides
 
 EXAMPLES_PLAN = """\
 examples:
@@ -77,9 +77,7 @@ def register(verbs: Any) -> None:
                    choices=("adam-mixed", "adam-megatron", "adam-fp32", "sgd-mixed"),
                    help="bytes per parameter of weights, gradients and optimizer state "
                         "(default adam-mixed: 2 + 2 + 12; adam-megatron: fp32 gradients, 18)")
-    p.add_argument("--attention", default="materialised", choices=("materialised", "flash"),
-                   help="training activations: the scores kept (materialised) or only the "
-                        "softmax statistics (flash)")
+    kernel_options(p, "train materialised, serve flash; --causal and --activations: serving")
     p.add_argument("--offload", metavar="PARTS",
                    help="training: keep optimizer, weights and/or activations in host memory "
                         "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
@@ -150,6 +148,7 @@ def run_plan(args: argparse.Namespace) -> int:
         strategy=args.strategy, search=args.search, batch=args.batch, context=args.context,
         microbatches=args.microbatches, microbatch=args.microbatch,
         recompute=args.recompute, optimizer=args.optimizer, attention=args.attention,
+        causal=args.causal, activations=args.activations.replace("-", "_"),
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,

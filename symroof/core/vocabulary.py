@@ -37,6 +37,10 @@ GLOSSARY = {
                       "above which the step is compute-bound, or why there is none",
     "kv_cache": "bytes of the KV cache per device",
     "devices": "chips in the mesh, an integer",
+    "collectives": "a step's collectives, one object each: the collective, the parallelism "
+                   "kind it serves, its bytes (NCCL's size), how often per step, its time",
+    "requests": "serving: time to first token, time per output token, request latency, tokens "
+                "per second per request, requests per second (and per chip)",
 }
 
 

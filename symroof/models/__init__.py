@@ -29,13 +29,13 @@ True
 2147483648
 >>> step = layer_ops(cfg, "decode", batch=1, context=1024)   # blocks of einsum ops
 >>> [(b.name, b.count, len(b.ops)) for b in step.blocks]
-[('layer', 32, 8), ('head', 1, 3)]
+[('layer', 32, 7), ('head', 1, 3)]
 >>> step_roofline(step, chip("a100-80gb")).bound()
 'hbm'
 >>> critical_batch(cfg, chip("a100-80gb"), context=128).integer
-1082
->>> decode_intensity(cfg)[1]                           # as T grows: N H / (K H + ...)
-128/129
+1038
+>>> decode_intensity(cfg)[1]          # as T grows: N / K, the KV-cache read dominating
+1
 >>> max_batch(cfg, chip("a100-80gb"), context=4096).integer
 30
 >>> from symroof.models import shard                  # one of 8 tensor-parallel chips

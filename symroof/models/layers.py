@@ -3,7 +3,7 @@
 >>> from symroof.models import model
 >>> step = layer_ops(model("llama-2-7b"), "decode", batch=1, context=1024)
 >>> [o.name for o in step.blocks[0].ops]
-['attention norm', 'qkv', 'scores', 'values', 'output', 'MLP norm', 'gate/up', 'down']
+['attention norm', 'qkv', 'attention', 'output', 'MLP norm', 'gate/up', 'down']
 >>> step.blocks[0].count, step.total().flops
 (32, 13751558144)
 
@@ -14,11 +14,24 @@ the layer count, so an 80-layer model costs no more to derive than a 1-layer one
 
 Decode processes ``batch`` new tokens, each attending over ``context`` positions (the KV
 cache read in full); prefill processes ``batch`` sequences of ``context`` tokens, scoring
-the full T x T matrix (a dense kernel; a causal kernel skips about half) and the output
-head over every token. FLOPs follow the conventions of ``symroof.models.counts`` (norm
-weights and biases at 2 per element, softmax and activations not counted), so a step's
-FLOPs are its tokens times ``flops_per_token``. Scores are written to and read from memory
-(an unfused kernel); a fused attention kernel would drop that traffic.
+the full T x T matrix and the output head over every token. FLOPs follow the conventions
+of ``symroof.models.counts`` (norm weights and biases at 2 per element, softmax and
+activations not counted), so a step's FLOPs are its tokens times ``flops_per_token``.
+
+The attention core is a choice (``ATTENTION``). ``flash`` (the default, as every serving
+stack runs it) is one fused kernel: the scores stay on chip, so it reads Q, K and V (the
+KV cache in decode) and writes O. ``materialised`` runs the scores and the values as two
+ops, the scores written to memory and read back. ``causal=True`` counts prefill's scores
+and values for the causal part only: position s attends to s + 1 positions, T (T + 1) / 2
+of the T^2 pairs (a dense count is the default, as PaLM's MFU counts it).
+
+>>> unfused = layer_ops(model("llama-2-7b"), "decode", batch=1, context=1024,
+...                     attention="materialised")
+>>> [o.name for o in unfused.blocks[0].ops][2:4]
+['scores', 'values']
+>>> unfused.total().bytes() - step.total().bytes()   # the scores, written and read back
+4194304
+
 A routed-expert op reads the weights of the experts its tokens touch: under uniform routing
 of M tokens, each to k of E experts, E (1 - (1 - k/E)^M) of them on average
 (``experts_touched``).
@@ -28,17 +41,61 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import exact, symbol
 from ..core.sizes import dtype_bytes
-from ..engine.ops import Op, einsum, op, sequence
+from ..engine.ops import Op, einsum, fuse, op, sequence
 from .config import ModelConfig
-from .counts import norm_params, sizes_of
+from .counts import norm_params, op_weights, sizes_of
 
 PHASES = ("decode", "prefill")
+# where the activations between ops live -> what the step's HBM traffic is
+ACTIVATIONS = {
+    "hbm": "every op reads its inputs from HBM and writes its output there (kernel by kernel)",
+    "on_chip": "activations stay on chip between ops (an L2 or VMEM that holds them): HBM "
+               "moves the weights, the KV cache read and the new KV entries written"}
+# the attention core's kernel -> what it moves
+ATTENTION = {"flash": "one fused kernel: Q, K, V read, O written, the scores kept on chip",
+             "materialised": "the scores written to memory and read back (two kernels)"}
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """How a step's kernels run (``models.layers``): the attention core's kernel
+    (``ATTENTION``), prefill's attention FLOPs counted for the causal part, and where the
+    activations between ops live (``ACTIVATIONS``).
+
+    >>> Kernel().describe()
+    'flash attention; attention FLOPs dense; activations through HBM'
+    """
+
+    attention: str = "flash"
+    causal: bool = False
+    activations: str = "hbm"
+
+    def __post_init__(self) -> None:
+        for name, value, table in (("--attention", self.attention, ATTENTION),
+                                   ("--activations", self.activations, ACTIVATIONS)):
+            if value not in table:
+                raise InputError(f"unknown choice {value!r} (choices: {', '.join(table)})",
+                                 name)
+
+    def options(self) -> dict[str, Any]:
+        """``layer_ops``'s keyword arguments."""
+        return {"attention": self.attention, "causal": self.causal,
+                "activations": self.activations}
+
+    def describe(self) -> str:
+        where = "through HBM" if self.activations == "hbm" else "kept on chip"
+        return (f"{self.attention} attention; attention FLOPs "
+                f"{'causal' if self.causal else 'dense'}; activations {where}")
+
+
+DEFAULT_KERNEL = Kernel()  # flash attention, a dense count, activations through HBM
 
 
 @dataclass(frozen=True)
@@ -167,7 +224,7 @@ def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
 
 
 def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: str,
-               kv: str) -> list[Op]:
+               kv: str, kernel: str, causal: bool) -> list[Op]:
     dims = {"B": B, "T": T, "S": T, "K": s["K"], "G": s["N"] / s["K"], "H": s["H"]}
     if phase == "decode":
         scores = einsum("B K G H, B T K H -> B K G T", [a, kv], out=a, name="scores",
@@ -179,19 +236,33 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
                         dims=dims)
         values = einsum("B K G S T, B T K H -> B S K G H", [a, kv], out=a, name="values",
                         dims=dims)
+        if causal:  # position s attends to s + 1 positions: T (T + 1) / 2 of T^2 pairs
+            half = (T + 1) / (2 * T)
+            scores, values = (replace(o, flops=o.flops * half) for o in (scores, values))
+    if kernel == "flash":
+        return [fuse(scores, values, name="attention")]
     return [scores, values]
 
 
 def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr | None = None,
               context: int | sp.Expr | None = None, dtype: str = "bf16",
               kv_dtype: str | None = None, activation_dtype: str = "bf16",
-              symbolic: bool = False, expert_split: int = 1) -> StepOps:
+              symbolic: bool = False, expert_split: int = 1, attention: str = "flash",
+              causal: bool = False, activations: str = "hbm") -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
-    experts split over ``expert_split`` devices."""
+    experts split over ``expert_split`` devices; the attention core's kernel
+    (``ATTENTION``), for prefill a causal count of its FLOPs, and where the activations
+    live (``ACTIVATIONS``)."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
+    if attention not in ATTENTION:
+        raise InputError(f"unknown attention kernel {attention!r} (choices: "
+                         f"{', '.join(ATTENTION)})", "--attention")
+    if activations not in ACTIVATIONS:
+        raise InputError(f"unknown place {activations!r} (choices: "
+                         f"{', '.join(ACTIVATIONS)})", "--activations")
     if cfg.mla is not None:
         raise InputError(f"{cfg.name}: the layer ops of latent attention (MLA) are not "
                          "modelled; its counts are (params, FLOPs and KV bytes per token)")
@@ -205,20 +276,20 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
-    attention = [_norm("attention norm", cfg, s, M, a, w), qkv,
-                 *_attention(s, phase, B, T, a, kv), out,
-                 _norm("MLP norm", cfg, s, M, a, w)]
+    block = [_norm("attention norm", cfg, s, M, a, w), qkv,
+             *_attention(s, phase, B, T, a, kv, attention, causal), out,
+             _norm("MLP norm", cfg, s, M, a, w)]
     blocks: list[Block] = []
     dense_layers, moe_layers = s["L_d"], s["L"] - s["L_d"]
     if dense_layers != 0:
         name = "layer" if moe_layers == 0 else "dense layer"
-        blocks.append(Block(name, (*attention, *_mlp("", cfg, s, M, s["F"], a, w)),
+        blocks.append(Block(name, (*block, *_mlp("", cfg, s, M, s["F"], a, w)),
                             dense_layers))
     if moe_layers != 0:
         moe = cfg.moe
         assert moe is not None
         router = _matmul("router", M, D, s["E"], a, w)
-        ops = [*attention, router, *_experts(cfg, s, M, a, w, expert_split)]
+        ops = [*block, router, *_experts(cfg, s, M, a, w, expert_split)]
         if moe.shared:
             shared = _mlp("shared ", cfg, s, M, s["E_s"] * s["F_s"], a, w)
             if moe.shared_gate:
@@ -230,4 +301,27 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, compute="vpu"),
             _norm("final norm", cfg, s, M, a, w), _matmul("output head", M, D, s["V"], a, w))
     blocks.append(Block("head", once, sp.S.One))
+    if activations == "on_chip":
+        blocks = [replace(b, ops=tuple(_on_chip(o, cfg, s, phase, B, T, M, a, w, kv)
+                                       for o in b.ops)) for b in blocks]
     return StepOps(phase, B, T, M, tuple(blocks), a)
+
+
+def _on_chip(o: Op, cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr,
+             T: sp.Expr, M: sp.Expr, a: str, w: str, kv: str) -> Op:
+    """``o`` with its activation traffic kept on chip: what is left in HBM is the weights it
+    reads (the embedding's rows, the touched experts'), the KV cache attention reads in
+    decode and the new K and V entries the qkv projection writes."""
+    entry = 2 * s["K"] * s["H"] * dtype_bytes(kv)  # one token's K and V in one layer
+    if o.name == "embedding":
+        reads = o.reads["hbm"]
+    elif o.name in ("attention", "scores", "values"):
+        cache = B * T * entry if phase == "decode" else sp.S.Zero
+        reads = cache if o.name == "attention" else cache / 2
+    elif o.name.startswith("experts"):  # touched weights: the reads less the routed tokens
+        width = s["D"] if o.name != "experts down" else s["F_e"]
+        reads = o.reads["hbm"] - M * s["k"] * width * dtype_bytes(a)
+    else:
+        reads = op_weights(cfg, s)[o.name] * dtype_bytes(w)
+    writes = {"hbm": M * entry} if o.name == "qkv" else {}
+    return replace(o, reads={"hbm": sp.expand(reads)}, writes=writes)

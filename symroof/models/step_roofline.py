@@ -7,7 +7,7 @@
 >>> sorted({r.roofline.bound() for r in srl.rows})
 ['hbm']
 >>> critical_batch(model("llama-2-7b"), chip("a100-80gb"), context=128).integer
-1082
+1038
 
 Each op gets the engine's roofline on the chip (norms and lookups on the vector unit in
 fp32 when the catalogue lists one, else on the matrix unit, a bound the note states).
@@ -34,7 +34,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, binding, roofline
 from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .layers import Block, StepOps, layer_ops, spelled
+from .layers import DEFAULT_KERNEL, Block, Kernel, StepOps, layer_ops, spelled
 
 
 @dataclass(frozen=True)
@@ -157,21 +157,24 @@ def critical_of(srl: StepRoofline, B: sp.Symbol | None = None) -> Critical:
 
 
 def critical_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, dtype: str = "bf16",
-                   kv_dtype: str | None = None) -> Critical:
+                   kv_dtype: str | None = None, kernel: Kernel = DEFAULT_KERNEL) -> Critical:
     """The decode batch at which the step's T_math reaches its memory time at ``context``."""
     return critical_of(step_roofline(layer_ops(cfg, "decode", batch=None, context=context,
-                                               dtype=dtype, kv_dtype=kv_dtype), chip))
+                                               dtype=dtype, kv_dtype=kv_dtype,
+                                               **kernel.options()), chip))
 
 
-def decode_intensity(cfg: ModelConfig, *, dtype: str = "bf16",
-                     kv_dtype: str | None = None) -> tuple[sp.Expr, sp.Expr]:
+def decode_intensity(cfg: ModelConfig, *, dtype: str = "bf16", kv_dtype: str | None = None,
+                     kernel: Kernel = DEFAULT_KERNEL) -> tuple[sp.Expr, sp.Expr]:
     """The decode step's intensity in B and T (FLOPs over HBM bytes), and its limit as T
-    grows (the KV-cache read dominating).
+    grows (the KV-cache read dominating; with the scores materialised, their traffic too).
 
     >>> from symroof.models import model
-    >>> decode_intensity(model("llama-2-7b"))[1]
-    128/129
+    >>> decode_intensity(model("llama-2-7b"))[1], decode_intensity(
+    ...     model("llama-2-7b"), kernel=Kernel("materialised"))[1]
+    (1, 128/129)
     """
-    total = layer_ops(cfg, "decode", dtype=dtype, kv_dtype=kv_dtype).total()
+    total = layer_ops(cfg, "decode", dtype=dtype, kv_dtype=kv_dtype,
+                      **kernel.options()).total()
     intensity = sp.cancel(total.flops / total.bytes())
     return intensity, sp.cancel(expansion(intensity, "T->oo").leading)

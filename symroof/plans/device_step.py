@@ -12,7 +12,9 @@ The device's ops are ``layer_ops`` of its shard (``models.tensor_parallel.shard`
 replica's batch, the routed experts split over the expert ranks. Under tensor parallelism
 the row-parallel partial sums are all-reduced over the tensor axes after the attention
 output and after each MLP (or experts, or shared experts) block, and after the
-vocabulary-split embedding lookup; experts all-to-all the routed tokens before and after
+vocabulary-split embedding lookup (Megatron's vocabulary-parallel embedding); the
+vocabulary-split output head's logits of the sampled positions (one per sequence) are
+all-gathered before sampling; experts all-to-all the routed tokens before and after
 the experts; a pipeline's stages pass a token's activations on, pp - 1 times. Each
 collective is a serial term of the op it follows (the next op needs its result). The step
 covers the token's whole path (every stage of a pipeline), so its T_lower is the latency;
@@ -36,7 +38,7 @@ from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.layers import layer_ops, spelled
+from ..models.layers import DEFAULT_KERNEL, Kernel, layer_ops, spelled
 from ..models.step_roofline import StepRoofline, step_roofline
 from ..models.tensor_parallel import shard
 from ..parallel.collectives import Collective, collective
@@ -46,6 +48,19 @@ from .efficiency import PEAK, Efficiency
 OVERLAP = ("T_lower: each op's compute overlaps its own memory traffic, ops run one after "
            "another and each collective waits for the op it follows; T_upper: nothing "
            "overlaps")
+
+
+@dataclass(frozen=True)
+class Comm:
+    """One collective of a step: ``collective`` of ``nbytes`` (NCCL's size convention) over
+    the axes of ``kind`` after op ``after``, ``calls`` times per step, ``time`` per call."""
+
+    after: str
+    kind: str
+    collective: str
+    nbytes: Expr
+    calls: Expr
+    time: Expr
 
 
 @dataclass(frozen=True)
@@ -63,6 +78,7 @@ class DeviceStep:
     tokens: Expr
     throughput: Expr
     notes: tuple[str, ...] = ()
+    comms: tuple[Comm, ...] = ()
 
     @property
     def latency(self) -> Expr:
@@ -87,16 +103,17 @@ def degree(m: Mesh | None, axes: tuple[str, ...]) -> int:
 def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
-                efficiency: Efficiency = PEAK, chip: Chip | None = None) -> DeviceStep:
+                efficiency: Efficiency = PEAK, chip: Chip | None = None,
+                kernel: Kernel = DEFAULT_KERNEL) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
-    without a mesh, on ``chip`` alone."""
+    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says."""
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
     B = symbol("B") if batch is None else sp.sympify(batch)
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
-                    kv_dtype=kv_dtype, expert_split=ep)
+                    kv_dtype=kv_dtype, expert_split=ep, **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "--chip")
@@ -111,24 +128,36 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
         f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
         return label, c.bandwidth_time / f + _known(c.latency_time, notes)
 
+    calls: dict[str, Expr] = {}
+    for b in ops.blocks:
+        for o in b.ops:
+            calls[o.name] = calls.get(o.name, sp.S.Zero) + b.count
+    comms: list[Comm] = []
+
     def add(op_name: str, kind: str, c: Collective) -> None:
         label, time = timed(kind, c)
         extras.setdefault(op_name, {})
         extras[op_name][label] = extras[op_name].get(label, 0) + time
+        comms.append(Comm(op_name, kind, c.kind, c.nbytes, calls[op_name], time))
 
     if m is not None and tp > 1:
         reduce = collective("allreduce", row_bytes, axes["tp"], m)
         after = {"embedding", "output", *(b.ops[-1].name for b in ops.blocks[:-1])}
-        for name in sorted(after):  # the row-parallel outputs (experts' too) and the lookup
-            add(name, "tp", reduce)
+        order = ["embedding", *(o.name for b in ops.blocks[:-1] for o in b.ops)]
+        for name in dict.fromkeys(n for n in order if n in after):  # in the step's order
+            add(name, "tp", reduce)  # the row-parallel outputs (experts' too), the lookup
+        logits = ops.batch * cfg.vocab * ab  # the sampled positions, one per sequence
+        add("output head", "tp", collective("allgather", logits, axes["tp"], m))
     if m is not None and ep > 1 and cfg.moe is not None:
         routed = ops.tokens * cfg.moe.top_k * cfg.d_model * ab
         a2a = collective("alltoall", routed, axes["ep"], m)
         add("router", "ep", a2a)  # dispatch after the router, combine after the experts
         add("experts down", "ep", a2a)
     if m is not None and pp > 1:
-        label, time = timed("pp", collective("permute", row_bytes, axes["pp"][0], m))
+        hop = collective("permute", row_bytes, axes["pp"][0], m)
+        label, time = timed("pp", hop)
         once[label] = (pp - 1) * time
+        comms.append(Comm("each stage", "pp", hop.kind, hop.nbytes, sp.Integer(pp - 1), time))
     fractions = {k: efficiency.of(k) for k in ("compute", "hbm")}
     srl = step_roofline(ops, the_chip, extras, fractions)
     terms = dict(srl.terms)
@@ -137,7 +166,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     t_upper = srl.t_upper + sp.Add(*once.values())
     tokens = ops.tokens * replicas
     return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
-                      tokens * pp / t_lower, tuple(sorted(notes)))
+                      tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms))
 
 
 def _known(latency: Expr, notes: set[str]) -> Expr:

@@ -27,6 +27,8 @@ if TYPE_CHECKING:
 
 DEFAULT_CONTEXT = 2048
 DEFAULT_BATCH = {"train": 256, "serve": 1}
+# training keeps the scores (Megatron-LM's layers); serving runs a fused (flash) kernel
+DEFAULT_ATTENTION = {"train": "materialised", "serve": "flash"}
 
 
 @dataclass(frozen=True)
@@ -47,7 +49,9 @@ class PlanRequest:
     microbatch: int | None = None
     recompute: str = "none"
     optimizer: str = "adam-mixed"
-    attention: str = "materialised"
+    attention: str | None = None  # default: materialised to train, flash to serve
+    causal: bool = False
+    activations: str = "hbm"
     efficiency: str | None = None
     mfu: str | None = None
     latency_target: str | None = None
@@ -74,11 +78,18 @@ class PlanRequest:
         if self.in_network and (self.mode != "train" or self.search is not None):
             raise InputError("in-switch reduction is a choice for one training plan (--train "
                              "with --mesh and --strategy)", "--in-network")
+        if self.mode != "serve":
+            for flag, given in (("--causal", self.causal),
+                                ("--activations", self.activations != "hbm")):
+                if given:
+                    raise InputError("a choice of the serving steps' kernels (--serve); a "
+                                     "training step counts its FLOPs as PaLM does", flag)
         if self.offload is not None and (self.mode != "train" or self.search is not None):
             raise InputError("offloading is for one training plan (--train with --mesh and "
                              "--strategy)", "--offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
-                       context=self.context or DEFAULT_CONTEXT)
+                       context=self.context or DEFAULT_CONTEXT,
+                       attention=self.attention or DEFAULT_ATTENTION[self.mode])
 
     def run(self, progress: Callable[[int, int], None] | None = None) -> Result:
         """Build what was asked for."""
@@ -90,7 +101,7 @@ class PlanRequest:
         from .offload import parse_offload
         from .strategy import parse_strategy
         r = self.checked()
-        assert r.batch is not None and r.context is not None
+        assert r.batch is not None and r.context is not None and r.attention is not None
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         eff = parse_efficiency(r.efficiency)
@@ -122,12 +133,14 @@ class PlanRequest:
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
             return _priced(out, r.price)
+        from ..models.layers import Kernel
         from .serving import fewest_chips, serve
         assert r.mesh is not None
+        kernel = Kernel(r.attention, r.causal, r.activations)
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
-                       dtype=r.dtype, kv_dtype=r.kv_dtype)
+                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel)
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:
@@ -136,7 +149,8 @@ class PlanRequest:
                 raise InputError(f"a latency target must be positive, got "
                                  f"{r.latency_target!r}", "--latency-target")
             out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
-                                                   context=r.context, target=target))
+                                                   context=r.context, target=target,
+                                                   kernel=kernel))
         return out
 
 
@@ -272,11 +286,14 @@ def _plan_json(p: Plan) -> dict[str, Any]:
 def _phase_json(ph: DeviceStep) -> dict[str, Any]:
     from ..core.vocabulary import step_json
     return {**step_json(ph.flops, ph.bytes, ph.terms, ph.t_lower, ph.t_upper, ph.bound),
-            **_exact("latency", ph.latency), **_exact("throughput", ph.throughput)}
+            **_exact("latency", ph.latency), **_exact("throughput", ph.throughput),
+            "collectives": [{"after": c.after, "kind": c.kind, "collective": c.collective,
+                             **_exact("bytes", c.nbytes), **_exact("per_step", c.calls),
+                             **_exact("time", c.time)} for c in ph.comms]}
 
 
 def _serving_json(s: Serving) -> dict[str, Any]:
-    from ..core.vocabulary import critical_json
+    from ..core.vocabulary import critical_json, exact_map
     c = s.critical
     return {"mode": "serve", **_common(s), "dtype": s.dtype, "kv_dtype": s.kv_dtype,
             "critical_batch": critical_json(c.relation, c.value, c.integer,
@@ -284,6 +301,7 @@ def _serving_json(s: Serving) -> dict[str, Any]:
             **_exact("throughput_per_chip", s.decode.throughput / s.devices),
             **_exact("prefill_decode_balance", s.balance), "generate": s.generate,
             "prefill": _phase_json(s.prefill), "decode": _phase_json(s.decode),
+            **exact_map("requests", s.requests or {}),
             "grid": [{"batch": b, "context": t, **_exact("latency", lat),
                       **_exact("throughput_per_chip", rate), "fits": ok}
                      for b, t, lat, rate, ok in s.grid]}

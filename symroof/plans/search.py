@@ -228,7 +228,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                          f"batch of {batch}", "--search")
     w, g, o, why = OPTIMIZERS[optimizer]
     per = {"weights": w, "gradients": g, "optimizer": o}
-    step = layer_ops(cfg, "prefill", batch=BATCH, context=context)
+    step = layer_ops(cfg, "prefill", batch=BATCH, context=context, attention=attention)
     templates = {}
     for stage in (0, 1, 2, 3):
         for sp_on in (False, True):

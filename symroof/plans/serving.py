@@ -33,6 +33,7 @@ from ..engine.critical import Critical
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import kv_bytes_per_token, params
+from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
 from .device_step import OVERLAP, DeviceStep, device_step, step_critical
@@ -64,6 +65,7 @@ class Serving:
     grid: tuple[tuple[int, int, Expr, Expr, bool], ...] = ()
     dtype: str = "bf16"
     kv_dtype: str = "bf16"
+    requests: Mapping[str, Expr] | None = None
 
     @property
     def fits(self) -> bool:
@@ -93,7 +95,7 @@ def serving_axes(cfg: ModelConfig, m: Mesh, strategy: Strategy) -> dict[str, tup
 
 def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = None, *,
             batch: int, context: int, dtype: str = "bf16", kv_dtype: str | None = None,
-            ) -> tuple[DeviceStep, Critical | None]:
+            kernel: Kernel | None = None) -> tuple[DeviceStep, Critical | None]:
     """The step ``symroof model --decode/--prefill [--mesh]`` shows: the serving plan's
     step with tensor parallelism over every axis of ``m`` (or one chip without a mesh), and
     for decode its critical batch.
@@ -107,9 +109,11 @@ def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = No
     """
     axes = serving_axes(cfg, m, tp_over(m)) if m is not None else {}
 
+    k = kernel or DEFAULT_KERNEL
+
     def at(b: int | None) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=dtype,
-                           kv_dtype=kv_dtype, chip=chip)
+                           kv_dtype=kv_dtype, chip=chip, kernel=k)
     return at(batch), step_critical(at(None)) if phase == "decode" else None
 
 
@@ -133,10 +137,13 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
 
 def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
           context: int, generate: int = 256, efficiency: Efficiency = PEAK,
-          dtype: str = "bf16", kv_dtype: str | None = None) -> Serving:
+          dtype: str = "bf16", kv_dtype: str | None = None,
+          kernel: Kernel | None = None) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
-    ``strategy`` (default: tensor parallelism over every axis)."""
+    ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
+    says (default: flash attention, a dense count, activations through HBM)."""
     strategy = strategy or tp_over(m)
+    k = kernel or DEFAULT_KERNEL
     axes = serving_axes(cfg, m, strategy)
     kv = kv_dtype or dtype
     size = {k: int(sp.Mul(*(m.axis(a).size for a in v))) for k, v in axes.items()}
@@ -148,7 +155,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
 
     def step(phase: str, b: int | None, t: int) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
-                           kv_dtype=kv, efficiency=efficiency)
+                           kv_dtype=kv, efficiency=efficiency, kernel=k)
     prefill, decode = step("prefill", batch, context), step("decode", batch, context)
     critical = step_critical(step("decode", None, context))
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
@@ -166,20 +173,51 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                                  context=sp.Integer(t), dtype=dtype, kv_dtype=kv)
             grid.append((int(bb), t, d.latency, d.throughput / m.devices,
                          bool(held["total"] <= capacity)))
+    requests = per_request(prefill, decode, generate, pp, m.devices)
     notes = set(prefill.notes) | set(decode.notes)
     assumptions = (
         f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
         "layers over the stages", OVERLAP,
         "a pipeline's stages run one after another for a token; pp batches in flight",
-        "the output head's logits stay split over the tensor axes (no gather counted)",
+        "the sampled positions' logits (one per sequence) all-gathered over the tensor axes; "
+        "the embedding lookup all-reduced (vocabulary-parallel)",
+        f"kernels: {k.describe()}",
+        f"a request: its prompt's prefill, then {generate} decode steps each timed at the "
+        f"prompt's context (the cache grows by {generate} tokens over them); batches run "
+        "one after another on the same chips, pp of them in flight",
         f"efficiency: {efficiency.describe()}", *sorted(notes), *m.assumptions)
     return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                    sp.Integer(batch), sp.Integer(context), memory, capacity, prefill, decode,
-                   critical, balance, generate, assumptions, tuple(grid), dtype, kv)
+                   critical, balance, generate, assumptions, tuple(grid), dtype, kv,
+                   requests)
+
+
+def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
+                devices: Expr) -> dict[str, Expr]:
+    """What a request sees and what the mesh serves, for prompts of the steps' context
+    generating ``generate`` tokens: time to the first token (the prefill), time per output
+    token (a decode step), the request's latency, its tokens per second, and requests per
+    second (per chip) with a batch of sequences at a time and ``pp`` batches in flight.
+
+    >>> from symroof.models import model
+    >>> s = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64, context=2048,
+    ...           generate=128)
+    >>> r = s.requests
+    >>> r["request_latency"] == s.prefill.latency + 128 * s.decode.latency
+    True
+    >>> r["requests_per_s"] == 64 / r["request_latency"]
+    True
+    """
+    latency = prefill.latency + generate * decode.latency
+    rate = decode.tokens * pp / latency
+    return {"time_to_first_token": prefill.latency, "time_per_output_token": decode.latency,
+            "request_latency": latency, "tokens_per_s_per_request": 1 / decode.latency,
+            "requests_per_s": rate, "requests_per_s_per_chip": rate / devices}
 
 
 def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: int,
-                 target: Expr, limit: int = 1024) -> tuple[int | None, str]:
+                 target: Expr, limit: int = 1024,
+                 kernel: Kernel | None = None) -> tuple[int | None, str]:
     """The fewest chips, tensor-parallel over one axis of the chip's fastest network, whose
     decode step meets ``target`` seconds and whose memory holds weights and KV cache."""
     n = 1
@@ -190,7 +228,8 @@ def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: in
         except InputError:
             break
         try:
-            s = serve(cfg, m, parse_strategy("tp=X"), batch=batch, context=context)
+            s = serve(cfg, m, parse_strategy("tp=X"), batch=batch, context=context,
+                      kernel=kernel)
         except InputError:
             s = None
         if s is not None:

@@ -96,14 +96,16 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
                       zero_stage: int = 0, sequence_parallel: bool = False,
                       bytes_per_param: Mapping[str, int] | None = None,
                       dtype: str = "bf16", step: StepOps | None = None,
-                      symbolic: bool = False) -> Template:
+                      symbolic: bool = False, attention: str = "materialised") -> Template:
     """The collectives of a training step of ``cfg`` under the kinds of parallelism named,
     for ``b`` sequences of ``context`` tokens per replica and microbatch; ``symbolic``
-    keeps the model's sizes as its letters (L, D, F, ...)."""
+    keeps the model's sizes as its letters (L, D, F, ...); ``attention`` is the attention
+    kernel of the layer ops (``models.layers.ATTENTION``; training's default keeps the
+    scores, as Megatron-LM without a fused kernel)."""
     per = bytes_per_param or {"weights": 2, "gradients": 2, "optimizer": 12}
     wb, gb = sp.sympify(per["weights"]), sp.sympify(per["gradients"])
     step = step or layer_ops(cfg, "prefill", batch=BATCH, context=context, dtype=dtype,
-                             activation_dtype=dtype, symbolic=symbolic)
+                             activation_dtype=dtype, symbolic=symbolic, attention=attention)
     tokens = step.tokens
     uses: list[Use] = []
     ep = "ep" in kinds and cfg.moe is not None

@@ -153,7 +153,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     t = template or training_template(cfg, context=context, kinds=kinds_of(strategy),
                                       zero_stage=strategy.zero_stage,
                                       sequence_parallel=strategy.sequence_parallel,
-                                      bytes_per_param=per, symbolic=symbolic)
+                                      bytes_per_param=per, symbolic=symbolic,
+                                      attention=attention)
     n = exact(m.devices)
     B = exact(batch)
     if B.is_number and (not B.is_Integer or B < 1 or B % (replicas * micro) != 0):
@@ -210,8 +211,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
 
 def _kernel(attention: str) -> str:
     return "" if attention == "materialised" else (
-        f", {attention} attention (the softmax statistics kept, not the scores; the HBM term "
-        "still counts the scores' traffic)")
+        f", {attention} attention (the softmax statistics kept, not the scores, which stay on "
+        "chip)")
 
 
 def _microbatches(batch: int | Expr, replicas: Expr, pp: Expr, count: int | None,

@@ -134,9 +134,15 @@ def _plan(p: Plan, fmt: str) -> list[str]:
 
 def _phase(ph: DeviceStep, fmt: str) -> list[str]:
     rows = [(k, seconds(v)) for k, v in ph.terms.items()]
-    return [_heading(f"{ph.name} step", fmt), *table(["term", "time"], rows, fmt),
-            f"latency {seconds(ph.latency)} (T_lower; T_upper {seconds(ph.t_upper)}), bound "
-            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
+    out = [_heading(f"{ph.name} step", fmt), *table(["term", "time"], rows, fmt),
+           f"latency {seconds(ph.latency)} (T_lower; T_upper {seconds(ph.t_upper)}), bound "
+           f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
+    if ph.comms:
+        calls = [(c.after, f"{c.collective} ({c.kind})", gigabytes(c.nbytes), text(c.calls),
+                  seconds(c.calls * c.time)) for c in ph.comms]
+        out += [_heading(f"{ph.name} collectives", fmt),
+                *table(["after", "collective", "bytes", "per step", "time"], calls, fmt), ""]
+    return out
 
 
 def _serving(s: Serving, fmt: str) -> list[str]:
@@ -158,6 +164,17 @@ def _serving(s: Serving, fmt: str) -> list[str]:
         out.append(f"critical batch  none: {c.reason}")
     out.append(f"prefill:decode  1 : {approx(1 / s.balance)} (chips to keep up with requests "
                f"of {s.context} prompt tokens generating {s.generate})")
+    if s.requests is not None:
+        r = s.requests
+        rows = [("time to first token", seconds(r["time_to_first_token"])),
+                ("time per output token", seconds(r["time_per_output_token"])),
+                ("request latency", seconds(r["request_latency"])),
+                ("tokens/s per request", approx(r["tokens_per_s_per_request"])),
+                ("requests/s", approx(r["requests_per_s"])),
+                ("requests/s per chip", approx(r["requests_per_s_per_chip"]))]
+        out += ["", _heading(f"a request of {s.context} prompt tokens generating "
+                             f"{s.generate}, batch {s.batch}", fmt),
+                *table(["what", "value"], rows, fmt)]
     return [*out, "", _heading("assumptions", fmt), *(f"- {a}" for a in s.assumptions)]
 
 

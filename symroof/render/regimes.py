@@ -62,7 +62,7 @@ def step_figure(srl: StepRoofline) -> FigureData:
     >>> step = layer_ops(model("llama-2-7b"), "decode", batch=8, context=1024)
     >>> fig = step_figure(step_roofline(step, chip("a100-80gb")))
     >>> fig.series[0].label.startswith("mxu bf16"), len(fig.series)
-    (True, 12)
+    (True, 11)
     """
     matmuls = [r for r in srl.rows if r.roofline.compute == "mxu"]
     if not matmuls:
