@@ -252,6 +252,56 @@ def test_search_over_the_papers_cluster_is_no_slower_than_the_papers_run(name: s
             float(iteration(given).time(eff)), rel=1e-12)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name: str) -> None:
+    # symroof plan --search over the paper's GPUs, with the paper's own configuration (Table
+    # 3, sequence parallel + selective) set beside it, both costed by the generic plan
+    # under the same calibration
+    from symroof.plans.request import PlanRequest
+    run = published("korthikanti2022").run(name, "sequence+selective")
+    spec, strategy, micro = run.as_plan()
+    result = PlanRequest(model=name, mode="train", chip="a100-80gb", mesh=spec,
+                         strategy=strategy, search=run.gpus, batch=run.global_batch,
+                         context=S, microbatches=micro, recompute="selective",
+                         optimizer="adam-megatron", efficiency="megatron-a100").run()
+    given, search = result.given, result.search
+    assert given is not None and search is not None
+    assert (given.mesh, given.devices, given.batch) == (spec, run.gpus, run.global_batch)
+    assert given.extra["microbatches"] == micro and given.extra["recompute"] == "selective"
+    assert given.fits and search.plan.fits and search.plan.devices == run.gpus
+    ratio = search.plan.t_lower / given.t_lower
+    assert ratio <= 1
+    from symroof.core.printer import approx
+    from symroof.plans.views import lines
+    text = "\n".join(lines(result))
+    assert ("the chosen plan ties with the given one (T_lower)" if ratio == 1 else
+            f"the chosen plan is {approx((1 - ratio) * 100)}% faster than the given one "
+            "(T_lower)") in text
+
+
+@pytest.mark.slow
+def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
+    from tests.conftest import run_cli
+    args = ("plan", "megatron-gpt-22b", "--train", "--search", "8", "--mesh", "X=8",
+            "--strategy", "tp=X,sp", "--microbatches", "1", "--chip", "a100-80gb", "--batch",
+            "4", "--context", "2048", "--recompute", "selective", "--optimizer",
+            "adam-megatron", "--efficiency", "megatron-a100")
+    done = run_cli(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    given = data["search"]["given"]
+    assert (given["mesh"], given["strategy"], given["microbatches"], given["recompute"]) == \
+        ("X=8", "tp=X,sp", 1, "selective")
+    # both are bound by compute on 8 GPUs: the same FLOPs at the same fraction of peak
+    assert sp.Rational(given["chosen_over_given"]) == 1
+    assert sp.Rational(data["t_lower"]) == sp.Rational(given["t_lower"])
+    text = run_cli(*args)
+    assert text.returncode == 0, text.stderr
+    assert "the given plan beside the search's choice:" in text.stdout
+    assert "the chosen plan ties with the given one (T_lower)" in text.stdout
+
+
 def test_search_over_recomputation_policies_is_no_slower_than_any_one() -> None:
     from symroof.hardware.catalog import chip
     from symroof.plans.search import search
@@ -302,3 +352,13 @@ def test_a_calibration_names_only_known_resources(tmp_path: Path) -> None:
                     'source = "a measurement"\n')
     e = parse_efficiency(str(good))
     assert e.of("compute") == sp.Rational(1, 2) and "a measurement" in e.describe()
+
+
+def test_the_papers_infiniband_per_gpu_is_the_catalogues_node_figure_over_its_gpus() -> None:
+    from symroof.hardware.catalog import chip
+    from symroof.plans.megatron import HDR_PER_GPU
+    paper = published("korthikanti2022")
+    a100 = chip(paper.chip)
+    assert a100.topology().scale_out == "ib"
+    assert paper.ib_per_gpu == a100.bandwidth("ib") / a100.topology().chips_per_host \
+        == HDR_PER_GPU == 25 * 10**9  # 200 Gb/s HDR, one adapter per GPU

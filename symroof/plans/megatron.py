@@ -121,6 +121,24 @@ class Run:
     def gpus(self) -> int:
         return self.tensor * self.pipeline * self.data
 
+    def as_plan(self) -> tuple[str, str, int]:
+        """The run as ``symroof plan`` states it: mesh, strategy and microbatches per
+        replica, the data, pipeline and tensor axes in that order (the last in the NVLink
+        domain). The generic plan's 1F1B has no interleaving: ``interleave`` is left out.
+
+        >>> from symroof.models import model
+        >>> Run(model("megatron-gpt-22b"), 8, 2, 8, 1, 2048, "sequence+selective").as_plan()
+        ('X=2,Y=8', 'pp=X,tp=Y,sp', 8)
+        """
+        sizes = [(k, n) for k, n in (("dp", self.data), ("pp", self.pipeline),
+                                     ("tp", self.tensor)) if n > 1] or [("dp", 1)]
+        names = "XYZ"
+        spec = ",".join(f"{names[i]}={n}" for i, (_, n) in enumerate(sizes))
+        strategy = ",".join(f"{k}={names[i]}" for i, (k, _) in enumerate(sizes))
+        if self.sequence_parallel and self.tensor > 1:
+            strategy += ",sp"
+        return spec, strategy, self.microbatches
+
 
 def layer_activation_bytes(run: Run) -> Expr:
     """Bytes one layer keeps for the backward pass of one microbatch on one GPU."""
