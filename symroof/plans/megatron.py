@@ -27,6 +27,21 @@ An iteration is (m + (p - 1)/v) microbatch slots, each the serial sum of its op 
 under them), then the optimizer step: matmul FLOPs (``compute``), the fused elementwise
 kernels' HBM traffic (``hbm``, table ``ELEMENTWISE``), tensor-parallel collectives
 (``nvlink``) and pipeline sends (``ib``).
+
+The generic plan (``symroof.plans.training``) times the same run stated as a mesh and a
+strategy (``Run.as_plan``). The two agree on the FLOPs, the activations (for m >= p; the
+generic 1F1B keeps min(p, m) microbatches in flight), the compute term, the schedule (m +
+p - 1 slots without interleaving) and the tensor-parallel arrays, and differ by named terms
+only (``tests/test_megatron_generic.py``): HBM (the generic plan counts every op's traffic,
+the backward twice the forward, no rerun; here only the fused elementwise kernels, the
+matmuls' operands taken to stream under their FLOPs, with recomputation's reruns); the
+tensor collectives (here the backward's AllGather of each column-parallel input again
+under sequence parallelism and full recomputation's rerun of the forward's; there the
+output head's); the pipeline sends (here split over the tensor ranks, Megatron-LM's
+scatter/gather; there only with sequence parallelism); the optimizer step (here only); the
+parameters (there the layer norms whole on each tensor rank, the final norm on each stage
+and the learned positions split; here the reverse); and T_lower (there each phase's terms
+overlap, here each slot's).
 """
 
 from __future__ import annotations
