@@ -167,6 +167,22 @@ def test_reality_json_rows() -> None:
     assert sum(r["calibrated"] for r in data["rows"]) == 1
 
 
+@pytest.mark.slow
+def test_the_committed_plot_is_what_the_benchmark_draws(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("reality", ROOT / "benchmarks" / "reality.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import contextlib
+    import io
+    drawn = tmp_path / "reality.svg"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert module.main(["--svg", str(drawn)]) == 0
+    assert drawn.read_bytes() == (ROOT / "benchmarks" / "reality.svg").read_bytes()
+    assert "](benchmarks/reality.svg)" in (ROOT / "README.md").read_text("utf-8")
+
+
 def test_interleaved_bubble_is_p_minus_1_over_v_m() -> None:
     from symroof.plans.pipeline import bubble_over_ideal, interleaved_cost, pipeline_cost
     p, m, v = sp.symbols("p m v", positive=True, integer=True)

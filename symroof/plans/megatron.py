@@ -9,18 +9,19 @@ True
 >>> parameters_optimizer(r) == 18 * 12 * 48 * 6144**2 // 8
 True
 
-Conventions (the paper's, section 4): activations per layer and microbatch are what the
-backward pass keeps (``symroof.models.memory.activation_bytes``); without sequence
+Conventions (the paper's, sections 4 and 5, Table 2): activations per layer and microbatch
+are what the backward pass keeps (``symroof.models.memory.activation_bytes``); without sequence
 parallelism the tensors before the first and after the last matmul of each block (layer
 norms, their inputs, dropout masks: 10 s b h bytes) are whole on every tensor-parallel rank
 and the rest is split, s b h (10 + 24/t + 5 a s/(h t)); sequence parallelism splits all of
 it, s b h (34 + 5 a s/h)/t; selective recomputation drops the 5 a s^2 b attention-core
 bytes; full recomputation keeps each layer's input, 2 s b h. The first pipeline stage holds
 L layers' worth under 1F1B, times 1 + (p - 1)/(p v) with v model chunks per GPU
-(interleaving, section 4.2.3). Parameters and optimizer state are 18 bytes per parameter
-(fp16 weights, fp32 gradients, fp32 master weights and two moments) over the layers' weight
-matrices, 12 h^2 per layer: the convention of the paper's Figure 1 (``exact`` counts the
-stage's biases, norms and embeddings too).
+(interleaving; the paper's m, section 4.2.3). Parameters and optimizer state are 18 bytes
+per parameter (fp16 weights, fp32 gradients, fp32 master weights and two moments) over the
+layers' weight matrices, 12 h^2 per layer: the convention the bars of the paper's Figure 1
+follow (its text states no bytes per parameter; 18 x 12 h^2 L/(t p) is each bar to the
+byte). ``exact`` counts the stage's biases, norms and embeddings too.
 
 An iteration is (m + (p - 1)/v) microbatch slots, each the serial sum of its op classes
 (Megatron-LM runs tensor-parallel collectives and pipeline sends between its kernels, not
