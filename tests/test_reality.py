@@ -296,6 +296,21 @@ def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name
             "(T_lower)") in text
 
 
+def test_a_given_plan_that_does_not_fit_is_said_so() -> None:
+    # 22B on 8 A100s, tensor parallel without sequence parallelism or recomputation: the
+    # baseline of Figure 1, 45.56 + 59.25 GiB, over the 80 GB of an A100
+    from symroof.plans.request import PlanRequest
+    from symroof.plans.views import lines
+    result = PlanRequest(model="megatron-gpt-22b", mode="train", chip="a100-80gb", mesh="X=8",
+                         strategy="tp=X", search=8, batch=4, context=S, microbatches=1,
+                         optimizer="adam-megatron").run()
+    assert result.given is not None and result.search is not None
+    assert not result.given.fits and result.search.plan.fits
+    assert result.given.memory["activations"] == sp.Rational("59.25") * GIB
+    assert "; the given plan does not fit in memory" in "\n".join(lines(result))
+    assert result.to_json()["search"]["given"]["fits"] is False
+
+
 @pytest.mark.slow
 def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
     from tests.conftest import run_cli
@@ -306,9 +321,13 @@ def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
     done = run_cli(*args, "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
+    from tests.test_json_vocabulary import walk
+    found: list[str] = []
+    walk(data, "$", found)
+    assert not found, found
     given = data["search"]["given"]
-    assert (given["mesh"], given["strategy"], given["microbatches"], given["recompute"]) == \
-        ("X=8", "tp=X,sp", 1, "selective")
+    assert (given["mesh"], given["strategy"], given["microbatches"], given["choices"]) == \
+        ("X=8", "tp=X,sp", 1, {"recompute": "selective"})
     # both are bound by compute on 8 GPUs: the same FLOPs at the same fraction of peak
     assert sp.Rational(given["chosen_over_given"]) == 1
     assert sp.Rational(data["t_lower"]) == sp.Rational(given["t_lower"])

@@ -184,6 +184,8 @@ def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
                "(T_lower)" if ratio == 1 else
                f"the given plan is {approx((1 / ratio - 1) * 100)}% faster than the chosen "
                "one (T_lower): it lies outside the searched plans")
+    if not given.fits:
+        verdict += "; the given plan does not fit in memory"
     return [_heading("the given plan beside the search's choice", fmt),
             *table(["plan", "mesh", "strategy", "microbatches", "recompute", "T_lower",
                     "T_upper", "memory", "fits"], rows, fmt), verdict]
