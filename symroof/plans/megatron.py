@@ -32,13 +32,14 @@ kernels' HBM traffic (``hbm``, table ``ELEMENTWISE``), tensor-parallel collectiv
 The generic plan (``symroof.plans.training``) times the same run stated as a mesh and a
 strategy (``Run.as_plan``). The two agree on the FLOPs, the activations (for m >= p; the
 generic 1F1B keeps min(p, m) microbatches in flight), the compute term, the schedule (m +
-p - 1 slots without interleaving) and the tensor-parallel arrays, and differ by named terms
-only (``tests/test_megatron_generic.py``): HBM (the generic plan counts every op's traffic,
-the backward twice the forward, no rerun; here only the fused elementwise kernels, the
-matmuls' operands taken to stream under their FLOPs, with recomputation's reruns); the
-tensor collectives (here the backward's AllGather of each column-parallel input again
-under sequence parallelism and full recomputation's rerun of the forward's; there the
-output head's); the pipeline sends (here split over the tensor ranks, Megatron-LM's
+p - 1 slots without interleaving) and the tensor-parallel collectives of a layer (taken
+from the generic plan's template), and differ by named terms only
+(``tests/test_megatron_generic.py``): HBM (the generic plan counts every op's traffic, the
+backward twice the forward, no rerun; here only the fused elementwise kernels, the matmuls'
+operands taken to stream under their FLOPs, with recomputation's reruns); the tensor
+collectives Megatron-LM adds (here the backward's AllGather of each column-parallel input
+again under sequence parallelism and full recomputation's rerun of the forward's) and the
+output head's (there); the pipeline sends (here split over the tensor ranks, Megatron-LM's
 scatter/gather; there only with sequence parallelism); the optimizer step (here only); the
 parameters (there the layer norms whole on each tensor rank, the final norm on each stage
 and the learned positions split; here the reverse); and T_lower (there each phase's terms
@@ -268,20 +269,23 @@ def _elementwise_bytes(run: Run) -> Expr:
 
 
 def tensor_collectives(run: Run) -> tuple[tuple[str, int], ...]:
-    """Collectives per layer and microbatch on the tensor axis, each of one s b h array:
-    without sequence parallelism an AllReduce after each row-parallel matmul forward and
-    each column-parallel matmul's input gradient backward; with it, an AllGather and a
-    ReduceScatter in their place, plus the backward's AllGather of the column-parallel
-    inputs again (Megatron-LM keeps only their sequence shard for the weight gradient);
-    full recomputation reruns the forward's."""
-    fwd = (("allgather", 2), ("reducescatter", 2)) if run.sequence_parallel else \
-        (("allreduce", 2),)
-    bwd = (("allgather", 4), ("reducescatter", 2)) if run.sequence_parallel else \
-        (("allreduce", 2),)
-    again = fwd if run.recompute == "full" else ()
+    """Collectives per layer and microbatch on the tensor axis, each of one s b h array: the
+    generic plan's (``symroof.plans.template``: Megatron's split of each matmul, an AllReduce
+    after each row-parallel matmul forward and each column-parallel matmul's input gradient
+    backward; with sequence parallelism an AllGather and a ReduceScatter in their place),
+    plus Megatron-LM's own: with sequence parallelism the backward gathers each
+    column-parallel input again (only its sequence shard is kept for the weight gradient,
+    section 4.2.2); full recomputation reruns the forward's."""
+    from .template import training_template
+    t = training_template(run.cfg, context=run.sequence, kinds=("tp",),
+                          sequence_parallel=run.sequence_parallel)
+    layer = [u for u in t.uses if u.kind == "tp" and u.scope == "layer"]
+    forward = [u for u in layer if u.phase == "forward"]
+    regather = [u for u in forward if run.sequence_parallel and u.collective == "allgather"]
+    rerun = forward if run.recompute == "full" else []
     counts: dict[str, int] = {}
-    for kind, n in (*fwd, *bwd, *again):
-        counts[kind] = counts.get(kind, 0) + n
+    for u in (*layer, *regather, *rerun):
+        counts[u.collective] = counts.get(u.collective, 0) + int(u.per_layer)
     return tuple(counts.items())
 
 
