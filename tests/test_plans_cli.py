@@ -126,8 +126,10 @@ def test_search_reports_its_progress_and_its_choice() -> None:
     (["--train", "--mesh", "X=8", "--strategy", "mp=X"], "--strategy: unknown strategy 'mp'"),
     (["--train", "--mesh", "X=8", "--strategy", "dp=X", "--batch", "12"],
      "--batch: a batch of 12 sequences does not split into 8 replicas x 1 microbatches"),
-    (["--train", "--search", "16", "--mesh", "X=16", "--strategy", "dp=X"],
-     "--search: give either --search or --mesh with --strategy, not both"),
+    (["--train", "--search", "16", "--mesh", "X=16"],
+     "--strategy: a plan beside a search needs both --mesh and --strategy"),
+    (["--train", "--search", "16", "--strategy", "dp=X"],
+     "--mesh: a plan beside a search needs both --mesh and --strategy"),
     (["--train", "--mesh", "X=8"], "--strategy: a plan needs --mesh and --strategy"),
     (["--serve", "--mesh", "X=8", "--strategy", "fsdp=X"],
      "--strategy: zero3 shards training state"),
@@ -157,8 +159,12 @@ def test_laws_cover_a_torus_and_a_scale_out_network_per_chip() -> None:
     c, w = sp.symbols("C W", positive=True)
     law = parse_expr(v5e["expression"])
     assert sp.Rational(v5e["value"]) == law.subs({c: 197 * 10**12, w: 45 * 10**9})
-    assert laws["a100-80gb", None]["note"] == ("chip 'a100-80gb' has no scale-out network "
-                                              "in the catalogue")
+    # a DGX A100 node's 200 GB/s of InfiniBand is shared by its 8 GPUs
+    a100 = laws["a100-80gb", "fsdp"]
+    assert "scale-out" in a100["axis"] and sp.Rational(a100["bandwidth"]) == 25 * 10**9
+    assert sp.cancel(parse_expr(a100["value"]) - parse_expr(a100["expression"]).subs(
+        {c: 310 * 10**12, w: 25 * 10**9})) == 0
+    assert laws["h100-pcie", None]["note"] == "chip 'h100-pcie' has no topology in the catalogue"
 
 
 @pytest.mark.slow

@@ -167,6 +167,22 @@ def test_reality_json_rows() -> None:
     assert sum(r["calibrated"] for r in data["rows"]) == 1
 
 
+@pytest.mark.slow
+def test_the_committed_plot_is_what_the_benchmark_draws(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    spec = importlib.util.spec_from_file_location("reality", ROOT / "benchmarks" / "reality.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import contextlib
+    import io
+    drawn = tmp_path / "reality.svg"
+    with contextlib.redirect_stdout(io.StringIO()):
+        assert module.main(["--svg", str(drawn)]) == 0
+    assert drawn.read_bytes() == (ROOT / "benchmarks" / "reality.svg").read_bytes()
+    assert "](benchmarks/reality.svg)" in (ROOT / "README.md").read_text("utf-8")
+
+
 def test_interleaved_bubble_is_p_minus_1_over_v_m() -> None:
     from symroof.plans.pipeline import bubble_over_ideal, interleaved_cost, pipeline_cost
     p, m, v = sp.symbols("p m v", positive=True, integer=True)
@@ -252,6 +268,75 @@ def test_search_over_the_papers_cluster_is_no_slower_than_the_papers_run(name: s
             float(iteration(given).time(eff)), rel=1e-12)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(SIZES))
+def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name: str) -> None:
+    # symroof plan --search over the paper's GPUs, with the paper's own configuration (Table
+    # 3, sequence parallel + selective) set beside it, both costed by the generic plan
+    # under the same calibration
+    from symroof.plans.request import PlanRequest
+    run = published("korthikanti2022").run(name, "sequence+selective")
+    spec, strategy, micro = run.as_plan()
+    result = PlanRequest(model=name, mode="train", chip="a100-80gb", mesh=spec,
+                         strategy=strategy, search=run.gpus, batch=run.global_batch,
+                         context=S, microbatches=micro, recompute="selective",
+                         optimizer="adam-megatron", efficiency="megatron-a100").run()
+    given, search = result.given, result.search
+    assert given is not None and search is not None
+    assert (given.mesh, given.devices, given.batch) == (spec, run.gpus, run.global_batch)
+    assert given.extra["microbatches"] == micro and given.extra["recompute"] == "selective"
+    assert given.fits and search.plan.fits and search.plan.devices == run.gpus
+    ratio = search.plan.t_lower / given.t_lower
+    assert ratio <= 1
+    from symroof.core.printer import approx
+    from symroof.plans.views import lines
+    text = "\n".join(lines(result))
+    assert ("the chosen plan ties with the given one (T_lower)" if ratio == 1 else
+            f"the chosen plan is {approx((1 - ratio) * 100)}% faster than the given one "
+            "(T_lower)") in text
+
+
+def test_a_given_plan_that_does_not_fit_is_said_so() -> None:
+    # 22B on 8 A100s, tensor parallel without sequence parallelism or recomputation: the
+    # baseline of Figure 1, 45.56 + 59.25 GiB, over the 80 GB of an A100
+    from symroof.plans.request import PlanRequest
+    from symroof.plans.views import lines
+    result = PlanRequest(model="megatron-gpt-22b", mode="train", chip="a100-80gb", mesh="X=8",
+                         strategy="tp=X", search=8, batch=4, context=S, microbatches=1,
+                         optimizer="adam-megatron").run()
+    assert result.given is not None and result.search is not None
+    assert not result.given.fits and result.search.plan.fits
+    assert result.given.memory["activations"] == sp.Rational("59.25") * GIB
+    assert "; the given plan does not fit in memory" in "\n".join(lines(result))
+    assert result.to_json()["search"]["given"]["fits"] is False
+
+
+@pytest.mark.slow
+def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
+    from tests.conftest import run_cli
+    args = ("plan", "megatron-gpt-22b", "--train", "--search", "8", "--mesh", "X=8",
+            "--strategy", "tp=X,sp", "--microbatches", "1", "--chip", "a100-80gb", "--batch",
+            "4", "--context", "2048", "--recompute", "selective", "--optimizer",
+            "adam-megatron", "--efficiency", "megatron-a100")
+    done = run_cli(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    from tests.test_json_vocabulary import walk
+    found: list[str] = []
+    walk(data, "$", found)
+    assert not found, found
+    given = data["search"]["given"]
+    assert (given["mesh"], given["strategy"], given["microbatches"], given["choices"]) == \
+        ("X=8", "tp=X,sp", 1, {"recompute": "selective"})
+    # both are bound by compute on 8 GPUs: the same FLOPs at the same fraction of peak
+    assert sp.Rational(given["chosen_over_given"]) == 1
+    assert sp.Rational(data["t_lower"]) == sp.Rational(given["t_lower"])
+    text = run_cli(*args)
+    assert text.returncode == 0, text.stderr
+    assert "the given plan beside the search's choice:" in text.stdout
+    assert "the chosen plan ties with the given one (T_lower)" in text.stdout
+
+
 def test_search_over_recomputation_policies_is_no_slower_than_any_one() -> None:
     from symroof.hardware.catalog import chip
     from symroof.plans.search import search
@@ -302,3 +387,13 @@ def test_a_calibration_names_only_known_resources(tmp_path: Path) -> None:
                     'source = "a measurement"\n')
     e = parse_efficiency(str(good))
     assert e.of("compute") == sp.Rational(1, 2) and "a measurement" in e.describe()
+
+
+def test_the_papers_infiniband_per_gpu_is_the_catalogues_node_figure_over_its_gpus() -> None:
+    from symroof.hardware.catalog import chip
+    from symroof.plans.megatron import HDR_PER_GPU
+    paper = published("korthikanti2022")
+    a100 = chip(paper.chip)
+    assert a100.topology().scale_out == "ib"
+    assert paper.ib_per_gpu == a100.bandwidth("ib") / a100.topology().chips_per_host \
+        == HDR_PER_GPU == 25 * 10**9  # 200 Gb/s HDR, one adapter per GPU

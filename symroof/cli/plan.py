@@ -22,6 +22,9 @@ examples:
   symroof plan llama-2-7b --train --mesh "X=8,Y=8" --strategy "zero1=X,pp=Y" \\
       --microbatches 16 --chip tpu-v5p --batch 512 --context 2048 --json
   symroof plan llama-2-7b --train --search 256 --chip tpu-v5e --batch 256 --context 4096
+  symroof plan megatron-gpt-175b --train --search 64 --mesh "X=8,Y=8" \
+      --strategy "pp=X,tp=Y,sp" --microbatches 64 --chip a100-80gb --batch 64 \
+      --optimizer adam-megatron --recompute selective --efficiency megatron-a100
   symroof plan llama-2-7b --serve --mesh "X=8" --strategy "tp=X" --chip h100-sxm \\
       --batch 64 --context 2048 --latency-target 20ms
   symroof plan llama-2-7b --serve --mesh "X=8" --dtype int8 --chip h100-sxm --batch 64
@@ -55,7 +58,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--strategy", metavar="SPEC", help="strategy per axis, e.g. 'fsdp=X,tp=Y' "
                    "(serving: default tp over every axis)")
     p.add_argument("--search", metavar="CHIPS", type=count,
-                   help="choose mesh and strategy over every factorisation of CHIPS chips")
+                   help="choose mesh and strategy over every factorisation of CHIPS chips; "
+                        "with --mesh and --strategy, that plan (its --microbatches) is set "
+                        "beside the choice")
     p.add_argument("--laws", action="store_true",
                    help="training: the critical batch per chip of dp and fsdp, exact in the "
                         "peak C and link bandwidth W, on every catalogue chip")
@@ -127,9 +132,9 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.laws and (args.serve or args.mesh or args.strategy or args.search):
         raise InputError("--laws stands alone: give it with --train and the model only",
                          "--laws")
-    if args.search is not None and (args.mesh or args.strategy):
-        raise InputError("give either --search or --mesh with --strategy, not both",
-                         "--search")
+    if args.search is not None and bool(args.mesh) != bool(args.strategy):
+        raise InputError("a plan beside a search needs both --mesh and --strategy",
+                         "--strategy" if args.mesh else "--mesh")
     if not args.laws and args.search is None and not (args.mesh and (args.strategy or
                                                                       args.serve)):
         missing = "--mesh" if not args.mesh else "--strategy"

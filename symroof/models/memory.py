@@ -42,7 +42,7 @@ OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
                    "weights and two fp32 moments (Rajbhandari et al. 2020, ZeRO, section 3.1)"),
     "adam-megatron": (2, 4, 12, "Megatron-LM's mixed-precision Adam: fp16 weights, fp32 "
                       "gradients, fp32 master weights and two fp32 moments, 18 bytes per "
-                      "parameter (Korthikanti et al. 2022, Figure 1)"),
+                      "parameter (the bars of Korthikanti et al. 2022, Figure 1)"),
     "adam-fp32": (4, 4, 8, "fp32 Adam: fp32 weights, gradients and two moments"),
     "sgd-mixed": (2, 2, 4, "mixed-precision SGD without momentum: fp32 master weights only"),
 }

@@ -9,24 +9,41 @@ True
 >>> parameters_optimizer(r) == 18 * 12 * 48 * 6144**2 // 8
 True
 
-Conventions (the paper's, section 4): activations per layer and microbatch are what the
-backward pass keeps (``symroof.models.memory.activation_bytes``); without sequence
+Conventions (the paper's, sections 4 and 5, Table 2): activations per layer and microbatch
+are what the backward pass keeps (``symroof.models.memory.activation_bytes``); without sequence
 parallelism the tensors before the first and after the last matmul of each block (layer
 norms, their inputs, dropout masks: 10 s b h bytes) are whole on every tensor-parallel rank
 and the rest is split, s b h (10 + 24/t + 5 a s/(h t)); sequence parallelism splits all of
 it, s b h (34 + 5 a s/h)/t; selective recomputation drops the 5 a s^2 b attention-core
 bytes; full recomputation keeps each layer's input, 2 s b h. The first pipeline stage holds
 L layers' worth under 1F1B, times 1 + (p - 1)/(p v) with v model chunks per GPU
-(interleaving, section 4.2.3). Parameters and optimizer state are 18 bytes per parameter
-(fp16 weights, fp32 gradients, fp32 master weights and two moments) over the layers' weight
-matrices, 12 h^2 per layer: the convention of the paper's Figure 1 (``exact`` counts the
-stage's biases, norms and embeddings too).
+(interleaving; the paper's m, section 4.2.3). Parameters and optimizer state are 18 bytes
+per parameter (fp16 weights, fp32 gradients, fp32 master weights and two moments) over the
+layers' weight matrices, 12 h^2 per layer: the convention the bars of the paper's Figure 1
+follow (its text states no bytes per parameter; 18 x 12 h^2 L/(t p) is each bar to the
+byte). ``exact`` counts the stage's biases, norms and embeddings too.
 
 An iteration is (m + (p - 1)/v) microbatch slots, each the serial sum of its op classes
 (Megatron-LM runs tensor-parallel collectives and pipeline sends between its kernels, not
 under them), then the optimizer step: matmul FLOPs (``compute``), the fused elementwise
 kernels' HBM traffic (``hbm``, table ``ELEMENTWISE``), tensor-parallel collectives
 (``nvlink``) and pipeline sends (``ib``).
+
+The generic plan (``symroof.plans.training``) times the same run stated as a mesh and a
+strategy (``Run.as_plan``). The two agree on the FLOPs, the activations (for m >= p; the
+generic 1F1B keeps min(p, m) microbatches in flight), the compute term, the schedule (m +
+p - 1 slots without interleaving) and the tensor-parallel collectives of a layer (taken
+from the generic plan's template), and differ by named terms only
+(``tests/test_megatron_generic.py``): HBM (the generic plan counts every op's traffic, the
+backward twice the forward, no rerun; here only the fused elementwise kernels, the matmuls'
+operands taken to stream under their FLOPs, with recomputation's reruns); the tensor
+collectives Megatron-LM adds (here the backward's AllGather of each column-parallel input
+again under sequence parallelism and full recomputation's rerun of the forward's) and the
+output head's (there); the pipeline sends (here split over the tensor ranks, Megatron-LM's
+scatter/gather; there only with sequence parallelism); the optimizer step (here only); the
+parameters (there the layer norms whole on each tensor rank, the final norm on each stage
+and the learned positions split; here the reverse); and T_lower (there each phase's terms
+overlap, here each slot's).
 """
 
 from __future__ import annotations
@@ -120,6 +137,24 @@ class Run:
     @property
     def gpus(self) -> int:
         return self.tensor * self.pipeline * self.data
+
+    def as_plan(self) -> tuple[str, str, int]:
+        """The run as ``symroof plan`` states it: mesh, strategy and microbatches per
+        replica, the data, pipeline and tensor axes in that order (the last in the NVLink
+        domain). The generic plan's 1F1B has no interleaving: ``interleave`` is left out.
+
+        >>> from symroof.models import model
+        >>> Run(model("megatron-gpt-22b"), 8, 2, 8, 1, 2048, "sequence+selective").as_plan()
+        ('X=2,Y=8', 'pp=X,tp=Y,sp', 8)
+        """
+        sizes = [(k, n) for k, n in (("dp", self.data), ("pp", self.pipeline),
+                                     ("tp", self.tensor)) if n > 1] or [("dp", 1)]
+        names = "XYZ"
+        spec = ",".join(f"{names[i]}={n}" for i, (_, n) in enumerate(sizes))
+        strategy = ",".join(f"{k}={names[i]}" for i, (k, _) in enumerate(sizes))
+        if self.sequence_parallel and self.tensor > 1:
+            strategy += ",sp"
+        return spec, strategy, self.microbatches
 
 
 def layer_activation_bytes(run: Run) -> Expr:
@@ -234,20 +269,23 @@ def _elementwise_bytes(run: Run) -> Expr:
 
 
 def tensor_collectives(run: Run) -> tuple[tuple[str, int], ...]:
-    """Collectives per layer and microbatch on the tensor axis, each of one s b h array:
-    without sequence parallelism an AllReduce after each row-parallel matmul forward and
-    each column-parallel matmul's input gradient backward; with it, an AllGather and a
-    ReduceScatter in their place, plus the backward's AllGather of the column-parallel
-    inputs again (Megatron-LM keeps only their sequence shard for the weight gradient);
-    full recomputation reruns the forward's."""
-    fwd = (("allgather", 2), ("reducescatter", 2)) if run.sequence_parallel else \
-        (("allreduce", 2),)
-    bwd = (("allgather", 4), ("reducescatter", 2)) if run.sequence_parallel else \
-        (("allreduce", 2),)
-    again = fwd if run.recompute == "full" else ()
+    """Collectives per layer and microbatch on the tensor axis, each of one s b h array: the
+    generic plan's (``symroof.plans.template``: Megatron's split of each matmul, an AllReduce
+    after each row-parallel matmul forward and each column-parallel matmul's input gradient
+    backward; with sequence parallelism an AllGather and a ReduceScatter in their place),
+    plus Megatron-LM's own: with sequence parallelism the backward gathers each
+    column-parallel input again (only its sequence shard is kept for the weight gradient,
+    section 4.2.2); full recomputation reruns the forward's."""
+    from .template import training_template
+    t = training_template(run.cfg, context=run.sequence, kinds=("tp",),
+                          sequence_parallel=run.sequence_parallel)
+    layer = [u for u in t.uses if u.kind == "tp" and u.scope == "layer"]
+    forward = [u for u in layer if u.phase == "forward"]
+    regather = [u for u in forward if run.sequence_parallel and u.collective == "allgather"]
+    rerun = forward if run.recompute == "full" else []
     counts: dict[str, int] = {}
-    for kind, n in (*fwd, *bwd, *again):
-        counts[kind] = counts.get(kind, 0) + n
+    for u in (*layer, *regather, *rerun):
+        counts[u.collective] = counts.get(u.collective, 0) + int(u.per_layer)
     return tuple(counts.items())
 
 

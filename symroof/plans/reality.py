@@ -11,7 +11,7 @@ A time row's prediction is ``symroof.plans.megatron.iteration`` at the calibrati
 fractions (every term of a microbatch slot in series, as Megatron-LM runs them); its bound
 is the same iteration at peak, T_lower (the slowest term of each slot) and T_upper (all in
 series). A memory row's prediction is the paper's convention for it (18 bytes per
-parameter over the layers' weight matrices; activations per section 4), exact.
+parameter over the layers' weight matrices; activations per sections 4 and 5), exact.
 """
 
 from __future__ import annotations

@@ -122,6 +122,9 @@ class PlanRequest:
                 out = replace(out, search=found, train=found.plan,
                               relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
                                                   context=r.context))
+                if r.mesh is not None and r.strategy is not None:
+                    out = replace(out, given=_given(cfg, mesh(r.mesh, the_chip),
+                                                    parse_strategy(r.strategy), r, eff))
             else:
                 assert r.mesh is not None and r.strategy is not None
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
@@ -152,6 +155,20 @@ class PlanRequest:
                                                    context=r.context, target=target,
                                                    kernel=kernel))
         return out
+
+
+def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
+    """The plan set beside a search: ``r``'s mesh, strategy and microbatches, under its
+    recomputation policy (``any``: the fastest that fits of each policy, by T_lower, then
+    T_upper)."""
+    from ..models.counts import RECOMPUTE
+    from .training import train
+    assert r.batch is not None and r.context is not None
+    plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
+                   microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
+                   optimizer=r.optimizer, attention=r.attention, efficiency=eff)
+             for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
+    return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
 
 
 def _priced(out: Result, price: str | None) -> Result:
@@ -193,6 +210,7 @@ class Result:
     laws: tuple[Any, ...] = ()
     relaxed: Any = None
     cost: tuple[Cost, ...] = ()
+    given: Plan | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -209,6 +227,8 @@ class Result:
                 "explanation": s.explain(), "assumptions": list(s.assumptions),
                 "ranking": [{"mesh": c.spec, "strategy": c.strategy, "t_lower": c.t_lower,
                              "memory": c.memory, "bound": c.bound} for c in s.ranking]}
+            if self.given is not None:
+                out["search"]["given"] = _given_json(self.given, s.plan)
         if self.relaxed is not None:
             x = self.relaxed
             out["relaxed"] = {**_exact("objective", x.objective), **_exact("tp", x.tp),
@@ -224,6 +244,16 @@ class Result:
         if self.fewest is not None:
             out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
         return out
+
+
+def _given_json(given: Plan, chosen: Plan) -> dict[str, Any]:
+    """The plan set beside a search and how the search's choice compares with it."""
+    return {"mesh": given.mesh, "strategy": given.strategy,
+            "microbatches": int(given.extra["microbatches"]),  # type: ignore[call-overload]
+            "choices": {"recompute": given.extra["recompute"]}, "fits": given.fits,
+            **_exact("t_lower", given.t_lower), **_exact("t_upper", given.t_upper),
+            **_exact("memory", given.memory["total"]),
+            **_exact("chosen_over_given", chosen.t_lower / given.t_lower)}
 
 
 def _cost_json(c: Cost) -> dict[str, Any]:

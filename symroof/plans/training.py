@@ -202,7 +202,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
-                {"microbatches": micro, "replicas": replicas, "mfu": mfu,
+                {"microbatches": micro, "replicas": replicas, "mfu": mfu, "recompute": recompute,
                  "flops": B * context * training_flops_per_token(
                      cfg, context=context, recompute=recompute, symbolic=symbolic) / n,
                  "bytes": terms["hbm"].time * m.chip.bandwidth("hbm") * efficiency.of("hbm")},

@@ -55,6 +55,8 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += _laws(result.laws, fmt)
     if result.search is not None:
         out += [*_search(result.search, fmt), ""]
+        if result.given is not None:
+            out += [*_given(result.given, result.search.plan, fmt), ""]
     if result.relaxed is not None:
         x = result.relaxed
         near = ", ".join(f"fsdp {z} x tp {t}" for z, t in x.nearest())
@@ -186,6 +188,24 @@ def _search(s: Search, fmt: str) -> list[str]:
             *table(["rank", "mesh", "strategy", "microbatches", "recompute", "T_lower",
                     "memory", "bound"], rows, fmt),
             s.explain(), *(f"- {a}" for a in s.assumptions)]
+
+
+def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
+    """The plan set beside the search, and the search's choice against it."""
+    rows = [(name, p.mesh, p.strategy, str(p.extra["microbatches"]), str(p.extra["recompute"]),
+             seconds(p.t_lower), seconds(p.t_upper), gigabytes(p.memory["total"]),
+             "yes" if p.fits else "no") for name, p in (("given", given), ("chosen", chosen))]
+    ratio = chosen.t_lower / given.t_lower
+    verdict = (f"the chosen plan is {approx((1 - ratio) * 100)}% faster than the given one "
+               "(T_lower)" if ratio < 1 else "the chosen plan ties with the given one "
+               "(T_lower)" if ratio == 1 else
+               f"the given plan is {approx((1 / ratio - 1) * 100)}% faster than the chosen "
+               "one (T_lower): it lies outside the searched plans")
+    if not given.fits:
+        verdict += "; the given plan does not fit in memory"
+    return [_heading("the given plan beside the search's choice", fmt),
+            *table(["plan", "mesh", "strategy", "microbatches", "recompute", "T_lower",
+                    "T_upper", "memory", "fits"], rows, fmt), verdict]
 
 
 def _mfu(u: Mfu, fmt: str) -> list[str]:
