@@ -145,3 +145,21 @@ def test_pure_tp_has_no_critical_batch_and_bad_layouts_are_refused() -> None:
         mlp_step(mesh("X=4", V5P))
     with pytest.raises(InputError, match="does not divide into 4 shards"):
         mlp_step(mesh("X=4", V5P), fsdp="X", d_model=6)
+
+
+def test_derive_mlp_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from symroof.cli.main import main
+    args = ["derive", "--mesh", "X=16,Y=16,Z=16", "--chip", "tpu-v5p", "--mlp",
+            "fsdp=XY,tp=Z", "--choices", "book", "--between", "math,ici", "--solve", "B",
+            "--subs", "D=8192,F=65536", "--json"]
+    assert main(args) == 0
+    import json
+    got = json.loads(capsys.readouterr().out)["threshold"]
+    want = 16**3 * forward_by_hand(sp.Integer(65536), 16, 2, 1)
+    assert sp.Rational(got["exact"]) == want
+    assert main([*args[:-1], "--phase", "sideways"]) == 2
+    assert "--phase: unknown phase 'sideways'" in capsys.readouterr().err
+    assert main(["derive", "--mesh", "X=4", "--mlp", "fsdp=X,dp=Y"]) == 2
+    assert "--mlp: expected fsdp=AXES and/or tp=AXES" in capsys.readouterr().err
+    assert main(["derive", "--flops", "B", "--bytes", "B", "--choices", "book"]) == 2
+    assert "--choices needs --mesh" in capsys.readouterr().err

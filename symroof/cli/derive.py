@@ -29,6 +29,8 @@ examples:
       --between math,ici --solve D
   symroof derive --mesh "X=8" --chip h100-sxm --flops "2*B*D*F/8" --comm-bytes "2*B*F" \\
       --link X --between math,nvlink --solve D
+  symroof derive --mesh "X=16,Y=16,Z=16" --chip tpu-v5p --mlp "fsdp=XY,tp=Z" \\
+      --choices book --between math,ici --solve B --subs "D=8192,F=65536"
 
 Formulas use + - * / ** ( ), numbers (1.97e14 is read exactly), names (every name is a
 positive size) and sqrt exp log min max floor ceil. Nothing is evaluated as Python.
@@ -69,6 +71,13 @@ def register(verbs: Any) -> None:
                     "e.g. 'bf16[B, D_X] x bf16[D_X, F]'")
     on.add_argument("--scatter", metavar="DIM", help="reduce-scatter the matmul's partial "
                     "sums onto DIM instead of all-reducing them")
+    on.add_argument("--mlp", metavar="SPEC", help="one pass of an MLP layer's training step "
+                    "In[B, D] W_in[D, F] W_out[F, D] on --mesh: FSDP and tensor-parallel "
+                    "axes, e.g. 'fsdp=XY,tp=Z' (its terms: math, hbm, each link)")
+    on.add_argument("--phase", metavar="NAME", help="the --mlp pass: forward (default) or "
+                    "backward")
+    on.add_argument("--choices", metavar="CHOICES", help="modelling choices of --mlp's "
+                    "collectives: 'book' or FIELD=VALUE pairs (default: exact)")
     on.add_argument("--topology", metavar="NAME", help="the chip's topology (default: its "
                     "first)")
     d.add_argument("--between", metavar="TERM,TERM", help="the threshold between two terms: "
@@ -94,9 +103,10 @@ def _derive(args: argparse.Namespace) -> int:
             overrides=overrides(args.set), topology=args.topology, matmul=args.matmul,
             flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
             dtype=args.dtype, solve=args.solve, regime=args.regime, subs=args.subs,
-            between=args.between, scatter=args.scatter)
+            between=args.between, scatter=args.scatter, mlp=args.mlp, phase=args.phase,
+            choices=args.choices)
     else:
-        for flag in ("matmul", "scatter", "topology"):
+        for flag in ("matmul", "scatter", "topology", "mlp", "phase", "choices"):
             if getattr(args, flag) is not None:
                 raise InputError(f"--{flag} needs --mesh", f"--{flag}")
         from ..engine.formulas import derive_adhoc

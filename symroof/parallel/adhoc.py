@@ -18,13 +18,13 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.choices import parse_choices
+from ..core.choices import EXACT, Choices, parse_choices
 from ..core.errors import InputError
 from ..core.parse import exact, parse_assignments, parse_expr, symbol
 from ..core.printer import number_value, text
 from ..engine.formulas import AdHoc, command_line_chip, derive_from
 from ..engine.ops import op
-from ..engine.rooflines import roofline
+from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold
 from .collectives import (
     Collective,
@@ -39,6 +39,7 @@ from .collectives import (
 from .in_network import canonical_algorithm
 from .matmul import sharded_matmul
 from .mesh import Mesh, mesh
+from .mlp import mlp_step
 
 _TIMES = re.compile(r"\s+(?:x|@|\*|·|×)\s+")
 
@@ -60,10 +61,23 @@ def derive_on_mesh(*, mesh_spec: str, chip_name: str = "tpu-v5e", catalog: str |
                    link: str | None = None, dtype: str | None = None,
                    solve: str | None = None, regime: str | None = None,
                    subs: str | None = None, between: str | None = None,
-                   scatter: str | None = None) -> AdHoc:
-    """A roofline on a mesh: a sharded matmul (``"LHS x RHS"``), or formulas whose comm
-    bytes go over a mesh axis (``--link X``) at that axis's per-chip bandwidth."""
+                   scatter: str | None = None, mlp: str | None = None,
+                   phase: str | None = None, choices: str | None = None) -> AdHoc:
+    """A roofline on a mesh: a sharded matmul (``"LHS x RHS"``), one pass of an MLP
+    layer's training step (``mlp="fsdp=XY,tp=Z"``, ``phase`` forward or backward, under
+    ``choices``), or formulas whose comm bytes go over a mesh axis (``--link X``) at that
+    axis's per-chip bandwidth."""
     m = command_line_mesh(mesh_spec, chip_name, catalog, overrides or {}, topology)
+    if mlp is not None:
+        if matmul or flops or bytes or comm_bytes:
+            raise InputError("give either --mlp or --matmul or --flops/--bytes/--comm-bytes",
+                             "--mlp")
+        rl = _mlp_roofline(m, mlp, phase or "forward",
+                           parse_choices(choices) if choices else EXACT)
+        return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between)
+    for flag, given in (("--phase", phase), ("--choices", choices)):
+        if given is not None:
+            raise InputError(f"{flag} goes with --mlp", flag)
     if matmul is not None:
         if flops or bytes or comm_bytes:
             raise InputError("give either --matmul or --flops/--bytes/--comm-bytes",
@@ -88,6 +102,27 @@ def derive_on_mesh(*, mesh_spec: str, chip_name: str = "tpu-v5e", catalog: str |
                    dtype=dtype or "bf16")
         rl = roofline(built, m.chip, bandwidths={axis.link.name: axis.bandwidth})
     return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between)
+
+
+def _mlp_roofline(m: Mesh, spec: str, phase: str, choices: Choices) -> Roofline:
+    """The roofline of one pass of ``mlp_step`` from ``fsdp=AXES,tp=AXES``."""
+    axes: dict[str, str] = {}
+    for part in (p.strip() for p in spec.split(",")):
+        kind, eq, names = part.partition("=")
+        if kind.strip() not in ("fsdp", "tp") or not eq or not names.strip():
+            raise InputError(f"expected fsdp=AXES and/or tp=AXES, e.g. 'fsdp=XY,tp=Z', got "
+                             f"{part!r}", "--mlp")
+        if kind.strip() in axes:
+            raise InputError(f"{kind.strip()} is given twice", "--mlp")
+        axes[kind.strip()] = names.strip()
+    try:
+        step = mlp_step(m, fsdp=axes.get("fsdp", ()), tp=axes.get("tp", ()), choices=choices)
+    except InputError as exc:
+        raise InputError(exc.message, "--mlp") from None
+    try:
+        return step.phase(phase).roofline()
+    except InputError as exc:
+        raise InputError(exc.message, "--phase") from None
 
 
 def _formula(raw: str, where: str) -> sp.Expr:
