@@ -25,7 +25,7 @@ from ..core.printer import number_value, text
 from ..engine.formulas import AdHoc, command_line_chip, derive_from
 from ..engine.ops import op
 from ..engine.rooflines import Roofline, roofline
-from ..engine.thresholds import Threshold
+from ..engine.thresholds import UNPROVEN, Threshold
 from .collectives import (
     Collective,
     all_gather,
@@ -180,12 +180,13 @@ class CollectiveResult:
 
 
 def _flip(direction: str) -> str:
-    return "<" if direction == ">" else ">"
+    """The latency-bound side; ``==`` (the balance point only) when it is not proven."""
+    return "==" if direction == UNPROVEN else "<" if direction == ">" else ">"
 
 
 def _last_below(th: Threshold) -> int | None:
     """The largest whole size still latency-bound, when the threshold is a number."""
-    if not th.exact.is_number:
+    if not th.exact.is_number or th.direction == UNPROVEN:
         return None
     return int(sp.ceiling(th.exact)) - 1 if th.direction == ">" else int(sp.floor(th.exact)) + 1
 
