@@ -29,6 +29,8 @@ examples:
       --between math,ici --solve D
   symroof derive --mesh "X=8" --chip h100-sxm --flops "2*B*D*F/8" --comm-bytes "2*B*F" \\
       --link X --between math,nvlink --solve D
+  symroof derive --mesh "X=8" --chip tpu-v5e --matmul "bf16[B, D_X] x bf16[D_X, F]" \\
+      --serial ici,latency --subs "B=512,D=8192,F=8192"
   symroof derive --mesh "X=16,Y=16,Z=16" --chip tpu-v5p --mlp "fsdp=XY,tp=Z" \\
       --choices book --between math,ici --solve B --subs "D=8192,F=65536"
 
@@ -82,6 +84,8 @@ def register(verbs: Any) -> None:
                     "first)")
     d.add_argument("--between", metavar="TERM,TERM", help="the threshold between two terms: "
                    "math, a memory level, a link, latency, bandwidth (e.g. math,ici)")
+    d.add_argument("--serial", metavar="TERMS", help="terms that do not overlap the others "
+                   "and add to T_lower, e.g. 'ici,latency' (default: all overlap)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     exact_option(d)
     d.set_defaults(run=run_derive)
@@ -104,7 +108,7 @@ def _derive(args: argparse.Namespace) -> int:
             flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
             dtype=args.dtype, solve=args.solve, regime=args.regime, subs=args.subs,
             between=args.between, scatter=args.scatter, mlp=args.mlp, phase=args.phase,
-            choices=args.choices)
+            choices=args.choices, serial=args.serial)
     else:
         for flag in ("matmul", "scatter", "topology", "mlp", "phase", "choices"):
             if getattr(args, flag) is not None:
@@ -115,7 +119,7 @@ def _derive(args: argparse.Namespace) -> int:
             einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
             chip_name=args.chip, catalog=args.catalog, overrides=overrides(args.set),
             dtype=args.dtype, compute=args.compute, solve=args.solve, regime=args.regime,
-            subs=args.subs, between=args.between)
+            subs=args.subs, between=args.between, serial=args.serial)
     if args.json:
         emit(result.to_json())
         return 0

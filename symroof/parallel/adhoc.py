@@ -62,7 +62,8 @@ def derive_on_mesh(*, mesh_spec: str, chip_name: str = "tpu-v5e", catalog: str |
                    solve: str | None = None, regime: str | None = None,
                    subs: str | None = None, between: str | None = None,
                    scatter: str | None = None, mlp: str | None = None,
-                   phase: str | None = None, choices: str | None = None) -> AdHoc:
+                   phase: str | None = None, choices: str | None = None,
+                   serial: str | None = None) -> AdHoc:
     """A roofline on a mesh: a sharded matmul (``"LHS x RHS"``), one pass of an MLP
     layer's training step (``mlp="fsdp=XY,tp=Z"``, ``phase`` forward or backward, under
     ``choices``), or formulas whose comm bytes go over a mesh axis (``--link X``) at that
@@ -74,7 +75,8 @@ def derive_on_mesh(*, mesh_spec: str, chip_name: str = "tpu-v5e", catalog: str |
                              "--mlp")
         rl = _mlp_roofline(m, mlp, phase or "forward",
                            parse_choices(choices) if choices else EXACT)
-        return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between)
+        return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between,
+                           serial=serial)
     for flag, given in (("--phase", phase), ("--choices", choices)):
         if given is not None:
             raise InputError(f"{flag} goes with --mlp", flag)
@@ -101,7 +103,8 @@ def derive_on_mesh(*, mesh_spec: str, chip_name: str = "tpu-v5e", catalog: str |
                    _formula(bytes, "--bytes") if bytes else 0, comms=comms,
                    dtype=dtype or "bf16")
         rl = roofline(built, m.chip, bandwidths={axis.link.name: axis.bandwidth})
-    return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between)
+    return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between,
+                       serial=serial)
 
 
 def _mlp_roofline(m: Mesh, spec: str, phase: str, choices: Choices) -> Roofline:
