@@ -121,7 +121,7 @@ def derive_from(rl: Roofline, *, solve: str | None = None, regime: str | None = 
     to T_lower)."""
     if serial is not None:
         rl = replace(rl, serial=_serial(rl, serial))
-    pair = _pair(between)
+    pair = term_pair(between)
     used = rl.op.flops.free_symbols.union(*(t.free_symbols for t in rl.terms.values()))
     if pair is not None:
         for name in pair:
@@ -187,7 +187,12 @@ def _serial(rl: Roofline, spec: str) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _pair(between: str | None) -> tuple[str, str] | None:
+def term_pair(between: str | None) -> tuple[str, str] | None:
+    """``"math,ici"`` as the pair of terms of ``--between`` (None when not given).
+
+    >>> term_pair("math, ici")
+    ('math', 'ici')
+    """
     if between is None:
         return None
     parts = [p.strip() for p in between.split(",")]

@@ -19,13 +19,14 @@ from typing import Any
 import sympy as sp
 
 from ..core.choices import EXACT, Choices, parse_choices
-from ..core.errors import InputError
+from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, parse_assignments, parse_expr, symbol
 from ..core.printer import number_value, text
-from ..engine.formulas import AdHoc, command_line_chip, derive_from
+from ..engine.formulas import AdHoc, command_line_chip, derive_from, term_pair
 from ..engine.ops import op
 from ..engine.rooflines import Roofline, roofline
-from ..engine.thresholds import UNPROVEN, Threshold
+from ..engine.thresholds import UNPROVEN, Threshold, term_time
+from ..engine.thresholds import between as between_terms
 from .collectives import (
     Collective,
     all_gather,
@@ -142,6 +143,7 @@ class CollectiveResult:
     collective: Collective
     values: Mapping[sp.Symbol, sp.Expr]
     threshold: Threshold | None
+    pair: tuple[str, str] | None = None  # --between: the threshold is between these terms
 
     def value(self, expr: sp.Expr | None) -> sp.Expr | None:
         return None if expr is None else exact(expr).subs(self.values)
@@ -174,6 +176,13 @@ class CollectiveResult:
         out["bytes_per_link"] = {k: text(self.value(v)) for k, v in c.bytes_per_link.items()}
         out["axes_detail"] = [c.mesh.axis(a).describe() for a in c.axes]
         th = self.threshold
+        if self.pair is not None and th is not None:
+            out["latency_bound"] = None
+            out["between"] = {"terms": list(self.pair), "symbol": str(th.symbol),
+                              "relation": text(th.inequality), "direction": th.direction,
+                              "exact": text(th.exact), "exact_value": number_value(th.exact),
+                              "integer": th.integer}
+            return out
         out["latency_bound"] = None if th is None else {
             "symbol": str(th.symbol), "relation": text(sp.Rel(th.symbol, th.exact,
                                                               _flip(th.direction))),
@@ -199,9 +208,11 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
                    catalog: str | None = None, overrides: Mapping[str, str] | None = None,
                    topology: str | None = None, dim: str | None = None,
                    subs: str | None = None, solve: str | None = None,
-                   algorithm: str = "ring", choices: str | None = None) -> CollectiveResult:
+                   algorithm: str = "ring", choices: str | None = None,
+                   between: str | None = None) -> CollectiveResult:
     """Build the collective of the command line and derive its latency-bound size, under
-    ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``)."""
+    ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``); with
+    ``between`` (``"nvlink,latency"``) the size where those two terms meet instead."""
     k = canonical_kind(kind, "collective")
     how = canonical_algorithm(algorithm)
     if how != "ring" and k != "allreduce":
@@ -230,6 +241,9 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
         c = c.under(parse_choices(choices))
     used = c.time.free_symbols | c.nbytes.free_symbols
     values = _values(subs, used)
+    pair = term_pair(between)
+    if pair is not None and solve is None:
+        raise InputError("--between needs --solve SYMBOL: the size to solve for", "--between")
     th = None
     if solve is not None:
         s = symbol(solve.strip())
@@ -239,9 +253,20 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
                              "--solve")
         if s in values:
             raise InputError(f"{solve} is solved for, so it cannot be given a value", "--subs")
-        th = c.threshold(s)
+        th = c.threshold(s) if pair is None else _between(c, pair, s)
         th = th.at(values) if values else th
-    return CollectiveResult(c, values, th)
+    return CollectiveResult(c, values, th, pair)
+
+
+def _between(c: Collective, pair: tuple[str, str], s: sp.Symbol) -> Threshold:
+    """Where the collective's terms ``pair`` (a link, ``latency``, ``bandwidth``) meet."""
+    rl = c.roofline()
+    for name in pair:
+        term_time(rl, name)
+    try:
+        return between_terms(rl, pair[0], pair[1], s)
+    except DerivationError as exc:
+        raise DerivationError(exc.message, "--between") from None
 
 
 def _on_array(kind: str, array: str, axes: str, m: Mesh, dim: str | None) -> Collective:

@@ -1,4 +1,5 @@
-"""derive --serial: terms that do not overlap add to T_lower; a bad term is named."""
+"""derive --serial (terms that do not overlap add to T_lower) and collective --between (where
+two of its terms meet); a bad term is named."""
 
 from __future__ import annotations
 
@@ -39,3 +40,22 @@ def test_serial_names_a_term_of_the_roofline(capsys: pytest.CaptureFixture[str])
         capsys.readouterr().err
     assert main(["derive", "--flops", "B", "--bytes", "B", "--serial", "hbm,hbm"]) == 2
     assert "--serial: term 'hbm' is named twice" in capsys.readouterr().err
+
+
+def test_collective_between_two_of_its_terms(capsys: pytest.CaptureFixture[str]) -> None:
+    # 16 H100s = 2 nodes of 8: an AllGather of V sends 7V/8 over NVLink (450e9 B/s one way)
+    # and V/16 over IB; with 2 us per NVLink hop (7 hops) and 5 us per IB hop (1 hop) the
+    # latency is 19 us, equal to the NVLink term at V = 19e-6 x 8 x 450e9 / 7 = 68400000/7
+    args = ["collective", "allgather", "--bytes", "V", "--axes", "X", "--mesh", "X=16",
+            "--chip", "h100-sxm", "--set", "nvlink.latency=2 us", "--set", "ib.latency=5 us",
+            "--between", "nvlink,latency", "--solve", "V"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["between"]
+    assert (got["terms"], got["direction"]) == (["nvlink", "latency"], ">")
+    assert sp.Rational(got["exact"]) == sp.Rational(68400000, 7)
+    assert main(args) == 0
+    assert "T_nvlink > T_latency when      V > 68400000/7" in capsys.readouterr().out
+    assert main(args[:-2]) == 2
+    assert "--between: --between needs --solve SYMBOL" in capsys.readouterr().err
+    assert main([*args[:-4], "--between", "ici,latency", "--solve", "V"]) == 2
+    assert "--between: no term 'ici' in the roofline" in capsys.readouterr().err
