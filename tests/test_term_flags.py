@@ -59,3 +59,35 @@ def test_collective_between_two_of_its_terms(capsys: pytest.CaptureFixture[str])
     assert "--between: --between needs --solve SYMBOL" in capsys.readouterr().err
     assert main([*args[:-4], "--between", "ici,latency", "--solve", "V"]) == 2
     assert "--between: no term 'ici' in the roofline" in capsys.readouterr().err
+
+
+def test_model_between_two_terms_of_a_step(capsys: pytest.CaptureFixture[str]) -> None:
+    from symroof.models import model
+    from symroof.plans.device_step import device_step
+    args = ["model", "llama-2-7b", "--prefill", "--tokens", "16", "--chip", "h100-sxm",
+            "--between", "math,hbm"]
+    assert main([*args, "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)["between"]
+    assert (got["terms"], got["direction"]) == (["compute", "hbm"], ">")
+    root = sp.Rational(got["exact"])
+    # the step's own terms balance at the root, and compute is the larger past it
+    step = device_step(model("llama-2-7b"), "prefill", None, {}, batch=None, context=16,
+                       chip=chip("h100-sxm"))
+    b = next(s for s in step.terms["compute"].free_symbols if s.name == "B")
+    compute, hbm = step.terms["compute"], step.terms["hbm"]
+    assert sp.simplify(compute.subs(b, root) - hbm.subs(b, root)) == 0
+    past = sp.floor(root) + 1
+    assert compute.subs(b, past) > hbm.subs(b, past) and \
+        compute.subs(b, past - 1) < hbm.subs(b, past - 1)
+    assert main(args) == 0
+    assert "T_compute > T_hbm when B > 1595376669/74103727" in capsys.readouterr().out
+    # a link names the collective's term; a term the step lacks, or no step, is refused
+    assert main(["model", "llama-2-7b", "--decode", "--context", "64", "--between",
+                 "math,ib"]) == 2
+    assert "--between: no term 'ib' in the step (terms: math, hbm)" in capsys.readouterr().err
+    # llama-2-7b tensor parallel over 8 H100s: its AllReduces grow with B as the compute does
+    assert main([*args[:-2], "--mesh", "X=8", "--between", "nvlink,math"]) == 2
+    assert "T_tp over X (nvlink) = T_compute do not cross as B varies" in \
+        capsys.readouterr().err
+    assert main(["model", "llama-2-7b", "--between", "math,hbm"]) == 2
+    assert "--between: --between solves a step for its batch" in capsys.readouterr().err
