@@ -37,6 +37,7 @@ is B over the chips the layout spans.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +53,7 @@ from ..engine.thresholds import between
 from .collectives import TITLES, AxesSpec, Collective
 from .matmul import ShardedMatmul, sharded_matmul
 from .mesh import Mesh
+from .sharding import ShardedArray, sharded
 
 KINDS = ("fsdp", "tp")
 PHASES = ("forward", "backward")
@@ -161,7 +163,7 @@ class MlpStep(tb.RichView):
     fsdp: tuple[str, ...]
     tp: tuple[str, ...]
     batch: sp.Symbol
-    sizes: dict[str, sp.Expr]
+    sizes: Mapping[str, sp.Expr]
     dtype: str
     choices: Choices
     phases: tuple[Phase, ...]
@@ -289,8 +291,7 @@ def _threshold(p: Phase, link: str, t: sp.Expr, b: sp.Symbol,
     return [(th.exact, th.existence)]
 
 
-def _array(dtype: str, body: str, on: Mesh, dims: dict[str, sp.Expr]) -> Any:
-    from .sharding import sharded
+def _array(dtype: str, body: str, on: Mesh, dims: dict[str, sp.Expr]) -> ShardedArray:
     return sharded(f"{dtype}[{body}]", on, dims=dims)
 
 
