@@ -46,3 +46,14 @@ def test_a_proven_side_is_the_side_the_first_term_is_larger(k: int, m: int) -> N
     assert above.exact == root and below.exact == root
     assert (D * B**2 - D * K * M).subs({K: k, M: m, D: 1, B: above.integer}) > 0
     assert (D * K * M - D * B**2).subs({K: k, M: m, D: 1, B: below.integer}) > 0
+
+
+def test_the_one_positive_root_of_a_quadratic_is_found_by_descartes() -> None:
+    # B^2 / C = (K B + M) / W: B^2 - a K B - a M = 0 with a = C / W; the coefficients change
+    # sign once, so one root is positive (the larger): B = (a K + sqrt(a^2 K^2 + 4 a M)) / 2
+    v5e = chip("tpu-v5e")
+    rl = roofline(op("q", B**2, K * B + M), v5e)
+    th = between(rl, "math", "hbm", "B")
+    a = v5e.peak("bf16") / v5e.bandwidth()
+    assert sp.simplify(th.exact - (a * K + sp.sqrt(a**2 * K**2 + 4 * a * M)) / 2) == 0
+    assert th.direction == ">"

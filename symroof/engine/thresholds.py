@@ -31,9 +31,7 @@ from .algebra import cancel, polynomial_coefficients, substitute
 from .asymptotics import Regime, expansion, parse_regime
 from .equations import may_be_positive
 from .rooflines import Roofline, size_values
-
-# the direction of a threshold whose side SymPy cannot prove: only the balance point is known
-UNPROVEN = "unproven"
+from .sides import UNPROVEN, side, sign_changes
 
 
 @dataclass(frozen=True, repr=False)
@@ -246,41 +244,16 @@ def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str,
     idle = [r for r in found
             if terms and all(sp.simplify(t.subs(s, r)) == 0 for t in terms)]
     roots = [r for r in found if r not in idle]
+    if len(roots) > 1 and not idle and sign_changes(poly) == 1:
+        # Descartes: exactly one positive root, so it is the largest real one
+        roots = [r for r in roots if all(sp.together(r - q).is_positive for q in roots
+                                         if q is not r)] \
+            or roots
     if len(roots) != 1:
         raise DerivationError(f"T_math = T_{res} has {len(roots)} positive solutions in {s}: "
                               f"{roots}")
     direction = side(poly, s, roots[0], whole=not idle) if signed else UNPROVEN
     return sp.simplify(roots[0]), direction, sp.true
-
-
-def side(poly: sp.Poly, s: sp.Symbol, root: sp.Expr, whole: bool = True) -> str:
-    """On which side of ``root`` (the one positive root of ``poly``) the polynomial is
-    positive, as far as SymPy proves it: ``>`` above the root, ``<`` below it, or
-    ``UNPROVEN``.
-
-    The slope at the root decides when its sign is known; otherwise, with no other
-    positive root (``whole``), the leading coefficient gives the sign above the root and
-    the lowest nonzero one the sign below it. Nothing is sampled.
-
-    >>> K = sp.Symbol("K", positive=True)
-    >>> x = sp.Symbol("x", positive=True)
-    >>> side(sp.Poly(x**2 - K**2, x), x, K), side(sp.Poly(K**2 - x**2, x), x, K)
-    ('>', '<')
-    >>> c = sp.Symbol("c", real=True)
-    >>> side(sp.Poly(c * (x - K), x), x, K)
-    'unproven'
-    """
-    slope = sp.diff(poly.as_expr(), s).subs(s, root)
-    if slope.is_positive:
-        return ">"
-    if slope.is_negative:
-        return "<"
-    coeffs = [c for c in poly.all_coeffs() if c != 0]
-    if whole and coeffs and coeffs[0].is_positive:
-        return ">"
-    if whole and coeffs and coeffs[-1].is_positive:
-        return "<"
-    return UNPROVEN
 
 
 ALIASES = {"math": "compute", "flops": "compute"}
