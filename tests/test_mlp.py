@@ -63,6 +63,12 @@ def test_fsdp_on_a_2d_torus_is_compute_bound_above_c_over_twice_w() -> None:
     # the book's B/N > C/(W_ici M) with W_ici the bidirectional 2 x 9e10 and M = 2: 1275
     step = mlp_step(mesh("X=16,Y=16", V5P), fsdp="XY", choices=BOOK)
     assert step.critical_batch().per_chip == sp.Rational(459 * 10**12, 2 * 2 * 9 * 10**10)
+    # one axis of 256 spanning both rings of a v5e pod is the same two axes: M = 2, exact too
+    one, two = mesh("X=256", "tpu-v5e"), mesh("X=16,Y=16", "tpu-v5e")
+    assert mlp_step(one, fsdp="X", choices=BOOK).critical_batch().per_chip == \
+        chip("tpu-v5e").peak("bf16") / (2 * 2 * one.axis("X").parts[0].bandwidth)
+    assert mlp_step(one, fsdp="X").critical_batch().per_chip == \
+        mlp_step(two, fsdp="XY").critical_batch().per_chip
     fwd = step.phase("forward")
     # two gathers of the 2DF-byte weights at V / (2 W_ici) each
     assert fwd.terms["fsdp"] == 2 * (2 * sp.Symbol("D", positive=True)) * \
