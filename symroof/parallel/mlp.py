@@ -65,7 +65,8 @@ NAMES = {"forward": (("In", "W_in", "Tmp"), ("Tmp", "W_out", "Out")),
 
 @dataclass(frozen=True)
 class Use:
-    """One collective of a phase: its ``kind`` (fsdp or tp) and the collective, costed
+    """One collective of a phase: its ``kind`` (fsdp or tp), ``what`` it moves (an operand
+    it gathers or the result it scatters: ``W_in``, ``dOut``) and the collective, costed
     under the step's choices."""
 
     kind: str
