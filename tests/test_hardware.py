@@ -135,6 +135,26 @@ def test_tpu_v3_and_h800_are_in_the_catalogue_with_sources() -> None:
     assert h800.peak("fp8") == 1513 * 10**12 and h800.figure("mxu.fp8").source == "B4"
 
 
+def test_tpu_v2_and_h800_sxm_are_in_the_catalogue_with_sources() -> None:
+    # JAX's TPU table (jax/_src/pallas/mosaic/tpu_info.py): 4.6e13 bf16, 16e9 B at 7.16e11 B/s
+    v2 = chip("tpu-v2")
+    assert (v2.peak("bf16"), v2.capacity("hbm"), v2.bandwidth()) == (
+        46 * 10**12, 16 * 10**9, 716 * 10**9)
+    assert v2.figure("mxu.bf16").source == "JAX-TPU"
+    assert v2.with_figures({"mxu.bf16": "GIO-v2"}).peak("bf16") == 45 * 10**12  # 180 / 4
+    # the H800 SXM keeps the H100 SXM's tensor rates; NVLink 400 GB/s both ways; FP64 ~1e12
+    h800 = chip("h800-sxm")
+    h100 = chip("h100-sxm").with_figures({"mxu.bf16": "NV-H100", "mxu.fp16": "NV-H100",
+                                          "mxu.fp8": "NV-H100"})
+    for dtype in ("bf16", "fp16", "tf32", "fp8"):
+        assert h800.peak(dtype) == h100.peak(dtype)
+    assert h800.peak("bf16") == sp.Rational(9894, 10) * 10**12
+    assert h800.peak("fp64", "vpu") == 10**12
+    assert h800.capacity("hbm") == 80 * 10**9 and h800.bandwidth() == sp.Rational(335, 100) * 10**12
+    assert h800.bandwidth("nvlink") == 200 * 10**9  # one way: half the 400 GB/s printed
+    assert {h800.figure(k).source for k in ("mxu.bf16", "vpu.fp64", "nvlink")} == {"H800-SEC"}
+
+
 def test_an_unknown_microarchitecture_figure_is_named(tmp_path: Path) -> None:
     cat = tmp_path / "c.toml"
     cat.write_text('[sources]\nT = "t"\n[chips.x]\n[chips.x.peak.mxu.bf16]\nvalue = "1e14 FLOP/s"'

@@ -24,6 +24,8 @@ examples:
   symroof collective reducescatter --array "bf16[B, F]" --axes XY --mesh "X=8,Y=4" \\
       --subs "B=1024,F=8192"
   symroof collective allreduce --bytes V --axes X --mesh "X=8" --chip h100-sxm --algorithm nvls
+  symroof collective allgather --bytes V --axes X --mesh "X=16" --chip h100-sxm \\
+      --set "nvlink.latency=2 us" --set "ib.latency=5 us" --between nvlink,latency --solve V
 
 --bytes follows NCCL's size convention: the gathered bytes per device (AllGather), the bytes
 reduced per device (ReduceScatter, AllReduce), the bytes each device holds (AllToAll,
@@ -56,6 +58,8 @@ def register(verbs: Any) -> None:
                    help="ring (default), nvls or sharp (an AllReduce reduced in the switch)")
     c.add_argument("--solve", metavar="SYMBOL", help="the size below which it is "
                    "latency-bound, in SYMBOL")
+    c.add_argument("--between", metavar="TERM,TERM", help="with --solve: where two terms "
+                   "meet instead (a link such as nvlink or ib, latency, bandwidth)")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
     c.add_argument("--choices", metavar="CHOICES", help="modelling choices: 'book' (the "
                    "leading term in the axis size, no latency) or FIELD=VALUE pairs, e.g. "
@@ -71,7 +75,7 @@ def run_collective(args: argparse.Namespace) -> int:
                     nbytes=args.bytes, chip_name=args.chip, catalog=args.catalog,
                     overrides=overrides(args.set), topology=args.topology, dim=args.dim,
                     subs=args.subs, solve=args.solve, algorithm=args.algorithm,
-                    choices=args.choices)
+                    choices=args.choices, between=args.between)
     if args.json:
         emit(result.to_json())
         return 0

@@ -29,6 +29,10 @@ examples:
       --between math,ici --solve D
   symroof derive --mesh "X=8" --chip h100-sxm --flops "2*B*D*F/8" --comm-bytes "2*B*F" \\
       --link X --between math,nvlink --solve D
+  symroof derive --mesh "X=8" --chip tpu-v5e --matmul "bf16[B, D_X] x bf16[D_X, F]" \\
+      --serial ici,latency --subs "B=512,D=8192,F=8192"
+  symroof derive --mesh "X=16,Y=16,Z=16" --chip tpu-v5p --mlp "fsdp=XY,tp=Z" \\
+      --choices book --between math,ici --solve B --subs "D=8192,F=65536"
 
 Formulas use + - * / ** ( ), numbers (1.97e14 is read exactly), names (every name is a
 positive size) and sqrt exp log min max floor ceil. Nothing is evaluated as Python.
@@ -69,10 +73,19 @@ def register(verbs: Any) -> None:
                     "e.g. 'bf16[B, D_X] x bf16[D_X, F]'")
     on.add_argument("--scatter", metavar="DIM", help="reduce-scatter the matmul's partial "
                     "sums onto DIM instead of all-reducing them")
+    on.add_argument("--mlp", metavar="SPEC", help="one pass of an MLP layer's training step "
+                    "In[B, D] W_in[D, F] W_out[F, D] on --mesh: FSDP and tensor-parallel "
+                    "axes, e.g. 'fsdp=XY,tp=Z' (its terms: math, hbm, each link)")
+    on.add_argument("--phase", metavar="NAME", help="the --mlp pass: forward (default) or "
+                    "backward")
+    on.add_argument("--choices", metavar="CHOICES", help="modelling choices of --mlp's "
+                    "collectives: 'book' or FIELD=VALUE pairs (default: exact)")
     on.add_argument("--topology", metavar="NAME", help="the chip's topology (default: its "
                     "first)")
     d.add_argument("--between", metavar="TERM,TERM", help="the threshold between two terms: "
                    "math, a memory level, a link, latency, bandwidth (e.g. math,ici)")
+    d.add_argument("--serial", metavar="TERMS", help="terms that do not overlap the others "
+                   "and add to T_lower, e.g. 'ici,latency' (default: all overlap)")
     d.add_argument("--json", action="store_true", help="machine-readable output")
     exact_option(d)
     d.set_defaults(run=run_derive)
@@ -94,9 +107,10 @@ def _derive(args: argparse.Namespace) -> int:
             overrides=overrides(args.set), topology=args.topology, matmul=args.matmul,
             flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
             dtype=args.dtype, solve=args.solve, regime=args.regime, subs=args.subs,
-            between=args.between, scatter=args.scatter)
+            between=args.between, scatter=args.scatter, mlp=args.mlp, phase=args.phase,
+            choices=args.choices, serial=args.serial)
     else:
-        for flag in ("matmul", "scatter", "topology"):
+        for flag in ("matmul", "scatter", "topology", "mlp", "phase", "choices"):
             if getattr(args, flag) is not None:
                 raise InputError(f"--{flag} needs --mesh", f"--{flag}")
         from ..engine.formulas import derive_adhoc
@@ -105,7 +119,7 @@ def _derive(args: argparse.Namespace) -> int:
             einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
             chip_name=args.chip, catalog=args.catalog, overrides=overrides(args.set),
             dtype=args.dtype, compute=args.compute, solve=args.solve, regime=args.regime,
-            subs=args.subs, between=args.between)
+            subs=args.subs, between=args.between, serial=args.serial)
     if args.json:
         emit(result.to_json())
         return 0

@@ -22,6 +22,8 @@ examples:
   symroof model path/to/config.json --symbolic
   symroof model llama-2-7b --decode --batch 64 --context 1024 --chip a100-80gb
   symroof model mixtral-8x7b --prefill --tokens 2048 --chip h100-sxm --format md
+  symroof model llama-2-7b --decode --context 2048 --chip h100-sxm --mesh X=8 \\
+      --between math,nvlink
   symroof model llama-3-70b --fit --chip a100-80gb --context 8192
 
 Bundled models: symroof model --list. Weights and KV cache are bf16 unless --dtype and
@@ -54,6 +56,9 @@ def register(verbs: Any) -> None:
                    help="chips holding the model for --fit's largest batch (default 1)")
     m.add_argument("--mesh", metavar="AXES", help="split weights and KV cache over a mesh "
                    "by tensor parallelism, e.g. 'X=8' (its chips for --fit)")
+    m.add_argument("--between", metavar="TERM,TERM", help="--decode/--prefill: the batch where "
+                   "two terms of the step meet: math, hbm, a collective's term or its link "
+                   "(e.g. math,nvlink)")
     m.add_argument("--usable", default="1", metavar="FRACTION",
                    help="usable fraction of each chip's memory for --fit (default 1)")
     m.add_argument("--symbolic", action="store_true",
@@ -81,6 +86,9 @@ def run_model(args: argparse.Namespace) -> int:
             least = "a whole number >= 0" if flag == "context" else "a positive whole number"
             raise InputError(f"must be {least}, got {value}", f"--{flag}")
     cfg = model(args.name)
+    if args.between is not None and not (args.decode or args.prefill):
+        raise InputError("--between solves a step for its batch: give --decode or --prefill",
+                         "--between")
     if args.decode or args.prefill:
         return _step(args, cfg)
     if args.fit:
@@ -130,7 +138,7 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
     from ..models.layers import Kernel
     from ..models.tensor_parallel import shard
     from ..plans.serving import step_on
-    from ..render.model_views import step_json, step_lines
+    from ..render.model_views import meet_line, step_json, step_lines
     phase = "decode" if args.decode else "prefill"
     context = args.context if phase == "decode" else (args.tokens or args.context)
     if context == 0:
@@ -149,19 +157,26 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
                     args.activations.replace("-", "_"))
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
                              dtype=args.dtype, kv_dtype=args.kv_dtype, kernel=kernel)
+    met = None
+    if args.between is not None:
+        from ..plans.meets import step_between
+        met = step_between(cfg, phase, the_chip, m, args.between, context=context,
+                           dtype=args.dtype, kv_dtype=args.kv_dtype, kernel=kernel)
     intensity = None
     if phase == "decode":
         tp = int(m.devices) if m is not None else 1
         intensity = decode_intensity(shard(cfg, tp), dtype=args.dtype, kv_dtype=args.kv_dtype,
                                      kernel=kernel)
     if args.json:
-        emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity)})
+        emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity),
+              **({"between": met.to_json()} if met is not None else {})})
         return 0
     kv = args.kv_dtype or args.dtype
     title = (f"{cfg.name} {phase}, batch {batch}, " +
              (f"context {context}" if phase == "decode" else f"{context} tokens each") +
              f", on {the_chip.name}{on} ({args.dtype} weights, {kv} KV cache)")
-    print("\n".join(step_lines(step, critical, intensity, args.format, title)))
+    print("\n".join(step_lines(step, critical, intensity, args.format, title) +
+                    ([meet_line(met)] if met is not None else [])))
     return 0
 
 

@@ -24,7 +24,7 @@ from ..hardware.catalog import Chip, chip, load_catalog
 from .asymptotics import Expansion, expansion, parse_regime
 from .ops import Op, einsum, op
 from .rooflines import Roofline, roofline
-from .thresholds import Threshold, solve_condition, term_time, threshold
+from .thresholds import ALIASES, Threshold, solve_condition, term_time, threshold
 from .thresholds import between as between_terms
 
 
@@ -101,21 +101,27 @@ def derive_adhoc(*, flops: str | None = None, bytes: str | None = None,
                  catalog: str | None = None, overrides: Mapping[str, str] | None = None,
                  dtype: str | None = None, compute: str = "mxu", solve: str | None = None,
                  regime: str | None = None, subs: str | None = None,
-                 between: str | None = None) -> AdHoc:
+                 between: str | None = None, serial: str | None = None) -> AdHoc:
     """Parse, build the op, and derive roofline, expansion and threshold."""
     the_chip = command_line_chip(chip_name, catalog, overrides or {})
     the_op = _op(flops, bytes, comm_bytes, link, einsum_spec, dtypes, out_dtype, dtype, compute)
     rl = roofline(the_op, the_chip)
-    return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between)
+    return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between,
+                       serial=serial)
 
 
 def derive_from(rl: Roofline, *, solve: str | None = None, regime: str | None = None,
-                subs: str | None = None, between: str | None = None) -> AdHoc:
+                subs: str | None = None, between: str | None = None,
+                serial: str | None = None) -> AdHoc:
     """Expansion, threshold and values for a roofline built elsewhere (on a mesh).
 
     ``between`` (``"math,ici"``, ``"hbm,ici"``, ``"latency,bandwidth"``) asks for the
-    threshold between two named terms instead of compute against the primary resource."""
-    pair = _pair(between)
+    threshold between two named terms instead of compute against the primary resource;
+    ``serial`` (``"ici,latency"``) names the terms that do not overlap the others (they add
+    to T_lower)."""
+    if serial is not None:
+        rl = replace(rl, serial=_serial(rl, serial))
+    pair = term_pair(between)
     used = rl.op.flops.free_symbols.union(*(t.free_symbols for t in rl.terms.values()))
     if pair is not None:
         for name in pair:
@@ -162,7 +168,31 @@ def derive_from(rl: Roofline, *, solve: str | None = None, regime: str | None = 
     return AdHoc(rl, exp, th, existence, values)
 
 
-def _pair(between: str | None) -> tuple[str, str] | None:
+def _serial(rl: Roofline, spec: str) -> tuple[str, ...]:
+    """The terms ``spec`` names (``math`` is ``compute``), each a term of ``rl``, once."""
+    names = [p.strip() for p in spec.split(",")]
+    if not all(names):
+        raise InputError(f"expected term names separated by commas, e.g. 'ici,latency', got "
+                         f"{spec!r}", "--serial")
+    out: list[str] = []
+    for name in names:
+        key = ALIASES.get(name, name)
+        if key not in rl.terms:
+            known = ["math", *(k for k in rl.terms if k != "compute")]
+            raise InputError(f"no term {name!r} in the roofline (terms: {', '.join(known)})",
+                             "--serial")
+        if key in out:
+            raise InputError(f"term {name!r} is named twice", "--serial")
+        out.append(key)
+    return tuple(out)
+
+
+def term_pair(between: str | None) -> tuple[str, str] | None:
+    """``"math,ici"`` as the pair of terms of ``--between`` (None when not given).
+
+    >>> term_pair("math, ici")
+    ('math', 'ici')
+    """
     if between is None:
         return None
     parts = [p.strip() for p in between.split(",")]

@@ -82,7 +82,8 @@ class Roofline(RichView):
         (computed once per roofline: a Max of symbolic terms compares them pairwise)."""
         terms = self.terms
         overlapping = [t for k, t in terms.items() if k not in self.serial]
-        return sp.Max(*overlapping) + sp.Add(*(terms[k] for k in self.serial if k in terms))
+        most = sp.Max(*overlapping) if overlapping else sp.S.Zero  # every term serial: a sum
+        return most + sp.Add(*(terms[k] for k in self.serial if k in terms))
 
     @cached_property
     def t_upper(self) -> sp.Expr:

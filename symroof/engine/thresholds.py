@@ -31,6 +31,7 @@ from .algebra import cancel, polynomial_coefficients, substitute
 from .asymptotics import Regime, expansion, parse_regime
 from .equations import may_be_positive
 from .rooflines import Roofline, size_values
+from .sides import UNPROVEN, side, sign_changes
 
 
 @dataclass(frozen=True, repr=False)
@@ -52,12 +53,20 @@ class Threshold(RichView):
 
     @property
     def relation(self) -> sp.Rel:
-        """``B > B_crit``; the value is ``exact`` (kept apart so both print cleanly)."""
+        """``B > B_crit``; the value is ``exact`` (kept apart so both print cleanly).
+        ``B = B_crit`` when the side that is compute-bound is not proven."""
         crit = symbol(f"{self.symbol}_crit")
+        if self.direction == UNPROVEN:
+            return sp.Eq(self.symbol, crit, evaluate=False)
         return sp.Rel(self.symbol, crit, self.direction)
 
     def _view(self) -> tuple[str, Table]:
-        rows: list[tuple[str, Any]] = [("compute-bound when", self.inequality)]
+        rows: list[tuple[str, Any]] = [
+            ("compute-bound when", self.inequality) if self.direction != UNPROVEN else
+            ("balance at", self.inequality)]
+        if self.direction == UNPROVEN:
+            rows.append(("direction", "not proven: on which side the first term is the "
+                                      "larger"))
         if self.asymptotic is not None:
             rows.append((f"deep in {self.regime.text if self.regime else 'the regime'}",
                          sp.Rel(self.symbol, self.asymptotic, self.direction)))
@@ -68,13 +77,17 @@ class Threshold(RichView):
 
     @property
     def inequality(self) -> sp.Rel:
-        """``symbol > exact`` as one relation."""
+        """``symbol > exact`` as one relation (``symbol = exact`` when the direction is not
+        proven)."""
+        if self.direction == UNPROVEN:
+            return sp.Eq(self.symbol, self.exact, evaluate=False)
         return sp.Rel(self.symbol, self.exact, self.direction, evaluate=False)
 
     @property
     def integer(self) -> int | None:
-        """The first whole number on the compute-bound side, when ``exact`` is a number."""
-        if not self.exact.is_number:
+        """The first whole number on the compute-bound side, when ``exact`` is a number
+        (None when the side is not proven)."""
+        if not self.exact.is_number or self.direction == UNPROVEN:
             return None
         if self.direction == ">":
             return int(sp.floor(self.exact)) + 1
@@ -126,9 +139,9 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
                               sp.Eq(rl.t_math, rl.t_comms[res], evaluate=False), None,
                               "balance point")]
     try:
-        degree, coeffs, poly = _gap(rl.t_math - rl.t_comms[res], s)
+        degree, coeffs, poly, signed = _gap(rl.t_math - rl.t_comms[res], s)
     except sp.PolynomialError:  # exp, log, max, floor, a root of s: solve, or say so
-        degree, coeffs = -1, {}
+        degree, coeffs, signed = -1, {}, False
         exact, direction, existence = solve_gap(rl.t_math - rl.t_comms[res], s,
                                                 f"T_math = T_{res}")
     if degree == 1 and coeffs[0] == 0:
@@ -146,7 +159,7 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
         raise DerivationError(f"T_math and T_{res} do not cross as {s} varies")
     elif degree > 1:
         exact, direction, existence = _nonlinear(poly(), s, res,
-                                                 (rl.t_math, rl.t_comms[res]))
+                                                 (rl.t_math, rl.t_comms[res]), signed)
     steps[0] = replace(steps[0], output=sp.Eq(s, exact, evaluate=False))
     asym, corr, reg = _in_regime(exact, regime, steps)
     return Threshold(s, res, exact, direction, existence, asym, corr, reg, tuple(steps),
@@ -154,9 +167,10 @@ def threshold(rl: Roofline, name: str | sp.Symbol, *, resource: str | None = Non
 
 
 def _gap(gap: sp.Expr, s: sp.Symbol,
-         ) -> tuple[int, dict[int, sp.Expr], Callable[[], sp.Poly]]:
+         ) -> tuple[int, dict[int, sp.Expr], Callable[[], sp.Poly], bool]:
     """The numerator of T_math - T_x over a positive denominator, as a polynomial in ``s``:
-    its degree, its coefficients, and (built only when asked) the SymPy ``Poly``.
+    its degree, its coefficients, (built only when asked) the SymPy ``Poly``, and whether
+    the denominator is known positive (then the numerator has the gap's sign).
 
     When both times are polynomials in the sizes (the usual case: FLOPs and bytes over
     numeric rates), the numerator's coefficients come from one pass over its terms;
@@ -168,13 +182,13 @@ def _gap(gap: sp.Expr, s: sp.Symbol,
         degree = max(nonzero) if nonzero else 0
         full = {k: coeffs.get(k, sp.Integer(0)) for k in range(degree + 1)}
         return degree, full, lambda: sp.Poly(sum((c * s**k for k, c in full.items()),
-                                                 sp.Integer(0)), s)
+                                                 sp.Integer(0)), s), True
     num, den = sp.fraction(sp.together(gap))
     if den.is_positive is False:
         num = -num
     poly = sp.Poly(sp.expand(num), s)
     coeffs = {k: c for k, c in enumerate(reversed(poly.all_coeffs()))}
-    return poly.degree(), coeffs, lambda: poly
+    return poly.degree(), coeffs, lambda: poly, den.is_positive is not None
 
 
 def _positive(a: sp.Expr, b: sp.Expr) -> bool:
@@ -221,18 +235,25 @@ def _symbol_first(rel: sp.Basic) -> sp.Basic:
 
 
 def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str,
-               terms: tuple[sp.Expr, ...] = ()) -> tuple[sp.Expr, str, sp.Basic]:
+               terms: tuple[sp.Expr, ...] = (), signed: bool = True,
+               ) -> tuple[sp.Expr, str, sp.Basic]:
     """The one positive root; a root where every term is zero (an axis of one chip, where
-    neither time is spent) balances nothing and is left out."""
-    roots = [r for r in sp.solve(poly.as_expr(), s) if may_be_positive(r)
-             and not (terms and all(sp.simplify(t.subs(s, r)) == 0 for t in terms))]
+    neither time is spent) balances nothing and is left out. The direction is the side the
+    gap is proven positive on (``side``), or ``UNPROVEN``."""
+    found = [r for r in sp.solve(poly.as_expr(), s) if may_be_positive(r)]
+    idle = [r for r in found
+            if terms and all(sp.simplify(t.subs(s, r)) == 0 for t in terms)]
+    roots = [r for r in found if r not in idle]
+    if len(roots) > 1 and not idle and sign_changes(poly) == 1:
+        # Descartes: exactly one positive root, so it is the largest real one
+        roots = [r for r in roots if all(sp.together(r - q).is_positive for q in roots
+                                         if q is not r)] \
+            or roots
     if len(roots) != 1:
         raise DerivationError(f"T_math = T_{res} has {len(roots)} positive solutions in {s}: "
                               f"{roots}")
-    root = roots[0]
-    slope = sp.diff(poly.as_expr(), s).subs(s, root)
-    direction = "<" if slope.is_negative else ">"
-    return sp.simplify(root), direction, sp.true
+    direction = side(poly, s, roots[0], whole=not idle) if signed else UNPROVEN
+    return sp.simplify(roots[0]), direction, sp.true
 
 
 ALIASES = {"math": "compute", "flops": "compute"}
@@ -294,8 +315,8 @@ def solve_gap(gap: sp.Expr, s: sp.Symbol, label: str,
             num = -num
         num = sp.expand(num)
         if not num.is_polynomial(s):
-            return _closed_form(num, s, label)
-    degree, coeffs, poly = _gap(gap, s)
+            return _closed_form(num, s, label, den.is_positive is not None)
+    degree, coeffs, poly, signed = _gap(gap, s)
     if degree < 1 or (degree == 1 and coeffs[0] == 0):
         raise DerivationError(f"the terms of {label} do not cross as {s} varies: their "
                               f"ratio does not depend on {s}")
@@ -306,10 +327,11 @@ def solve_gap(gap: sp.Expr, s: sp.Symbol, label: str,
             raise DerivationError(f"{label} at {s} = {cancel(-b / a)}, which is not "
                                   f"positive: the terms never cross")
         return cancel(-b / a), ">" if _positive(a, b) else "<", existence
-    return _nonlinear(poly(), s, label.split(" = ")[1].removeprefix("T_"), terms)
+    return _nonlinear(poly(), s, label.split(" = ")[1].removeprefix("T_"), terms, signed)
 
 
-def _closed_form(num: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, sp.Basic]:
+def _closed_form(num: sp.Expr, s: sp.Symbol, label: str,
+                 signed: bool = True) -> tuple[sp.Expr, str, sp.Basic]:
     from ..core.timelimits import TimeLimit, time_limit
     try:
         with time_limit(NO_CLOSED_FORM_SECONDS):
@@ -324,9 +346,9 @@ def _closed_form(num: sp.Expr, s: sp.Symbol, label: str) -> tuple[sp.Expr, str, 
                               f"positive solutions found")
     root = sp.simplify(positive[0])
     slope = sp.diff(num, s).subs(s, root)
-    if not slope.is_number:
-        slope = slope.subs({f: 1 for f in slope.free_symbols})
-    return root, "<" if sp.sign(slope) < 0 else ">", sp.true
+    direction = UNPROVEN if not signed else ">" if slope.is_positive else \
+        "<" if slope.is_negative else UNPROVEN
+    return root, direction, sp.true
 
 
 def _in_regime(exact: sp.Expr, regime: Regime | str | None, steps: list[Step],

@@ -52,6 +52,11 @@ The API:
   (``symroof.core.choices``: the leading term in the axis size, no latency, ...).
 - ``sharded_matmul(lhs, rhs, mesh)`` -> ``ShardedMatmul``: the collectives it needs, the
   result's sharding, per-device FLOPs, bytes and comms, and its roofline over named terms.
+- ``mlp_step(mesh, fsdp=AXES, tp=AXES, choices=...)`` -> ``MlpStep``: one MLP layer's
+  training step with the batch and weights over the FSDP axes (M of them gather at once)
+  and F over the tensor-parallel ones: per phase its FLOPs, compute time, comm time per
+  kind and per link; ``critical_batch()`` the batch (and per chip) above which it is
+  compute-bound.
 - Rooflines: ``roofline(op, chip, bandwidths=..., extra={"latency": t}, serial=(...))``
   has ``terms`` (``compute``, each memory level and link, the extras); terms overlap
   unless named in ``serial``. ``symroof.engine.thresholds.between(rl, "math", "ici", "D")``
@@ -75,4 +80,5 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "mesh": "Axis Mesh mesh",
     "sharding": "Dim ShardedArray sharded",
     "aggregates": "Totals Transfer flops_time gather_to_one global_batch send totals",
+    "mlp": "MlpStep mlp_step",
 })

@@ -18,14 +18,15 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.choices import parse_choices
-from ..core.errors import InputError
+from ..core.choices import EXACT, Choices, parse_choices
+from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, parse_assignments, parse_expr, symbol
 from ..core.printer import number_value, text
-from ..engine.formulas import AdHoc, command_line_chip, derive_from
+from ..engine.formulas import AdHoc, command_line_chip, derive_from, term_pair
 from ..engine.ops import op
-from ..engine.rooflines import roofline
-from ..engine.thresholds import Threshold
+from ..engine.rooflines import Roofline, roofline
+from ..engine.thresholds import UNPROVEN, Threshold, term_time
+from ..engine.thresholds import between as between_terms
 from .collectives import (
     Collective,
     all_gather,
@@ -39,6 +40,7 @@ from .collectives import (
 from .in_network import canonical_algorithm
 from .matmul import sharded_matmul
 from .mesh import Mesh, mesh
+from .mlp import mlp_step
 
 _TIMES = re.compile(r"\s+(?:x|@|\*|·|×)\s+")
 
@@ -60,10 +62,25 @@ def derive_on_mesh(*, mesh_spec: str, chip_name: str = "tpu-v5e", catalog: str |
                    link: str | None = None, dtype: str | None = None,
                    solve: str | None = None, regime: str | None = None,
                    subs: str | None = None, between: str | None = None,
-                   scatter: str | None = None) -> AdHoc:
-    """A roofline on a mesh: a sharded matmul (``"LHS x RHS"``), or formulas whose comm
-    bytes go over a mesh axis (``--link X``) at that axis's per-chip bandwidth."""
+                   scatter: str | None = None, mlp: str | None = None,
+                   phase: str | None = None, choices: str | None = None,
+                   serial: str | None = None) -> AdHoc:
+    """A roofline on a mesh: a sharded matmul (``"LHS x RHS"``), one pass of an MLP
+    layer's training step (``mlp="fsdp=XY,tp=Z"``, ``phase`` forward or backward, under
+    ``choices``), or formulas whose comm bytes go over a mesh axis (``--link X``) at that
+    axis's per-chip bandwidth."""
     m = command_line_mesh(mesh_spec, chip_name, catalog, overrides or {}, topology)
+    if mlp is not None:
+        if matmul or flops or bytes or comm_bytes:
+            raise InputError("give either --mlp or --matmul or --flops/--bytes/--comm-bytes",
+                             "--mlp")
+        rl = _mlp_roofline(m, mlp, phase or "forward",
+                           parse_choices(choices) if choices else EXACT)
+        return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between,
+                           serial=serial)
+    for flag, given in (("--phase", phase), ("--choices", choices)):
+        if given is not None:
+            raise InputError(f"{flag} goes with --mlp", flag)
     if matmul is not None:
         if flops or bytes or comm_bytes:
             raise InputError("give either --matmul or --flops/--bytes/--comm-bytes",
@@ -87,7 +104,29 @@ def derive_on_mesh(*, mesh_spec: str, chip_name: str = "tpu-v5e", catalog: str |
                    _formula(bytes, "--bytes") if bytes else 0, comms=comms,
                    dtype=dtype or "bf16")
         rl = roofline(built, m.chip, bandwidths={axis.link.name: axis.bandwidth})
-    return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between)
+    return derive_from(rl, solve=solve, regime=regime, subs=subs, between=between,
+                       serial=serial)
+
+
+def _mlp_roofline(m: Mesh, spec: str, phase: str, choices: Choices) -> Roofline:
+    """The roofline of one pass of ``mlp_step`` from ``fsdp=AXES,tp=AXES``."""
+    axes: dict[str, str] = {}
+    for part in (p.strip() for p in spec.split(",")):
+        kind, eq, names = part.partition("=")
+        if kind.strip() not in ("fsdp", "tp") or not eq or not names.strip():
+            raise InputError(f"expected fsdp=AXES and/or tp=AXES, e.g. 'fsdp=XY,tp=Z', got "
+                             f"{part!r}", "--mlp")
+        if kind.strip() in axes:
+            raise InputError(f"{kind.strip()} is given twice", "--mlp")
+        axes[kind.strip()] = names.strip()
+    try:
+        step = mlp_step(m, fsdp=axes.get("fsdp", ()), tp=axes.get("tp", ()), choices=choices)
+    except InputError as exc:
+        raise InputError(exc.message, "--mlp") from None
+    try:
+        return step.phase(phase).roofline()
+    except InputError as exc:
+        raise InputError(exc.message, "--phase") from None
 
 
 def _formula(raw: str, where: str) -> sp.Expr:
@@ -104,6 +143,7 @@ class CollectiveResult:
     collective: Collective
     values: Mapping[sp.Symbol, sp.Expr]
     threshold: Threshold | None
+    pair: tuple[str, str] | None = None  # --between: the threshold is between these terms
 
     def value(self, expr: sp.Expr | None) -> sp.Expr | None:
         return None if expr is None else exact(expr).subs(self.values)
@@ -136,6 +176,13 @@ class CollectiveResult:
         out["bytes_per_link"] = {k: text(self.value(v)) for k, v in c.bytes_per_link.items()}
         out["axes_detail"] = [c.mesh.axis(a).describe() for a in c.axes]
         th = self.threshold
+        if self.pair is not None and th is not None:
+            out["latency_bound"] = None
+            out["between"] = {"terms": list(self.pair), "symbol": str(th.symbol),
+                              "relation": text(th.inequality), "direction": th.direction,
+                              "exact": text(th.exact), "exact_value": number_value(th.exact),
+                              "integer": th.integer}
+            return out
         out["latency_bound"] = None if th is None else {
             "symbol": str(th.symbol), "relation": text(sp.Rel(th.symbol, th.exact,
                                                               _flip(th.direction))),
@@ -145,12 +192,13 @@ class CollectiveResult:
 
 
 def _flip(direction: str) -> str:
-    return "<" if direction == ">" else ">"
+    """The latency-bound side; ``==`` (the balance point only) when it is not proven."""
+    return "==" if direction == UNPROVEN else "<" if direction == ">" else ">"
 
 
 def _last_below(th: Threshold) -> int | None:
     """The largest whole size still latency-bound, when the threshold is a number."""
-    if not th.exact.is_number:
+    if not th.exact.is_number or th.direction == UNPROVEN:
         return None
     return int(sp.ceiling(th.exact)) - 1 if th.direction == ">" else int(sp.floor(th.exact)) + 1
 
@@ -160,9 +208,11 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
                    catalog: str | None = None, overrides: Mapping[str, str] | None = None,
                    topology: str | None = None, dim: str | None = None,
                    subs: str | None = None, solve: str | None = None,
-                   algorithm: str = "ring", choices: str | None = None) -> CollectiveResult:
+                   algorithm: str = "ring", choices: str | None = None,
+                   between: str | None = None) -> CollectiveResult:
     """Build the collective of the command line and derive its latency-bound size, under
-    ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``)."""
+    ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``); with
+    ``between`` (``"nvlink,latency"``) the size where those two terms meet instead."""
     k = canonical_kind(kind, "collective")
     how = canonical_algorithm(algorithm)
     if how != "ring" and k != "allreduce":
@@ -191,6 +241,9 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
         c = c.under(parse_choices(choices))
     used = c.time.free_symbols | c.nbytes.free_symbols
     values = _values(subs, used)
+    pair = term_pair(between)
+    if pair is not None and solve is None:
+        raise InputError("--between needs --solve SYMBOL: the size to solve for", "--between")
     th = None
     if solve is not None:
         s = symbol(solve.strip())
@@ -200,9 +253,20 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
                              "--solve")
         if s in values:
             raise InputError(f"{solve} is solved for, so it cannot be given a value", "--subs")
-        th = c.threshold(s)
+        th = c.threshold(s) if pair is None else _between(c, pair, s)
         th = th.at(values) if values else th
-    return CollectiveResult(c, values, th)
+    return CollectiveResult(c, values, th, pair)
+
+
+def _between(c: Collective, pair: tuple[str, str], s: sp.Symbol) -> Threshold:
+    """Where the collective's terms ``pair`` (a link, ``latency``, ``bandwidth``) meet."""
+    rl = c.roofline()
+    for name in pair:
+        term_time(rl, name)
+    try:
+        return between_terms(rl, pair[0], pair[1], s)
+    except DerivationError as exc:
+        raise DerivationError(exc.message, "--between") from None
 
 
 def _on_array(kind: str, array: str, axes: str, m: Mesh, dim: str | None) -> Collective:

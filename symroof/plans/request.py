@@ -163,7 +163,7 @@ def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     T_upper)."""
     from ..models.counts import RECOMPUTE
     from .training import train
-    assert r.batch is not None and r.context is not None
+    assert r.batch is not None and r.context is not None and r.attention is not None
     plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
                    microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
                    optimizer=r.optimizer, attention=r.attention, efficiency=eff)

@@ -14,6 +14,7 @@ from __future__ import annotations
 import sympy as sp
 
 from ..core.printer import approx, si, text
+from ..engine.thresholds import UNPROVEN
 from ..parallel.adhoc import CollectiveResult
 from ..parallel.collectives import Collective
 
@@ -56,7 +57,18 @@ def collective_lines(result: CollectiveResult) -> list[str]:
     rows.append(("latency-bound below", "-" if bound is None else
                  f"V < {_show(v(bound), 'B')}"))
     th = result.threshold
-    if th is not None:
+    if th is not None and result.pair is not None:
+        a, b = result.pair
+        if th.direction == UNPROVEN:
+            rows.append((f"T_{a} = T_{b}", f"{th.symbol} = {_show(th.exact)} (which side "
+                                           f"has the larger is not proven)"))
+        else:
+            rows.append((f"T_{a} > T_{b} when", f"{th.symbol} {th.direction} "
+                                                f"{_show(th.exact)}"))
+    elif th is not None and th.direction == UNPROVEN:
+        rows.append(("latency meets bandwidth", f"{th.symbol} = {_show(th.exact)} (which "
+                                                "side is latency-bound is not proven)"))
+    elif th is not None:
         side = "<" if th.direction == ">" else ">"
         rows.append(("latency-bound when", f"{th.symbol} {side} {_show(th.exact)}"))
     rows += [("assumption", note) for note in m.assumptions]

@@ -17,12 +17,14 @@ import sympy as sp
 from ..core import vocabulary
 from ..core.printer import approx, latex, md_escape, si, text
 from ..engine.critical import Critical
+from ..engine.thresholds import UNPROVEN
 from ..models.capacity import Fit
 from ..models.config import ModelConfig
 from ..models.counts import Params
 from ..models.memory import Memory
 from ..models.step_roofline import StepRoofline
 from ..plans.device_step import OVERLAP, DeviceStep
+from ..plans.meets import Meet
 
 
 @dataclass(frozen=True)
@@ -271,3 +273,12 @@ def fit_lines(title: str, memory: Memory, capacity: sp.Expr,
                   for k, v in rows)]
     width = max(len(k) for k, _ in rows)
     return [title, *(f"  {k:<{width}}  {v}" for k, v in rows)]
+
+
+def meet_line(met: Meet) -> str:
+    """The batch where two terms of a step meet, as one line."""
+    if met.direction == UNPROVEN:
+        return (f"T_{met.first} = T_{met.second} at {text(met.relation)} (which side has the "
+                f"larger is not proven)")
+    return f"T_{met.first} > T_{met.second} when {text(met.symbol)} {met.direction} " \
+        f"{_num(met.exact)}"

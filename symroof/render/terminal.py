@@ -45,6 +45,10 @@ def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
         *((f"T_{k}", v, "s") for k, v in rl.extra.items()),
         ("bound", rl.bound(), ""),
     ]
+    if rl.serial:  # terms that add instead of overlapping
+        rows += [("serial terms", ", ".join("math" if k == "compute" else k
+                                            for k in rl.serial), ""),
+                 ("T_lower", rl.t_lower, "s")]
     if result.expansion is not None:
         x = result.expansion
         rows.insert(rows.index(("intensity", rl.intensity, "FLOP/byte")) + 1,
