@@ -17,11 +17,13 @@ from symroof.core.sizes import dtype_bytes
 from symroof.models import model, params
 from symroof.models.config import ModelConfig
 from symroof.models.counts import kv_bytes_per_token
+from symroof.models.layers import Kernel
 from symroof.parallel.mesh import mesh
+from symroof.plans.device_step import device_step
 from symroof.plans.serving import serve, step_on
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import train
-from tests.conftest import run_cli
+from tests.conftest import examples, run_cli
 
 FIELDS = ("flops", "bytes", "terms", "t_lower", "t_upper", "bound")
 
@@ -234,3 +236,25 @@ def test_the_largest_batch_on_a_mesh_is_the_largest_serving_plan_that_fits() -> 
         held = device_memory(cfg, 8, 1, 1, batch=sp.Integer(batch), context=sp.Integer(4096),
                              dtype="bf16", kv_dtype="bf16")
         assert bool(held["total"] <= m.chip.capacity("hbm")) is fits
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(cfg=configs(), spec=st.sampled_from(["dp=X+Y", "tp=X+Y", "dp=X,tp=Y", "zero2=X,tp=Y",
+                                            "fsdp=X+Y"]),
+       micro=st.sampled_from([1, 2]), context=st.sampled_from([16, 128]),
+       kernel=st.sampled_from(["materialised", "flash"]))
+def test_a_training_forward_moves_what_a_prefill_of_its_microbatch_moves(
+        cfg: ModelConfig, spec: str, micro: int, context: int, kernel: str) -> None:
+    # one model of a step: a training plan's forward HBM term per device is the serving
+    # prefill step of the same shard at a replica's microbatch, once per microbatch
+    m = mesh("X=2,Y=2", "h100-sxm")
+    strategy = parse_strategy(spec)
+    plan = train(cfg, m, strategy, batch=16, context=context, microbatches=micro,
+                 attention=kernel)
+    axes = {k: strategy.axes(k) for k in ("dp", "zero", "fsdp", "tp") if strategy.axes(k)}
+    data = tuple(a for k in ("dp", "zero", "fsdp") for a in axes.get(k, ()))
+    prefill = device_step(cfg, "prefill", m, {"tp": axes.get("tp", ()), "dp": data},
+                          batch=16 // micro, context=context, kernel=Kernel(kernel))
+    moved = plan.terms["hbm"].phases["forward"] * m.chip.bandwidth("hbm")
+    assert moved == micro * prefill.bytes
+    assert plan.terms["hbm"].phases["backward"] == 2 * plan.terms["hbm"].phases["forward"]

@@ -37,6 +37,7 @@ from ..models.memory import OPTIMIZERS
 from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.mesh import Mesh, mesh
+from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
@@ -267,9 +268,19 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     every = np.repeat([float(batch * context * training_flops_per_token(
         cfg, context=context, recompute=r)) / n / rate for r in policies], width)
     phase = {"forward": np.full(len(cands), fwd), "backward": every - fwd}
-    hbm_bytes = _compile(step.total().bytes())
-    hbm = hbm_bytes(b_value, *deg) * micro / (deg[2] * deg[3]) / (
-        float(chip.bandwidth("hbm")) * float(efficiency.of("hbm")))
+    # a device's forward bytes: its shard's ops (``stage_forward_bytes``), one polynomial in
+    # the microbatch per (tp, pp, ep, sequence parallelism) the candidates use
+    hbm = np.zeros(len(cands))
+    shapes_of: dict[tuple[int, int, int, bool], list[int]] = {}
+    for i, c in enumerate(cands):
+        shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel)
+        shapes_of.setdefault(shape, []).append(i)
+    for (tp, pp, ep, sp_on), rows in shapes_of.items():
+        idx = np.array(rows)
+        moved = stage_forward_bytes(cfg, batch=BATCH, context=context, tp=tp, pp=pp, ep=ep,
+                                    sequence_parallel=sp_on, attention=attention)
+        hbm[idx] = _compile(moved, (BATCH,))(b_value[idx]) * micro[idx]
+    hbm /= float(chip.bandwidth("hbm")) * float(efficiency.of("hbm"))
     lower = {ph: np.maximum(phase[ph], hbm * (1 if ph == "forward" else 2)) for ph in phase}
     upper = {ph: phase[ph] + hbm * (1 if ph == "forward" else 2) for ph in phase}
     binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)

@@ -39,6 +39,7 @@ from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
+from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .mfu import predicted_mfu
 from .pipeline import pipeline_cost
@@ -163,7 +164,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     subs = {**deg, MICRO: micro}
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
-                              n, rate, cfg, recompute, efficiency, symbolic, in_network)
+                              n, rate, cfg, recompute, efficiency, symbolic, in_network,
+                              attention)
     tier = None
     if offload:
         from .offload import host_tier
@@ -196,7 +198,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
-        "FLOPs split evenly over every chip; HBM traffic of the backward twice the forward's",
+        "FLOPs split evenly over every chip; HBM traffic of the forward from the device's "
+        "shard of the layer ops (replicated norms and activations counted on every tensor "
+        "rank), the backward's twice that",
         f"efficiency: {efficiency.describe()}", *(tier.notes if tier else ()), *where,
         *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
@@ -238,6 +242,7 @@ def _mesh_text(m: Mesh) -> str:
 def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
            b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
            eff: Efficiency, symbolic: bool = False, in_network: bool = False,
+           attention: str = "materialised",
            ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]],
                                      list[str]]:
     T = t.context
@@ -248,11 +253,17 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     terms = {"compute": Term("compute", {"forward": fwd / (rate * c),
                                          "backward": (every - fwd) / (rate * c)},
                              f"{sp.sstr(every)} FLOPs per device at {sp.sstr(rate)} FLOP/s")}
-    split = subs[DEGREE["tp"]] * subs[DEGREE["pp"]]
-    hbm = t.step.total().bytes().subs(BATCH, b) * subs[MICRO] / split
+    tp, pp, ep = (subs[DEGREE[k]] for k in ("tp", "pp", "ep"))
+    if not all(x.is_Integer for x in (tp, pp, ep)):
+        raise InputError("tensor, pipeline and expert degrees must be numbers (a symbolic "
+                         "axis size is for data-parallel kinds)", "--mesh")
+    hbm = stage_forward_bytes(cfg, batch=b, context=T, tp=int(tp), pp=int(pp), ep=int(ep),
+                              sequence_parallel=strategy.sequence_parallel,
+                              attention=attention, symbolic=symbolic) * subs[MICRO]
     bw = m.chip.bandwidth("hbm") * eff.of("hbm")
     terms["hbm"] = Term("hbm", {"forward": hbm / bw, "backward": 2 * hbm / bw},
-                        "the forward step's HBM bytes per device, the backward twice that")
+                        "the forward step's HBM bytes per device (its shard's prefill ops, "
+                        "as a serving step's), the backward twice that")
     uses: list[tuple[Use, str, Expr, Expr]] = []
     notes: set[str] = set()
     for u in t.uses:
