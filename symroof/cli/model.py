@@ -85,12 +85,18 @@ def run_model(args: argparse.Namespace) -> int:
         dtype_bytes(args.kv_dtype, where="--kv-dtype")
     mode = "--decode" if args.decode else "--prefill" if args.prefill else \
         "--fit" if args.fit else None
-    on_chip, fit = "--decode, --prefill and --fit use a chip", "only --fit uses it"
+    on_chip, fit = "only --decode, --prefill and --fit use it", "only --fit uses it"
     unused = {"--chip": (args.chip is not None and mode is None, on_chip),
               "--set": (bool(args.set) and mode is None, on_chip),
               "--catalog": (args.catalog is not None and mode is None, on_chip),
+              "--mesh": (args.mesh is not None and mode is None, on_chip),
+              "--batch": (args.batch is not None and mode is None, on_chip),
               "--chips": (args.chips is not None and mode != "--fit", fit),
-              "--usable": (args.usable is not None and mode != "--fit", fit)}
+              "--usable": (args.usable is not None and mode != "--fit", fit),
+              "--tokens": (args.tokens is not None and mode != "--prefill",
+                           "only --prefill uses it (--context for the others)"),
+              "--symbolic": (args.symbolic and mode is not None,
+                             "the summary (no --decode, --prefill or --fit) prints the letters")}
     for flag, (ignored, why) in unused.items():
         if ignored:
             raise InputError(f"given but not used: {why}", flag)
