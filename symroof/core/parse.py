@@ -105,14 +105,13 @@ def size_name(name: object, where: str | None = None) -> str:
 
     >>> size_name("d_model")
     'd_model'
-    >>> size_name("1D")
-    Traceback (most recent call last):
-    ...
-    symroof.core.errors.InputError: '1D' is not a name (letters, digits and '_', from a letter on)
     """
-    if not isinstance(name, str) or not _NAME.match(name) or keyword.iskeyword(name):
+    if not isinstance(name, str) or not _NAME.match(name):
         raise InputError(f"{name!r:.60} is not a name (letters, digits and '_', from a letter "
                          "on)", where)
+    if keyword.iskeyword(name):
+        raise InputError(f"{name!r} is a Python keyword, which a formula cannot use as a name",
+                         where)
     if name in NOT_SIZES or name in CONSTANTS or name in FUNCTIONS:
         raise InputError(f"the name {name!r} is not a size", where)
     return name
