@@ -103,3 +103,56 @@ def test_a_chip_takes_a_number_or_its_name_where_the_api_expects_one() -> None:
     assert chip("tpu-v5e", hbm=8.1e11).bandwidth("hbm") == 810 * 10**9
     rl = roofline(einsum("B D, D F -> B F", "bf16"), "tpu-v5e")
     assert rl.ridge == sp.Rational(19700, 81)
+
+
+def _api():  # the public names the out-of-range calls below use, imported late
+    import symroof
+    from symroof import models
+    return symroof, models
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda s, m: s.op("f", -s.sizes("B")[0], s.sizes("B")[0]),
+     "op 'f': flops: '-B' is never positive (-B); it must be positive"),
+    (lambda s, m: s.op("f", 1, {"hbm": -5}), "op 'f': bytes hbm: '-5' must be positive"),
+    (lambda s, m: s.op("f", "alpha_ici*B", "B"), "op 'f': flops: the name 'alpha_ici' is the "
+                                                 "engine's own"),
+    (lambda s, m: m.flops_per_token(m.model("llama-2-7b"), -1024),
+     "context: must be a whole number >= 0, got -1024"),
+    (lambda s, m: m.flops_per_token(m.model("llama-2-7b"), 1024.5),
+     "context: must be a whole number >= 0 or a SymPy size, got 1024.5"),
+    (lambda s, m: m.flops_per_token(m.model("llama-2-7b"), "T"),
+     "context: must be a whole number >= 0 or a SymPy size, got 'T'"),
+    (lambda s, m: m.min_chips(m.model("llama-2-7b"), s.chip("tpu-v5e"), batch=-1, context=1024),
+     "batch: must be a positive whole number, got -1"),
+    (lambda s, m: s.expansion(s.parse_expr("B/(B + D)"), "B<<D;D<<B"),
+     "the ordering has a cycle: B << D << B"),
+    (lambda s, m: m.MLA(kv_rank=512, rope_dim=64, nope_dim=128, v_dim=128, q_rank=True),
+     "mla.q_rank: must be a whole number >= 0, got True"),
+    (lambda s, m: s.sizes("B 1D"), "sizes: '1D' is not a name"),
+    (lambda s, m: s.sizes("B pi"), "sizes: the name 'pi' is not a size"),
+    (lambda s, m: s.mesh({"1X": 4}, "tpu-v5e"), "mesh: '1X' is not a name"),
+    (lambda s, m: s.mesh({"X": 10**4, "Y": 10**4}, "h100-sxm"),
+     "mesh: 1e+08 chips in all: more chips than any system holds"),
+    (lambda s, m: s.roots(s.sizes("B")[0] ** 10**6 - 1, s.sizes("B")[0]),
+     "the equation has degree 1e+06 in B; roots of a degree beyond 1000 are not attempted"),
+])
+def test_the_library_refuses_what_the_command_line_refuses(call, message: str) -> None:
+    from symroof.core.errors import SymroofError
+    start = time.monotonic()
+    with pytest.raises(SymroofError, match=re.escape(message)):
+        call(*_api())
+    assert time.monotonic() - start < 5  # refused at once, never attempted
+
+
+def test_a_time_limit_spent_importing_names_the_import(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from symroof.cli.common import bounded
+    from symroof.core.errors import DerivationError
+    (tmp_path / "symroof_probe_slow_import.py").write_text("while True:\n    pass\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    with pytest.raises(DerivationError, match=re.escape(
+            "no result within 0.2 s (loading the modules ran out of time)")):
+        bounded(0.2, lambda: importlib.import_module("symroof_probe_slow_import"))

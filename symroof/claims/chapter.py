@@ -386,7 +386,17 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
         if isinstance(value, Assumed):
             options["assumed"] = value.assumption
             value = value.value
-        kind = kind_of(stated, value, src.language)
+        try:
+            kind = kind_of(stated, value, src.language)
+        except InputError as exc:  # a number beyond a formula's limits
+            raise InputError(exc.message, f"{where}: stated") from None
+        if kind == "qualitative" and not isinstance(value, Law):
+            raise InputError(f"cannot read the stated value {stated!r:.60} as a number, an "
+                             "expression or a relation (words need a law in claims.py)",
+                             f"{where}: stated")
+    if "meaning" in row and not isinstance(value, Law):
+        raise InputError("meaning says what a law decides; this claim's value is not a law",
+                         f"{where}: meaning")
     if isinstance(value, Law) and row.get("meaning"):
         value = replace(value, meaning=f"{row['meaning']}: {value.meaning}"
                         if value.meaning else str(row["meaning"]))
@@ -398,8 +408,12 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
         assumes = row["assumes"]
         options["assumptions"] = (assumes,) if isinstance(assumes, str) \
             else tuple(assumes)  # _check_fields made it a list of texts
-    return Claim(id, src, str(row.get("statement", "")), str(row["quote"]), stated,
-                 None, kind, value=value, **options)
+    try:
+        return Claim(id, src, str(row.get("statement", "")), str(row["quote"]), stated,
+                     None, kind, value=value, **options)
+    except InputError as exc:  # named by the table's row, not by the claim built from it
+        inner = (exc.where or "").partition(": ")[2]
+        raise InputError(exc.message, f"{where}: {inner}" if inner else where) from None
 
 
 def kind_of(stated: str, value: Any, language: str = "en") -> str:

@@ -170,6 +170,8 @@ def _guarded(file: Path, run: object) -> object:
     except UnitError:
         raise
     except SymroofError as exc:
+        if _in_table(exc.where, file):  # the table is at fault, not claims.py
+            raise InputError(exc.message, exc.where) from None
         raise InputError(exc.message, located(file, exc.where)) from None
     except SyntaxError as exc:
         raise InputError(f"syntax error: {exc.msg}", f"{exc.filename or file}:{exc.lineno}",
@@ -177,9 +179,20 @@ def _guarded(file: Path, run: object) -> object:
     except SystemExit as exc:
         raise UnitError(f"called sys.exit({exc.code!r}) while loading",
                         located(file, None, exc)) from None
-    except (Exception, KeyboardInterrupt, GeneratorExit) as exc:
+    except KeyboardInterrupt:
+        raise  # an interruption, not bad input: the run ends with it (exit 130)
+    except MemoryError:  # a failure of the run (exit 1), not bad input
+        raise UnitError("the derivation ran out of memory (MemoryError)",
+                        located(file, None, sys.exc_info()[1])) from None
+    except (Exception, GeneratorExit) as exc:
         raise InputError(f"the derivation raised {type(exc).__name__}: {exc}",
                          located(file, None, exc)) from None
+
+
+def _in_table(where: str | None, file: Path) -> bool:
+    """Whether an error's place names a table of the unit's folder (``ch/en.toml: a``)."""
+    head = (where or "").split(": ", 1)[0]
+    return head.endswith(".toml") and Path(head).resolve().parent == file.resolve().parent
 
 
 def located(file: Path, inner: str | None, exc: BaseException | None = None) -> str:

@@ -33,7 +33,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .stated import TOLERANCE, plain_numbers, read
+from .stated import TOLERANCE, plain_numbers, read, stray_comma
 
 KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -176,11 +176,17 @@ class Claim(tb.RichView):
             if not parse_expr(self.stated, where=f"{where}: stated").is_Rational:
                 raise InputError(f"cannot read the stated value {self.stated!r} as a "
                                  "number", f"{where}: stated")
-        elif self.kind == "expr":
-            parse_expr(self.stated, where=f"{where}: stated")
-        elif self.kind == "relation":
-            parse_relation(plain_numbers(self.stated, self.source.language),
-                           where=f"{where}: stated")
+        elif self.kind in ("expr", "relation"):
+            text = self.stated if self.kind == "expr" else \
+                plain_numbers(self.stated, self.source.language)
+            try:
+                (parse_expr if self.kind == "expr" else parse_relation)(
+                    text, where=f"{where}: stated")
+            except InputError:
+                comma = stray_comma(self.stated, self.source.language)
+                if comma is None:
+                    raise
+                raise InputError(comma, f"{where}: stated") from None
 
 
     def _view(self) -> tuple[str, tb.Table]:

@@ -20,6 +20,16 @@ from fractions import Fraction
 _POWER = re.compile(r"(?:(\d+(?:[.,]\d+)?)\s*(?:\\cdot|\\times|×|·|\*)\s*)?10\s*\^\s*"
                     r"\{?\s*(-?\d+)\s*\}?")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:[eE]([+-]?\d+))?")
+MAX_EXPONENT = 1000  # as a formula literal's: a power of ten beyond it is never a figure
+
+
+def _power(exponent: str) -> Fraction | None:
+    """10 to ``exponent``, None beyond MAX_EXPONENT (never computed: 1e9999999 would take
+    seconds)."""
+    digits = exponent.lstrip("+-").lstrip("0")
+    if len(digits) > 4 or int(exponent) > MAX_EXPONENT or int(exponent) < -MAX_EXPONENT:
+        return None
+    return Fraction(10) ** int(exponent)
 
 
 def printed_numbers(quote: str) -> set[Fraction]:
@@ -30,20 +40,22 @@ def printed_numbers(quote: str) -> set[Fraction]:
     out: set[Fraction] = set()
     for m in _POWER.finditer(q):
         mantissa = _read(m.group(1)) if m.group(1) else [Fraction(1)]
-        out.update(x * Fraction(10) ** int(m.group(2)) for x in mantissa)
+        power = _power(m.group(2))
+        out.update(x * power for x in mantissa if power is not None)
     for m in _NUMBER.finditer(_POWER.sub(" ", q)):
-        scale = Fraction(10) ** int(m.group(2)) if m.group(2) else Fraction(1)
-        out.update(x * scale for x in _read(m.group(1)))
+        scale = _power(m.group(2)) if m.group(2) else Fraction(1)
+        out.update(x * scale for x in _read(m.group(1)) if scale is not None)
     return out
 
 
 def figure_number(value: str) -> Fraction | None:
-    """The number a figure's value starts with (``9.89e14 FLOP/s``), None without one."""
+    """The number a figure's value starts with (``9.89e14 FLOP/s``), None without one or
+    beyond the limits of a formula literal (an exponent past 1000, 400 digits)."""
     m = re.match(r"\s*(\d+(?:\.\d+)?)(?:[eE]([+-]?\d+))?", str(value))
-    if m is None:
+    if m is None or len(m.group(1)) > 400:
         return None
-    scale = Fraction(10) ** int(m.group(2)) if m.group(2) else Fraction(1)
-    return Fraction(m.group(1)) * scale
+    scale = _power(m.group(2)) if m.group(2) else Fraction(1)
+    return None if scale is None else Fraction(m.group(1)) * scale
 
 
 def _read(text: str) -> list[Fraction]:
@@ -70,7 +82,11 @@ def check_figures(rows: dict[str, tuple[str, dict[str, object]]], where: str) ->
         printed = set().union(*(printed_numbers(q) for q in quotes))
         for figure, value in (figures.items() if isinstance(figures, dict) else ()):
             number = figure_number(str(value))
-            if number is None or number not in printed:
+            if number is None:
+                raise InputError(f"figure {figure!r} = {value!r:.60} does not start with a "
+                                 "number a formula can hold (digits, an exponent up to 1000)",
+                                 f"{where}: {key}")
+            if number not in printed:
                 place = "its quote" + (" or those of " + ", ".join(elsewhere)
                                        if elsewhere else "")
                 raise InputError(f"figure {figure!r} = {value!r} is not printed in {place}",

@@ -142,6 +142,8 @@ class Pool:
             finally:
                 for job in active.values():
                     kill(job.pid)
+        if any(j.failure and j.failure[0] == "interrupt" for j in finished):
+            raise KeyboardInterrupt  # a derivation raised it: the run ends (exit 130)
         failures = sorted((j.index, j.failure[1]) for j in finished
                           if j.failure and j.failure[0] == "input")
         if failures:

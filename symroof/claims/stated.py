@@ -94,10 +94,12 @@ def read(text: str, language: str = "en") -> Stated | None:
     sign, digits, frac, end = number
     exponent = 0
     sci = _SCI.match(rest, end)
-    if sci:
-        exponent, end = int(sci.group(1)), sci.end()
+    if sci:  # an exponent of thousands of digits is past int()'s limit, and past any number
+        digits_of = sci.group(1).lstrip("+-").lstrip("0")
+        exponent = MAX_EXPONENT + 1 if len(digits_of) > 6 else int(sci.group(1))
+        end = sci.end()
     if abs(exponent) > MAX_EXPONENT or len(digits + frac) > MAX_DIGITS:
-        raise InputError(f"the stated value {text.strip()!r} is beyond the limits of a "
+        raise InputError(f"the stated value {text.strip()!r:.60} is beyond the limits of a "
                          f"formula literal ({MAX_DIGITS} digits, exponent {MAX_EXPONENT})")
     unit = rest[end:].strip()
     if unit == "%":
@@ -136,6 +138,21 @@ def plain_numbers(text: str, language: str = "en") -> str:
     grouped = _GROUPED["ru" if language == "ru" else "en"]
     out = grouped.sub(lambda m: re.sub(r"\D", "", m.group(0)), text)
     return _DECIMAL_COMMA.sub(".", out) if language == "ru" else out
+
+
+def stray_comma(text: str, language: str = "en") -> str | None:
+    """Why a formula that did not parse may have failed: a comma between digits that is
+    neither a thousands separator nor, outside Russian, a decimal mark (the parser reads
+    ``2,4`` as a tuple); None when there is none.
+
+    >>> stray_comma("B > 2,4e2")
+    "the comma in '2,4' is not a decimal mark in en (write 2.4)"
+    """
+    comma = re.search(r"\d+,\d+", plain_numbers(text, language))
+    if comma is None:
+        return None
+    return (f"the comma in {comma.group()!r} is not a decimal mark in {language} (write "
+            f"{comma.group().replace(',', '.')})")
 
 
 def _number(text: str, language: str) -> tuple[str, str, str, int] | None:

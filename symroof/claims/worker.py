@@ -13,7 +13,9 @@ value as exact text, :mod:`symroof.claims.judge`) per claim, ``deps`` (the files
 those of the modules it imported itself, which the parent may preload next time; the parent
 adds the files of the modules the worker started with; and the environment variables it
 read), ``done``; ``fail`` with ``kind``
-``input`` (bad input, exit 2) or ``error`` (an ERROR of the run).
+``input`` (bad input, exit 2), ``error`` (an ERROR of the run) or ``interrupt`` (loading
+the unit raised KeyboardInterrupt: the run ends as interrupted, exit 130; one claim's
+derivation raising it is that claim's ERROR).
 """
 
 from __future__ import annotations
@@ -60,6 +62,9 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: set[str],
         derivations = load_unit(unit)
     except UnitError as exc:
         send(fd, {"t": "fail", "kind": "error", "message": str(exc)})
+        return
+    except KeyboardInterrupt:  # raised by the derivation itself: the run ends, exit 130
+        send(fd, {"t": "fail", "kind": "interrupt", "message": f"{unit}: interrupted"})
         return
     except SymroofError as exc:
         send(fd, {"t": "fail", "kind": "input", "message": str(exc)})

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, emit, exact_option, overrides
+from .common import bounded, chip_options, emit, exact_option, overrides, timeout_option
 
 EXAMPLES = """\
 examples:
@@ -66,10 +66,15 @@ def register(verbs: Any) -> None:
                    "'collectives=leading,latency=off,link_alpha=one_way' (default: exact)")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     exact_option(c)
+    timeout_option(c)
     c.set_defaults(run=run_collective)
 
 
 def run_collective(args: argparse.Namespace) -> int:
+    return bounded(args.timeout, lambda: _collective(args))
+
+
+def _collective(args: argparse.Namespace) -> int:
     from ..parallel.adhoc import run_collective as derive
     result = derive(kind=args.kind, mesh_spec=args.mesh, axes=args.axes, array=args.array,
                     nbytes=args.bytes, chip_name=args.chip, catalog=args.catalog,

@@ -89,7 +89,8 @@ STEPS = {"parse": "parsing the formulas", "asymptotics": "the expansion in the r
          "thresholds": "solving for the threshold", "rooflines": "the roofline",
          "ops": "building the op", "optimize": "solving the optimum",
          "optimum": "evaluating the optimum", "printer": "printing the results",
-         "catalog": "reading the catalogue"}
+         "catalog": "reading the catalogue", "mesh": "building the mesh",
+         "sharding": "reading the array", "collectives": "costing the collective"}
 
 
 def timeout_option(p: argparse.ArgumentParser) -> None:
@@ -111,8 +112,11 @@ def bounded(seconds: float, run: Callable[[], int]) -> int:
     except TimeLimit as exc:
         step = "the derivation"
         for frame in traceback.extract_tb(exc.__traceback__):
-            name = frame.filename.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".py")
-            if "/symroof/" in frame.filename.replace("\\", "/") and name in STEPS:
+            path = frame.filename.replace("\\", "/")
+            name = path.rsplit("/", 1)[-1].removesuffix(".py")
+            if frame.name == "<module>" or "importlib" in path:
+                step = "loading the modules"  # an import under way, whatever step asked
+            elif "/symroof/" in path and name in STEPS:
                 step = STEPS[name]
         raise DerivationError(f"no result within {seconds:g} s ({step} ran out of time)",
                               "--timeout") from None

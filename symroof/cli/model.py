@@ -52,18 +52,19 @@ def register(verbs: Any) -> None:
                    "(prefill)")
     m.add_argument("--dtype", default="bf16", metavar="NAME", help="weights (default bf16)")
     m.add_argument("--kv-dtype", metavar="NAME", help="KV cache (default: --dtype)")
-    m.add_argument("--chips", type=int, default=1, metavar="N",
+    m.add_argument("--chips", type=int, metavar="N",
                    help="chips holding the model for --fit's largest batch (default 1)")
     m.add_argument("--mesh", metavar="AXES", help="split weights and KV cache over a mesh "
                    "by tensor parallelism, e.g. 'X=8' (its chips for --fit)")
     m.add_argument("--between", metavar="TERM,TERM", help="--decode/--prefill: the batch where "
                    "two terms of the step meet: math, hbm, a collective's term or its link "
                    "(e.g. math,nvlink)")
-    m.add_argument("--usable", default="1", metavar="FRACTION",
+    m.add_argument("--usable", metavar="FRACTION",
                    help="usable fraction of each chip's memory for --fit (default 1)")
     m.add_argument("--symbolic", action="store_true",
                    help="also print the counts in the config's letters")
     chip_options(m)
+    m.set_defaults(chip=None)  # tpu-v5e, when a step or --fit asks for a chip
     kernel_options(m, "flash")
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
@@ -79,12 +80,40 @@ def run_model(args: argparse.Namespace) -> int:
         return _list(args, bundled())
     if not args.name:
         raise InputError("give a model name or a config.json path (symroof model --list)")
+    from ..models.counts import count_of
     for flag in ("batch", "context", "tokens", "chips"):
-        value = getattr(args, flag)
         # a context of 0 attends nothing (the FLOP count without attention), as in Python
-        if value is not None and (value < 0 or (value == 0 and flag != "context")):
-            least = "a whole number >= 0" if flag == "context" else "a positive whole number"
-            raise InputError(f"must be {least}, got {value}", f"--{flag}")
+        if getattr(args, flag) is not None:
+            count_of(getattr(args, flag), "", f"--{flag}", least=int(flag != "context"))
+    from ..core.sizes import dtype_bytes
+    dtype_bytes(args.dtype, where="--dtype")
+    if args.kv_dtype is not None:
+        dtype_bytes(args.kv_dtype, where="--kv-dtype")
+    mode = "--decode" if args.decode else "--prefill" if args.prefill else \
+        "--fit" if args.fit else None
+    on_chip, fit = "only --decode, --prefill and --fit use it", "only --fit uses it"
+    unused = {"--chip": (args.chip is not None and mode is None, on_chip),
+              "--set": (bool(args.set) and mode is None, on_chip),
+              "--catalog": (args.catalog is not None and mode is None, on_chip),
+              "--mesh": (args.mesh is not None and mode is None, on_chip),
+              "--batch": (args.batch is not None and mode is None, on_chip),
+              "--chips": (args.chips is not None and mode != "--fit", fit),
+              "--usable": (args.usable is not None and mode != "--fit", fit),
+              "--tokens": (args.tokens is not None and mode != "--prefill",
+                           "only --prefill uses it (--context for the others)"),
+              "--symbolic": (args.symbolic and mode is not None,
+                             "the summary (no --decode, --prefill or --fit) prints the letters"),
+              **{flag: (given and mode not in ("--decode", "--prefill"),
+                        "only --decode and --prefill run kernels")
+                 for flag, given in (("--attention", args.attention is not None),
+                                     ("--causal", args.causal),
+                                     ("--activations", args.activations != "hbm"))}}
+    for flag, (ignored, why) in unused.items():
+        if ignored:
+            raise InputError(f"given but not used: {why}", flag)
+    if args.chips is not None and args.mesh:
+        raise InputError("--fit on a mesh holds the model on the mesh's chips: give --chips "
+                         "or --mesh, not both", "--chips")
     cfg = model(args.name)
     if args.between is not None and not (args.decode or args.prefill):
         raise InputError("--between solves a step for its batch: give --decode or --prefill",
@@ -128,8 +157,8 @@ def _summary(args: argparse.Namespace, cfg: Any) -> int:
 
 
 def _chip(args: argparse.Namespace) -> Any:
-    from ..hardware.catalog import load_catalog
-    return load_catalog(args.catalog)[args.chip].with_figures(overrides(args.set))
+    from ..engine.formulas import command_line_chip
+    return command_line_chip(args.chip or "tpu-v5e", args.catalog, overrides(args.set))
 
 
 def _step(args: argparse.Namespace, cfg: Any) -> int:
@@ -191,6 +220,7 @@ def _fit(args: argparse.Namespace, cfg: Any) -> int:
         raise InputError("the config names no context length: give one", "--context")
     the_chip = _chip(args)
     batch = args.batch or 1
+    args.chips = args.chips or 1
     tp, pooled = 1, args.chips  # a mesh: one chip's shard against one chip's memory
     if args.mesh:
         from ..parallel import mesh
@@ -198,7 +228,8 @@ def _fit(args: argparse.Namespace, cfg: Any) -> int:
         if not n.is_Integer:
             raise InputError(f"the mesh must have a whole number of chips, got {n}", "--mesh")
         args.chips, tp, pooled = int(n), int(n), 1
-    common = {"dtype": args.dtype, "kv_dtype": args.kv_dtype, "usable": args.usable}
+    common = {"dtype": args.dtype, "kv_dtype": args.kv_dtype,
+              "usable": "1" if args.usable is None else args.usable}
     fits: dict[str, tuple[Any, str]] = {}
     for key, call in (
             ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=pooled,

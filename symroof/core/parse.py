@@ -13,6 +13,7 @@ Every name becomes a positive symbol. Decimal literals become exact rationals.
 from __future__ import annotations
 
 import ast
+import keyword
 import math
 import re
 import unicodedata
@@ -32,6 +33,11 @@ MAX_DIGITS = 400
 _NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 # names SymPy or a reader would take for a number, never a size
 NOT_SIZES = frozenset({"nan", "NaN", "inf", "Inf", "infinity", "Infinity", "zoo"})
+# names the engine gives its own symbols, which a size of the user's must not take: a link's
+# per-hop latency alpha_<link>, a term's time T_<term>, the expansion variable of a regime
+ENGINE_PREFIXES = {"alpha_": "the per-hop latency of a link (alpha_<link>)",
+                   "T_": "the time of a roofline term (T_<term>)"}
+ENGINE_NAMES = {"epsilon": "the expansion variable of a regime"}
 
 FUNCTIONS: dict[str, Callable[..., sp.Expr]] = {
     "sqrt": sp.sqrt,
@@ -60,6 +66,55 @@ def symbol(name: str) -> sp.Symbol:
     True
     """
     return sp.Symbol(name, positive=True)
+
+
+def engine_name(name: str) -> str | None:
+    """What the engine means by ``name`` when it is one of its own symbols, else None.
+
+    >>> engine_name("alpha_nvlink"), engine_name("B")
+    ('the per-hop latency of a link (alpha_<link>)', None)
+    """
+    if name in ENGINE_NAMES:
+        return ENGINE_NAMES[name]
+    return next((what for prefix, what in ENGINE_PREFIXES.items()
+                 if name.startswith(prefix)), None)
+
+
+def user_sizes(expr: sp.Basic, where: str | None = None) -> sp.Basic:
+    """``expr``, when none of its symbols takes a name of the engine's own symbols.
+
+    >>> user_sizes(parse_expr("2*P"))
+    2*P
+    >>> user_sizes(parse_expr("alpha_ici*P"), "--bytes")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: --bytes: the name 'alpha_ici' is the engine's own, ...
+    """
+    for s in sorted(expr.free_symbols, key=str):
+        what = engine_name(str(s))
+        if what is not None:
+            raise InputError(f"the name {str(s)!r} is the engine's own, {what}; give the "
+                             "size another name", where)
+    return expr
+
+
+def size_name(name: object, where: str | None = None) -> str:
+    """``name`` when a formula would read it as a size: letters, digits and '_' from a letter
+    on, and no constant, function or keyword (:func:`user_sizes` also keeps the names of the
+    engine's own symbols).
+
+    >>> size_name("d_model")
+    'd_model'
+    """
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise InputError(f"{name!r:.60} is not a name (letters, digits and '_', from a letter "
+                         "on)", where)
+    if keyword.iskeyword(name):
+        raise InputError(f"{name!r} is a Python keyword, which a formula cannot use as a name",
+                         where)
+    if name in NOT_SIZES or name in CONSTANTS or name in FUNCTIONS:
+        raise InputError(f"the name {name!r} is not a size", where)
+    return name
 
 
 def parse_expr(text: str, *, where: str | None = None,

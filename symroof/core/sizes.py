@@ -12,6 +12,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .errors import InputError
+from .parse import size_name
 
 DTYPES: dict[str, sp.Rational] = {
     "fp64": sp.Integer(8),
@@ -37,7 +38,9 @@ def sizes(names: str, *, integer: bool = False) -> tuple[sp.Symbol, ...]:
     Pass ``integer=True`` for counts that are whole numbers. Plain positive symbols are the
     ones the formula parser makes, so they compare equal to parsed names.
     """
-    split = names.replace(",", " ").split()
+    if not isinstance(names, str):
+        raise InputError(f"expected names such as 'B D F', got {type(names).__name__}", "sizes")
+    split = [size_name(n, "sizes") for n in names.replace(",", " ").split()]
     if not split:
         raise InputError("no size names given")
     return tuple(sp.Symbol(n, positive=True, integer=integer or None) for n in split)

@@ -23,6 +23,7 @@ from ..core.errors import DerivationError
 from .algebra import cancel, is_rational_function
 
 SOLVE_SECONDS = 10
+MAX_DEGREE = 1000  # as a formula's exponent: roots of a higher power are not attempted
 
 
 def roots(equation: sp.Basic, s: sp.Symbol) -> list[sp.Expr]:
@@ -39,6 +40,10 @@ def roots(equation: sp.Basic, s: sp.Symbol) -> list[sp.Expr]:
     gap = _gap(equation)
     if not gap.has(s):
         return []
+    degree = _degree(gap, s)
+    if degree > MAX_DEGREE:
+        raise DerivationError(f"the equation has degree {degree:.3g} in {s}; roots of a "
+                              f"degree beyond {MAX_DEGREE} are not attempted")
     found = _rational(gap, s)
     if found is None:
         found = _power_balance(equation, s)
@@ -74,6 +79,25 @@ def may_be_positive(r: sp.Expr) -> bool:
     (True, False, False)
     """
     return r.is_positive is not False and r.is_real is not False
+
+
+def _degree(e: sp.Basic, s: sp.Symbol) -> float:
+    """An upper bound on the degree of ``e`` in ``s``, its powers counted as written (the
+    denominator's too), without expanding it.
+
+    >>> B = sp.Symbol("B")
+    >>> _degree((B**2 + 1)**3 / B, B), _degree(sp.exp(B), B)
+    (7.0, 1.0)
+    """
+    if e == s:
+        return 1.0
+    if not e.has(s):
+        return 0.0
+    if isinstance(e, sp.Pow) and e.exp.is_Number:
+        return float(abs(e.exp)) * _degree(e.base, s)
+    if isinstance(e, sp.Mul):
+        return float(sum(_degree(a, s) for a in e.args))
+    return max(_degree(a, s) for a in e.args)
 
 
 def _gap(equation: sp.Basic) -> sp.Expr:

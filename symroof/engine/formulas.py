@@ -22,7 +22,7 @@ from ..core.parse import parse_assignments, parse_expr, symbol, too_large
 from ..core.printer import number_value, text
 from ..hardware.catalog import Chip, chip, load_catalog
 from .asymptotics import Expansion, expansion, parse_regime
-from .ops import Op, einsum, op
+from .ops import Op, einsum, op, positive
 from .rooflines import Roofline, roofline
 from .thresholds import ALIASES, Threshold, solve_condition, term_time, threshold
 from .thresholds import between as between_terms
@@ -139,7 +139,7 @@ def derive_from(rl: Roofline, *, solve: str | None = None, regime: str | None = 
         if solve_symbol in values:
             raise InputError(f"{solve} is solved for, so it cannot be given a value",
                              "--subs")
-    reg = parse_regime(regime) if regime else None
+    reg = parse_regime(regime) if regime is not None else None  # '' is refused there
     if reg is not None:
         unknown = [s for s in reg.named if s not in used]
         if unknown:
@@ -246,39 +246,34 @@ def _formula(text_: str, where: str) -> sp.Expr:
     return positive(parse_expr(text_, where=where), text_, where)
 
 
-def positive(expr: sp.Expr, text_: str, where: str) -> sp.Expr:
-    """``expr`` when it can be positive for positive sizes: a number that is not, a formula
-    that never is, one that is not real or not finite is an InputError.
-
-    >>> positive(parse_expr("2*P"), "2*P", "--bytes")
-    2*P
-    """
-    simple = sp.simplify(expr) if expr.has(sp.log, sp.exp) else expr  # a hidden 0 or 0/0
-    if simple is not expr and simple == 0:
-        raise InputError(f"{text_!r} is 0; it must be positive", where)
-    if simple.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
-        raise InputError(f"{text_!r} is not finite ({text(expr)}); it must be positive", where)
-    if expr.is_number and not expr.is_positive:
-        raise InputError(f"{text_!r} must be positive", where)
-    if expr.is_positive is False or expr.is_extended_real is False:
-        what = "not real" if expr.is_extended_real is False else "never positive"
-        raise InputError(f"{text_!r} is {what} ({text(expr)}); it must be positive", where)
-    return expr
-
-
 def _values(subs: str | None, used: set[sp.Basic]) -> dict[sp.Symbol, sp.Expr]:
-    if not subs:
+    if subs is None:
         return {}
+    if not subs.strip():
+        raise InputError("no sizes given (leave the flag out for none)", "--subs")
     out: dict[sp.Symbol, sp.Expr] = {}
     for name, raw in parse_assignments(subs, where="--subs").items():
-        value = parse_expr(raw, where=f"--subs {name}")
-        if not value.is_number:
-            raise InputError(f"{name} must be a number, got {raw!r}", "--subs")
-        if not value.is_positive:
-            raise InputError(f"size {name} must be positive, got {raw}", "--subs")
+        value = size_value(name, raw)
         s = symbol(name)
         if s not in used:
             raise InputError(f"unknown symbol {name!r}: the formulas use "
                              f"{', '.join(sorted(map(str, used)))}", "--subs")
         out[s] = value
     return out
+
+
+def size_value(name: str, raw: str) -> sp.Integer:
+    """The value ``--subs`` gives size ``name``: a positive whole number (a count of elements,
+    bytes or chips; 1/2 or pi is no size).
+
+    >>> size_value("D", "8192"), size_value("B", "1.6e4")
+    (8192, 16000)
+    """
+    value = parse_expr(raw, where=f"--subs {name}")
+    if not value.is_number:
+        raise InputError(f"{name} must be a number, got {raw!r}", "--subs")
+    if not value.is_positive:
+        raise InputError(f"size {name} must be positive, got {raw}", "--subs")
+    if not value.is_Integer:
+        raise InputError(f"size {name} must be a whole number, got {raw}", "--subs")
+    return value

@@ -27,7 +27,8 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError, expect
-from ..core.parse import exact
+from ..core.parse import exact, size_name, symbol, user_sizes
+from ..core.printer import text
 from ..core.sizes import canonical_dtype, dtype_bytes
 from ..core.tables import RichView, Table, key_values
 from .algebra import substitute
@@ -95,6 +96,29 @@ class Op(RichView):
                        writes=sub(self.writes), comms=sub(self.comms))
 
 
+def positive(expr: sp.Expr, text_: str, where: str) -> sp.Expr:
+    """``expr`` when it can be positive for positive sizes: a number that is not, a formula
+    that never is, one that is not real or not finite, or one naming a size as the engine
+    names its own symbols (``alpha_<link>``, ``T_<term>``, ``epsilon``) is an InputError.
+
+    >>> from symroof.core.parse import parse_expr
+    >>> positive(parse_expr("2*P"), "2*P", "--bytes")
+    2*P
+    """
+    user_sizes(expr, where)
+    simple = sp.simplify(expr) if expr.has(sp.log, sp.exp) else expr  # a hidden 0 or 0/0
+    if simple is not expr and simple == 0:
+        raise InputError(f"{text_!r} is 0; it must be positive", where)
+    if simple.has(sp.zoo, sp.nan, sp.oo, -sp.oo):
+        raise InputError(f"{text_!r} is not finite ({text(simple)}); it must be positive", where)
+    if expr.is_number and not expr.is_positive:
+        raise InputError(f"{text_!r} must be positive", where)
+    if expr.is_positive is False or expr.is_extended_real is False:
+        what = "not real" if expr.is_extended_real is False else "never positive"
+        raise InputError(f"{text_!r} is {what} ({text(expr)}); it must be positive", where)
+    return expr
+
+
 def op(name: str, flops: sp.Expr | int, bytes: sp.Expr | int | Cost = 0, *,
        writes: sp.Expr | int | Cost = 0, comms: Cost | None = None,
        dtype: str = "bf16", compute: str = "mxu") -> Op:
@@ -105,11 +129,19 @@ def op(name: str, flops: sp.Expr | int, bytes: sp.Expr | int | Cost = 0, *,
     >>> op("shard", B*D*F, comms={"ici": 2*B*F}).comms
     {'ici': 2*B*F}
     """
-    def cost(value: sp.Expr | int | Cost) -> dict[str, sp.Expr]:
+    where = f"op {name!r}"
+
+    def checked(value: Any, what: str) -> sp.Expr:  # 0 (an op without it), or positive
+        e = exact(value, f"{where}: {what}")
+        return e if e == 0 else positive(e, str(value), f"{where}: {what}")
+
+    def cost(value: sp.Expr | int | Cost, what: str) -> dict[str, sp.Expr]:
         if isinstance(value, Mapping):
-            return {k: exact(v) for k, v in value.items()}
-        return {"hbm": exact(value)} if value != 0 else {}
-    return Op(name, exact(flops), cost(bytes), cost(writes), dict(comms or {}), dtype, compute)
+            return {k: checked(v, f"{what} {k}") for k, v in value.items()}
+        e = checked(value, what)
+        return {"hbm": e} if e != 0 else {}
+    return Op(name, checked(flops, "flops"), cost(bytes, "bytes"), cost(writes, "writes"),
+              cost(comms or {}, "comms"), dtype, compute)
 
 
 def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = None, *,
@@ -226,6 +258,7 @@ def _dims(part: str, where: str, allow_empty: bool = False) -> list[str]:
     for n in names:
         if not _DIM.match(n):
             raise InputError(f"bad dimension name {n!r}", where)
+        user_sizes(symbol(size_name(n, where)), where)  # not pi, oo, nan, T_math, alpha_ici
     if len(set(names)) != len(names):
         raise InputError(f"a dimension repeats in {part.strip()!r}", where)
     return names

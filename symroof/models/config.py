@@ -81,7 +81,7 @@ class MLA:
     def __post_init__(self) -> None:
         for name in ("kv_rank", "rope_dim", "nope_dim", "v_dim"):
             _positive(getattr(self, name), f"mla.{name}")
-        if not isinstance(self.q_rank, int) or self.q_rank < 0:
+        if not isinstance(self.q_rank, int) or isinstance(self.q_rank, bool) or self.q_rank < 0:
             raise InputError(f"must be a whole number >= 0, got {self.q_rank!r}", "mla.q_rank")
 
 
@@ -143,6 +143,12 @@ class ModelConfig(tb.RichView):
                                  where)
         if self.positions == "learned":
             _positive(self.max_positions, f"{where}: max_positions")
+        if self.sliding_window is not None:  # None is no window; 0 is no width a window has
+            _positive(self.sliding_window, f"{where}: sliding_window")
+        if not isinstance(self.aliases, tuple) or not all(isinstance(a, str)
+                                                          for a in self.aliases):
+            raise InputError(f"aliases must be a tuple of names, got {self.aliases!r:.60}",
+                             f"{where}: aliases")
         if self.mla is not None and self.head_dim != self.mla.nope_dim + self.mla.rope_dim:
             raise InputError("head_dim must be mla.nope_dim + mla.rope_dim", where)
         if self.moe is not None and self.moe.dense_layers > self.layers:

@@ -170,9 +170,35 @@ def multiplied_params(cfg: ModelConfig, *, symbolic: bool = False) -> sp.Expr:
     return sp.expand(p.active - p.embedding + s["V"] * s["D"])
 
 
+def count_of(value: object, letter: str, where: str, *, least: int = 1) -> sp.Expr:
+    """A count a model's formulas take (a context, a batch): the symbol ``letter`` when
+    ``value`` is None, else a whole number from ``least`` on or a SymPy size (``T``).
+
+    >>> count_of(None, "T", "context"), count_of(1024, "T", "context")
+    (T, 1024)
+    >>> count_of(-1, "B", "batch")
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: batch: must be a positive whole number, got -1
+    """
+    if value is None:
+        return symbol(letter)
+    least_text = "a positive whole number" if least == 1 else f"a whole number >= {least}"
+    if isinstance(value, str | bool | float):
+        raise InputError(f"must be {least_text} or a SymPy size, got {value!r:.60}", where)
+    out = exact(value, where)
+    if out.is_number and not (out.is_Integer and out >= least):
+        raise InputError(f"must be {least_text}, got {value}", where)
+    if not out.is_number and (out.is_extended_real is False or out.is_negative
+                              or (least and out.is_nonpositive)):
+        raise InputError(f"must be {least_text}, got {value}", where)
+    return out
+
+
 def context_symbol(context: int | sp.Expr | None) -> sp.Expr:
-    """``T`` when no context is given, else the given value as SymPy."""
-    return symbol("T") if context is None else exact(context)
+    """``T`` when no context is given, else the given value as SymPy (a whole number >= 0,
+    or a SymPy size)."""
+    return count_of(context, "T", "context", least=0)
 
 
 @dataclass(frozen=True)

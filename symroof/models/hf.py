@@ -66,6 +66,14 @@ class _Fields:
             raise InputError(f"field {key!r} must be a number, got {value!r}", self.where)
         return float(value)
 
+    def probability(self, key: str, default: float) -> float:
+        """A dropout probability: a number from 0 to 1."""
+        value = self.number(key, default)
+        if not 0 <= value <= 1:  # NaN too
+            raise InputError(f"field {key!r} must be a probability from 0 to 1, got "
+                             f"{self.get(key, default)!r}", self.where)
+        return value
+
     def bool(self, key: str, default: bool) -> bool:
         value = self.get(key, default)
         if not isinstance(value, bool):
@@ -89,7 +97,7 @@ def _llama_like(f: _Fields, name: str, *, qkv_bias: bool | None = None,
         tied_embeddings=f.bool("tie_word_embeddings", tied_default), norm="rmsnorm",
         qkv_bias=bias, out_bias=bias if qkv_bias is None else False,
         mlp_bias=f.bool("mlp_bias", False), positions="rope", moe=moe, sliding_window=window,
-        dropout=f.number("attention_dropout", 0) > 0,
+        dropout=f.probability("attention_dropout", 0) > 0,
         context_length=f.whole("max_position_embeddings", 0))
 
 
@@ -135,7 +143,8 @@ def _gpt2(f: _Fields, name: str) -> ModelConfig:
         heads=heads, kv_heads=heads, head_dim=hidden // heads, vocab=f.whole("vocab_size"),
         mlp="plain", tied_embeddings=True, norm="layernorm", qkv_bias=True, out_bias=True,
         mlp_bias=True, positions="learned", max_positions=f.whole("n_positions"),
-        dropout=any(f.number(k, 0.1) > 0 for k in ("resid_pdrop", "attn_pdrop", "embd_pdrop")),
+        dropout=any([f.probability(k, 0.1) > 0 for k in ("resid_pdrop", "attn_pdrop",
+                                                           "embd_pdrop")]),
         context_length=f.whole("n_positions"))
 
 
@@ -232,9 +241,11 @@ def _from_toml(text: str, where: str) -> ModelConfig:
     if not isinstance(data["source"], dict) or not isinstance(data["config"], dict):
         raise InputError("source and config are tables", where)
     source = {k: str(v) for k, v in data["source"].items()}
-    aliases = tuple(str(a) for a in data.get("aliases", []))
+    aliases = data.get("aliases", [])
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise InputError(f"aliases must be a list of names, got {aliases!r:.60}", where)
     return from_hf(data["config"], name=str(data["name"]), where=where, source=source,
-                   aliases=aliases)
+                   aliases=tuple(aliases))
 
 
 @lru_cache(maxsize=1)

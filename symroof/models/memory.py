@@ -31,10 +31,9 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import exact
 from ..core.sizes import dtype_bytes
 from .config import ModelConfig
-from .counts import RECOMPUTE, context_symbol, kv_bytes_per_token, params, sizes_of
+from .counts import RECOMPUTE, context_symbol, count_of, kv_bytes_per_token, params, sizes_of
 
 # bytes per parameter (weights, gradients, optimizer state); sources in the docstring
 OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
@@ -161,7 +160,7 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     if batch is not None:
         act = activation_bytes(cfg, recompute, context=context, dtype=activation_dtype,
                                symbolic=symbolic)
-        parts["activations"] = sp.expand(exact(batch) * context_symbol(context)
+        parts["activations"] = sp.expand(count_of(batch, "B", "batch") * context_symbol(context)
                                          * act.total)
         notes["activations"] = f"{recompute} recomputation, {activation_dtype}"
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
@@ -184,7 +183,7 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
         from .tensor_parallel import shard
         cfg = shard(cfg, tp)
     kv = kv_dtype or dtype
-    B = sp.Symbol("B", positive=True) if batch is None else exact(batch)
+    B = count_of(batch, "B", "batch")
     weights = params(cfg, symbolic=symbolic).total * dtype_bytes(dtype, where="--dtype")
     cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},

@@ -20,10 +20,10 @@ import sympy as sp
 
 from ..core.choices import EXACT, Choices, parse_choices
 from ..core.errors import DerivationError, InputError
-from ..core.parse import exact, parse_assignments, parse_expr, symbol
+from ..core.parse import engine_name, exact, parse_assignments, parse_expr, symbol
 from ..core.printer import number_value, text
-from ..engine.formulas import AdHoc, command_line_chip, derive_from, term_pair
-from ..engine.ops import op
+from ..engine.formulas import AdHoc, command_line_chip, derive_from, size_value, term_pair
+from ..engine.ops import op, positive
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import UNPROVEN, Threshold, term_time
 from ..engine.thresholds import between as between_terms
@@ -130,10 +130,7 @@ def _mlp_roofline(m: Mesh, spec: str, phase: str, choices: Choices) -> Roofline:
 
 
 def _formula(raw: str, where: str) -> sp.Expr:
-    expr = parse_expr(raw, where=where)
-    if expr.is_number and not expr.is_positive:
-        raise InputError(f"{raw!r} must be positive", where)
-    return expr
+    return positive(parse_expr(raw, where=where), raw, where)
 
 
 @dataclass(frozen=True)
@@ -221,6 +218,12 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
     m = command_line_mesh(mesh_spec, chip_name, catalog, overrides or {}, topology)
     if (array is None) == (nbytes is None):
         raise InputError("give --array DTYPE[DIMS] or --bytes EXPR (one of them)", "collective")
+    if dim is not None and not dim.strip():
+        raise InputError("an empty dimension name", "--dim")
+    if dim is not None and (array is None or k not in ("reducescatter", "alltoall")):
+        what = "--bytes has no dimensions" if array is None else f"{k} splits no dimension"
+        raise InputError(f"{what}: --dim is for a reducescatter or an alltoall of an --array",
+                         "--dim")
     try:
         m.resolve(axes)
     except InputError as exc:
@@ -282,11 +285,16 @@ def _on_array(kind: str, array: str, axes: str, m: Mesh, dim: str | None) -> Col
 
 
 def _values(subs: str | None, used: set[sp.Basic]) -> dict[sp.Symbol, sp.Expr]:
+    if subs is not None and not subs.strip():
+        raise InputError("no sizes given (leave the flag out for none)", "--subs")
     out: dict[sp.Symbol, sp.Expr] = {}
     for name, raw in parse_assignments(subs or "", where="--subs").items():
-        value = parse_expr(raw, where=f"--subs {name}")
-        if not value.is_number or not value.is_positive:
-            raise InputError(f"{name} must be a positive number, got {raw!r}", "--subs")
+        if engine_name(name):  # a link's latency alpha_<link>: seconds, not a whole size
+            value = parse_expr(raw, where=f"--subs {name}")
+            if not (value.is_Rational and value.is_positive):
+                raise InputError(f"{name} must be a positive number, got {raw!r}", "--subs")
+        else:
+            value = size_value(name, raw)
         s = next((u for u in used if getattr(u, "name", None) == name), None)
         if s is None:
             raise InputError(f"unknown symbol {name!r}: the collective uses "

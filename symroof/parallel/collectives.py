@@ -47,8 +47,7 @@ from ..core import tables as tb
 from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, parse_expr
-from ..engine.formulas import positive
-from ..engine.ops import Op
+from ..engine.ops import Op, positive
 from .in_network import canonical_algorithm, in_switch_stages
 from .mesh import Axis, Mesh
 from .rings import Stage as Stage  # re-exported: a collective's stages
@@ -220,10 +219,6 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
     k = canonical_kind(kind)
     v = parse_expr(nbytes, where="nbytes") if isinstance(nbytes, str) else exact(nbytes)
     v = positive(sp.simplify(v) if v.has(sp.log) else v, str(nbytes), "nbytes")
-    clash = sorted(str(x) for x in v.free_symbols if str(x).startswith(("alpha_", "T_")))
-    if clash:
-        raise InputError(f"{clash[0]} names a latency or a time term, not a size of the "
-                         "bytes", "nbytes")
     names = on.resolve(axes)
     if k == "permute" and len(names) != 1:
         raise InputError(f"a permute runs along one axis, got {', '.join(names)}")
@@ -255,8 +250,8 @@ def reduce_scatter(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
     ``[B, F] {partial over X} -> [B, F_X]`` (default dim: the last one not split)."""
     a = _partial(array, axes, on, "ReduceScatter")
     names = on.resolve(axes)
-    target = a.dim(dim) if dim else next((d for d in reversed(a.dims) if not d.axes),
-                                         a.dims[-1])
+    last = next((d for d in reversed(a.dims) if not d.axes), a.dims[-1])
+    target = a.dim(dim) if dim is not None else last
     result = a.with_axes(target.name, (*target.axes, *names))
     sharded(result.text, on)  # checks divisibility
     v = a.device_bytes
@@ -284,7 +279,8 @@ def all_to_all(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
     if source is None:
         raise InputError(f"no dimension of {a.text} is split over {''.join(names)}",
                          f"AllToAll over {''.join(names)}")
-    target = a.dim(dim) if dim else next((d for d in a.dims if not d.axes), None)
+    target = a.dim(dim) if dim is not None else next((d for d in a.dims if not d.axes),
+                                                    None)
     if target is None or target.name == source.name:
         raise InputError(f"give the dimension of {a.text} to split over {''.join(names)}",
                          f"AllToAll over {''.join(names)}")

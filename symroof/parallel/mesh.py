@@ -33,7 +33,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.errors import InputError
-from ..core.parse import exact, parse_assignments, parse_expr
+from ..core.parse import exact, parse_assignments, parse_expr, size_name
 from ..hardware.catalog import Chip, chip
 from ..hardware.links import Link
 from ..hardware.topology import Topology
@@ -172,9 +172,17 @@ def mesh(spec: str | Mapping[str, int | str | sp.Expr], on: Chip | str, *,
     N
     """
     where = f"mesh {spec!r}" if isinstance(spec, str) else "mesh"
+    if isinstance(spec, str) and any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in spec):
+        raise InputError("a control character (a newline, a tab, an escape) is not allowed",
+                         where)
     the_chip = chip(on) if isinstance(on, str) else on
-    pairs = parse_assignments(spec, where=where) if isinstance(spec, str) else \
-        {k: str(v) for k, v in spec.items()}
+    if isinstance(spec, str):
+        pairs = {size_name(k, where): v for k, v in parse_assignments(spec, where=where).items()}
+    elif isinstance(spec, Mapping):
+        pairs = {size_name(k, where): str(v) for k, v in spec.items()}
+    else:
+        raise InputError(f"expected a mesh such as 'X=8,Y=4' or {{'X': 8}}, got "
+                         f"{type(spec).__name__}", where)
     if not pairs:
         raise InputError("a mesh needs at least one axis, e.g. 'X=8,Y=4'", where)
     sizes: dict[str, tuple[sp.Expr, str | None]] = {}
@@ -198,6 +206,10 @@ def mesh(spec: str | Mapping[str, int | str | sp.Expr], on: Chip | str, *,
             raise InputError(f"axis {name} has size {size_text!r}: a mesh axis needs a "
                              f"whole number of chips, at least 1", where)
         sizes[name] = (size, link.strip() if at else None)
+    chips = prod(int(size) for size, _ in sizes.values() if size.is_Integer)
+    if chips > MAX_CHIPS:
+        raise InputError(f"{chips:.3g} chips in all: more chips than any system holds (at "
+                         f"most {MAX_CHIPS})", where)
     topo = the_chip.topology(topology)
     builder = _torus if topo.kind == "torus" else _switch
     axes, notes = builder(the_chip, topo, sizes, where)

@@ -31,7 +31,7 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.errors import InputError
-from ..core.parse import CONSTANTS, MAX_DIGITS, NOT_SIZES, exact, symbol
+from ..core.parse import CONSTANTS, MAX_DIGITS, NOT_SIZES, exact, symbol, user_sizes
 from ..core.sizes import canonical_dtype, dtype_bytes
 from .mesh import Mesh, split_axes
 
@@ -145,6 +145,7 @@ def sharded(spec: str | ShardedArray, on: Mesh, *,
         name, axes = _split_token(token, on, at)
         if name in NOT_SIZES or name in CONSTANTS:  # as formulas refuse them
             raise InputError(f"the name {name!r} is not a size", at)
+        user_sizes(symbol(name), at)  # alpha_<link>, T_<term>: the engine's own symbols
         for a in axes:
             if a in seen:
                 raise InputError(f"mesh axis {a!r} already splits dimension {seen[a]!r}: an "
