@@ -251,9 +251,8 @@ def test_a_training_forward_moves_what_a_prefill_of_its_microbatch_moves(
     strategy = parse_strategy(spec)
     plan = train(cfg, m, strategy, batch=16, context=context, microbatches=micro,
                  attention=kernel)
-    axes = {k: strategy.axes(k) for k in ("dp", "zero", "fsdp", "tp") if strategy.axes(k)}
-    data = tuple(a for k in ("dp", "zero", "fsdp") for a in axes.get(k, ()))
-    prefill = device_step(cfg, "prefill", m, {"tp": axes.get("tp", ()), "dp": data},
+    data = tuple(a for k in strategy.kinds if k != "tp" for a in strategy.axes(k))
+    prefill = device_step(cfg, "prefill", m, {"tp": strategy.axes("tp"), "dp": data},
                           batch=16 // micro, context=context, kernel=Kernel(kernel))
     moved = plan.terms["hbm"].phases["forward"] * m.chip.bandwidth("hbm")
     assert moved == micro * prefill.bytes

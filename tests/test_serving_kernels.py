@@ -130,3 +130,23 @@ def test_kernel_choices_are_serving_options_and_named_when_wrong() -> None:
     assert done.returncode == 0, done.stderr
     names = [row["name"] for row in json.loads(done.stdout)["layers"]]
     assert names[2:4] == ["scores", "values"]
+
+
+@pytest.mark.parametrize("name", ["llama-2-7b", "gpt2-xl", "qwen2.5-7b"])
+def test_the_books_serving_step_is_the_device_step_with_activations_on_chip(name: str) -> None:
+    # the book's form, (P bytes + B T KV) / HBM bandwidth, is the full step's HBM term with
+    # the activations on chip, less what it names apart: the B embedding rows looked up
+    # instead of whole tables, and the new token's K and V written
+    from symroof import chip
+    from symroof.models.chosen import book_decode_time
+    from symroof.plans.device_step import device_step
+    cfg, h100, batch, context = model(name), chip("h100-sxm"), 16, 1024
+    step = device_step(cfg, "decode", None, {}, batch=batch, context=context, chip=h100,
+                       kernel=Kernel(activations="on_chip"))
+    book = book_decode_time(cfg, h100, batch, context) * h100.bandwidth("hbm")
+    p, D = params(cfg), cfg.d_model
+    tables = p.embedding - cfg.vocab * D  # looked up only: the output head reads its matrix
+    rows = 2 if cfg.positions == "learned" else 1
+    new_kv = batch * cfg.layers * 2 * cfg.kv_heads * cfg.head_dim * 2
+    assert step.terms["hbm"] * h100.bandwidth("hbm") == \
+        book - tables * 2 + batch * D * 2 * rows + new_kv
