@@ -257,3 +257,35 @@ def test_a_training_forward_moves_what_a_prefill_of_its_microbatch_moves(
     moved = plan.terms["hbm"].phases["forward"] * m.chip.bandwidth("hbm")
     assert moved == micro * prefill.bytes
     assert plan.terms["hbm"].phases["backward"] == 2 * plan.terms["hbm"].phases["forward"]
+
+
+@pytest.mark.parametrize(("verb", "axis"), [("serve", 8), ("train", 16)])
+def test_a_texts_collectives_drop_the_rings_n_minus_one_over_n(verb: str, axis: int) -> None:
+    # with the latency off on both sides, the leading term in n takes (n-1)/n as 1: every
+    # collective term over an axis of n chips is n/(n-1) times the exact one
+    from symroof.core.choices import BOOK, Choices
+    cfg, no_latency = model("llama-2-7b"), Choices(latency="off")
+    if verb == "serve":
+        m = mesh(f"X={axis}", "h100-sxm")
+        exact_, book = (serve(cfg, m, batch=64, context=2048, choices=c).decode.terms
+                        for c in (no_latency, BOOK))
+    else:
+        m = mesh(f"X={axis},Y={axis}", "tpu-v5e")
+        exact_, book = ({k: t.time for k, t in train(cfg, m, parse_strategy("fsdp=X,tp=Y"),
+                                                      batch=256, context=2048,
+                                                      choices=c).terms.items()}
+                        for c in (no_latency, BOOK))
+    comms = [k for k in exact_ if " over " in k]
+    assert comms
+    for k in comms:
+        assert book[k] == exact_[k] * sp.Rational(axis, axis - 1), k
+    assert all(book[k] == exact_[k] for k in exact_ if k not in comms)
+
+
+def test_a_plan_refuses_a_choice_it_does_not_take() -> None:
+    done = run_cli("plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "tp=X",
+                   "--chip", "h100-sxm", "--choices", "flops=per_token_6P")
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.strip() == (
+        "symroof: error: --choices: a training plan takes the choices collectives, latency, "
+        "link_alpha; flops=per_token_6P does not apply to it")

@@ -83,6 +83,10 @@ def register(verbs: Any) -> None:
                    help="bytes per parameter of weights, gradients and optimizer state "
                         "(default adam-mixed: 2 + 2 + 12; adam-megatron: fp32 gradients, 18)")
     kernel_options(p, "train materialised, serve flash; --causal and --activations: serving")
+    p.add_argument("--choices", metavar="CHOICES",
+                   help="cost the collectives as a text does: 'book' (the leading term in the "
+                        "axis size, no latency) or FIELD=VALUE pairs of collectives, latency, "
+                        "link_alpha (see 'symroof collective --help')")
     p.add_argument("--offload", metavar="PARTS",
                    help="training: keep optimizer, weights and/or activations in host memory "
                         "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
@@ -157,7 +161,7 @@ def run_plan(args: argparse.Namespace) -> int:
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
-        dtype=args.dtype, kv_dtype=args.kv_dtype)
+        dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

@@ -158,6 +158,19 @@ class Choices:
             ([f"the chip table's {self.edition} edition"] if "edition" in
              self.changed(base) and self.edition else [])
 
+    def within(self, allowed: tuple[str, ...], what: str, where: str = "--choices") -> Choices:
+        """``self`` when it changes only ``allowed`` fields; a choice ``what`` does not take
+        is an input error naming it.
+
+        >>> BOOK.within(COLLECTIVE_CHOICES, "a plan") == BOOK
+        True
+        """
+        other = [n for n in self.changed() if n not in allowed]
+        if other:
+            raise InputError(f"{what} takes the choices {', '.join(allowed)}; "
+                             f"{other[0]}={self._value(other[0])} does not apply to it", where)
+        return self
+
     def to_json(self) -> dict[str, Any]:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
@@ -167,6 +180,8 @@ class Choices:
 
 
 EXACT = Choices()
+# the choices a collective takes (``parallel.collectives.Collective.under``)
+COLLECTIVE_CHOICES = ("collectives", "latency", "link_alpha")
 # the book's form of a collective: V/W with the bidirectional figure, no latency
 BOOK = Choices(collectives="leading", latency="off")
 PRESETS = {"exact": EXACT, "book": BOOK}

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy import Expr
 
+from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.sizes import dtype_bytes
@@ -105,10 +106,12 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
                 efficiency: Efficiency = PEAK, chip: Chip | None = None,
-                kernel: Kernel = DEFAULT_KERNEL) -> DeviceStep:
+                kernel: Kernel = DEFAULT_KERNEL, choices: Choices = EXACT) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
-    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says."""
+    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; its collectives
+    costed under ``choices`` (``core.choices.COLLECTIVE_CHOICES``)."""
+    choices = choices.within(COLLECTIVE_CHOICES, "a model step")
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
@@ -125,6 +128,8 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     once: dict[str, Expr] = {}
 
     def timed(kind: str, c: Collective) -> tuple[str, Expr]:
+        if choices != EXACT:
+            c = c.under(choices)
         label = f"{kind} over {'+'.join(c.axes)} ({', '.join(sorted(c.bandwidths()))})"
         f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
         return label, c.bandwidth_time / f + _known(c.latency_time, notes)

@@ -62,6 +62,7 @@ class PlanRequest:
     in_network: bool = False
     dtype: str = "bf16"
     kv_dtype: str | None = None
+    choices: str | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -84,6 +85,9 @@ class PlanRequest:
                 if given:
                     raise InputError("a choice of the serving steps' kernels (--serve); a "
                                      "training step counts its FLOPs as PaLM does", flag)
+        if self.choices is not None and (self.search is not None or self.laws):
+            raise InputError("choices cost one plan's collectives as a text does: give them "
+                             "with --mesh and --strategy", "--choices")
         if self.offload is not None and (self.mode != "train" or self.search is not None):
             raise InputError("offloading is for one training plan (--train with --mesh and "
                              "--strategy)", "--offload")
@@ -102,6 +106,8 @@ class PlanRequest:
         from .strategy import parse_strategy
         r = self.checked()
         assert r.batch is not None and r.context is not None and r.attention is not None
+        from ..core.choices import EXACT, parse_choices
+        chosen = parse_choices(r.choices) if r.choices is not None else EXACT
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         eff = parse_efficiency(r.efficiency)
@@ -131,7 +137,8 @@ class PlanRequest:
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
                              microbatch=r.microbatch, recompute=r.recompute,
                              optimizer=r.optimizer, attention=r.attention, efficiency=eff,
-                             offload=parse_offload(r.offload), in_network=r.in_network)
+                             offload=parse_offload(r.offload), in_network=r.in_network,
+                             choices=chosen)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
@@ -143,7 +150,7 @@ class PlanRequest:
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
-                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel)
+                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, choices=chosen)
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy import Expr
 
+from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical
@@ -138,7 +139,7 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
 def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
           context: int, generate: int = 256, efficiency: Efficiency = PEAK,
           dtype: str = "bf16", kv_dtype: str | None = None,
-          kernel: Kernel | None = None) -> Serving:
+          kernel: Kernel | None = None, choices: Choices = EXACT) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
     ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
     says (default: flash attention, a dense count, activations through HBM)."""
@@ -155,7 +156,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
 
     def step(phase: str, b: int | None, t: int) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
-                           kv_dtype=kv, efficiency=efficiency, kernel=k)
+                           kv_dtype=kv, efficiency=efficiency, kernel=k, choices=choices)
     prefill, decode = step("prefill", batch, context), step("decode", batch, context)
     critical = step_critical(step("decode", None, context))
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
@@ -185,7 +186,10 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         f"a request: its prompt's prefill, then {generate} decode steps each timed at the "
         f"prompt's context (the cache grows by {generate} tokens over them); batches run "
         "one after another on the same chips, pp of them in flight",
-        f"efficiency: {efficiency.describe()}", *sorted(notes), *m.assumptions)
+        f"efficiency: {efficiency.describe()}", *sorted(notes),
+        *([f"collectives as a text costs them: {choices.describe()} (leaves out "
+           f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
+        *m.assumptions)
     return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                    sp.Integer(batch), sp.Integer(context), memory, capacity, prefill, decode,
                    critical, balance, generate, assumptions, tuple(grid), dtype, kv,

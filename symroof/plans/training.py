@@ -27,6 +27,7 @@ import sympy as sp
 from sympy import Expr
 
 from ..core import tables as tb
+from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import exact
 from ..engine.critical import critical_size
@@ -131,14 +132,17 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
           symbolic: bool = False, offload: tuple[str, ...] = (),
-          in_network: bool = False) -> Plan:
+          in_network: bool = False, choices: Choices = EXACT) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
     ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
     schedule with a pipeline axis). ``peak`` replaces the chip's bf16 peak (a symbol for a
     law); ``symbolic`` keeps the model's sizes as letters; ``offload`` names the parts kept
     in host memory (:mod:`symroof.plans.offload`); ``in_network`` has every AllReduce over
-    one switched network reduce in the switch (:mod:`symroof.parallel.in_network`)."""
+    one switched network reduce in the switch (:mod:`symroof.parallel.in_network`);
+    ``choices`` costs every collective as a text does (``core.choices``: the leading term in
+    the axis size, no latency, the one-way link figure)."""
+    choices = choices.within(COLLECTIVE_CHOICES, "a training plan")
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
         raise InputError("a pipeline runs along one axis, got pp="
@@ -165,7 +169,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
                               n, rate, cfg, recompute, efficiency, symbolic, in_network,
-                              attention)
+                              attention, choices)
     tier = None
     if offload:
         from .offload import host_tier
@@ -202,6 +206,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         "shard of the layer ops (replicated norms and activations counted on every tensor "
         "rank), the backward's twice that",
         f"efficiency: {efficiency.describe()}", *(tier.notes if tier else ()), *where,
+        *([f"collectives as a text costs them: {choices.describe()} (leaves out "
+           f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
         *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
@@ -242,7 +248,7 @@ def _mesh_text(m: Mesh) -> str:
 def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
            b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
            eff: Efficiency, symbolic: bool = False, in_network: bool = False,
-           attention: str = "materialised",
+           attention: str = "materialised", choices: Choices = EXACT,
            ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]],
                                      list[str]]:
     T = t.context
@@ -275,6 +281,8 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         how = (in_switch_algorithm([m.axis(a) for a in axes]) or "ring") \
             if in_network and u.collective == "allreduce" else "ring"
         coll = collective(u.collective, nbytes, list(axes), m, how)
+        if choices != EXACT:
+            coll = coll.under(choices)
         links = sorted(coll.bandwidths())
         name = f"{_label(strategy, u.kind)} over {'+'.join(axes)} ({', '.join(links)})"
         if in_network and u.collective == "allreduce":
