@@ -121,8 +121,8 @@ def test_a_peak_derived_from_the_microarchitecture_agrees_with_the_sheet() -> No
     assert a100.with_figures({"micro.clock": "1.1 GHz"}).micro_peak() == \
         108 * 4 * 512 * 1_100_000_000
     with pytest.raises(InputError, match=r"chip 'h100-sxm' has no microarchitecture figure "
-                                         r"'sms' to derive a bf16 peak from"):
-        chip("h100-sxm").micro_peak()
+                                         r"'tensor_cores_per_sm' to derive a bf16 peak from"):
+        chip("h100-sxm").micro_peak()  # its SMs are catalogued, not the rest
     with pytest.raises(InputError, match=r"a clock is a number and a unit"):
         a100.with_figures({"micro.clock": "fast"})
 

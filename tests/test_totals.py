@@ -22,6 +22,12 @@ def test_a_pod_s_totals_add_up_its_chips() -> None:
     assert t.hbm == 256 * v5e.capacity("hbm") and t.hbm_bandwidth == 256 * v5e.bandwidth()
     node = totals(mesh("node=2,gpu=8", "h100-sxm"), "fp8")
     assert node.chips == 16 and node.flops == 16 * chip("h100-sxm").peak("fp8")
+    # cores: 1 TensorCore per v5e chip, 2 per v5p chip (megacore; B2), 132 SMs per H100
+    # (B12); none catalogued for the H100 PCIe
+    assert (t.cores, t.core_kind) == (256, "TensorCores")
+    assert totals(mesh("X=4,Y=4,Z=4", "tpu-v5p")).cores == 128
+    assert (node.cores, node.core_kind) == (16 * 132, "SMs")
+    assert chip("h100-pcie").cores() is None
 
 
 def test_a_symbolic_mesh_has_symbolic_totals() -> None:

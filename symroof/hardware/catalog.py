@@ -156,6 +156,18 @@ class Chip(tb.RichView):
         return micro_peak({k: f.value for k, f in self.figures.items()},
                           canonical_dtype(dtype), self.name)
 
+    def cores(self) -> tuple[sp.Expr, str] | None:
+        """The chip's cores and what they are: a GPU's SMs or a TPU's TensorCores; None
+        where the catalogue gives no count.
+
+        >>> chip("tpu-v5p").cores(), chip("h100-sxm").cores()
+        ((2, 'TensorCores'), (132, 'SMs'))
+        """
+        for key, kind in (("micro.sms", "SMs"), ("micro.tensorcores", "TensorCores")):
+            if key in self.figures:
+                return self.figures[key].value, kind
+        return None
+
     def bandwidth(self, name: str = "hbm") -> sp.Expr:
         """Bytes per second of a memory level, or of a link one way (``link(name).one_way``,
         counted per what its source counts: link, chip, host or node)."""

@@ -5,7 +5,8 @@
 >>> micro_value("micro.sms", "108", "here")
 108
 
-A chip's ``[micro]`` table gives ``sms`` (streaming multiprocessors), ``tensor_cores_per_sm``,
+A chip's ``[micro]`` table gives ``sms`` (a GPU's streaming multiprocessors), ``tensorcores``
+(a TPU's TensorCores per chip), ``tensor_cores_per_sm``,
 ``clock`` (the boost clock, ``1.41 GHz``) and, per dtype, ``flops_per_clock_per_tensor_core``
 (dense, a multiply-add counted as two FLOPs), each with its source. The peak they give is
 SMs x tensor cores per SM x FLOPs per clock per tensor core x clock (``Chip.micro_peak``),
@@ -24,7 +25,8 @@ from ..core.errors import InputError
 from ..core.parse import parse_expr
 from ..core.sizes import DTYPES
 
-FIELDS = ("sms", "tensor_cores_per_sm", "clock", "flops_per_clock_per_tensor_core")
+FIELDS = ("sms", "tensorcores", "tensor_cores_per_sm", "clock",
+          "flops_per_clock_per_tensor_core")
 _HERTZ = {"Hz": 1, "kHz": 10**3, "MHz": 10**6, "GHz": 10**9}
 _CLOCK = re.compile(r"\s*([0-9.]+)\s*(Hz|kHz|MHz|GHz)\s*\Z")
 

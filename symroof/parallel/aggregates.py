@@ -4,13 +4,16 @@
 >>> t = totals(mesh("X=16,Y=16", "tpu-v5e"))
 >>> t.chips, t.hosts, t.flops, t.hbm, t.hbm_bandwidth
 (256, 32, 50432000000000000, 4096000000000, 207360000000000)
+>>> t.cores, t.core_kind, totals(mesh("X=8", "h100-sxm")).cores
+(256, 'TensorCores', 1056)
 >>> flops_time(6 * 10**21, 256, "tpu-v5e", mfu="1/2")
 46875000/197
 >>> global_batch(240, 256, experts=8, active=2)
 245760
 
-- ``totals(mesh, dtype)``: chips, hosts (chips over the chips behind one host), aggregate
-  peak FLOP/s in ``dtype``, HBM capacity and HBM bandwidth of all chips together.
+- ``totals(mesh, dtype)``: chips, hosts (chips over the chips behind one host), cores (a
+  GPU's SMs or a TPU's TensorCores, where the catalogue counts them), aggregate peak
+  FLOP/s in ``dtype``, HBM capacity and HBM bandwidth of all chips together.
 - ``flops_time(F, chips, chip, mfu, dtype)``: the time of F FLOPs on ``chips`` chips that
   run at ``mfu`` of their peak: F / (chips * peak * mfu).
 - ``global_batch(per_chip, chips, experts, active)``: the global batch a per-chip critical
@@ -49,9 +52,12 @@ class Totals(tb.RichView):
     flops: sp.Expr  # peak FLOP/s of all chips in dtype
     hbm: sp.Expr  # HBM bytes of all chips
     hbm_bandwidth: sp.Expr  # HBM bytes/s of all chips
+    cores: sp.Expr | None = None  # SMs or TensorCores of all chips (None: not catalogued)
+    core_kind: str = ""  # "SMs" or "TensorCores"
 
     def _view(self) -> tuple[str, tb.Table]:
         rows = [("chips", self.chips), ("hosts", self.hosts),
+                *([(self.core_kind, self.cores)] if self.cores is not None else []),
                 (f"peak FLOP/s ({self.dtype})", self.flops), ("HBM, bytes", self.hbm),
                 ("HBM bandwidth, bytes/s", self.hbm_bandwidth)]
         return f"totals of mesh {self.mesh.spec or ', '.join(self.mesh.axes)} on " \
@@ -62,8 +68,10 @@ def totals(m: Mesh, dtype: str = "bf16") -> Totals:
     """The mesh's totals (see the module)."""
     n = m.devices
     per_host = m.topology.chips_per_host if m.topology is not None else 1
+    cores = m.chip.cores()
     return Totals(m, dtype, n, sp.ceiling(n / per_host) if n.is_Integer else n / per_host,
-                  n * m.chip.peak(dtype), n * m.chip.capacity("hbm"), n * m.chip.bandwidth())
+                  n * m.chip.peak(dtype), n * m.chip.capacity("hbm"), n * m.chip.bandwidth(),
+                  n * cores[0] if cores else None, cores[1] if cores else "")
 
 
 def flops_time(flops: Any, chips: Any, on: Chip | str, mfu: Any = 1,
