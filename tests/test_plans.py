@@ -3,6 +3,9 @@ batches, the plan search and its agreement with the exact plans."""
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 import numpy as np
 import pytest
 import sympy as sp
@@ -279,3 +282,36 @@ def test_every_plan_has_lower_below_upper_and_its_states_follow_zero(c) -> None:
     states = [p.memory[k] for k in ("weights", "gradients", "optimizer")]
     # ZeRO shards the optimizer state from stage 1, gradients from 2, weights from 3
     assert (states[2] / states[0] == 6) is (c.stage == 0 or c.degrees[1] == 1 or c.stage == 3)
+
+
+def test_an_interleaved_pipeline_shrinks_its_bubble_v_times() -> None:
+    # Narayanan et al. 2021 (section 2.2.2): v chunks per stage cut the fill and drain to
+    # (p - 1)/v chunk times; Korthikanti et al. 2022 (section 4.2.3): the first stage then
+    # holds 1 + (p - 1)/(p v) times the activations; each microbatch leaves a stage v times
+    cfg, m = model("megatron-gpt-175b"), mesh("X=8,Y=8", "a100-80gb")
+    strategy = parse_strategy("pp=X,tp=Y,sp")
+
+    def plan(v: int) -> Any:
+        return train(cfg, m, strategy, batch=64, context=2048, microbatches=64,
+                     recompute="selective", optimizer="adam-megatron", interleave=v)
+    one, three = plan(1), plan(3)
+    assert one.bound == three.bound == "compute"
+    assert three.terms["pipeline bubble"].time * 3 == one.terms["pipeline bubble"].time
+    assert three.memory["activations"] == \
+        one.memory["activations"] * (1 + sp.Rational(7, 8 * 3))
+    sends = [t for k, t in three.terms.items() if k.startswith("pp over")]
+    assert [t.time for t in sends] == \
+        [3 * t.time for k, t in one.terms.items() if k.startswith("pp over")]
+
+
+@pytest.mark.parametrize(("spec", "v", "micro", "message"), [
+    ("tp=X", 2, 8, "interleaving splits a pipeline's stages: give a pp axis"),
+    ("pp=X", 5, 8, "llama-2-7b: 32 layers do not split into 8 stages x 5 chunks"),
+    ("pp=X", 2, 12, "an interleaved schedule runs microbatches in groups of the 8 stages, "
+                    "got 12"),
+])
+def test_an_interleaving_that_cannot_run_is_refused(spec: str, v: int, micro: int,
+                                                    message: str) -> None:
+    with pytest.raises(InputError, match=re.escape(message)):
+        train(model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy(spec), batch=96,
+              context=2048, microbatches=micro, interleave=v)

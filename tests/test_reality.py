@@ -280,7 +280,8 @@ def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name
     result = PlanRequest(model=name, mode="train", chip="a100-80gb", mesh=spec,
                          strategy=strategy, search=run.gpus, batch=run.global_batch,
                          context=S, microbatches=micro, recompute="selective",
-                         optimizer="adam-megatron", efficiency="megatron-a100").run()
+                         optimizer="adam-megatron", efficiency="megatron-a100",
+                         interleave=run.interleave).run()
     given, search = result.given, result.search
     assert given is not None and search is not None
     assert (given.mesh, given.devices, given.batch) == (spec, run.gpus, run.global_batch)

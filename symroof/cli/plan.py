@@ -74,6 +74,9 @@ def register(verbs: Any) -> None:
                         "stages, else 1)")
     p.add_argument("--microbatch", metavar="SIZE", type=count,
                    help="sequences per microbatch: gradient accumulation for any strategy")
+    p.add_argument("--interleave", metavar="V", type=count, default=1,
+                   help="training: V model chunks per pipeline stage (interleaved 1F1B: the "
+                        "bubble shrinks V times; default 1)")
     p.add_argument("--recompute", default="none",
                    choices=("none", "selective", "full", "any"),
                    help="activation recomputation policy (default none; any: --search tries "
@@ -161,7 +164,8 @@ def run_plan(args: argparse.Namespace) -> int:
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
-        dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices)
+        dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices,
+        interleave=args.interleave)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

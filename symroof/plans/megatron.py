@@ -141,7 +141,7 @@ class Run:
     def as_plan(self) -> tuple[str, str, int]:
         """The run as ``symroof plan`` states it: mesh, strategy and microbatches per
         replica, the data, pipeline and tensor axes in that order (the last in the NVLink
-        domain). The generic plan's 1F1B has no interleaving: ``interleave`` is left out.
+        domain). Its ``interleave`` is the generic plan's too (``train(..., interleave=)``).
 
         >>> from symroof.models import model
         >>> Run(model("megatron-gpt-22b"), 8, 2, 8, 1, 2048, "sequence+selective").as_plan()

@@ -63,6 +63,7 @@ class PlanRequest:
     dtype: str = "bf16"
     kv_dtype: str | None = None
     choices: str | None = None
+    interleave: int = 1
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -88,6 +89,10 @@ class PlanRequest:
         if self.choices is not None and (self.search is not None or self.laws):
             raise InputError("choices cost one plan's collectives as a text does: give them "
                              "with --mesh and --strategy", "--choices")
+        if self.interleave != 1 and (self.mode != "train" or self.mesh is None):
+            raise InputError("interleaving is for one training plan with a pipeline (--train "
+                             "with --mesh and a pp axis in --strategy; beside a --search, "
+                             "the plan given)", "--interleave")
         if self.offload is not None and (self.mode != "train" or self.search is not None):
             raise InputError("offloading is for one training plan (--train with --mesh and "
                              "--strategy)", "--offload")
@@ -138,7 +143,7 @@ class PlanRequest:
                              microbatch=r.microbatch, recompute=r.recompute,
                              optimizer=r.optimizer, attention=r.attention, efficiency=eff,
                              offload=parse_offload(r.offload), in_network=r.in_network,
-                             choices=chosen)
+                             choices=chosen, interleave=r.interleave)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
@@ -165,7 +170,8 @@ class PlanRequest:
 
 
 def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
-    """The plan set beside a search: ``r``'s mesh, strategy and microbatches, under its
+    """The plan set beside a search: ``r``'s mesh, strategy, microbatches and interleaving,
+    under its
     recomputation policy (``any``: the fastest that fits of each policy, by T_lower, then
     T_upper)."""
     from ..models.counts import RECOMPUTE
@@ -173,7 +179,8 @@ def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     assert r.batch is not None and r.context is not None and r.attention is not None
     plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
                    microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
-                   optimizer=r.optimizer, attention=r.attention, efficiency=eff)
+                   optimizer=r.optimizer, attention=r.attention, efficiency=eff,
+                   interleave=r.interleave)
              for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
     return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
 

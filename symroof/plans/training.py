@@ -43,7 +43,7 @@ from ..parallel.mesh import Mesh
 from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .mfu import predicted_mfu
-from .pipeline import pipeline_cost
+from .pipeline import interleaved_cost
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .zero import zero_states
@@ -132,7 +132,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
           symbolic: bool = False, offload: tuple[str, ...] = (),
-          in_network: bool = False, choices: Choices = EXACT) -> Plan:
+          in_network: bool = False, choices: Choices = EXACT, interleave: int = 1) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
     ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
@@ -141,7 +141,11 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     in host memory (:mod:`symroof.plans.offload`); ``in_network`` has every AllReduce over
     one switched network reduce in the switch (:mod:`symroof.parallel.in_network`);
     ``choices`` costs every collective as a text does (``core.choices``: the leading term in
-    the axis size, no latency, the one-way link figure)."""
+    the axis size, no latency, the one-way link figure); ``interleave`` runs v model chunks
+    per pipeline stage (interleaved 1F1B, Narayanan et al., 2021, section 2.2.2): the bubble
+    shrinks to (p - 1)/(v m) of the busy time, a stage sends each microbatch on v times (once
+    per chunk), and the first stage holds 1 + (p - 1)/(p v) times the activations
+    (Korthikanti et al., 2022, section 4.2.3)."""
     choices = choices.within(COLLECTIVE_CHOICES, "a training plan")
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
@@ -153,6 +157,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     pp = deg[DEGREE["pp"]]
     replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
     micro = _microbatches(batch, replicas, pp, microbatches, microbatch)
+    chunks = _chunks(cfg, interleave, pp, micro)
     w, g, o, why = OPTIMIZERS[optimizer]
     per = {"weights": w, "gradients": g, "optimizer": o}
     t = template or training_template(cfg, context=context, kinds=kinds_of(strategy),
@@ -169,14 +174,15 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
                               n, rate, cfg, recompute, efficiency, symbolic, in_network,
-                              attention, choices)
+                              attention, choices, chunks)
     tier = None
     if offload:
         from .offload import host_tier
         tier = host_tier(offload, _memory(t, cfg, strategy, subs, B_GLOBAL / (replicas * micro),
-                                          per, recompute, context, pp, micro, attention),
+                                          per, recompute, context, pp, micro, attention,
+                                          chunks),
                          per, m.chip, cfg.layers / pp, micro,
-                         sp.Min(pp, micro) if pp != 1 else sp.S.One, efficiency)
+                         _in_flight(pp, micro, chunks), efficiency)
         sym.update(tier.terms)
     by_term, note = _critical(sym, B_GLOBAL, n, context)
     crit = None if note or not by_term else sp.Max(*by_term.values())
@@ -184,12 +190,14 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
              for k, x in sym.items()}
     uses = [(u, name, time.subs(B_GLOBAL, B), size.subs(B_GLOBAL, B))
             for u, name, time, size in uses]
-    lower, upper, bound, bubble = _bounds(terms, pp, micro)
+    lower, upper, bound, bubble = _bounds(terms, pp, micro, chunks)
     if bubble != 0:
-        terms["pipeline bubble"] = Term("pipeline bubble", {"step": bubble},
-                                        "1F1B fill and drain: (p - 1)/(m + p - 1) of the step")
+        terms["pipeline bubble"] = Term(
+            "pipeline bubble", {"step": bubble},
+            "1F1B fill and drain: (p - 1)/(m + p - 1) of the step" if chunks == 1 else
+            f"interleaved 1F1B over {chunks} chunks: (p - 1)/(v m + p - 1) of the step")
     memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
-                     pp, micro, attention)
+                     pp, micro, attention, chunks)
     if tier is not None:
         memory = {k: sp.sympify(v).subs(B_GLOBAL, B) for k, v in tier.memory.items()}
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
@@ -197,7 +205,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     assumptions = (
         f"optimizer {optimizer}: {why}",
         f"activations: {recompute} recomputation, bf16{_kernel(attention)}; 1F1B keeps "
-        "min(p, m) microbatches in flight on the first stage" if pp != 1 else
+        "min(p, m) microbatches in flight on the first stage" + (
+            f", times 1 + (p - 1)/(p v) interleaved over v = {chunks} chunks per stage"
+            if chunks != 1 else "") if pp != 1 else
         f"activations: {recompute} recomputation, bf16{_kernel(attention)}",
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
@@ -225,6 +235,34 @@ def _kernel(attention: str) -> str:
         "chip)")
 
 
+def _in_flight(pp: Expr, micro: Expr, chunks: int) -> Expr:
+    """Microbatches whose activations the first stage holds: min(p, m) under 1F1B, times
+    1 + (p - 1)/(p v) interleaved over v chunks (Korthikanti et al., 2022, section 4.2.3)."""
+    if pp == 1:
+        return sp.S.One
+    return sp.Min(pp, micro) * (1 + (pp - 1) / (pp * chunks) if chunks != 1 else 1)
+
+
+def _chunks(cfg: ModelConfig, interleave: int, pp: Expr, micro: Expr) -> int:
+    """The model chunks per stage, checked: a pipeline of p stages, L divisible by p v, and
+    (Megatron-LM's interleaved schedule) microbatches a multiple of p."""
+    if isinstance(interleave, bool) or not isinstance(interleave, int) or interleave < 1:
+        raise InputError(f"model chunks per stage are a positive whole number, got "
+                         f"{interleave!r}", "--interleave")
+    if interleave == 1:
+        return 1
+    if pp == 1:
+        raise InputError("interleaving splits a pipeline's stages: give a pp axis",
+                         "--interleave")
+    if cfg.layers % (pp * interleave):
+        raise InputError(f"{cfg.name}: {cfg.layers} layers do not split into {pp} stages x "
+                         f"{interleave} chunks", "--interleave")
+    if micro.is_Integer and micro % pp:
+        raise InputError(f"an interleaved schedule runs microbatches in groups of the {pp} "
+                         f"stages, got {micro}", "--microbatches")
+    return interleave
+
+
 def _microbatches(batch: int | Expr, replicas: Expr, pp: Expr, count: int | None,
                   size: int | None) -> Expr:
     """Microbatches per replica: given, or from a microbatch size, else 4 per pipeline
@@ -248,7 +286,7 @@ def _mesh_text(m: Mesh) -> str:
 def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
            b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
            eff: Efficiency, symbolic: bool = False, in_network: bool = False,
-           attention: str = "materialised", choices: Choices = EXACT,
+           attention: str = "materialised", choices: Choices = EXACT, chunks: int = 1,
            ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]],
                                      list[str]]:
     T = t.context
@@ -278,6 +316,8 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
             continue
         nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(subs))
         count = exact(u.per_step).subs(subs)
+        if u.kind == "pp":  # a stage sends each chunk's output on: v sends per microbatch
+            count = count * chunks
         how = (in_switch_algorithm([m.axis(a) for a in axes]) or "ring") \
             if in_network and u.collective == "allreduce" else "ring"
         coll = collective(u.collective, nbytes, list(axes), m, how)
@@ -309,14 +349,14 @@ def _label(strategy: Strategy, kind: str) -> str:
     return kind
 
 
-def _bounds(terms: Mapping[str, Term], pp: Expr,
-            micro: Expr) -> tuple[Expr, Expr, str, Expr]:
+def _bounds(terms: Mapping[str, Term], pp: Expr, micro: Expr,
+            chunks: int = 1) -> tuple[Expr, Expr, str, Expr]:
     lower = {ph: sp.Max(*(x.phases.get(ph, sp.S.Zero) for x in terms.values()))
              for ph in PHASES}
     upper = {ph: sp.Add(*(x.phases.get(ph, sp.S.Zero) for x in terms.values()))
              for ph in PHASES}
-    lo = pipeline_cost(pp, micro, lower["forward"] / micro, lower["backward"] / micro)
-    up = pipeline_cost(pp, micro, upper["forward"] / micro, upper["backward"] / micro)
+    lo, up = (interleaved_cost(pp, micro, chunks, x["forward"] / micro, x["backward"] / micro)
+              for x in (lower, upper))
     bubble = lo.makespan - lo.busy
     return lo.makespan, up.makespan, bound_of(terms), bubble
 
@@ -341,7 +381,8 @@ def bound_of(terms: Mapping[str, Term]) -> str:
 
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
-            micro: Expr, attention: str = "materialised") -> dict[str, Expr]:
+            micro: Expr, attention: str = "materialised", chunks: int = 1,
+            ) -> dict[str, Expr]:
     states = zero_states(t.params_device.subs(subs), subs[DEGREE["zero"]],
                          strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
@@ -355,8 +396,7 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
             d_only = parts_sym[name].free_symbols <= {sp.Symbol("D", positive=True)}
             split = tp if (strategy.sequence_parallel or not d_only) else 1
             per_token += layers * value / split
-    in_flight = sp.Min(pp, micro) if pp != 1 else sp.S.One
-    activations = sp.expand(per_token / pp * in_flight * b * context)
+    activations = sp.expand(per_token / pp * _in_flight(pp, micro, chunks) * b * context)
     out = {"weights": states["weights"], "gradients": states["gradients"],
            "optimizer": states["optimizer"], "activations": activations,
            "kv_cache": sp.S.Zero}
