@@ -104,9 +104,10 @@ def register(verbs: Any) -> None:
                    help="serving: tokens generated per request, for the prefill:decode "
                         "balance (default 256)")
     p.add_argument("--dtype", default="bf16", metavar="NAME",
-                   help="serving: the weights' dtype (default bf16; int8 halves them)")
+                   help="serving: the weights' dtype (default bf16; int8 halves them) or a "
+                   "scheme (int4-awq, int4-gptq, int4-sym)")
     p.add_argument("--kv-dtype", metavar="NAME", help="serving: the KV cache's dtype "
-                   "(default: --dtype)")
+                   "(default: --dtype) or a scheme (fp8-tensor, fp8-head, int8-token, kivi-2)")
     p.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     p.add_argument("--progress", action="store_true",

@@ -47,6 +47,7 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import exact, symbol
+from ..core.quant import check_scheme, rest_dtype
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op, einsum, fuse, op, sequence
 from .config import ModelConfig
@@ -273,12 +274,15 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     wb = dtype_bytes(w, where="--dtype")
     dtype_bytes(kv, where="--kv-dtype")
     D, N, K, H = s["D"], s["N"], s["K"], s["H"]
+    check_scheme(w, "weights", where="--dtype")
+    check_scheme(kv, "kv", head_dim=H, where="--kv-dtype")
+    r = rest_dtype(w)  # a weight scheme leaves the embedding, head and norms in 16 bits
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
-    block = [_norm("attention norm", cfg, s, M, a, w), qkv,
+    block = [_norm("attention norm", cfg, s, M, a, r), qkv,
              *_attention(s, phase, B, T, a, kv, attention, causal), out,
-             _norm("MLP norm", cfg, s, M, a, w)]
+             _norm("MLP norm", cfg, s, M, a, r)]
     blocks: list[Block] = []
     dense_layers, moe_layers = s["L_d"], s["L"] - s["L_d"]
     if dense_layers != 0:
@@ -297,9 +301,10 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
             ops += shared
         blocks.append(Block("layer" if dense_layers == 0 else "MoE layer", tuple(ops),
                             moe_layers))
-    lookup = M * D * wb + (M * D * wb if cfg.positions == "learned" else 0)
+    rb = dtype_bytes(r)
+    lookup = M * D * rb + (M * D * rb if cfg.positions == "learned" else 0)
     once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, compute="vpu"),
-            _norm("final norm", cfg, s, M, a, w), _matmul("output head", M, D, s["V"], a, w))
+            _norm("final norm", cfg, s, M, a, r), _matmul("output head", M, D, s["V"], a, r))
     blocks.append(Block("head", once, sp.S.One))
     if activations == "on_chip":
         blocks = [replace(b, ops=tuple(_on_chip(o, cfg, s, phase, B, T, M, a, w, kv)
@@ -322,6 +327,7 @@ def _on_chip(o: Op, cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: s
         width = s["D"] if o.name != "experts down" else s["F_e"]
         reads = o.reads["hbm"] - M * s["k"] * width * dtype_bytes(a)
     else:
-        reads = op_weights(cfg, s)[o.name] * dtype_bytes(w)
+        held = rest_dtype(w) if o.name == "output head" or "norm" in o.name else w
+        reads = op_weights(cfg, s)[o.name] * dtype_bytes(held)
     writes = {"hbm": M * entry} if o.name == "qkv" else {}
     return replace(o, reads={"hbm": sp.expand(reads)}, writes=writes)

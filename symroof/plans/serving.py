@@ -28,6 +28,7 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import InputError
+from ..core.quant import rest_dtype, scheme_of
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical
 from ..hardware.catalog import Chip
@@ -128,7 +129,9 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
     norm = p.norms / (2 * cfg.layers + 1)
     once = p.embedding + norm
     layers = p.total - once - p.experts * (1 - sp.Rational(1, ep))
-    weights = (layers / pp + once) * dtype_bytes(dtype, where="--dtype")
+    wq, wr = dtype_bytes(dtype, where="--dtype"), dtype_bytes(rest_dtype(dtype))
+    layer_norms = p.norms - norm  # a weight scheme leaves norms, embedding and head in 16 bits
+    weights = ((layers - layer_norms) * wq + layer_norms * wr) / pp + once * wr
     kv = batch * context * kv_bytes_per_token(part, kv_dtype) / pp
     memory = {"weights": sp.expand(weights), "kv_cache": sp.expand(kv)}
     memory["total"] = sp.Add(*memory.values())
@@ -175,9 +178,11 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                          bool(held["total"] <= capacity)))
     requests = per_request(prefill, decode, generate, pp, m.devices)
     notes = set(prefill.notes) | set(decode.notes)
+    schemes = tuple(s.describe() for s in dict.fromkeys(filter(None, map(scheme_of,
+                                                                         (dtype, kv)))))
     assumptions = (
         f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
-        "layers over the stages", OVERLAP,
+        "layers over the stages", *schemes, OVERLAP,
         "a pipeline's stages run one after another for a token; pp batches in flight",
         "the sampled positions' logits (one per sequence) all-gathered over the tensor axes; "
         "the embedding lookup all-reduced (vocabulary-parallel)",
