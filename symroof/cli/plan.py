@@ -108,6 +108,9 @@ def register(verbs: Any) -> None:
                    "scheme (int4-awq, int4-gptq, int4-sym)")
     p.add_argument("--kv-dtype", metavar="NAME", help="serving: the KV cache's dtype "
                    "(default: --dtype) or a scheme (fp8-tensor, fp8-head, int8-token, kivi-2)")
+    p.add_argument("--chunk", metavar="C", type=count,
+                   help="serving: prefill each prompt in chunks of C tokens (Sarathi-Serve), "
+                        "each attending to the chunks before it")
     p.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     p.add_argument("--progress", action="store_true",
@@ -158,7 +161,7 @@ def run_plan(args: argparse.Namespace) -> int:
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
-        dtype=args.dtype, kv_dtype=args.kv_dtype)
+        dtype=args.dtype, kv_dtype=args.kv_dtype, chunk=args.chunk)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

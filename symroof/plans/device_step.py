@@ -104,16 +104,17 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
                 efficiency: Efficiency = PEAK, chip: Chip | None = None,
-                kernel: Kernel = DEFAULT_KERNEL) -> DeviceStep:
+                kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
-    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says."""
+    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; a prefill with
+    ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``)."""
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
     B = symbol("B") if batch is None else sp.sympify(batch)
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
-                    kv_dtype=kv_dtype, expert_split=ep, **kernel.options())
+                    kv_dtype=kv_dtype, expert_split=ep, prior=prior, **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "--chip")

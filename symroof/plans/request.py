@@ -62,6 +62,7 @@ class PlanRequest:
     in_network: bool = False
     dtype: str = "bf16"
     kv_dtype: str | None = None
+    chunk: int | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -84,6 +85,9 @@ class PlanRequest:
                 if given:
                     raise InputError("a choice of the serving steps' kernels (--serve); a "
                                      "training step counts its FLOPs as PaLM does", flag)
+        if self.chunk is not None and self.mode != "serve":
+            raise InputError("chunked prefill is a serving choice: use it with --serve",
+                             "--chunk")
         if self.offload is not None and (self.mode != "train" or self.search is not None):
             raise InputError("offloading is for one training plan (--train with --mesh and "
                              "--strategy)", "--offload")
@@ -143,7 +147,7 @@ class PlanRequest:
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
-                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel)
+                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk)
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:
@@ -186,7 +190,10 @@ def _priced(out: Result, price: str | None) -> Result:
     s = out.serve
     return replace(out, cost=tuple(
         cost_of(p, chips=s.devices, seconds=ph.latency, tokens=ph.tokens,
-                what=f"{ph.name} step") for ph in (s.prefill, s.decode)))
+                what=f"{ph.name} step") for ph in (s.prefill, s.decode)) + tuple(
+        cost_of(p, chips=s.devices, seconds=s.prefill_time, tokens=s.prefill.tokens,
+                what=f"chunked prefill ({len(s.chunked.sizes)} chunks)")
+        for _ in (s.chunked,) if s.chunked is not None))
 
 
 def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
@@ -332,9 +339,20 @@ def _serving_json(s: Serving) -> dict[str, Any]:
             **_exact("prefill_decode_balance", s.balance), "generate": s.generate,
             "prefill": _phase_json(s.prefill), "decode": _phase_json(s.decode),
             **exact_map("requests", s.requests or {}),
+            **({} if s.chunked is None else {"chunked_prefill": _chunked_json(s)}),
             "grid": [{"batch": b, "context": t, **_exact("latency", lat),
                       **_exact("throughput_per_chip", rate), "fits": ok}
                      for b, t, lat, rate, ok in s.grid]}
+
+
+def _chunked_json(s: Serving) -> dict[str, Any]:
+    c = s.chunked
+    assert c is not None
+    return {"chunk": c.chunk, **_exact("time", c.time), **_exact("time_upper", c.time_upper),
+            **_exact("flops", c.flops), **_exact("bytes", c.bytes),
+            "chunks": [{"tokens": n, "cached": p, **_exact("flops", st.flops),
+                        **_exact("bytes", st.bytes), **_exact("latency", st.latency),
+                        "bound": st.bound} for _, n, p, st in c.rows()]}
 
 
 def _check_terms(names: Any, chip: Any, mesh_spec: str | None) -> None:
