@@ -76,8 +76,8 @@ def test_equal_to_the_ring_at_two_devices() -> None:
      "cross 2 networks (ib, nvlink)"),
     ("allgather", "X=8", "h100-sxm", "nvls", "nvls reduces in the switch: it runs an "
      "AllReduce only, not allgather"),
-    ("allreduce", "X=8", "h100-sxm", "tree", "unknown collective algorithm 'tree' (known: "
-     "ring, nvls, sharp)"),
+    ("allreduce", "X=8", "h100-sxm", "butterfly", "unknown collective algorithm 'butterfly' "
+     "(known: ring, tree, nvls, sharp)"),
 ])
 def test_bad_algorithm_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], kind: str,
                                               spec: str, chip: str, algorithm: str,
