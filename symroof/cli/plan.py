@@ -87,8 +87,9 @@ def register(verbs: Any) -> None:
                    help="training: keep optimizer, weights and/or activations in host memory "
                         "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
     p.add_argument("--in-network", action="store_true",
-                   help="training: every AllReduce over one switched network reduces in the "
-                        "switch (nvls on NVSwitch, sharp on InfiniBand)")
+                   help="every AllReduce over one switched network (serving: the tensor-"
+                        "parallel ones) reduces in the switch (nvls on NVSwitch, sharp on "
+                        "InfiniBand)")
     p.add_argument("--efficiency", metavar="FRACTIONS",
                    help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
                         "or a named calibration (megatron-a100) or its .toml file "

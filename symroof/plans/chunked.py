@@ -96,12 +96,13 @@ def chunk_sizes(context: int, chunk: int) -> tuple[tuple[int, ...], tuple[int, .
 def chunked_prefill(cfg: ModelConfig, m: Mesh, axes: Mapping[str, tuple[str, ...]], *,
                     batch: int, context: int, chunk: int, dtype: str = "bf16",
                     kv_dtype: str | None = None, efficiency: Efficiency = PEAK,
-                    kernel: Kernel = DEFAULT_KERNEL) -> ChunkedPrefill:
+                    kernel: Kernel = DEFAULT_KERNEL,
+                    in_network: bool = False) -> ChunkedPrefill:
     """The prefill of ``batch`` prompts of ``context`` tokens in chunks of ``chunk`` on
     mesh ``m`` (``axes`` as ``device_step`` takes them)."""
     sizes, priors = chunk_sizes(context, chunk)
     steps = tuple(device_step(cfg, "prefill", m, axes, batch=batch, context=c, dtype=dtype,
                               kv_dtype=kv_dtype, efficiency=efficiency, kernel=kernel,
-                              prior=p)
+                              prior=p, in_network=in_network)
                   for c, p in zip(sizes, priors, strict=True))
     return ChunkedPrefill(chunk, sizes, priors, steps)

@@ -42,6 +42,7 @@ from ..models.layers import DEFAULT_KERNEL, Kernel, layer_ops, spelled
 from ..models.step_roofline import StepRoofline, step_roofline
 from ..models.tensor_parallel import shard
 from ..parallel.collectives import Collective, collective
+from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
 
@@ -61,6 +62,7 @@ class Comm:
     nbytes: Expr
     calls: Expr
     time: Expr
+    algorithm: str = "ring"
 
 
 @dataclass(frozen=True)
@@ -104,11 +106,14 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
                 efficiency: Efficiency = PEAK, chip: Chip | None = None,
-                kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0) -> DeviceStep:
+                kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0,
+                in_network: bool = False) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
     without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; a prefill with
-    ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``)."""
+    ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
+    ``in_network`` has the tensor-parallel AllReduces reduce in the switch where the tensor
+    axes are one switched network (``parallel.in_network``), as rings otherwise (noted)."""
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
@@ -139,10 +144,16 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
         label, time = timed(kind, c)
         extras.setdefault(op_name, {})
         extras[op_name][label] = extras[op_name].get(label, 0) + time
-        comms.append(Comm(op_name, kind, c.kind, c.nbytes, calls[op_name], time))
+        comms.append(Comm(op_name, kind, c.kind, c.nbytes, calls[op_name], time, c.algorithm))
 
     if m is not None and tp > 1:
-        reduce = collective("allreduce", row_bytes, axes["tp"], m)
+        how = "ring"
+        if in_network:
+            how = in_switch_algorithm([m.axis(a) for a in axes["tp"]]) or "ring"
+            notes.add(f"tp over {'+'.join(axes['tp'])}: AllReduce " + (
+                f"reduced in the switch ({how})" if how != "ring" else
+                "as a ring (the tensor axes are not one switched network)"))
+        reduce = collective("allreduce", row_bytes, axes["tp"], m, how)
         after = {"embedding", "output", *(b.ops[-1].name for b in ops.blocks[:-1])}
         order = ["embedding", *(o.name for b in ops.blocks[:-1] for o in b.ops)]
         for name in dict.fromkeys(n for n in order if n in after):  # in the step's order

@@ -76,9 +76,9 @@ class PlanRequest:
                              "fewest chips with --latency-target", "--search")
         if self.price is not None and self.laws:
             raise InputError("a price is for a plan: give it without --laws", "--price")
-        if self.in_network and (self.mode != "train" or self.search is not None):
-            raise InputError("in-switch reduction is a choice for one training plan (--train "
-                             "with --mesh and --strategy)", "--in-network")
+        if self.in_network and self.search is not None:
+            raise InputError("in-switch reduction is a choice for one plan (--mesh and "
+                             "--strategy)", "--in-network")
         if self.mode != "serve":
             for flag, given in (("--causal", self.causal),
                                 ("--activations", self.activations != "hbm")):
@@ -147,7 +147,8 @@ class PlanRequest:
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
-                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk)
+                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
+                       in_network=r.in_network)
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:
@@ -157,7 +158,7 @@ class PlanRequest:
                                  f"{r.latency_target!r}", "--latency-target")
             out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
                                                    context=r.context, target=target,
-                                                   kernel=kernel))
+                                                   kernel=kernel, in_network=r.in_network))
         return out
 
 
@@ -325,6 +326,7 @@ def _phase_json(ph: DeviceStep) -> dict[str, Any]:
     return {**step_json(ph.flops, ph.bytes, ph.terms, ph.t_lower, ph.t_upper, ph.bound),
             **_exact("latency", ph.latency), **_exact("throughput", ph.throughput),
             "collectives": [{"after": c.after, "kind": c.kind, "collective": c.collective,
+                             "algorithm": c.algorithm,
                              **_exact("bytes", c.nbytes), **_exact("per_step", c.calls),
                              **_exact("time", c.time)} for c in ph.comms]}
 

@@ -148,11 +148,14 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
 def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
           context: int, generate: int = 256, efficiency: Efficiency = PEAK,
           dtype: str = "bf16", kv_dtype: str | None = None,
-          kernel: Kernel | None = None, chunk: int | None = None) -> Serving:
+          kernel: Kernel | None = None, chunk: int | None = None,
+          in_network: bool = False) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
     ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
     says (default: flash attention, a dense count, activations through HBM); with
-    ``chunk``, the prefill runs in chunks of that many tokens (``plans.chunked``)."""
+    ``chunk``, the prefill runs in chunks of that many tokens (``plans.chunked``); with
+    ``in_network``, the tensor-parallel AllReduces reduce in the switch (NVLS on an
+    NVSwitch, SHARP on InfiniBand) where the tensor axes are one switched network."""
     strategy = strategy or tp_over(m)
     k = kernel or DEFAULT_KERNEL
     axes = serving_axes(cfg, m, strategy)
@@ -166,12 +169,13 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
 
     def step(phase: str, b: int | None, t: int) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
-                           kv_dtype=kv, efficiency=efficiency, kernel=k)
+                           kv_dtype=kv, efficiency=efficiency, kernel=k,
+                           in_network=in_network)
     prefill, decode = step("prefill", batch, context), step("decode", batch, context)
     critical = step_critical(step("decode", None, context))
     chunked = None if chunk is None else chunked_prefill(
         cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype, kv_dtype=kv,
-        efficiency=efficiency, kernel=k)
+        efficiency=efficiency, kernel=k, in_network=in_network)
     prefill_time = chunked.time if chunked is not None else prefill.latency
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
                            context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
@@ -240,8 +244,8 @@ def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
 
 
 def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: int,
-                 target: Expr, limit: int = 1024,
-                 kernel: Kernel | None = None) -> tuple[int | None, str]:
+                 target: Expr, limit: int = 1024, kernel: Kernel | None = None,
+                 in_network: bool = False) -> tuple[int | None, str]:
     """The fewest chips, tensor-parallel over one axis of the chip's fastest network, whose
     decode step meets ``target`` seconds and whose memory holds weights and KV cache."""
     n = 1
@@ -253,7 +257,7 @@ def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: in
             break
         try:
             s = serve(cfg, m, parse_strategy("tp=X"), batch=batch, context=context,
-                      kernel=kernel)
+                      kernel=kernel, in_network=in_network)
         except InputError:
             s = None
         if s is not None:

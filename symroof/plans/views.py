@@ -140,7 +140,8 @@ def _phase(ph: DeviceStep, fmt: str) -> list[str]:
            f"latency {seconds(ph.latency)} (T_lower; T_upper {seconds(ph.t_upper)}), bound "
            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
     if ph.comms:
-        calls = [(c.after, f"{c.collective} ({c.kind})", gigabytes(c.nbytes), text(c.calls),
+        calls = [(c.after, f"{c.collective}{'' if c.algorithm == 'ring' else ' ' + c.algorithm}"
+                  f" ({c.kind})", gigabytes(c.nbytes), text(c.calls),
                   seconds(c.calls * c.time)) for c in ph.comms]
         out += [_heading(f"{ph.name} collectives", fmt),
                 *table(["after", "collective", "bytes", "per step", "time"], calls, fmt), ""]
