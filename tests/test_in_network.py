@@ -165,9 +165,10 @@ def test_serving_tensor_axes_over_two_networks_keep_the_ring() -> None:
         in nvls.assumptions
 
 
-def test_in_network_is_for_one_plan(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["plan", "llama-2-7b", "--train", "--search", "8", "--chip", "h100-sxm",
-                 "--in-network"])
-    assert code == 2
-    assert capsys.readouterr().err == ("symroof: error: --in-network: in-switch reduction is a "
-                                       "choice for one plan (--mesh and --strategy)\n")
+def test_plan_serve_lists_the_switch_reductions(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                 "--in-network", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    algorithms = [(c["collective"], c["algorithm"]) for c in out["decode"]["collectives"]]
+    assert algorithms == [("allreduce", "nvls")] * 3 + [("allgather", "ring")]

@@ -76,9 +76,6 @@ class PlanRequest:
                              "fewest chips with --latency-target", "--search")
         if self.price is not None and self.laws:
             raise InputError("a price is for a plan: give it without --laws", "--price")
-        if self.in_network and self.search is not None:
-            raise InputError("in-switch reduction is a choice for one plan (--mesh and "
-                             "--strategy)", "--in-network")
         if self.mode != "serve":
             for flag, given in (("--causal", self.causal),
                                 ("--activations", self.activations != "hbm")):
@@ -88,9 +85,8 @@ class PlanRequest:
         if self.chunk is not None and self.mode != "serve":
             raise InputError("chunked prefill is a serving choice: use it with --serve",
                              "--chunk")
-        if self.offload is not None and (self.mode != "train" or self.search is not None):
-            raise InputError("offloading is for one training plan (--train with --mesh and "
-                             "--strategy)", "--offload")
+        if self.offload is not None and self.mode != "train":
+            raise InputError("offloading is for training (--train)", "--offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
                        context=self.context or DEFAULT_CONTEXT,
                        attention=self.attention or DEFAULT_ATTENTION[self.mode])
@@ -121,7 +117,8 @@ class PlanRequest:
                 from .search import search
                 found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
                                recompute=r.recompute, optimizer=r.optimizer,
-                               attention=r.attention, efficiency=eff, progress=progress)
+                               attention=r.attention, efficiency=eff, progress=progress,
+                               in_network=r.in_network, offload=parse_offload(r.offload))
                 from .relaxed import relaxed_mix
                 out = replace(out, search=found, train=found.plan,
                               relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
@@ -167,11 +164,13 @@ def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     recomputation policy (``any``: the fastest that fits of each policy, by T_lower, then
     T_upper)."""
     from ..models.counts import RECOMPUTE
+    from .offload import parse_offload
     from .training import train
     assert r.batch is not None and r.context is not None and r.attention is not None
     plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
                    microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
-                   optimizer=r.optimizer, attention=r.attention, efficiency=eff)
+                   optimizer=r.optimizer, attention=r.attention, efficiency=eff,
+                   offload=parse_offload(r.offload), in_network=r.in_network)
              for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
     return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
 
