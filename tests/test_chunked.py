@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symroof.core.errors import InputError
-from symroof.models import model
+from symroof.models import model, params
 from symroof.models.layers import Kernel
 from symroof.parallel.mesh import mesh
 from symroof.plans.chunked import chunk_sizes, chunked_prefill
@@ -114,3 +114,47 @@ def test_chunks_are_for_serving() -> None:
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == ("symroof: error: --chunk: chunked prefill is a serving "
                                 "choice: use it with --serve")
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), tokens=st.integers(1, 2048),
+       cached=st.integers(0, 8192), riders=st.integers(1, 256), at=st.integers(1, 1 << 15),
+       kernel=st.sampled_from(KERNELS))
+def test_a_hybrid_step_does_both_steps_work_reading_the_weights_once(
+        name: str, batch: int, tokens: int, cached: int, riders: int, at: int,
+        kernel: Kernel) -> None:
+    # FLOPs add up (projections are linear in the tokens, each attention its own); with
+    # activations on chip the HBM bytes add up less one read of every weight matrix (the
+    # input embedding and learned positions: only the rows looked up, as in each step)
+    cfg = model(name)
+    chunk = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, prior=cached,
+                        kernel=kernel)
+    decode = device_step(cfg, "decode", ONE, {}, batch=riders, context=at, kernel=kernel)
+    hybrid = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, prior=cached,
+                         kernel=kernel, decoding=(riders, at))
+    assert hybrid.flops == chunk.flops + decode.flops
+    if kernel.activations == "on_chip":
+        p, D, V = params(cfg), cfg.d_model, cfg.vocab
+        positions = p.embedding - (1 if cfg.tied_embeddings else 2) * V * D
+        read_once = (p.total - positions - (0 if cfg.tied_embeddings else V * D)) * 2
+        assert chunk.bytes + decode.bytes - hybrid.bytes == read_once
+
+
+def test_piggybacking_needs_chunks() -> None:
+    r = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                "--piggyback")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == ("symroof: error: --piggyback: decode tokens ride along with "
+                                "prefill chunks: give --chunk")
+
+
+def test_serving_piggybacks_the_decode_batch_on_each_chunk() -> None:
+    cfg, m = model("llama-2-7b"), mesh("X=8", "h100-sxm")
+    plain = serve(cfg, m, batch=8, context=4096, chunk=512)
+    riding = serve(cfg, m, batch=8, context=4096, chunk=512, piggyback=True)
+    c = riding.chunked
+    assert c is not None and plain.chunked is not None and c.riders == 8
+    assert c.apart == plain.chunked.time + 8 * plain.decode.latency
+    assert plain.chunked.time < c.time < c.apart
+    assert riding.requests is not None
+    assert riding.requests["time_to_first_token"] == c.time

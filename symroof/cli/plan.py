@@ -112,6 +112,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--chunk", metavar="C", type=count,
                    help="serving: prefill each prompt in chunks of C tokens (Sarathi-Serve), "
                         "each attending to the chunks before it")
+    p.add_argument("--piggyback", action="store_true",
+                   help="serving, with --chunk: each chunk step also carries a decode token "
+                        "of each of the batch's sequences (a hybrid batch)")
     p.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     p.add_argument("--progress", action="store_true",
@@ -162,7 +165,8 @@ def run_plan(args: argparse.Namespace) -> int:
         efficiency=args.efficiency,
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
-        dtype=args.dtype, kv_dtype=args.kv_dtype, chunk=args.chunk)
+        dtype=args.dtype, kv_dtype=args.kv_dtype, chunk=args.chunk,
+        piggyback=args.piggyback)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

@@ -250,7 +250,8 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
               kv_dtype: str | None = None, activation_dtype: str = "bf16",
               symbolic: bool = False, expert_split: int = 1, attention: str = "flash",
               causal: bool = False, activations: str = "hbm",
-              prior: int | sp.Expr = 0) -> StepOps:
+              prior: int | sp.Expr = 0,
+              decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None) -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
@@ -258,7 +259,11 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     (``ATTENTION``), for prefill a causal count of its FLOPs, and where the activations
     live (``ACTIVATIONS``). A prefill with ``prior`` P > 0 is one chunk of a chunked
     prefill: its ``context`` tokens attend to the P positions already in the KV cache (read
-    from it) and to themselves."""
+    from it) and to themselves. ``decoding`` = (B_d, T_d) adds a decode token for each of
+    B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid batch): the
+    projections, norms and head run over the B T + B_d tokens together, reading each
+    weight once, and the decode tokens' attention (``decode attention``) reads their
+    cache."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if attention not in ATTENTION:
@@ -273,6 +278,11 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     s = sizes_of(cfg, symbolic)
     B, T = _size(batch, "B", "batch"), _size(context, "T", "context")
     M = B if phase == "decode" else B * T
+    if decoding is not None and phase != "prefill":
+        raise InputError("decode tokens ride along with a prefill chunk only", "--piggyback")
+    Bd, Td = (_size(decoding[0], "B_d", "decode batch"),
+              _size(decoding[1], "T_d", "decode context")) if decoding else (0, 0)
+    M = M + Bd
     P = exact(prior)
     if P != 0 and phase != "prefill":
         raise InputError("positions already cached are for a chunk of a prefill", "--chunk")
@@ -290,7 +300,10 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
     block = [_norm("attention norm", cfg, s, M, a, r), qkv,
-             *_attention(s, phase, B, T, a, kv, attention, causal, P), out,
+             *_attention(s, phase, B, T, a, kv, attention, causal, P),
+             *(replace(o, name=f"decode {o.name}") for o in (
+                 _attention(s, "decode", Bd, Td, a, kv, attention, False)
+                 if decoding else ())), out,
              _norm("MLP norm", cfg, s, M, a, r)]
     blocks: list[Block] = []
     dense_layers, moe_layers = s["L_d"], s["L"] - s["L_d"]
@@ -316,20 +329,23 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
             _norm("final norm", cfg, s, M, a, r), _matmul("output head", M, D, s["V"], a, r))
     blocks.append(Block("head", once, sp.S.One))
     if activations == "on_chip":
-        blocks = [replace(b, ops=tuple(_on_chip(o, cfg, s, phase, B, T, M, a, w, kv, P)
+        blocks = [replace(b, ops=tuple(_on_chip(o, cfg, s, phase, B, T, M, a, w, kv, P,
+                                                Bd * Td)
                                        for o in b.ops)) for b in blocks]
     return StepOps(phase, B, T, M, tuple(blocks), a)
 
 
 def _on_chip(o: Op, cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr,
              T: sp.Expr, M: sp.Expr, a: str, w: str, kv: str,
-             prior: sp.Expr = sp.S.Zero) -> Op:
+             prior: sp.Expr = sp.S.Zero, riding: sp.Expr = sp.S.Zero) -> Op:
     """``o`` with its activation traffic kept on chip: what is left in HBM is the weights it
     reads (the embedding's rows, the touched experts'), the KV cache attention reads in
     decode and the new K and V entries the qkv projection writes."""
     entry = 2 * s["K"] * s["H"] * dtype_bytes(kv)  # one token's K and V in one layer
     if o.name == "embedding":
         reads = o.reads["hbm"]
+    elif o.name.startswith("decode "):  # the riding decode tokens' cache: B_d T_d entries
+        reads = riding * entry / (1 if o.name == "decode attention" else 2)
     elif o.name in ("attention", "scores", "values"):
         cache = B * (T if phase == "decode" else prior) * entry
         reads = cache if o.name == "attention" else cache / 2

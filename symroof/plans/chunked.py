@@ -52,6 +52,8 @@ class ChunkedPrefill:
     sizes: tuple[int, ...]
     priors: tuple[int, ...]
     steps: tuple[DeviceStep, ...]
+    riders: int = 0  # decode tokens each chunk step carries (Sarathi-Serve's hybrid batch)
+    apart: Expr | None = None  # with riders: the chunks and the decode steps run apart
 
     @property
     def time(self) -> Expr:
@@ -96,13 +98,25 @@ def chunk_sizes(context: int, chunk: int) -> tuple[tuple[int, ...], tuple[int, .
 def chunked_prefill(cfg: ModelConfig, m: Mesh, axes: Mapping[str, tuple[str, ...]], *,
                     batch: int, context: int, chunk: int, dtype: str = "bf16",
                     kv_dtype: str | None = None, efficiency: Efficiency = PEAK,
-                    kernel: Kernel = DEFAULT_KERNEL,
-                    in_network: bool = False) -> ChunkedPrefill:
+                    kernel: Kernel = DEFAULT_KERNEL, in_network: bool = False,
+                    decoding: tuple[int, int] | None = None) -> ChunkedPrefill:
     """The prefill of ``batch`` prompts of ``context`` tokens in chunks of ``chunk`` on
-    mesh ``m`` (``axes`` as ``device_step`` takes them)."""
+    mesh ``m`` (``axes`` as ``device_step`` takes them); with ``decoding`` = (B_d, T_d),
+    each chunk step also carries one decode token of each of B_d sequences at context T_d,
+    the weights read once for both (``apart``: the same work as chunk steps and decode
+    steps one after another)."""
     sizes, priors = chunk_sizes(context, chunk)
     steps = tuple(device_step(cfg, "prefill", m, axes, batch=batch, context=c, dtype=dtype,
                               kv_dtype=kv_dtype, efficiency=efficiency, kernel=kernel,
-                              prior=p, in_network=in_network)
+                              prior=p, in_network=in_network, decoding=decoding)
                   for c, p in zip(sizes, priors, strict=True))
-    return ChunkedPrefill(chunk, sizes, priors, steps)
+    if decoding is None:
+        return ChunkedPrefill(chunk, sizes, priors, steps)
+    alone = chunked_prefill(cfg, m, axes, batch=batch, context=context, chunk=chunk,
+                            dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency,
+                            kernel=kernel, in_network=in_network)
+    decode = device_step(cfg, "decode", m, axes, batch=decoding[0], context=decoding[1],
+                         dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency, kernel=kernel,
+                         in_network=in_network)
+    return ChunkedPrefill(chunk, sizes, priors, steps, decoding[0],
+                          alone.time + len(sizes) * decode.latency)

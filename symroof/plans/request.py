@@ -63,6 +63,7 @@ class PlanRequest:
     dtype: str = "bf16"
     kv_dtype: str | None = None
     chunk: int | None = None
+    piggyback: bool = False
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -85,6 +86,9 @@ class PlanRequest:
         if self.chunk is not None and self.mode != "serve":
             raise InputError("chunked prefill is a serving choice: use it with --serve",
                              "--chunk")
+        if self.piggyback and self.chunk is None:
+            raise InputError("decode tokens ride along with prefill chunks: give --chunk",
+                             "--piggyback")
         if self.offload is not None and self.mode != "train":
             raise InputError("offloading is for training (--train)", "--offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
@@ -145,7 +149,7 @@ class PlanRequest:
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
                        dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
-                       in_network=r.in_network)
+                       in_network=r.in_network, piggyback=r.piggyback)
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:
@@ -349,7 +353,9 @@ def _serving_json(s: Serving) -> dict[str, Any]:
 def _chunked_json(s: Serving) -> dict[str, Any]:
     c = s.chunked
     assert c is not None
-    return {"chunk": c.chunk, **_exact("time", c.time), **_exact("time_upper", c.time_upper),
+    return {"chunk": c.chunk, "decode_tokens_per_step": c.riders,
+            **_exact("time_apart", c.apart), **_exact("time", c.time),
+            **_exact("time_upper", c.time_upper),
             **_exact("flops", c.flops), **_exact("bytes", c.bytes),
             "chunks": [{"tokens": n, "cached": p, **_exact("flops", st.flops),
                         **_exact("bytes", st.bytes), **_exact("latency", st.latency),

@@ -149,11 +149,13 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
           context: int, generate: int = 256, efficiency: Efficiency = PEAK,
           dtype: str = "bf16", kv_dtype: str | None = None,
           kernel: Kernel | None = None, chunk: int | None = None,
-          in_network: bool = False) -> Serving:
+          in_network: bool = False, piggyback: bool = False) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
     ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
     says (default: flash attention, a dense count, activations through HBM); with
-    ``chunk``, the prefill runs in chunks of that many tokens (``plans.chunked``); with
+    ``chunk``, the prefill runs in chunks of that many tokens (``plans.chunked``), with
+    ``piggyback`` each chunk step carrying a decode token of each of the batch's sequences
+    at ``context`` (Sarathi-Serve's hybrid batch); with
     ``in_network``, the tensor-parallel AllReduces reduce in the switch (NVLS on an
     NVSwitch, SHARP on InfiniBand) where the tensor axes are one switched network."""
     strategy = strategy or tp_over(m)
@@ -175,7 +177,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     critical = step_critical(step("decode", None, context))
     chunked = None if chunk is None else chunked_prefill(
         cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype, kv_dtype=kv,
-        efficiency=efficiency, kernel=k, in_network=in_network)
+        efficiency=efficiency, kernel=k, in_network=in_network,
+        decoding=(batch, context) if piggyback else None)
     prefill_time = chunked.time if chunked is not None else prefill.latency
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
                            context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
@@ -210,7 +213,11 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
             f"chunked prefill (Sarathi-Serve, Agrawal et al. 2024): {len(chunked.sizes)} "
             f"chunks of {chunk} tokens, each attending to the KV cache of those before it "
             "(read from memory) and to itself; the prefill is their steps one after "
-            "another, the first token after the last",)),
+            "another, the first token after the last" + (
+                f"; each chunk step carries one decode token of each of {batch} running "
+                f"sequences at context {context} (a hybrid batch: the weights read once "
+                "for both; the request figures still time its decode steps apart)"
+                if piggyback else ""),)),
         f"efficiency: {efficiency.describe()}", *sorted(notes), *m.assumptions)
     return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                    sp.Integer(batch), sp.Integer(context), memory, capacity, prefill, decode,

@@ -196,7 +196,11 @@ def _chunks(s: Serving, fmt: str, shown: int = 8) -> list[str]:
                      "sequence", fmt),
             *table(["chunk", "tokens", "cached", "step", "bound"], rows, fmt),
             f"prefill {seconds(c.time)} (the chunks' steps summed; T_upper "
-            f"{seconds(c.time_upper)}), against {seconds(s.prefill.latency)} unchunked", ""]
+            f"{seconds(c.time_upper)}), against {seconds(s.prefill.latency)} unchunked",
+            *([] if c.apart is None else [
+                f"each step carries {c.riders} decode tokens: {seconds(c.time)} against "
+                f"{seconds(c.apart)} with the chunks and {len(c.sizes)} decode steps run "
+                "apart"]), ""]
 
 
 def _search(s: Search, fmt: str) -> list[str]:
