@@ -101,3 +101,11 @@ def test_a_scheme_out_of_place_is_refused(flag: str, value: str, message: str) -
                 value)
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip().splitlines() == [f"symroof: error: {message}"]
+
+
+def test_a_weight_scheme_keeps_the_cache_in_16_bits_by_default() -> None:
+    cfg = model("llama-2-7b")
+    mem = inference_memory(cfg, batch=2, context=100, dtype="int4-gptq")
+    assert mem.parts["kv cache"] == 2 * 100 * 2 * 32 * 32 * 128 * 2
+    s = serve(cfg, mesh("X=8", "h100-sxm"), batch=8, context=512, dtype="int4-awq")
+    assert s.kv_dtype == "fp16"

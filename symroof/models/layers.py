@@ -289,7 +289,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     if P.is_number and not (P.is_integer and P >= 0):
         raise InputError(f"positions already cached must be a whole number, got {prior}",
                          "--chunk")
-    a, w, kv = activation_dtype, dtype, kv_dtype or dtype
+    a, w, kv = activation_dtype, dtype, kv_dtype or rest_dtype(dtype)
     wb = dtype_bytes(w, where="--dtype")
     dtype_bytes(kv, where="--kv-dtype")
     D, N, K, H = s["D"], s["N"], s["K"], s["H"]

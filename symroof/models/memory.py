@@ -184,7 +184,7 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
     if tp != 1:
         from .tensor_parallel import shard
         cfg = shard(cfg, tp)
-    kv = kv_dtype or dtype
+    kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
     B = sp.Symbol("B", positive=True) if batch is None else exact(batch)
     p = params(cfg, symbolic=symbolic)
     rest = p.embedding + p.norms  # a weight scheme leaves these in 16 bits
