@@ -158,3 +158,16 @@ def test_serving_piggybacks_the_decode_batch_on_each_chunk() -> None:
     assert plain.chunked.time < c.time < c.apart
     assert riding.requests is not None
     assert riding.requests["time_to_first_token"] == c.time
+
+
+def test_the_json_lists_every_chunk(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from symroof.cli.main import main
+    assert main(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                 "--batch", "8", "--context", "1000", "--chunk", "300", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["chunked_prefill"]
+    assert [(c["tokens"], c["cached"]) for c in out["chunks"]] == [
+        (300, 0), (300, 300), (300, 600), (100, 900)]
+    assert sp.Rational(out["time"]) == sum(sp.Rational(c["latency"]) for c in out["chunks"])
+    assert out["decode_tokens_per_step"] == 0 and out["time_apart"] is None
