@@ -16,6 +16,7 @@ from symroof.core.errors import InputError
 from symroof.models import model
 from symroof.parallel.collectives import all_reduce, collective
 from symroof.parallel.mesh import mesh
+from symroof.plans.serving import Serving, serve
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import Plan, train
 
@@ -76,8 +77,8 @@ def test_equal_to_the_ring_at_two_devices() -> None:
      "cross 2 networks (ib, nvlink)"),
     ("allgather", "X=8", "h100-sxm", "nvls", "nvls reduces in the switch: it runs an "
      "AllReduce only, not allgather"),
-    ("allreduce", "X=8", "h100-sxm", "tree", "unknown collective algorithm 'tree' (known: "
-     "ring, nvls, sharp)"),
+    ("allreduce", "X=8", "h100-sxm", "butterfly", "unknown collective algorithm 'butterfly' "
+     "(known: ring, tree, nvls, sharp)"),
 ])
 def test_bad_algorithm_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], kind: str,
                                               spec: str, chip: str, algorithm: str,
@@ -133,10 +134,41 @@ def test_an_axis_over_two_networks_keeps_its_ring() -> None:
         nvls.assumptions
 
 
-def test_in_network_is_for_one_training_plan(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--strategy", "tp=X",
-                 "--chip", "h100-sxm", "--in-network"])
-    assert code == 2
-    assert capsys.readouterr().err == ("symroof: error: --in-network: in-switch reduction is a "
-                                       "choice for one training plan (--train with --mesh and "
-                                       "--strategy)\n")
+def _served(spec: str, strategy: str, in_network: bool, **kw: object) -> Serving:
+    return serve(model("llama-2-7b"), mesh(spec, "h100-sxm"), parse_strategy(strategy),
+                 batch=64, context=2048, in_network=in_network, **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("chunk", [None, 512])
+def test_serving_reduces_its_tensor_parallel_allreduces_in_the_switch(
+        chunk: int | None) -> None:
+    ring, nvls = (_served("X=4,Y=8", "dp=X,tp=Y", x, chunk=chunk) for x in (False, True))
+    for r, n in ((ring.prefill, nvls.prefill), (ring.decode, nvls.decode)):
+        assert [c.algorithm for c in n.comms] == ["nvls", "nvls", "nvls", "ring"]
+        for a, b in zip(r.comms, n.comms, strict=True):
+            # the ring sends 2 (n-1)/n V = 7/4 V over 8 GPUs, the switch V; the AllGather stays
+            assert b.time == a.time * (sp.Rational(4, 7) if b.algorithm == "nvls" else 1)
+        assert (n.terms["compute"], n.terms["hbm"]) == (r.terms["compute"], r.terms["hbm"])
+        assert n.t_lower < r.t_lower
+    assert "tp over Y: AllReduce reduced in the switch (nvls)" in nvls.assumptions
+    if chunk is not None:
+        assert nvls.chunked is not None and ring.chunked is not None
+        assert nvls.chunked.time < ring.chunked.time
+        assert all(c.algorithm != "ring" for s in nvls.chunked.steps for c in s.comms
+                   if c.collective == "allreduce")
+
+
+def test_serving_tensor_axes_over_two_networks_keep_the_ring() -> None:
+    ring, nvls = (_served("X=4,Y=8", "tp=X+Y", x) for x in (False, True))
+    assert nvls.decode.terms == ring.decode.terms
+    assert "tp over X+Y: AllReduce as a ring (the tensor axes are not one switched network)" \
+        in nvls.assumptions
+
+
+def test_plan_serve_lists_the_switch_reductions(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                 "--in-network", "--json"])
+    out = json.loads(capsys.readouterr().out)
+    assert code == 0
+    algorithms = [(c["collective"], c["algorithm"]) for c in out["decode"]["collectives"]]
+    assert algorithms == [("allreduce", "nvls")] * 3 + [("allgather", "ring")]

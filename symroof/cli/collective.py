@@ -24,6 +24,7 @@ examples:
   symroof collective reducescatter --array "bf16[B, F]" --axes XY --mesh "X=8,Y=4" \\
       --subs "B=1024,F=8192"
   symroof collective allreduce --bytes V --axes X --mesh "X=8" --chip h100-sxm --algorithm nvls
+  symroof collective allreduce --bytes V --axes X --mesh "X=8" --chip h100-sxm --algorithm tree
   symroof collective allgather --bytes V --axes X --mesh "X=16" --chip h100-sxm \\
       --set "nvlink.latency=2 us" --set "ib.latency=5 us" --between nvlink,latency --solve V
 
@@ -32,6 +33,8 @@ reduced per device (ReduceScatter, AllReduce), the bytes each device holds (AllT
 permute). A link with no sourced per-hop latency keeps the symbol alpha_<link>.
 --algorithm nvls (NVSwitch) or sharp (InfiniBand) reduces an AllReduce in the switch: each
 device sends and receives V once, V / W and two steps (the ring: 2 (n-1)/n V / W).
+--algorithm tree runs an AllReduce up and down NCCL's double binary tree on one switched
+network: 2V / W and 2 floor(log2 n) steps (the ring: 2 (n-1) steps).
 """
 
 KINDS = ("allgather", "reducescatter", "allreduce", "alltoall", "permute")
@@ -55,7 +58,8 @@ def register(verbs: Any) -> None:
     c.add_argument("--dim", metavar="NAME", help="the dimension a ReduceScatter or AllToAll "
                    "splits")
     c.add_argument("--algorithm", default="ring", metavar="NAME",
-                   help="ring (default), nvls or sharp (an AllReduce reduced in the switch)")
+                   help="ring (default), tree (NCCL's double binary tree), nvls or sharp (an "
+                        "AllReduce reduced in the switch)")
     c.add_argument("--solve", metavar="SYMBOL", help="the size below which it is "
                    "latency-bound, in SYMBOL")
     c.add_argument("--between", metavar="TERM,TERM", help="with --solve: where two terms "

@@ -137,9 +137,10 @@ def _list(args: argparse.Namespace, configs: dict[str, Any]) -> int:
 
 
 def _summary(args: argparse.Namespace, cfg: Any) -> int:
+    from ..core.quant import rest_dtype
     from ..models import flops_per_token, kv_bytes_per_token, params, training_flops_per_token
     from ..render.model_views import Summary, summary_json, summary_lines
-    kv = args.kv_dtype or args.dtype
+    kv = args.kv_dtype or rest_dtype(args.dtype)
     symbolic = None
     if args.symbolic:
         symbolic = {"params": params(cfg, symbolic=True).total,
@@ -200,7 +201,8 @@ def _step(args: argparse.Namespace, cfg: Any) -> int:
         emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity),
               **({"between": met.to_json()} if met is not None else {})})
         return 0
-    kv = args.kv_dtype or args.dtype
+    from ..core.quant import rest_dtype
+    kv = args.kv_dtype or rest_dtype(args.dtype)
     title = (f"{cfg.name} {phase}, batch {batch}, " +
              (f"context {context}" if phase == "decode" else f"{context} tokens each") +
              f", on {the_chip.name}{on} ({args.dtype} weights, {kv} KV cache)")
@@ -242,7 +244,8 @@ def _fit(args: argparse.Namespace, cfg: Any) -> int:
             fits[key] = (call(), "")
         except DerivationError as exc:
             fits[key] = (None, exc.message)
-    kv = args.kv_dtype or args.dtype
+    from ..core.quant import rest_dtype
+    kv = args.kv_dtype or rest_dtype(args.dtype)
     mem = inference_memory(cfg, batch=batch, context=context, dtype=args.dtype, kv_dtype=kv)
     cap = fits["min_chips"][0].capacity
     facts = {"model": cfg.name, "chip": the_chip.name, "context": context, "batch": batch,

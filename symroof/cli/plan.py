@@ -94,8 +94,9 @@ def register(verbs: Any) -> None:
                    help="training: keep optimizer, weights and/or activations in host memory "
                         "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
     p.add_argument("--in-network", action="store_true",
-                   help="training: every AllReduce over one switched network reduces in the "
-                        "switch (nvls on NVSwitch, sharp on InfiniBand)")
+                   help="every AllReduce over one switched network (serving: the tensor-"
+                        "parallel ones) reduces in the switch (nvls on NVSwitch, sharp on "
+                        "InfiniBand)")
     p.add_argument("--efficiency", metavar="FRACTIONS",
                    help="achieved fraction of peak per term, e.g. 'compute=0.6,ici=0.8', "
                         "or a named calibration (megatron-a100) or its .toml file "
@@ -111,9 +112,16 @@ def register(verbs: Any) -> None:
                    help="serving: tokens generated per request, for the prefill:decode "
                         "balance (default 256)")
     p.add_argument("--dtype", default="bf16", metavar="NAME",
-                   help="serving: the weights' dtype (default bf16; int8 halves them)")
+                   help="serving: the weights' dtype (default bf16; int8 halves them) or a "
+                   "scheme (int4-awq, int4-gptq, int4-sym)")
     p.add_argument("--kv-dtype", metavar="NAME", help="serving: the KV cache's dtype "
-                   "(default: --dtype)")
+                   "(default: --dtype) or a scheme (fp8-tensor, fp8-head, int8-token, kivi-2)")
+    p.add_argument("--chunk", metavar="C", type=count,
+                   help="serving: prefill each prompt in chunks of C tokens (Sarathi-Serve), "
+                        "each attending to the chunks before it")
+    p.add_argument("--piggyback", action="store_true",
+                   help="serving, with --chunk: each chunk step also carries a decode token "
+                        "of each of the batch's sequences (a hybrid batch)")
     p.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     p.add_argument("--progress", action="store_true",
@@ -165,7 +173,7 @@ def run_plan(args: argparse.Namespace) -> int:
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
         dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices,
-        interleave=args.interleave)
+        interleave=args.interleave, chunk=args.chunk, piggyback=args.piggyback)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

@@ -3,8 +3,11 @@
 >>> B, D, F = sizes("B D F")
 >>> B.is_positive
 True
->>> dtype_bytes("int4")
-1/2
+>>> dtype_bytes("int4"), dtype_bytes("int4-awq")
+(1/2, 133/256)
+
+A quantisation scheme (``core.quant.SCHEMES``: int4-gptq, int4-awq, fp8-tensor, int8-token,
+...) is a dtype name too, its bytes per element its storage plus its scales and zero points.
 """
 
 from __future__ import annotations
@@ -52,9 +55,13 @@ def dtype_bytes(name: str, *, where: str | None = None) -> sp.Rational:
     >>> dtype_bytes("bf16")
     2
     """
+    from .quant import SCHEMES
     key = ALIASES.get(name.strip().lower(), name.strip().lower())
+    if key in SCHEMES:
+        return SCHEMES[key].bytes_per_element
     if key not in DTYPES:
-        raise InputError(f"unknown dtype {name!r} (known: {', '.join(DTYPES)})", where)
+        raise InputError(f"unknown dtype {name!r} (known: {', '.join(DTYPES)}; schemes: "
+                         f"{', '.join(SCHEMES)})", where)
     return DTYPES[key]
 
 

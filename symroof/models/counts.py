@@ -29,6 +29,7 @@ import sympy as sp
 
 from ..core.errors import InputError, expect
 from ..core.parse import exact, symbol
+from ..core.quant import check_scheme
 from ..core.sizes import dtype_bytes
 from .config import ModelConfig
 
@@ -269,6 +270,8 @@ def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
     """
     s = sizes_of(cfg, symbolic)
     b = dtype_bytes(dtype, where="--kv-dtype")
+    check_scheme(dtype, "kv", head_dim=None if cfg.mla is not None else s["H"],
+                 where="--kv-dtype")
     if cfg.mla is not None:
         return sp.expand(s["L"] * (s["C"] + s["R"]) * b)
     return sp.expand(2 * s["L"] * s["K"] * s["H"] * b)

@@ -47,6 +47,7 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import exact, symbol
+from ..core.quant import check_scheme, rest_dtype
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op, einsum, fuse, op, sequence
 from .config import ModelConfig
@@ -224,8 +225,8 @@ def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
 
 
 def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: str,
-               kv: str, kernel: str, causal: bool) -> list[Op]:
-    dims = {"B": B, "T": T, "S": T, "K": s["K"], "G": s["N"] / s["K"], "H": s["H"]}
+               kv: str, kernel: str, causal: bool, prior: sp.Expr = sp.S.Zero) -> list[Op]:
+    dims = {"B": B, "T": T + prior, "S": T, "K": s["K"], "G": s["N"] / s["K"], "H": s["H"]}
     if phase == "decode":
         scores = einsum("B K G H, B T K H -> B K G T", [a, kv], out=a, name="scores",
                         dims=dims)
@@ -236,8 +237,8 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
                         dims=dims)
         values = einsum("B K G S T, B T K H -> B S K G H", [a, kv], out=a, name="values",
                         dims=dims)
-        if causal:  # position s attends to s + 1 positions: T (T + 1) / 2 of T^2 pairs
-            half = (T + 1) / (2 * T)
+        if causal:  # position s attends to P + s + 1 positions: T (T + 1) / 2 + P T pairs
+            half = (prior + (T + 1) / 2) / (prior + T)  # of the T (P + T) a dense count has
             scores, values = (replace(o, flops=o.flops * half) for o in (scores, values))
     if kernel == "flash":
         return [fuse(scores, values, name="attention")]
@@ -248,13 +249,21 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
               context: int | sp.Expr | None = None, dtype: str = "bf16",
               kv_dtype: str | None = None, activation_dtype: str = "bf16",
               symbolic: bool = False, expert_split: int = 1, attention: str = "flash",
-              causal: bool = False, activations: str = "hbm") -> StepOps:
+              causal: bool = False, activations: str = "hbm",
+              prior: int | sp.Expr = 0,
+              decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None) -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
     experts split over ``expert_split`` devices; the attention core's kernel
     (``ATTENTION``), for prefill a causal count of its FLOPs, and where the activations
-    live (``ACTIVATIONS``)."""
+    live (``ACTIVATIONS``). A prefill with ``prior`` P > 0 is one chunk of a chunked
+    prefill: its ``context`` tokens attend to the P positions already in the KV cache (read
+    from it) and to themselves. ``decoding`` = (B_d, T_d) adds a decode token for each of
+    B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid batch): the
+    projections, norms and head run over the B T + B_d tokens together, reading each
+    weight once, and the decode tokens' attention (``decode attention``) reads their
+    cache."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if attention not in ATTENTION:
@@ -269,16 +278,33 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     s = sizes_of(cfg, symbolic)
     B, T = _size(batch, "B", "batch"), _size(context, "T", "context")
     M = B if phase == "decode" else B * T
-    a, w, kv = activation_dtype, dtype, kv_dtype or dtype
+    if decoding is not None and phase != "prefill":
+        raise InputError("decode tokens ride along with a prefill chunk only", "--piggyback")
+    Bd, Td = (_size(decoding[0], "B_d", "decode batch"),
+              _size(decoding[1], "T_d", "decode context")) if decoding else (0, 0)
+    M = M + Bd
+    P = exact(prior)
+    if P != 0 and phase != "prefill":
+        raise InputError("positions already cached are for a chunk of a prefill", "--chunk")
+    if P.is_number and not (P.is_integer and P >= 0):
+        raise InputError(f"positions already cached must be a whole number, got {prior}",
+                         "--chunk")
+    a, w, kv = activation_dtype, dtype, kv_dtype or rest_dtype(dtype)
     wb = dtype_bytes(w, where="--dtype")
     dtype_bytes(kv, where="--kv-dtype")
     D, N, K, H = s["D"], s["N"], s["K"], s["H"]
+    check_scheme(w, "weights", where="--dtype")
+    check_scheme(kv, "kv", head_dim=H, where="--kv-dtype")
+    r = rest_dtype(w)  # a weight scheme leaves the embedding, head and norms in 16 bits
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
-    block = [_norm("attention norm", cfg, s, M, a, w), qkv,
-             *_attention(s, phase, B, T, a, kv, attention, causal), out,
-             _norm("MLP norm", cfg, s, M, a, w)]
+    block = [_norm("attention norm", cfg, s, M, a, r), qkv,
+             *_attention(s, phase, B, T, a, kv, attention, causal, P),
+             *(replace(o, name=f"decode {o.name}") for o in (
+                 _attention(s, "decode", Bd, Td, a, kv, attention, False)
+                 if decoding else ())), out,
+             _norm("MLP norm", cfg, s, M, a, r)]
     blocks: list[Block] = []
     dense_layers, moe_layers = s["L_d"], s["L"] - s["L_d"]
     if dense_layers != 0:
@@ -297,31 +323,37 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
             ops += shared
         blocks.append(Block("layer" if dense_layers == 0 else "MoE layer", tuple(ops),
                             moe_layers))
-    lookup = M * D * wb + (M * D * wb if cfg.positions == "learned" else 0)
+    rb = dtype_bytes(r)
+    lookup = M * D * rb + (M * D * rb if cfg.positions == "learned" else 0)
     once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, compute="vpu"),
-            _norm("final norm", cfg, s, M, a, w), _matmul("output head", M, D, s["V"], a, w))
+            _norm("final norm", cfg, s, M, a, r), _matmul("output head", M, D, s["V"], a, r))
     blocks.append(Block("head", once, sp.S.One))
     if activations == "on_chip":
-        blocks = [replace(b, ops=tuple(_on_chip(o, cfg, s, phase, B, T, M, a, w, kv)
+        blocks = [replace(b, ops=tuple(_on_chip(o, cfg, s, phase, B, T, M, a, w, kv, P,
+                                                Bd * Td)
                                        for o in b.ops)) for b in blocks]
     return StepOps(phase, B, T, M, tuple(blocks), a)
 
 
 def _on_chip(o: Op, cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr,
-             T: sp.Expr, M: sp.Expr, a: str, w: str, kv: str) -> Op:
+             T: sp.Expr, M: sp.Expr, a: str, w: str, kv: str,
+             prior: sp.Expr = sp.S.Zero, riding: sp.Expr = sp.S.Zero) -> Op:
     """``o`` with its activation traffic kept on chip: what is left in HBM is the weights it
     reads (the embedding's rows, the touched experts'), the KV cache attention reads in
     decode and the new K and V entries the qkv projection writes."""
     entry = 2 * s["K"] * s["H"] * dtype_bytes(kv)  # one token's K and V in one layer
     if o.name == "embedding":
         reads = o.reads["hbm"]
+    elif o.name.startswith("decode "):  # the riding decode tokens' cache: B_d T_d entries
+        reads = riding * entry / (1 if o.name == "decode attention" else 2)
     elif o.name in ("attention", "scores", "values"):
-        cache = B * T * entry if phase == "decode" else sp.S.Zero
+        cache = B * (T if phase == "decode" else prior) * entry
         reads = cache if o.name == "attention" else cache / 2
     elif o.name.startswith("experts"):  # touched weights: the reads less the routed tokens
         width = s["D"] if o.name != "experts down" else s["F_e"]
         reads = o.reads["hbm"] - M * s["k"] * width * dtype_bytes(a)
     else:
-        reads = op_weights(cfg, s)[o.name] * dtype_bytes(w)
+        held = rest_dtype(w) if o.name == "output head" or "norm" in o.name else w
+        reads = op_weights(cfg, s)[o.name] * dtype_bytes(held)
     writes = {"hbm": M * entry} if o.name == "qkv" else {}
     return replace(o, reads={"hbm": sp.expand(reads)}, writes=writes)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.quant import rest_dtype
 from ..core.sizes import dtype_bytes
 from .config import ModelConfig
 from .counts import RECOMPUTE, context_symbol, count_of, kv_bytes_per_token, params, sizes_of
@@ -182,9 +183,12 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
     if tp != 1:
         from .tensor_parallel import shard
         cfg = shard(cfg, tp)
-    kv = kv_dtype or dtype
+    kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
     B = count_of(batch, "B", "batch")
-    weights = params(cfg, symbolic=symbolic).total * dtype_bytes(dtype, where="--dtype")
+    p = params(cfg, symbolic=symbolic)
+    rest = p.embedding + p.norms  # a weight scheme leaves these in 16 bits
+    weights = ((p.total - rest) * dtype_bytes(dtype, where="--dtype")
+               + rest * dtype_bytes(rest_dtype(dtype)))
     cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},
                   {"weights": dtype, "kv cache": kv}, dtype_bytes(dtype))

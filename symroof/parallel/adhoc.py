@@ -213,8 +213,8 @@ def run_collective(*, kind: str, mesh_spec: str, axes: str, array: str | None = 
     k = canonical_kind(kind, "collective")
     how = canonical_algorithm(algorithm)
     if how != "ring" and k != "allreduce":
-        raise InputError(f"{how} reduces in the switch: it runs an AllReduce only, not {k}",
-                         "--algorithm")
+        what = "reduces up a tree" if how == "tree" else "reduces in the switch"
+        raise InputError(f"{how} {what}: it runs an AllReduce only, not {k}", "--algorithm")
     m = command_line_mesh(mesh_spec, chip_name, catalog, overrides or {}, topology)
     if (array is None) == (nbytes is None):
         raise InputError("give --array DTYPE[DIMS] or --bytes EXPR (one of them)", "collective")

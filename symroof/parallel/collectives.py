@@ -33,7 +33,8 @@ which stays the symbol ``alpha_<link>`` where no source gives one. Reductions' F
 not counted.
 
 ``algorithm="nvls"`` (or ``"sharp"``) makes an AllReduce on one switch reduce in the switch
-(:mod:`symroof.parallel.in_network`): V / W, two steps.
+(:mod:`symroof.parallel.in_network`): V / W, two steps; ``algorithm="tree"`` runs NCCL's
+double binary tree (:mod:`symroof.parallel.tree`): 2V / W, 2 floor(log2 n) steps.
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from .mesh import Axis, Mesh
 from .rings import Stage as Stage  # re-exported: a collective's stages
 from .rings import stages as _ring_stages
 from .sharding import ShardedArray, sharded
+from .tree import tree_stages
 
 if TYPE_CHECKING:
     from ..engine.rooflines import Roofline
@@ -320,8 +322,10 @@ def _axes(on: Mesh, names: tuple[str, ...]) -> list[Axis]:
 
 def _stages(kind: str, v: sp.Expr, axes: list[Axis], choices: Choices = EXACT,
             algorithm: str = "ring") -> tuple[Stage, ...]:
-    """The stages of a collective: rings (``rings.stages``, under ``choices``) or an
-    in-switch reduction."""
+    """The stages of a collective: rings (``rings.stages``, under ``choices``), a tree
+    (``tree.tree_stages``) or an in-switch reduction."""
+    if algorithm == "tree":
+        return tree_stages(kind, v, axes)
     if algorithm != "ring":
         return in_switch_stages(canonical_algorithm(algorithm), kind, v, axes)
     return _ring_stages(kind, v, axes, choices)

@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from .collectives import Stage
     from .mesh import Axis
 
-ALGORITHMS = ("ring", "nvls", "sharp")
+ALGORITHMS = ("ring", "tree", "nvls", "sharp")
 #: the axis kind each in-switch algorithm runs on
 NETWORK = {"nvls": "switch", "sharp": "scale-out"}
 SOURCES = {"nvls": "NVIDIA, NVLink SHARP in the third-generation NVSwitch (Hopper), "

@@ -44,6 +44,7 @@ from ..models.layers import DEFAULT_KERNEL, Kernel, layer_ops, spelled
 from ..models.step_roofline import StepRoofline, step_roofline
 from ..models.tensor_parallel import shard
 from ..parallel.collectives import Collective, collective
+from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
 
@@ -63,6 +64,7 @@ class Comm:
     nbytes: Expr
     calls: Expr
     time: Expr
+    algorithm: str = "ring"
 
 
 @dataclass(frozen=True)
@@ -106,18 +108,28 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
                 efficiency: Efficiency = PEAK, chip: Chip | None = None,
-                kernel: Kernel = DEFAULT_KERNEL, choices: Choices = EXACT) -> DeviceStep:
+                kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0,
+                in_network: bool = False,
+                decoding: tuple[int, int] | None = None,
+                choices: Choices = EXACT) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
-    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; its collectives
-    costed under ``choices`` (``core.choices.COLLECTIVE_CHOICES``)."""
+    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; a prefill with
+    ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
+    ``in_network`` has the tensor-parallel AllReduces reduce in the switch where the tensor
+    axes are one switched network (``parallel.in_network``), as rings otherwise (noted);
+    ``decoding`` = (B_d, T_d) rides B_d decode tokens (global) along a prefill chunk; its
+    collectives costed under ``choices`` (``core.choices.COLLECTIVE_CHOICES``)."""
     choices = choices.within(COLLECTIVE_CHOICES, "a model step")
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
     B = symbol("B") if batch is None else sp.sympify(batch)
+    riders = sp.S.Zero if decoding is None else sp.Integer(decoding[0]) / replicas
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
-                    kv_dtype=kv_dtype, expert_split=ep, **kernel.options())
+                    kv_dtype=kv_dtype, expert_split=ep, prior=prior,
+                    decoding=None if decoding is None else (riders, decoding[1]),
+                    **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "--chip")
@@ -144,15 +156,21 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
         label, time = timed(kind, c)
         extras.setdefault(op_name, {})
         extras[op_name][label] = extras[op_name].get(label, 0) + time
-        comms.append(Comm(op_name, kind, c.kind, c.nbytes, calls[op_name], time))
+        comms.append(Comm(op_name, kind, c.kind, c.nbytes, calls[op_name], time, c.algorithm))
 
     if m is not None and tp > 1:
-        reduce = collective("allreduce", row_bytes, axes["tp"], m)
+        how = "ring"
+        if in_network:
+            how = in_switch_algorithm([m.axis(a) for a in axes["tp"]]) or "ring"
+            notes.add(f"tp over {'+'.join(axes['tp'])}: AllReduce " + (
+                f"reduced in the switch ({how})" if how != "ring" else
+                "as a ring (the tensor axes are not one switched network)"))
+        reduce = collective("allreduce", row_bytes, axes["tp"], m, how)
         after = {"embedding", "output", *(b.ops[-1].name for b in ops.blocks[:-1])}
         order = ["embedding", *(o.name for b in ops.blocks[:-1] for o in b.ops)]
         for name in dict.fromkeys(n for n in order if n in after):  # in the step's order
             add(name, "tp", reduce)  # the row-parallel outputs (experts' too), the lookup
-        logits = ops.batch * cfg.vocab * ab  # the sampled positions, one per sequence
+        logits = (ops.batch + riders) * cfg.vocab * ab  # sampled positions, one a sequence
         add("output head", "tp", collective("allgather", logits, axes["tp"], m))
     if m is not None and ep > 1 and cfg.moe is not None:
         routed = ops.tokens * cfg.moe.top_k * cfg.d_model * ab

@@ -64,6 +64,8 @@ class PlanRequest:
     kv_dtype: str | None = None
     choices: str | None = None
     interleave: int = 1
+    chunk: int | None = None
+    piggyback: bool = False
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -77,9 +79,6 @@ class PlanRequest:
                              "fewest chips with --latency-target", "--search")
         if self.price is not None and self.laws:
             raise InputError("a price is for a plan: give it without --laws", "--price")
-        if self.in_network and (self.mode != "train" or self.search is not None):
-            raise InputError("in-switch reduction is a choice for one training plan (--train "
-                             "with --mesh and --strategy)", "--in-network")
         if self.mode != "serve":
             for flag, given in (("--causal", self.causal),
                                 ("--activations", self.activations != "hbm")):
@@ -93,9 +92,14 @@ class PlanRequest:
             raise InputError("interleaving is for one training plan with a pipeline (--train "
                              "with --mesh and a pp axis in --strategy; beside a --search, "
                              "the plan given)", "--interleave")
-        if self.offload is not None and (self.mode != "train" or self.search is not None):
-            raise InputError("offloading is for one training plan (--train with --mesh and "
-                             "--strategy)", "--offload")
+        if self.chunk is not None and self.mode != "serve":
+            raise InputError("chunked prefill is a serving choice: use it with --serve",
+                             "--chunk")
+        if self.piggyback and self.chunk is None:
+            raise InputError("decode tokens ride along with prefill chunks: give --chunk",
+                             "--piggyback")
+        if self.offload is not None and self.mode != "train":
+            raise InputError("offloading is for training (--train)", "--offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
                        context=self.context or DEFAULT_CONTEXT,
                        attention=self.attention or DEFAULT_ATTENTION[self.mode])
@@ -128,7 +132,8 @@ class PlanRequest:
                 from .search import search
                 found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
                                recompute=r.recompute, optimizer=r.optimizer,
-                               attention=r.attention, efficiency=eff, progress=progress)
+                               attention=r.attention, efficiency=eff, progress=progress,
+                               in_network=r.in_network, offload=parse_offload(r.offload))
                 from .relaxed import relaxed_mix
                 out = replace(out, search=found, train=found.plan,
                               relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
@@ -155,7 +160,8 @@ class PlanRequest:
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
-                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, choices=chosen)
+                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
+                       in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:
@@ -165,21 +171,22 @@ class PlanRequest:
                                  f"{r.latency_target!r}", "--latency-target")
             out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
                                                    context=r.context, target=target,
-                                                   kernel=kernel))
+                                                   kernel=kernel, in_network=r.in_network))
         return out
 
 
 def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     """The plan set beside a search: ``r``'s mesh, strategy, microbatches and interleaving,
-    under its
-    recomputation policy (``any``: the fastest that fits of each policy, by T_lower, then
-    T_upper)."""
+    under its recomputation policy (``any``: the fastest that fits of each policy, by
+    T_lower, then T_upper)."""
     from ..models.counts import RECOMPUTE
+    from .offload import parse_offload
     from .training import train
     assert r.batch is not None and r.context is not None and r.attention is not None
     plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
                    microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
                    optimizer=r.optimizer, attention=r.attention, efficiency=eff,
+                   offload=parse_offload(r.offload), in_network=r.in_network,
                    interleave=r.interleave)
              for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
     return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
@@ -200,7 +207,10 @@ def _priced(out: Result, price: str | None) -> Result:
     s = out.serve
     return replace(out, cost=tuple(
         cost_of(p, chips=s.devices, seconds=ph.latency, tokens=ph.tokens,
-                what=f"{ph.name} step") for ph in (s.prefill, s.decode)))
+                what=f"{ph.name} step") for ph in (s.prefill, s.decode)) + tuple(
+        cost_of(p, chips=s.devices, seconds=s.prefill_time, tokens=s.prefill.tokens,
+                what=f"chunked prefill ({len(s.chunked.sizes)} chunks)")
+        for _ in (s.chunked,) if s.chunked is not None))
 
 
 def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
@@ -332,6 +342,7 @@ def _phase_json(ph: DeviceStep) -> dict[str, Any]:
     return {**step_json(ph.flops, ph.bytes, ph.terms, ph.t_lower, ph.t_upper, ph.bound),
             **_exact("latency", ph.latency), **_exact("throughput", ph.throughput),
             "collectives": [{"after": c.after, "kind": c.kind, "collective": c.collective,
+                             "algorithm": c.algorithm,
                              **_exact("bytes", c.nbytes), **_exact("per_step", c.calls),
                              **_exact("time", c.time)} for c in ph.comms]}
 
@@ -346,9 +357,22 @@ def _serving_json(s: Serving) -> dict[str, Any]:
             **_exact("prefill_decode_balance", s.balance), "generate": s.generate,
             "prefill": _phase_json(s.prefill), "decode": _phase_json(s.decode),
             **exact_map("requests", s.requests or {}),
+            **({} if s.chunked is None else {"chunked_prefill": _chunked_json(s)}),
             "grid": [{"batch": b, "context": t, **_exact("latency", lat),
                       **_exact("throughput_per_chip", rate), "fits": ok}
                      for b, t, lat, rate, ok in s.grid]}
+
+
+def _chunked_json(s: Serving) -> dict[str, Any]:
+    c = s.chunked
+    assert c is not None
+    return {"chunk": c.chunk, "decode_tokens_per_step": c.riders,
+            **_exact("time_apart", c.apart), **_exact("time", c.time),
+            **_exact("time_upper", c.time_upper),
+            **_exact("flops", c.flops), **_exact("bytes", c.bytes),
+            "chunks": [{"tokens": n, "cached": p, **_exact("flops", st.flops),
+                        **_exact("bytes", st.bytes), **_exact("latency", st.latency),
+                        "bound": st.bound} for _, n, p, st in c.rows()]}
 
 
 def _check_terms(names: Any, chip: Any, mesh_spec: str | None) -> None:

@@ -35,12 +35,12 @@ from ..models.counts import RECOMPUTE, flops_per_token, training_flops_per_token
 from ..models.layers import layer_ops
 from ..models.memory import OPTIMIZERS
 from ..models.tensor_parallel import check_degrees
-from ..parallel.collectives import collective
 from ..parallel.mesh import Mesh, mesh
 from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
+from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .training import Plan, train
@@ -188,40 +188,16 @@ def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
     return deg["dp"] * deg["zero"] * deg["ep"] <= batch
 
 
-class _Costs:
-    """Seconds per byte and latency of a collective over axes, by what the axes are."""
-
-    def __init__(self) -> None:
-        self.cache: dict[tuple[Any, ...], tuple[float, float]] = {}
-        self.unknown: set[str] = set()
-
-    def get(self, kind: str, axes: tuple[str, ...], m: Mesh,
-            signature: tuple[Any, ...]) -> tuple[float, float]:
-        key = (kind, signature)
-        if key not in self.cache:
-            c = collective(kind, 1, list(axes), m)  # linear in the bytes: one byte's worth
-            per_byte = c.bandwidth_time
-            latency = c.latency_time
-            for sym in latency.free_symbols:
-                self.unknown.add(str(sym))
-            latency = latency.subs({s: 0 for s in latency.free_symbols})
-            self.cache[key] = (float(per_byte), float(latency))
-        return self.cache[key]
-
-
-def _signature(m: Mesh, name: str) -> tuple[Any, ...]:
-    a = m.axis(name)
-    return (a.size, a.kind, a.link.name, a.wraps, a.bidirectional, a.bandwidth, a.latency,
-            tuple((p.size, p.kind, p.link.name, p.bandwidth) for p in a.parts))
-
-
 def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
            recompute: str = "none", optimizer: str = "adam-mixed",
            attention: str = "materialised",
            efficiency: Efficiency = PEAK,
-           progress: Callable[[int, int], None] | None = None) -> Search:
+           progress: Callable[[int, int], None] | None = None, in_network: bool = False,
+           offload: tuple[str, ...] = ()) -> Search:
     """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory;
-    ``recompute="any"`` tries every recomputation policy with every candidate."""
+    ``recompute="any"`` tries every recomputation policy with every candidate;
+    ``in_network`` reduces every AllReduce over one switched network in the switch;
+    ``offload`` keeps those parts in host memory (``plans.offload``) in every candidate."""
     shapes = list(meshes(chip, n))
     cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
     if not cands:
@@ -236,15 +212,17 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             templates[stage, sp_on] = training_template(
                 cfg, context=context, kinds=("dp", "zero", "tp", "pp", "ep"), zero_stage=stage,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
-    costs = _Costs()
+    costs = Costs(in_network)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
     per_byte = {pair: np.zeros(len(cands)) for pair in pairs}
     latency = {pair: np.zeros(len(cands)) for pair in pairs}
-    signatures: dict[str, tuple[Mesh, dict[str, tuple[Any, ...]]]] = {}
+    signatures: dict[str, tuple[Mesh, dict[str, int]]] = {}
+    ids: dict[tuple[Any, ...], int] = {}  # each distinct axis once, as a small number
     for i, c in enumerate(cands):
         if c.spec not in signatures:
             m = mesh(c.spec, chip)
-            signatures[c.spec] = (m, {a: _signature(m, a) for a in m.axes})
+            signatures[c.spec] = (m, {a: ids.setdefault(signature(m, a), len(ids))
+                                      for a in m.axes})
         m, sig = signatures[c.spec]
         for kind, coll in pairs:
             axes = c.kinds.get(_label(kind, c), ())
@@ -288,6 +266,13 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     memory = np.zeros(len(cands))
     mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
                for r in policies}
+    host_total, host_terms, host_notes = offload_functions(offload, per, chip, efficiency) \
+        if offload else (None, {}, ())
+    mem_parts = {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS)
+                 for r in policies} if offload else {}
+    parts = np.zeros((len(PARTS), len(cands)))  # memory by part, for an offload
+    host_args = (*parts, cfg.layers / deg[3], micro,
+                 np.where(deg[3] != 1, np.minimum(deg[3], micro), 1))
     by_group: dict[tuple[int, bool], list[int]] = {}
     for i, c in enumerate(cands):
         by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
@@ -299,6 +284,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             mine = np.array([i for i in rows if cands[i].recompute == r])
             if len(mine):
                 memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine])
+                for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
+                    parts[k, mine] = fn(b_value[mine], *deg[:, mine])
         term: dict[tuple[str, str], np.ndarray] = {}
         for u in t.uses:
             count = _compile(sp.sympify(u.per_step))(*args)
@@ -312,6 +299,13 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             binding[ph][idx[worse]] = kind
             lower[ph][idx] = np.maximum(lower[ph][idx], time)
             upper[ph][idx] = upper[ph][idx] + time
+    if host_total is not None:  # an offload: HBM keeps less, the host link moves the rest
+        memory = host_total(*host_args)
+    for (name, ph), fn in host_terms.items():  # the host link, one term per direction
+        time = fn(*host_args)
+        binding[ph][time > lower[ph]] = name
+        lower[ph] = np.maximum(lower[ph], time)
+        upper[ph] = upper[ph] + time
     if progress:
         progress(len(cands), len(cands))
     makespan = _compile(pipeline_cost(D_PP, MICRO, sp.Symbol("f"), sp.Symbol("g")).makespan,
@@ -332,10 +326,16 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
                  context=context, microbatches=best.degrees[5], recompute=best.recompute,
-                 attention=attention,
-                 optimizer=optimizer, efficiency=efficiency)
-    notes = (f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
-             "gives it)",) if costs.unknown else ()
+                 attention=attention, optimizer=optimizer, efficiency=efficiency,
+                 offload=offload, in_network=in_network)
+    notes: tuple[str, ...] = (
+        f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
+        "gives it)",) if costs.unknown else ()
+    if in_network:
+        notes += ("every AllReduce over one switched network reduced in the switch ("
+                  + (", ".join(sorted(costs.algorithms - {"ring"})) or "none here") + "); "
+                  "others as rings",)
+    notes += tuple(f"in every candidate: {x}" for x in host_notes)
     top = t_lower[ranked[0]]
     tied = [i for i in ranked if t_lower[i] <= top * (1 + 1e-12)]
     after = ranked[len(tied)] if len(tied) < len(ranked) else None
@@ -383,8 +383,8 @@ def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callab
 
 def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       per: dict[str, int], recompute: str, context: int,
-                      attention: str = "materialised",
-                      ) -> dict[tuple[int, bool], Callable[..., Any]]:
+                      attention: str = "materialised", parts: tuple[str, ...] | None = None,
+                      ) -> dict[tuple[int, bool], Any]:
     from .strategy import Strategy
     from .training import _memory
     out = {}
@@ -393,7 +393,8 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
         mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention)
-        out[stage, sp_on] = _compile(mem["total"])
+        out[stage, sp_on] = _compile(mem["total"]) if parts is None else \
+            tuple(_compile(sp.sympify(mem[k])) for k in parts)
     return out
 
 

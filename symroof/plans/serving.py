@@ -29,6 +29,7 @@ from sympy import Expr
 
 from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
+from ..core.quant import rest_dtype, scheme_of
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical
 from ..hardware.catalog import Chip
@@ -37,6 +38,7 @@ from ..models.counts import kv_bytes_per_token, params
 from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
+from .chunked import ChunkedPrefill, chunked_prefill
 from .device_step import OVERLAP, DeviceStep, device_step, step_critical
 from .efficiency import PEAK, Efficiency
 from .strategy import Strategy, parse_strategy
@@ -67,6 +69,12 @@ class Serving:
     dtype: str = "bf16"
     kv_dtype: str = "bf16"
     requests: Mapping[str, Expr] | None = None
+    chunked: ChunkedPrefill | None = None
+
+    @property
+    def prefill_time(self) -> Expr:
+        """The prefill's latency: the sum of its chunks' steps when chunked."""
+        return self.chunked.time if self.chunked is not None else self.prefill.latency
 
     @property
     def fits(self) -> bool:
@@ -129,7 +137,9 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
     norm = p.norms / (2 * cfg.layers + 1)
     once = p.embedding + norm
     layers = p.total - once - p.experts * (1 - sp.Rational(1, ep))
-    weights = (layers / pp + once) * dtype_bytes(dtype, where="--dtype")
+    wq, wr = dtype_bytes(dtype, where="--dtype"), dtype_bytes(rest_dtype(dtype))
+    layer_norms = p.norms - norm  # a weight scheme leaves norms, embedding and head in 16 bits
+    weights = ((layers - layer_norms) * wq + layer_norms * wr) / pp + once * wr
     kv = batch * context * kv_bytes_per_token(part, kv_dtype) / pp
     memory = {"weights": sp.expand(weights), "kv_cache": sp.expand(kv)}
     memory["total"] = sp.Add(*memory.values())
@@ -139,14 +149,21 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
 def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
           context: int, generate: int = 256, efficiency: Efficiency = PEAK,
           dtype: str = "bf16", kv_dtype: str | None = None,
-          kernel: Kernel | None = None, choices: Choices = EXACT) -> Serving:
+          kernel: Kernel | None = None, chunk: int | None = None,
+          in_network: bool = False, piggyback: bool = False,
+          choices: Choices = EXACT) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
     ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
-    says (default: flash attention, a dense count, activations through HBM)."""
+    says (default: flash attention, a dense count, activations through HBM); with
+    ``chunk``, the prefill runs in chunks of that many tokens (``plans.chunked``), with
+    ``piggyback`` each chunk step carrying a decode token of each of the batch's sequences
+    at ``context`` (Sarathi-Serve's hybrid batch); with
+    ``in_network``, the tensor-parallel AllReduces reduce in the switch (NVLS on an
+    NVSwitch, SHARP on InfiniBand) where the tensor axes are one switched network."""
     strategy = strategy or tp_over(m)
     k = kernel or DEFAULT_KERNEL
     axes = serving_axes(cfg, m, strategy)
-    kv = kv_dtype or dtype
+    kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
     size = {k: int(sp.Mul(*(m.axis(a).size for a in v))) for k, v in axes.items()}
     tp, pp, ep = (size.get(k, 1) for k in ("tp", "pp", "ep"))
     replicas = size.get("dp", 1) * ep
@@ -156,13 +173,19 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
 
     def step(phase: str, b: int | None, t: int) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
-                           kv_dtype=kv, efficiency=efficiency, kernel=k, choices=choices)
+                           kv_dtype=kv, efficiency=efficiency, kernel=k,
+                           in_network=in_network, choices=choices)
     prefill, decode = step("prefill", batch, context), step("decode", batch, context)
     critical = step_critical(step("decode", None, context))
+    chunked = None if chunk is None else chunked_prefill(
+        cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype, kv_dtype=kv,
+        efficiency=efficiency, kernel=k, in_network=in_network,
+        decoding=(batch, context) if piggyback else None, choices=choices)
+    prefill_time = chunked.time if chunked is not None else prefill.latency
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
                            context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
     capacity = m.chip.capacity("hbm")
-    balance = sp.nsimplify(prefill.latency / (generate * decode.latency))
+    balance = sp.nsimplify(prefill_time / (generate * decode.latency))
     grid = []
     for t in sorted({max(1, context // 4), context, 4 * context}):
         for bb in sorted({1, *(batch * 4**k for k in range(3)),
@@ -174,11 +197,13 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                                  context=sp.Integer(t), dtype=dtype, kv_dtype=kv)
             grid.append((int(bb), t, d.latency, d.throughput / m.devices,
                          bool(held["total"] <= capacity)))
-    requests = per_request(prefill, decode, generate, pp, m.devices)
+    requests = per_request(prefill, decode, generate, pp, m.devices, prefill_time)
     notes = set(prefill.notes) | set(decode.notes)
+    schemes = tuple(s.describe() for s in dict.fromkeys(filter(None, map(scheme_of,
+                                                                         (dtype, kv)))))
     assumptions = (
         f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
-        "layers over the stages", OVERLAP,
+        "layers over the stages", *schemes, OVERLAP,
         "a pipeline's stages run one after another for a token; pp batches in flight",
         "the sampled positions' logits (one per sequence) all-gathered over the tensor axes; "
         "the embedding lookup all-reduced (vocabulary-parallel)",
@@ -186,6 +211,15 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         f"a request: its prompt's prefill, then {generate} decode steps each timed at the "
         f"prompt's context (the cache grows by {generate} tokens over them); batches run "
         "one after another on the same chips, pp of them in flight",
+        *(() if chunked is None else (
+            f"chunked prefill (Sarathi-Serve, Agrawal et al. 2024): {len(chunked.sizes)} "
+            f"chunks of {chunk} tokens, each attending to the KV cache of those before it "
+            "(read from memory) and to itself; the prefill is their steps one after "
+            "another, the first token after the last" + (
+                f"; each chunk step carries one decode token of each of {batch} running "
+                f"sequences at context {context} (a hybrid batch: the weights read once "
+                "for both; the request figures still time its decode steps apart)"
+                if piggyback else ""),)),
         f"efficiency: {efficiency.describe()}", *sorted(notes),
         *([f"collectives as a text costs them: {choices.describe()} (leaves out "
            f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
@@ -193,15 +227,16 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                    sp.Integer(batch), sp.Integer(context), memory, capacity, prefill, decode,
                    critical, balance, generate, assumptions, tuple(grid), dtype, kv,
-                   requests)
+                   requests, chunked)
 
 
 def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
-                devices: Expr) -> dict[str, Expr]:
+                devices: Expr, prefill_time: Expr | None = None) -> dict[str, Expr]:
     """What a request sees and what the mesh serves, for prompts of the steps' context
     generating ``generate`` tokens: time to the first token (the prefill), time per output
     token (a decode step), the request's latency, its tokens per second, and requests per
-    second (per chip) with a batch of sequences at a time and ``pp`` batches in flight.
+    second (per chip) with a batch of sequences at a time and ``pp`` batches in flight;
+    ``prefill_time`` (default: the prefill step's latency) for a chunked prefill.
 
     >>> from symroof.models import model
     >>> s = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64, context=2048,
@@ -212,16 +247,17 @@ def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
     >>> r["requests_per_s"] == 64 / r["request_latency"]
     True
     """
-    latency = prefill.latency + generate * decode.latency
+    first = prefill.latency if prefill_time is None else prefill_time
+    latency = first + generate * decode.latency
     rate = decode.tokens * pp / latency
-    return {"time_to_first_token": prefill.latency, "time_per_output_token": decode.latency,
+    return {"time_to_first_token": first, "time_per_output_token": decode.latency,
             "request_latency": latency, "tokens_per_s_per_request": 1 / decode.latency,
             "requests_per_s": rate, "requests_per_s_per_chip": rate / devices}
 
 
 def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: int,
-                 target: Expr, limit: int = 1024,
-                 kernel: Kernel | None = None) -> tuple[int | None, str]:
+                 target: Expr, limit: int = 1024, kernel: Kernel | None = None,
+                 in_network: bool = False) -> tuple[int | None, str]:
     """The fewest chips, tensor-parallel over one axis of the chip's fastest network, whose
     decode step meets ``target`` seconds and whose memory holds weights and KV cache."""
     n = 1
@@ -233,7 +269,7 @@ def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: in
             break
         try:
             s = serve(cfg, m, parse_strategy("tp=X"), batch=batch, context=context,
-                      kernel=kernel)
+                      kernel=kernel, in_network=in_network)
         except InputError:
             s = None
         if s is not None:

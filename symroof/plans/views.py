@@ -140,7 +140,8 @@ def _phase(ph: DeviceStep, fmt: str) -> list[str]:
            f"latency {seconds(ph.latency)} (T_lower; T_upper {seconds(ph.t_upper)}), bound "
            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
     if ph.comms:
-        calls = [(c.after, f"{c.collective} ({c.kind})", gigabytes(c.nbytes), text(c.calls),
+        calls = [(c.after, f"{c.collective}{'' if c.algorithm == 'ring' else ' ' + c.algorithm}"
+                  f" ({c.kind})", gigabytes(c.nbytes), text(c.calls),
                   seconds(c.calls * c.time)) for c in ph.comms]
         out += [_heading(f"{ph.name} collectives", fmt),
                 *table(["after", "collective", "bytes", "per step", "time"], calls, fmt), ""]
@@ -149,7 +150,10 @@ def _phase(ph: DeviceStep, fmt: str) -> list[str]:
 
 def _serving(s: Serving, fmt: str) -> list[str]:
     out = _header("serving", s, fmt) + _memory(s, fmt)
-    out += _phase(s.prefill, fmt) + _phase(s.decode, fmt)
+    out += _phase(s.prefill, fmt)
+    if s.chunked is not None:
+        out += _chunks(s, fmt)
+    out += _phase(s.decode, fmt)
     per_chip = s.decode.throughput / s.devices
     out.append(f"decode: {approx(s.decode.throughput)} tokens/s, {approx(per_chip)} per chip")
     out += ["", _heading("decode against batch B and context T", fmt),
@@ -178,6 +182,25 @@ def _serving(s: Serving, fmt: str) -> list[str]:
                              f"{s.generate}, batch {s.batch}", fmt),
                 *table(["what", "value"], rows, fmt)]
     return [*out, "", _heading("assumptions", fmt), *(f"- {a}" for a in s.assumptions)]
+
+
+def _chunks(s: Serving, fmt: str, shown: int = 8) -> list[str]:
+    """The chunked prefill: each chunk's step (the first and last few of many), the sum."""
+    c = s.chunked
+    assert c is not None
+    rows = [(str(i), str(n), str(p), seconds(st.latency), st.bound)
+            for i, n, p, st in c.rows()]
+    if len(rows) > shown:
+        rows = [*rows[:shown // 2], ("...", "", "", "", ""), *rows[-(shown // 2):]]
+    return [_heading(f"chunked prefill: {len(c.sizes)} chunks of {c.chunk} tokens per "
+                     "sequence", fmt),
+            *table(["chunk", "tokens", "cached", "step", "bound"], rows, fmt),
+            f"prefill {seconds(c.time)} (the chunks' steps summed; T_upper "
+            f"{seconds(c.time_upper)}), against {seconds(s.prefill.latency)} unchunked",
+            *([] if c.apart is None else [
+                f"each step carries {c.riders} decode tokens: {seconds(c.time)} against "
+                f"{seconds(c.apart)} with the chunks and {len(c.sizes)} decode steps run "
+                "apart"]), ""]
 
 
 def _search(s: Search, fmt: str) -> list[str]:

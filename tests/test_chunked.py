@@ -1,0 +1,173 @@
+"""Chunked prefill: the chunks' steps are the one device step at a prefix already cached;
+laws: one chunk is the plain prefill, the causal chunks' FLOPs sum to the causal prefill's,
+each chunk reads the KV cache of the chunks before it."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symroof.core.errors import InputError
+from symroof.models import model, params
+from symroof.models.layers import Kernel
+from symroof.parallel.mesh import mesh
+from symroof.plans.chunked import chunk_sizes, chunked_prefill
+from symroof.plans.device_step import device_step
+from symroof.plans.serving import serve
+from tests.conftest import examples, run_cli
+
+DENSE = ["gpt2", "llama-2-7b", "llama-3-8b", "mistral-7b", "qwen2.5-7b"]
+KERNELS = [Kernel(a, c, h) for a in ("flash", "materialised") for c in (False, True)
+           for h in ("hbm", "on_chip")]
+ONE = mesh("X=1", "h100-sxm")
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), context=st.integers(1, 8192),
+       kernel=st.sampled_from(KERNELS), tp=st.sampled_from([1, 4]))
+def test_one_chunk_is_the_plain_prefill(name: str, batch: int, context: int, kernel: Kernel,
+                                        tp: int) -> None:
+    if name == "gpt2":
+        tp = 1  # its 50257 words do not split
+    cfg, m = model(name), mesh(f"X={tp}", "h100-sxm")
+    axes = {"tp": ("X",)} if tp > 1 else {}
+    plain = device_step(cfg, "prefill", m, axes, batch=batch, context=context, kernel=kernel)
+    for chunk in (context, context + 1):
+        c = chunked_prefill(cfg, m, axes, batch=batch, context=context, chunk=chunk,
+                            kernel=kernel)
+        assert c.sizes == (context,)
+        assert (c.time, c.time_upper, c.flops, c.bytes) == (
+            plain.latency, plain.t_upper, plain.flops, plain.bytes)
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), context=st.integers(1, 4096),
+       chunk=st.integers(1, 4096), attention=st.sampled_from(["flash", "materialised"]))
+def test_causal_chunks_sum_to_the_causal_prefill(name: str, batch: int, context: int,
+                                                 chunk: int, attention: str) -> None:
+    # query position q attends to q + 1 positions whichever chunk it falls in
+    if -(-context // chunk) > 64:
+        chunk = -(-context // 64)
+    cfg, kernel = model(name), Kernel(attention, True)
+    plain = device_step(cfg, "prefill", ONE, {}, batch=batch, context=context, kernel=kernel)
+    c = chunked_prefill(cfg, ONE, {}, batch=batch, context=context, chunk=chunk,
+                        kernel=kernel)
+    assert sum(c.sizes) == context
+    assert c.flops == plain.flops
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), n=st.integers(1, 16),
+       chunk=st.integers(1, 512))
+def test_dense_chunks_count_the_block_causal_rectangles(name: str, batch: int, n: int,
+                                                        chunk: int) -> None:
+    # a dense count scores chunk i's C queries against its (i + 1) C keys: T (T + C) / 2
+    # pairs for T = n C, against the plain prefill's T^2; 4 N H FLOPs per pair per layer
+    # (scores and values, 2 each per multiply-add)
+    cfg, T = model(name), n * chunk
+    plain = device_step(cfg, "prefill", ONE, {}, batch=batch, context=T)
+    c = chunked_prefill(cfg, ONE, {}, batch=batch, context=T, chunk=chunk)
+    per_pair = 4 * cfg.heads * cfg.head_dim * cfg.layers
+    assert c.flops - plain.flops == batch * per_pair * (sp.Rational(T * (T + chunk), 2) - T**2)
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), tokens=st.integers(1, 2048),
+       cached=st.integers(1, 1 << 15))
+def test_a_chunk_reads_the_cache_of_the_chunks_before_it(name: str, batch: int, tokens: int,
+                                                         cached: int) -> None:
+    # activations on chip: HBM moves the weights, the new K and V, and the cached K and V
+    cfg, kernel = model(name), Kernel("flash", False, "on_chip")
+    first = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, kernel=kernel)
+    later = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, kernel=kernel,
+                        prior=cached)
+    entry = 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 2  # one position, bf16
+    assert later.bytes - first.bytes == batch * cached * entry
+
+
+def test_the_chunks_of_a_prompt() -> None:
+    assert chunk_sizes(4096, 1000) == ((1000, 1000, 1000, 1000, 96), (0, 1000, 2000, 3000,
+                                                                       4000))
+    with pytest.raises(InputError, match="make 4097 chunks; at most 1024"):
+        chunk_sizes(4097, 1)
+
+
+def test_serving_with_chunks_times_the_first_token_by_their_sum() -> None:
+    cfg, m = model("llama-2-7b"), mesh("X=8", "h100-sxm")
+    s = serve(cfg, m, batch=8, context=4096, chunk=512, kernel=Kernel(causal=True))
+    assert s.chunked is not None and len(s.chunked.steps) == 8
+    assert s.requests is not None
+    assert s.requests["time_to_first_token"] == sum(x.latency for x in s.chunked.steps)
+    assert s.requests["request_latency"] == s.prefill_time + 256 * s.decode.latency
+    # later chunks read more of the cache and score more pairs: each step no shorter
+    times = [x.latency for x in s.chunked.steps]
+    assert all(a <= b for a, b in itertools.pairwise(times))
+
+
+def test_chunks_are_for_serving() -> None:
+    r = run_cli("plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "zero2=X",
+                "--chip", "h100-sxm", "--chunk", "512")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == ("symroof: error: --chunk: chunked prefill is a serving "
+                                "choice: use it with --serve")
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), tokens=st.integers(1, 2048),
+       cached=st.integers(0, 8192), riders=st.integers(1, 256), at=st.integers(1, 1 << 15),
+       kernel=st.sampled_from(KERNELS))
+def test_a_hybrid_step_does_both_steps_work_reading_the_weights_once(
+        name: str, batch: int, tokens: int, cached: int, riders: int, at: int,
+        kernel: Kernel) -> None:
+    # FLOPs add up (projections are linear in the tokens, each attention its own); with
+    # activations on chip the HBM bytes add up less one read of every weight matrix (the
+    # input embedding and learned positions: only the rows looked up, as in each step)
+    cfg = model(name)
+    chunk = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, prior=cached,
+                        kernel=kernel)
+    decode = device_step(cfg, "decode", ONE, {}, batch=riders, context=at, kernel=kernel)
+    hybrid = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, prior=cached,
+                         kernel=kernel, decoding=(riders, at))
+    assert hybrid.flops == chunk.flops + decode.flops
+    if kernel.activations == "on_chip":
+        p, D, V = params(cfg), cfg.d_model, cfg.vocab
+        positions = p.embedding - (1 if cfg.tied_embeddings else 2) * V * D
+        read_once = (p.total - positions - (0 if cfg.tied_embeddings else V * D)) * 2
+        assert chunk.bytes + decode.bytes - hybrid.bytes == read_once
+
+
+def test_piggybacking_needs_chunks() -> None:
+    r = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                "--piggyback")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == ("symroof: error: --piggyback: decode tokens ride along with "
+                                "prefill chunks: give --chunk")
+
+
+def test_serving_piggybacks_the_decode_batch_on_each_chunk() -> None:
+    cfg, m = model("llama-2-7b"), mesh("X=8", "h100-sxm")
+    plain = serve(cfg, m, batch=8, context=4096, chunk=512)
+    riding = serve(cfg, m, batch=8, context=4096, chunk=512, piggyback=True)
+    c = riding.chunked
+    assert c is not None and plain.chunked is not None and c.riders == 8
+    assert c.apart == plain.chunked.time + 8 * plain.decode.latency
+    assert plain.chunked.time < c.time < c.apart
+    assert riding.requests is not None
+    assert riding.requests["time_to_first_token"] == c.time
+
+
+def test_the_json_lists_every_chunk(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+
+    from symroof.cli.main import main
+    assert main(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                 "--batch", "8", "--context", "1000", "--chunk", "300", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)["chunked_prefill"]
+    assert [(c["tokens"], c["cached"]) for c in out["chunks"]] == [
+        (300, 0), (300, 300), (300, 600), (100, 900)]
+    assert sp.Rational(out["time"]) == sum(sp.Rational(c["latency"]) for c in out["chunks"])
+    assert out["decode_tokens_per_step"] == 0 and out["time_apart"] is None
