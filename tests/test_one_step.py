@@ -17,7 +17,7 @@ from symroof.core.sizes import dtype_bytes
 from symroof.models import model, params
 from symroof.models.config import ModelConfig
 from symroof.models.counts import kv_bytes_per_token
-from symroof.models.layers import Kernel
+from symroof.models.layers import Kernel, layer_ops
 from symroof.parallel.mesh import mesh
 from symroof.plans.device_step import device_step
 from symroof.plans.serving import serve, step_on
@@ -289,3 +289,18 @@ def test_a_plan_refuses_a_choice_it_does_not_take() -> None:
     assert done.stderr.strip() == (
         "symroof: error: --choices: a training plan takes the choices collectives, latency, "
         "link_alpha; flops=per_token_6P does not apply to it")
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(cfg=configs(), spec=st.sampled_from(["dp=X+Y", "zero2=X+Y", "fsdp=X,dp=Y"]),
+       context=st.sampled_from([16, 128]))
+def test_a_training_forward_computes_what_the_prefill_of_the_batch_computes(
+        cfg: ModelConfig, spec: str, context: int) -> None:
+    # the forward phase's compute term, times the peak and the chips, is the FLOPs of the
+    # prefill step of the whole batch; on data-parallel meshes, the devices' prefill steps
+    m = mesh("X=2,Y=2", "h100-sxm")
+    plan = train(cfg, m, parse_strategy(spec), batch=16, context=context)
+    forward = plan.terms["compute"].phases["forward"] * m.chip.peak("bf16") * 4
+    assert forward == layer_ops(cfg, "prefill", batch=16, context=context).total().flops
+    step = device_step(cfg, "prefill", m, {"dp": ("X", "Y")}, batch=16, context=context)
+    assert forward == 4 * step.flops
