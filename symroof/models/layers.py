@@ -23,7 +23,10 @@ stack runs it) is one fused kernel: the scores stay on chip, so it reads Q, K an
 KV cache in decode) and writes O. ``materialised`` runs the scores and the values as two
 ops, the scores written to memory and read back. ``causal=True`` counts prefill's scores
 and values for the causal part only: position s attends to s + 1 positions, T (T + 1) / 2
-of the T^2 pairs (a dense count is the default, as PaLM's MFU counts it).
+of the T^2 pairs (a dense count is the default, as PaLM's MFU counts it). Where the
+activations live is a choice too (``ACTIVATIONS``): through HBM kernel by kernel (the
+default), or kept on chip, leaving the weights, the KV cache read and the new K and V.
+``Kernel`` holds the three.
 
 >>> unfused = layer_ops(model("llama-2-7b"), "decode", batch=1, context=1024,
 ...                     attention="materialised")

@@ -210,3 +210,32 @@ def bubble_over_ideal(stages: sp.Expr | int, micro: sp.Expr | int,
     tf, tb = sp.symbols("t_f t_b", positive=True)
     cost = interleaved_cost(stages, micro, chunks, tf, tb)
     return sp.factor(sp.cancel((cost.makespan - cost.busy) / cost.busy))
+
+
+def in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int) -> sp.Expr:
+    """Microbatches whose activations the first stage holds: min(p, m) under 1F1B, times
+    1 + (p - 1)/(p v) interleaved over v chunks (Korthikanti et al., 2022, section 4.2.3)."""
+    if pp == 1:
+        return sp.S.One
+    return sp.Min(pp, micro) * (1 + (pp - 1) / (pp * chunks) if chunks != 1 else 1)
+
+
+def model_chunks(model: str, layers: int, interleave: int, pp: sp.Expr,
+                 micro: sp.Expr) -> int:
+    """The model chunks per stage, checked: a pipeline of p stages, L divisible by p v, and
+    (Megatron-LM's interleaved schedule) microbatches a multiple of p."""
+    if isinstance(interleave, bool) or not isinstance(interleave, int) or interleave < 1:
+        raise InputError(f"model chunks per stage are a positive whole number, got "
+                         f"{interleave!r}", "--interleave")
+    if interleave == 1:
+        return 1
+    if pp == 1:
+        raise InputError("interleaving splits a pipeline's stages: give a pp axis",
+                         "--interleave")
+    if layers % (pp * interleave):
+        raise InputError(f"{model}: {layers} layers do not split into {pp} stages x "
+                         f"{interleave} chunks", "--interleave")
+    if micro.is_Integer and micro % pp:
+        raise InputError(f"an interleaved schedule runs microbatches in groups of the {pp} "
+                         f"stages, got {micro}", "--microbatches")
+    return interleave

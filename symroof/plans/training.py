@@ -43,7 +43,7 @@ from ..parallel.mesh import Mesh
 from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .mfu import predicted_mfu
-from .pipeline import interleaved_cost
+from .pipeline import in_flight, interleaved_cost, model_chunks
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .zero import zero_states
@@ -157,7 +157,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     pp = deg[DEGREE["pp"]]
     replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
     micro = _microbatches(batch, replicas, pp, microbatches, microbatch)
-    chunks = _chunks(cfg, interleave, pp, micro)
+    chunks = model_chunks(cfg.name, cfg.layers, interleave, pp, micro)
     w, g, o, why = OPTIMIZERS[optimizer]
     per = {"weights": w, "gradients": g, "optimizer": o}
     t = template or training_template(cfg, context=context, kinds=kinds_of(strategy),
@@ -182,7 +182,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                                           per, recompute, context, pp, micro, attention,
                                           chunks),
                          per, m.chip, cfg.layers / pp, micro,
-                         _in_flight(pp, micro, chunks), efficiency)
+                         in_flight(pp, micro, chunks), efficiency)
         sym.update(tier.terms)
     by_term, note = _critical(sym, B_GLOBAL, n, context)
     crit = None if note or not by_term else sp.Max(*by_term.values())
@@ -233,34 +233,6 @@ def _kernel(attention: str) -> str:
     return "" if attention == "materialised" else (
         f", {attention} attention (the softmax statistics kept, not the scores, which stay on "
         "chip)")
-
-
-def _in_flight(pp: Expr, micro: Expr, chunks: int) -> Expr:
-    """Microbatches whose activations the first stage holds: min(p, m) under 1F1B, times
-    1 + (p - 1)/(p v) interleaved over v chunks (Korthikanti et al., 2022, section 4.2.3)."""
-    if pp == 1:
-        return sp.S.One
-    return sp.Min(pp, micro) * (1 + (pp - 1) / (pp * chunks) if chunks != 1 else 1)
-
-
-def _chunks(cfg: ModelConfig, interleave: int, pp: Expr, micro: Expr) -> int:
-    """The model chunks per stage, checked: a pipeline of p stages, L divisible by p v, and
-    (Megatron-LM's interleaved schedule) microbatches a multiple of p."""
-    if isinstance(interleave, bool) or not isinstance(interleave, int) or interleave < 1:
-        raise InputError(f"model chunks per stage are a positive whole number, got "
-                         f"{interleave!r}", "--interleave")
-    if interleave == 1:
-        return 1
-    if pp == 1:
-        raise InputError("interleaving splits a pipeline's stages: give a pp axis",
-                         "--interleave")
-    if cfg.layers % (pp * interleave):
-        raise InputError(f"{cfg.name}: {cfg.layers} layers do not split into {pp} stages x "
-                         f"{interleave} chunks", "--interleave")
-    if micro.is_Integer and micro % pp:
-        raise InputError(f"an interleaved schedule runs microbatches in groups of the {pp} "
-                         f"stages, got {micro}", "--microbatches")
-    return interleave
 
 
 def _microbatches(batch: int | Expr, replicas: Expr, pp: Expr, count: int | None,
@@ -396,7 +368,7 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
             d_only = parts_sym[name].free_symbols <= {sp.Symbol("D", positive=True)}
             split = tp if (strategy.sequence_parallel or not d_only) else 1
             per_token += layers * value / split
-    activations = sp.expand(per_token / pp * _in_flight(pp, micro, chunks) * b * context)
+    activations = sp.expand(per_token / pp * in_flight(pp, micro, chunks) * b * context)
     out = {"weights": states["weights"], "gradients": states["gradients"],
            "optimizer": states["optimizer"], "activations": activations,
            "kv_cache": sp.S.Zero}
