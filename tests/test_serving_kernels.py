@@ -84,6 +84,12 @@ def test_llama_3_70b_decode_per_h100_is_the_weights_and_one_kv_read() -> None:
                     kernel=Kernel(activations="on_chip")).decode.bytes
     through_hbm = serve(model("llama-3-70b"), m, batch=64, context=4096).decode.bytes
     assert abs(on_chip / expected - 1) < sp.Rational(2, 100)
+    # the choice says what an on-chip memory would have to hold: the widest output, the
+    # output head's logits, 64 x 128256/8 bf16 values per device (2052096 B)
+    kept = serve(model("llama-3-70b"), m, batch=64, context=4096,
+                 kernel=Kernel(activations="on_chip")).assumptions
+    assert "decode: activations kept on chip, the largest an op writes 2.052 MB per device " \
+        "(an on-chip memory must hold it)" in kept
     # kernel by kernel, the activations between ops add what a per-op account must
     assert sp.Rational(1) < through_hbm / expected < sp.Rational(103, 100)
 

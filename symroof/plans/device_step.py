@@ -26,7 +26,7 @@ it with ``--set "<link>.latency=2us"``.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 from sympy import Expr
@@ -34,6 +34,7 @@ from sympy import Expr
 from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
+from ..core.printer import si
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
@@ -136,6 +137,14 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
     notes: set[str] = set()
+    if kernel.activations == "on_chip" and batch is not None:  # what the choice asks to hold
+        through = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
+                            kv_dtype=kv_dtype, expert_split=ep, prior=prior,
+                            decoding=None if decoding is None else (riders, decoding[1]),
+                            **replace(kernel, activations="hbm").options())
+        largest = max(o.writes.get("hbm", sp.S.Zero) for _, o in through.rows())
+        notes.add(f"{phase}: activations kept on chip, the largest an op writes "
+                  f"{si(largest, 'B')} per device (an on-chip memory must hold it)")
     extras: dict[str, dict[str, Expr]] = {}
     once: dict[str, Expr] = {}
 
