@@ -11,7 +11,7 @@ import pytest
 from tests.conftest import ROOT
 
 # top to bottom; a module may import from its own layer and any layer after it
-LAYERS = ("cli", "render", "testing", "claims", "plans", "models", "topics", "parallel",
+LAYERS = ("cli", "commands", "render", "testing", "claims", "plans", "models", "topics", "parallel",
           "engine", "hardware", "core")
 PACKAGE = ROOT / "symroof"
 

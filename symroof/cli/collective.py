@@ -75,12 +75,12 @@ def run_collective(args: argparse.Namespace) -> int:
 
 
 def _collective(args: argparse.Namespace) -> int:
-    from ..parallel.adhoc import run_collective as derive
-    result = derive(kind=args.kind, mesh_spec=args.mesh, axes=args.axes, array=args.array,
-                    nbytes=args.bytes, chip_name=args.chip, catalog=args.catalog,
-                    overrides=overrides(args.set), topology=args.topology, dim=args.dim,
-                    subs=args.subs, solve=args.solve, algorithm=args.algorithm,
-                    choices=args.choices, between=args.between)
+    from ..commands.collective import CollectiveRequest, collective_of
+    result = collective_of(CollectiveRequest(
+        kind=args.kind, mesh=args.mesh, axes=args.axes, array=args.array, nbytes=args.bytes,
+        chip=args.chip, catalog=args.catalog, overrides=overrides(args.set),
+        topology=args.topology, dim=args.dim, subs=args.subs, solve=args.solve,
+        algorithm=args.algorithm, choices=args.choices, between=args.between))
     if args.json:
         emit(result.to_json())
         return 0

@@ -25,8 +25,7 @@ import sympy as sp
 from ..core.errors import DerivationError, InputError
 from ..core.parse import symbol
 from ..core.printer import number_value, text
-from ..engine.formulas import term_pair
-from ..engine.thresholds import ALIASES, UNPROVEN, solve_gap
+from ..engine.thresholds import ALIASES, UNPROVEN, solve_gap, term_pair
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, Kernel, spelled
