@@ -268,7 +268,7 @@ def summary_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 MIN_TIMEOUT, MAX_TIMEOUT = 0.01, 1e6
 
 
-def check_timeout(seconds: float, where: str = "--timeout") -> float:
+def check_timeout(seconds: float, where: str = "timeout") -> float:
     """A usable time limit: finite, at least 10 ms (a timer that fires every microsecond
     starves the work it bounds) and at most 10**6 s (past that, no clock can hold it).
 

@@ -10,6 +10,8 @@ flags, once, where ``main`` prints the error, so the library never spells a flag
 '--link: --link needs --comm-bytes'
 >>> str(flagged(InputError("size D must be positive, got 0", "subs D")))
 '--subs D: size D must be positive, got 0'
+>>> str(flagged(InputError("must be positive", "nbytes"), "collective"))
+'--bytes: must be positive'
 """
 
 from __future__ import annotations
@@ -19,30 +21,28 @@ from typing import TypeVar
 
 from ..core.errors import SymroofError
 
-# parameter -> flag; a name missing here (a file, a claim id, a verb) is printed as it is
-FLAGS: dict[str, str] = {
+# parameter -> flag, for every verb; a name missing here (a file, a claim id, a verb) is
+# printed as it is
+FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
     # derive and collective
-    "flops": "--flops", "bytes": "--bytes", "nbytes": "--bytes", "comm_bytes": "--comm-bytes",
-    "link": "--link", "einsum": "--einsum", "dtypes": "--dtypes", "out_dtype": "--out-dtype",
-    "chip": "--chip", "set": "--set", "catalog": "--catalog", "compute": "--compute",
-    "solve": "--solve", "regime": "--regime", "subs": "--subs", "between": "--between",
-    "serial": "--serial", "matmul": "--matmul", "scatter": "--scatter", "mlp": "--mlp",
-    "phase": "--phase", "choices": "--choices", "topology": "--topology", "array": "--array",
-    "axes": "--axes", "dim": "--dim", "algorithm": "--algorithm", "timeout": "--timeout",
+    "flops", "bytes", "comm_bytes", "link", "einsum", "dtypes", "out_dtype", "chip", "set",
+    "catalog", "compute", "solve", "regime", "subs", "between", "serial", "mesh", "matmul",
+    "scatter", "mlp", "phase", "choices", "topology", "array", "axes", "dim", "algorithm",
+    "timeout",
     # optimize
-    "minimize": "--minimize", "subject_to": "--subject-to", "variables": "--vars",
-    "values": "--values", "constants": "--constants", "at": "--at",
+    "minimize", "subject_to", "values", "constants", "at",
     # model and plan
-    "fit": "--fit", "dtype": "--dtype", "kv_dtype": "--kv-dtype", "context": "--context",
-    "tokens": "--tokens", "usable": "--usable", "attention": "--attention",
-    "activations": "--activations", "strategy": "--strategy", "batch": "--batch",
-    "microbatch": "--microbatch", "efficiency": "--efficiency", "price": "--price",
-    "offload": "--offload", "tokens_per_second": "--mfu",
-    # speculate
-    "acceptance": "--acceptance", "cost_ratio": "--cost-ratio",
-    "draft_tokens": "--draft-tokens", "draft": "--draft",
-    # report
-    "lang": "--lang", "out": "--out", "format": "--format",
+    "fit", "dtype", "kv_dtype", "context", "tokens", "usable", "attention", "activations",
+    "strategy", "batch", "microbatch", "efficiency", "price", "offload",
+    # speculate, report
+    "draft", "cost_ratio", "lang", "out", "format")}
+
+# the parameters a verb's flag spells another way
+VERB_FLAGS: dict[str, dict[str, str]] = {
+    "collective": {"nbytes": "--bytes"},
+    "optimize": {"variables": "--vars"},
+    "plan": {"tokens_per_second": "--mfu"},
+    "speculate": {"alpha": "--acceptance", "gamma": "--draft-tokens"},
 }
 
 # a parameter at the start of a place: alone, before ': ', or before a word ('subs D')
@@ -52,12 +52,13 @@ _NAMED = re.compile(r"`([a-z_]+)`")
 E = TypeVar("E", bound=SymroofError)
 
 
-def flagged(exc: E) -> E:
-    """``exc`` with the parameters of its place and message written as flags."""
+def flagged(exc: E, verb: str | None = None) -> E:
+    """``exc`` with the parameters of its place and message written as ``verb``'s flags."""
+    flags = {**FLAGS, **VERB_FLAGS.get(verb or "", {})}
     where = exc.where
     if where is not None:
-        where = _PLACE.sub(lambda m: FLAGS.get(m.group(1), m.group(1)), where, count=1)
-    message = _NAMED.sub(lambda m: FLAGS.get(m.group(1), m.group()), exc.message)
+        where = _PLACE.sub(lambda m: flags.get(m.group(1), m.group(1)), where, count=1)
+    message = _NAMED.sub(lambda m: flags.get(m.group(1), m.group()), exc.message)
     if where == exc.where and message == exc.message:
         return exc
     return type(exc)(message, where)

@@ -80,7 +80,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run(args)
     except SymroofError as exc:
         from .flags import flagged
-        print(f"symroof: error: {one_line(str(flagged(exc)))}", file=sys.stderr)
+        print(f"symroof: error: {one_line(str(flagged(exc, args.verb)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("symroof: interrupted", file=sys.stderr)

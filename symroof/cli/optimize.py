@@ -62,5 +62,5 @@ def _optimize(args: argparse.Namespace) -> int:
         emit(result.to_json())
     else:
         from ..render.terminal import optimum_lines
-        print("\n".join(optimum_lines(result)))
+        print("\n".join(optimum_lines(result, exact_in="--json")))
     return 0

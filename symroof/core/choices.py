@@ -172,7 +172,7 @@ BOOK = Choices(collectives="leading", latency="off")
 PRESETS = {"exact": EXACT, "book": BOOK}
 
 
-def parse_choices(text: str, where: str = "--choices") -> Choices:
+def parse_choices(text: str, where: str = "choices") -> Choices:
     """A preset (``exact``, ``book``) or ``field=value`` pairs, comma-separated.
 
     >>> parse_choices("book") == BOOK, parse_choices("latency=off").describe()

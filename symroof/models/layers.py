@@ -78,8 +78,8 @@ class Kernel:
     activations: str = "hbm"
 
     def __post_init__(self) -> None:
-        for name, value, table in (("--attention", self.attention, ATTENTION),
-                                   ("--activations", self.activations, ACTIVATIONS)):
+        for name, value, table in (("attention", self.attention, ATTENTION),
+                                   ("activations", self.activations, ACTIVATIONS)):
             if value not in table:
                 raise InputError(f"unknown choice {value!r} (choices: {', '.join(table)})",
                                  name)
@@ -259,10 +259,10 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if attention not in ATTENTION:
         raise InputError(f"unknown attention kernel {attention!r} (choices: "
-                         f"{', '.join(ATTENTION)})", "--attention")
+                         f"{', '.join(ATTENTION)})", "attention")
     if activations not in ACTIVATIONS:
         raise InputError(f"unknown place {activations!r} (choices: "
-                         f"{', '.join(ACTIVATIONS)})", "--activations")
+                         f"{', '.join(ACTIVATIONS)})", "activations")
     if cfg.mla is not None:
         raise InputError(f"{cfg.name}: the layer ops of latent attention (MLA) are not "
                          "modelled; its counts are (params, FLOPs and KV bytes per token)")
@@ -270,8 +270,8 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     B, T = _size(batch, "B", "batch"), _size(context, "T", "context")
     M = B if phase == "decode" else B * T
     a, w, kv = activation_dtype, dtype, kv_dtype or dtype
-    wb = dtype_bytes(w, where="--dtype")
-    dtype_bytes(kv, where="--kv-dtype")
+    wb = dtype_bytes(w, where="dtype")
+    dtype_bytes(kv, where="kv_dtype")
     D, N, K, H = s["D"], s["N"], s["K"], s["H"]
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)

@@ -101,7 +101,7 @@ def activation_bytes(cfg: ModelConfig, policy: str = "none", *,
     (``materialised`` scores or ``flash``)."""
     if attention not in ATTENTION:
         raise InputError(f"attention must be one of {', '.join(ATTENTION)}, got {attention!r}",
-                         "--attention")
+                         "attention")
     if policy not in RECOMPUTE:
         raise InputError(f"recomputation policy must be one of {', '.join(RECOMPUTE)}, "
                          f"got {policy!r}")
@@ -184,7 +184,7 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
         cfg = shard(cfg, tp)
     kv = kv_dtype or dtype
     B = count_of(batch, "B", "batch")
-    weights = params(cfg, symbolic=symbolic).total * dtype_bytes(dtype, where="--dtype")
+    weights = params(cfg, symbolic=symbolic).total * dtype_bytes(dtype, where="dtype")
     cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},
                   {"weights": dtype, "kv cache": kv}, dtype_bytes(dtype))

@@ -49,7 +49,7 @@ HOST = "host (offloaded)"
 IN, OUT = f"host link in ({LINK})", f"host link out ({LINK})"
 
 
-def parse_offload(spec: str | None, where: str = "--offload") -> tuple[str, ...]:
+def parse_offload(spec: str | None, where: str = "offload") -> tuple[str, ...]:
     """``"optimizer,activations"`` -> the parts offloaded, in a fixed order.
 
     >>> parse_offload("activations, optimizer")
@@ -84,14 +84,14 @@ def host_tier(what: tuple[str, ...], memory: Mapping[str, Expr], per: Mapping[st
     try:
         bw = chip.bandwidth(LINK) * efficiency.of(LINK)
     except InputError as exc:
-        raise InputError(exc.message, "--offload") from None
+        raise InputError(exc.message, "offload") from None
     hbm = {k: v for k, v in memory.items() if k != "total"}
     host = sp.S.Zero
     moved = {ph: {IN: sp.S.Zero, OUT: sp.S.Zero} for ph in ("forward", "backward")}
     notes = []
     if "optimizer" in what:
         if per["optimizer"] == 0:
-            raise InputError("this optimizer keeps no state to offload", "--offload")
+            raise InputError("this optimizer keeps no state to offload", "offload")
         shard = memory["optimizer"] / per["optimizer"]
         moved["backward"][OUT] += shard * per["gradients"]
         moved["forward"][IN] += shard * per["weights"]

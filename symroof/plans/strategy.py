@@ -84,7 +84,7 @@ class Strategy:
             words.append("sequence parallel with the tensor axes")
         return ", ".join(words)
 
-    def check_mesh(self, axes: Iterable[str], where: str = "--strategy") -> None:
+    def check_mesh(self, axes: Iterable[str], where: str = "strategy") -> None:
         """Every strategy axis is on the mesh, and every mesh axis has a strategy."""
         names = list(axes)
         for axis in self.all_axes:
@@ -97,7 +97,7 @@ class Strategy:
                              f"with dp={idle[0]})", where)
 
 
-def parse_strategy(spec: str, where: str = "--strategy") -> Strategy:
+def parse_strategy(spec: str, where: str = "strategy") -> Strategy:
     """A strategy from its spec; errors name the entry that is wrong.
 
     >>> parse_strategy("fsdp=X,tp=Y").title()

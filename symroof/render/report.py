@@ -68,7 +68,7 @@ def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
     seconds per document)."""
     if lang not in LANGUAGES:
         raise InputError(f"unknown language {lang!r} (languages: {', '.join(LANGUAGES)})",
-                         "--lang")
+                         "lang")
     for d in verification.derivations:
         if not _PLAIN.match(d.id) or ".." in d.id:
             raise InputError(f"derivation id {d.id!r} is not a plain name (letters, digits "

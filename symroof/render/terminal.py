@@ -225,9 +225,10 @@ def _link_json(c: Chip, name: str) -> dict[str, Any]:
             "latency_source": ln.latency_source or None}
 
 
-def optimum_lines(result: OptimizeResult) -> list[str]:
+def optimum_lines(result: OptimizeResult, exact_in: str = "to_json()") -> list[str]:
     """The optimum: constants, conditions, solution, exponents, and numbers at a budget.
-    Long exact forms print through the readable-form rule (the exact ones are in --json)."""
+    Long exact forms print through the readable-form rule (the exact ones are in
+    ``exact_in``, the JSON form)."""
     o = result.optimum
     lines = [f"minimise   {text(o.objective)}", f"subject to {text(o.constraint)}"]
     if result.known:
@@ -241,7 +242,7 @@ def optimum_lines(result: OptimizeResult) -> list[str]:
     for x, v in o.solution.items():
         s = shown(v)
         lines.append(f"{x}* = {s.text}" + ("" if s.exact else
-                                           "  (decimals; exact form in --json)"))
+                                           f"  (decimals; exact form in {exact_in})"))
     for x, e in result.exponents.items():
         lines.append(f"d log {x}* / d log {result.budget} = {_num(e)}")
     for key, value in result.numbers.items():
