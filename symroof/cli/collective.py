@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..core.names import COLLECTIVES
 from .common import bounded, chip_options, emit, exact_option, overrides, timeout_option
 
 EXAMPLES = """\
@@ -34,8 +35,6 @@ permute). A link with no sourced per-hop latency keeps the symbol alpha_<link>.
 device sends and receives V once, V / W and two steps (the ring: 2 (n-1)/n V / W).
 """
 
-KINDS = ("allgather", "reducescatter", "allreduce", "alltoall", "permute")
-
 
 def register(verbs: Any) -> None:
     c = verbs.add_parser(
@@ -43,7 +42,7 @@ def register(verbs: Any) -> None:
         description="Bytes per device and per link, the bandwidth and latency terms, the time "
                     "and the size below which a collective is latency-bound.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("kind", choices=KINDS, help="the collective")
+    c.add_argument("kind", choices=COLLECTIVES, help="the collective")
     what = c.add_mutually_exclusive_group()
     what.add_argument("--array", metavar="SPEC", help="a sharded array, e.g. 'bf16[B_X, D]'")
     what.add_argument("--bytes", metavar="EXPR", help="a byte count, e.g. '2*P'")

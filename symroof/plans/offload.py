@@ -43,7 +43,7 @@ from ..hardware.catalog import Chip
 from .efficiency import Efficiency
 from .training import Term
 
-KINDS = ("optimizer", "weights", "activations")
+OFFLOAD_PARTS = ("optimizer", "weights", "activations")
 LINK = "pcie"
 HOST = "host (offloaded)"
 IN, OUT = f"host link in ({LINK})", f"host link out ({LINK})"
@@ -59,11 +59,11 @@ def parse_offload(spec: str | None, where: str = "offload") -> tuple[str, ...]:
         return ()
     parts = [p.strip().lower() for p in spec.split(",")]
     for p in parts:
-        if p not in KINDS:
-            raise InputError(f"cannot offload {p!r} (known: {', '.join(KINDS)})", where)
+        if p not in OFFLOAD_PARTS:
+            raise InputError(f"cannot offload {p!r} (known: {', '.join(OFFLOAD_PARTS)})", where)
     if len(set(parts)) != len(parts):
         raise InputError(f"{spec!r} names a part twice", where)
-    return tuple(k for k in KINDS if k in parts)
+    return tuple(k for k in OFFLOAD_PARTS if k in parts)
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,8 @@ from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
-from .strategy import KINDS, parse_strategy
+from .strategy import STRATEGY_KINDS as KINDS
+from .strategy import parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .training import Plan, train
 from .zero import zero_states
