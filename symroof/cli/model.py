@@ -76,8 +76,7 @@ def register(verbs: Any) -> None:
 def run_model(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
     if args.list:
-        from ..models import bundled
-        return _list(args, bundled())
+        return _list(args)
     if not args.name:
         raise InputError("give a model name or a config.json path (symroof model --list)")
     from ..models.counts import count_of
@@ -134,14 +133,14 @@ def run_model(args: argparse.Namespace) -> int:
     return _summary(args, request)
 
 
-def _list(args: argparse.Namespace, configs: dict[str, Any]) -> int:
-    from ..models import params
-    rows = [(n, c.source.get("repo", ""), params(c).total) for n, c in configs.items()]
+def _list(args: argparse.Namespace) -> int:
+    from ..commands.model import bundled_models
+    rows = bundled_models()
     if args.json:
-        emit({"models": [{"name": n, "repo": r, "params": int(p)} for n, r, p in rows]})
+        emit({"models": [{"name": n, "repo": r, "params": p} for n, r, p in rows]})
     else:
         width = max(len(n) for n, _, _ in rows)
-        print("\n".join(f"{n:<{width}}  {int(p):>14,}  {r}" for n, r, p in rows))
+        print("\n".join(f"{n:<{width}}  {p:>14,}  {r}" for n, r, p in rows))
     return 0
 
 

@@ -17,6 +17,7 @@ from ..core.errors import DerivationError, InputError
 from ..engine.critical import Critical
 from ..hardware.catalog import Chip, chip_with
 from ..models import (
+    bundled,
     decode_intensity,
     flops_per_token,
     inference_memory,
@@ -36,6 +37,15 @@ from ..plans.device_step import DeviceStep
 from ..plans.meets import Meet, step_between
 from ..plans.serving import step_on
 from ..render.model_views import Summary
+
+
+def bundled_models() -> list[tuple[str, str, int]]:
+    """The bundled models: name, Hugging Face repository, parameters.
+
+    >>> bundled_models()[0][:2]
+    ('deepseek-v2-lite', 'deepseek-ai/DeepSeek-V2-Lite')
+    """
+    return [(n, c.source.get("repo", ""), int(params(c).total)) for n, c in bundled().items()]
 
 
 @dataclass(frozen=True)
