@@ -12,7 +12,7 @@ from symroof.core.errors import InputError
 from symroof.core.sizes import sizes
 from symroof.topics.adcost import (
     ADJOINT,
-    KINDS,
+    OPERATIONS,
     TEXT_KINDS,
     operation_cost,
     recipe_bounds,
@@ -76,7 +76,7 @@ def test_recipe_table() -> None:
     assert operation_cost("div", "a") == (1, 2)
     assert operation_cost("div", "b") == (1, 3)
     assert recipe_bounds() == (4, 5)
-    assert set(ADJOINT) == set(KINDS)
+    assert set(ADJOINT) == set(OPERATIONS)
 
 
 def test_passes() -> None:

@@ -120,7 +120,7 @@ def test_a_per_chip_dcn_figure_is_not_divided_among_the_host_s_chips() -> None:
     assert v5p.bandwidth == sp.Rational(625 * 10**7)
     said = chip("tpu-v5e", dcn="6.25e9 B/s one-way per chip")
     assert mesh("pod=2@dcn,X=16", said).axis("pod").bandwidth == 625 * 10**7
-    with pytest.raises(InputError, match=r"--set dcn: a link is counted per link, chip, host, "
+    with pytest.raises(InputError, match=r"set dcn: a link is counted per link, chip, host, "
                                          r"node; got 'per rack'"):
         chip("tpu-v5e").with_figures({"dcn": "6.25e9 B/s one-way per rack"})
 

@@ -51,9 +51,9 @@ def test_critical_intensities() -> None:
 
 def test_overrides_accept_units_and_refuse_wrong_dimensions() -> None:
     assert chip("tpu-v5e").with_figures({"hbm": "810 GB/s"}).bandwidth() == 810 * 10**9
-    with pytest.raises(InputError, match="^--set hbm: '1 TFLOP/s' is not a bandwidth"):
+    with pytest.raises(InputError, match="^set hbm: '1 TFLOP/s' is not a bandwidth"):
         chip("tpu-v5e").with_figures({"hbm": "1 TFLOP/s"})
-    with pytest.raises(InputError, match="^--set nope: chip 'tpu-v5e' has no figure 'nope'"):
+    with pytest.raises(InputError, match="^set nope: chip 'tpu-v5e' has no figure 'nope'"):
         chip("tpu-v5e").with_figures({"nope": "1"})
 
 

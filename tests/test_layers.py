@@ -4,6 +4,7 @@ from its own folder and the folders below it, and the engine never imports a top
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ import pytest
 from tests.conftest import ROOT
 
 # top to bottom; a module may import from its own layer and any layer after it
-LAYERS = ("cli", "render", "testing", "claims", "plans", "models", "topics", "parallel",
+LAYERS = ("cli", "commands", "render", "testing", "claims", "plans", "models", "topics", "parallel",
           "engine", "hardware", "core")
 PACKAGE = ROOT / "symroof"
 
@@ -64,3 +65,43 @@ def test_the_check_sees_an_upward_import(tmp_path: Path) -> None:
     finally:
         bad.unlink()
     assert found == {"symroof.models", "symroof.render"}
+
+
+# Below cli/ an error names a parameter and cli/flags.py writes it as a flag; a string that
+# spells a flag (``"--strategy"``) below cli/ is a leak of the command line into the library.
+# These modules still spell flags and are to be converted (then this list is emptied).
+FLAG_STRINGS_ALLOWED: tuple[str, ...] = ()
+FLAG = re.compile(r"(?<![\w-])--[a-z]")
+
+
+def flag_strings(file: Path) -> list[str]:
+    """The string literals of ``file`` that spell a flag, docstrings left out (examples of
+    the command line)."""
+    tree = ast.parse(file.read_text("utf-8"))
+    docs = {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef |
+                          ast.ClassDef) and node.body and isinstance(node.body[0], ast.Expr)}
+    return [f"line {node.lineno}: {node.value!r:.60}" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str)
+            and id(node) not in docs and FLAG.search(node.value)]
+
+
+@pytest.mark.parametrize("file", [m for m in MODULES if m.relative_to(PACKAGE).parts[0] != "cli"
+                                  and m.relative_to(PACKAGE).as_posix()
+                                  not in FLAG_STRINGS_ALLOWED],
+                         ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_no_flag_is_spelled_below_the_command_line(file: Path) -> None:
+    assert not flag_strings(file), f"{file.relative_to(ROOT)} spells flags: {flag_strings(file)}"
+
+
+def test_the_flag_check_sees_a_flag_and_not_a_docstring(tmp_path: Path) -> None:
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""symroof plan --strategy tp=X"""\n'
+                     'def f():\n    """--x"""\n'
+                     '    raise ValueError("--batch: no", f"x{1} --mfu")\n')
+    assert flag_strings(probe) == ["line 4: '--batch: no'", "line 4: ' --mfu'"]
+
+
+def test_the_allowed_flag_spellers_exist_and_still_spell_flags() -> None:
+    for name in FLAG_STRINGS_ALLOWED:  # a converted module leaves the list
+        assert flag_strings(PACKAGE / name), f"{name} spells no flag: drop it from the list"

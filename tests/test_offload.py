@@ -11,13 +11,13 @@ import sympy as sp
 from symroof.cli.main import main
 from symroof.models import model
 from symroof.parallel.mesh import mesh
-from symroof.plans.offload import HOST, IN, KINDS, OUT, parse_offload
+from symroof.plans.offload import HOST, IN, OFFLOAD_PARTS, OUT, parse_offload
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import Plan, train
 
 PCIE = 64 * 10**9  # H100 SXM, PCIe Gen5 x16, one way (NVIDIA's datasheet: 128 GB/s both ways)
 PSI = 6_738_415_616  # LLaMA-2-7B's parameters (transformers' count)
-SUBSETS = [c for r in (1, 2, 3) for c in itertools.combinations(KINDS, r)]
+SUBSETS = [c for r in (1, 2, 3) for c in itertools.combinations(OFFLOAD_PARTS, r)]
 
 
 @cache

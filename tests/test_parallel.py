@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symroof.core.errors import DerivationError, InputError
+from symroof.core.names import COLLECTIVES
 from symroof.hardware.catalog import chip
 from symroof.parallel import (
     Mesh,
@@ -22,7 +23,6 @@ from symroof.parallel import (
     sharded,
     sharded_matmul,
 )
-from symroof.parallel.collectives import KINDS
 from tests.conftest import examples
 
 V = sp.Symbol("V", positive=True)
@@ -67,7 +67,7 @@ def test_a_bidirectional_ring_halves_a_one_way_ring(n: int, v: sp.Expr, kind: st
 
 
 @FEW
-@given(st.integers(1, 16), st.integers(1, 10**9), st.sampled_from(KINDS),
+@given(st.integers(1, 16), st.integers(1, 10**9), st.sampled_from(COLLECTIVES),
        st.sampled_from(["tpu-v5e", "tpu-v5p", "tpu-v4", "tpu-v6e"]))
 def test_wraparound_never_costs_more(n: int, v: int, kind: str, name: str) -> None:
     line = mesh(f"X={n}", name).with_axis("X", wraps=False)
@@ -78,7 +78,7 @@ def test_wraparound_never_costs_more(n: int, v: int, kind: str, name: str) -> No
 
 
 @FEW
-@given(axes(), sizes, st.sampled_from(KINDS))
+@given(axes(), sizes, st.sampled_from(COLLECTIVES))
 def test_a_collective_on_a_one_chip_axis_costs_nothing(m: Mesh, v: sp.Expr, kind: str) -> None:
     one = mesh("X=1", m.chip)
     c = collective(kind, v, "X", one)

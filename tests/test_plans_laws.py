@@ -146,7 +146,7 @@ def test_a_mix_keeps_its_kinds_in_a_canonical_order() -> None:
 def test_bad_strategies_say_what_is_wrong(spec: str, message: str) -> None:
     with pytest.raises(InputError) as err:
         parse_strategy(spec)
-    assert str(err.value).startswith("--strategy: ") and message in str(err.value)
+    assert str(err.value).startswith("strategy: ") and message in str(err.value)
 
 
 def test_a_strategy_must_cover_the_mesh_exactly() -> None:

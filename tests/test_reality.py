@@ -124,7 +124,7 @@ def test_means_meet_the_goal(rows: list) -> None:
 def test_efficiency_by_name_and_bad_calibrations(tmp_path: Path) -> None:
     e = parse_efficiency("megatron-a100")
     assert e.of("nvlink") == sp.Rational(2, 3) and "fitted on" in e.describe()
-    with pytest.raises(InputError, match=r"--efficiency: unknown calibration 'nope'"):
+    with pytest.raises(InputError, match=r"^efficiency: unknown calibration 'nope'"):
         parse_efficiency("nope")
     bad = tmp_path / "bad.toml"
     bad.write_text('name = "x"\ntitle = "x"\n[fractions.hbm]\nvalue = "3/2"\nsource = "s"\n')
@@ -220,7 +220,7 @@ def test_zero2_with_gradient_accumulation_runs_at_the_compute_bound_with_mfu_100
                   context=4096)
     assert not whole.fits  # four sequences' activations at once do not
     assert plan.memory["activations"] * 4 == whole.memory["activations"]
-    with pytest.raises(InputError, match="--microbatch: a batch of 1024 sequences does not "
+    with pytest.raises(InputError, match="^microbatch: a batch of 1024 sequences does not "
                        "split into 256 replicas x microbatches of 3"):
         train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
               context=4096, microbatch=3)
@@ -372,7 +372,7 @@ def test_flash_attention_keeps_the_softmax_statistics_not_the_scores(name: str) 
     flash = activation_bytes(cfg, context=4096, attention="flash").per_layer
     selective = activation_bytes(cfg, "selective", context=4096).per_layer
     assert flash == selective + 4 * cfg.heads  # one fp32 log-sum-exp per head and token
-    with pytest.raises(InputError, match="--attention: attention must be one of "
+    with pytest.raises(InputError, match="^attention: attention must be one of "
                        "materialised, flash, got 'fused'"):
         activation_bytes(cfg, attention="fused")
 

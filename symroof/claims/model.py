@@ -35,7 +35,7 @@ from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
 from .stated import TOLERANCE, plain_numbers, read, stray_comma
 
-KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
+CLAIM_KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
 
 
@@ -160,8 +160,8 @@ class Claim(tb.RichView):
         where = f"claim {self.id!r}"
         if not _ID.match(self.id):
             raise InputError("claim ids are lower-case letters, digits, '_', '.', '-'", where)
-        if self.kind not in KINDS:
-            raise InputError(f"unknown kind {self.kind!r} (kinds: {', '.join(KINDS)})", where)
+        if self.kind not in CLAIM_KINDS:
+            raise InputError(f"unknown kind {self.kind!r} (kinds: {', '.join(CLAIM_KINDS)})", where)
         if self.kind == "measurement":
             if not self.evidence:
                 raise InputError("a measurement needs its evidence (where it was measured)",

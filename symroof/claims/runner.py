@@ -37,8 +37,7 @@ from ..core import tables as tb
 if TYPE_CHECKING:
     from .cache import VerdictCache
     from .model import Claim, Derivation
-    from .rules import Judgement
-    from .rules import Verdict as V
+    from .rules import Judgement, Verdict
 
 # the names of rules.Verdict and rules.FAILING (a test holds them equal), here without
 # SymPy, for the runs that only read verdict rows (a fully cached verify)
@@ -48,12 +47,12 @@ FAILING = frozenset({"NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT"})
 
 
 @dataclass(frozen=True)
-class Verdict:
+class ClaimVerdict:
     """The outcome of one claim."""
 
     claim: Claim
     derivation: str
-    verdict: V
+    verdict: Verdict
     derived: str
     derived_value: float | None
     rel_error: float | None
@@ -79,17 +78,17 @@ class Verdict:
                 "samples": [dict(p) for p in self.samples]}
 
     @staticmethod
-    def from_row(claim: Claim, row: Mapping[str, Any]) -> Verdict:
+    def from_row(claim: Claim, row: Mapping[str, Any]) -> ClaimVerdict:
         """A verdict from its JSON row (of a worker or the cache)."""
-        from .rules import Verdict as V
-        return Verdict(claim, row["derivation"], V(row["verdict"]), row["derived"],
+        from .rules import Verdict
+        return ClaimVerdict(claim, row["derivation"], Verdict(row["verdict"]), row["derived"],
                        row["derived_value"], row["rel_error"], row["detail"],
                        row["seconds"] or 0.0, bool(row.get("cached")),
                        row.get("diagnosis"), samples=samples_of(row))
 
 
 def samples_of(row: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...]:
-    """A row's sample points, as a Verdict holds them (ill-formed ones dropped)."""
+    """A row's sample points, as a ClaimVerdict holds them (ill-formed ones dropped)."""
     got = row.get("samples")
     if not isinstance(got, list):
         return ()
@@ -132,7 +131,7 @@ class Verification(tb.RichView):
     """Every verdict of a run, in derivation and claim order."""
 
     derivations: tuple[Derivation, ...]
-    verdicts: tuple[Verdict, ...]
+    verdicts: tuple[ClaimVerdict, ...]
 
     @property
     def summary(self) -> dict[str, int]:
@@ -150,7 +149,7 @@ class Verification(tb.RichView):
         return f"<Verification: {len(self.verdicts)} claims: {counts}>"
 
     def _view(self) -> tuple[str, tb.Table]:
-        def derived(v: Verdict) -> tuple[tb.Part, ...]:
+        def derived(v: ClaimVerdict) -> tuple[tb.Part, ...]:
             if v.value is None or isinstance(v.value, str):
                 return tb.cell(tb.text(v.derived))
             return tb.cell(tb.math(v.value))
@@ -181,14 +180,13 @@ def _derive(claim: Claim) -> Any:
     return claim.derive() if claim.derive is not None else claim.value
 
 
-def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
+def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> ClaimVerdict:
     """One claim, bounded by ``timeout`` seconds (on the main thread); errors become ERROR,
     never a crash. A claim that catches the time limit is stopped by ``run_units``."""
     from ..core.errors import SymroofError
     from ..core.timelimits import TimeLimit, time_limit
     from .diagnosis import judged
-    from .rules import Judgement, judge, mark
-    from .rules import Verdict as V
+    from .rules import Judgement, Verdict, judge, mark
     start = time.perf_counter()
     derived: Any = None
     try:
@@ -197,23 +195,23 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> Verdict:
             j = judge(claim) if claim.kind == "measurement" else \
                 judged(claim, derived, f"claim {claim.id!r}")
     except TimeLimit:
-        j = Judgement(V.TIMEOUT, "", None, None, f"no result within {timeout:g} s")
+        j = Judgement(Verdict.TIMEOUT, "", None, None, f"no result within {timeout:g} s")
     except SymroofError as exc:
-        j = Judgement(V.ERROR, "", None, None, str(exc))
+        j = Judgement(Verdict.ERROR, "", None, None, str(exc))
     except SystemExit as exc:
-        j = Judgement(V.ERROR, "", None, None, f"{_origin(exc)}called sys.exit({exc.code!r})")
+        j = Judgement(Verdict.ERROR, "", None, None, f"{_origin(exc)}called sys.exit({exc.code!r})")
     except Exception as exc:  # a derivation's own bug: report it, go on with the run
-        j = Judgement(V.ERROR, "", None, None, f"{type(exc).__name__}: {exc}")
+        j = Judgement(Verdict.ERROR, "", None, None, f"{type(exc).__name__}: {exc}")
     seconds = time.perf_counter() - start
     j = mark(claim, j)
     from .model import Law
-    if j.verdict in (V.ERROR, V.TIMEOUT) or isinstance(derived, Law):
+    if j.verdict in (Verdict.ERROR, Verdict.TIMEOUT) or isinstance(derived, Law):
         derived = None  # a law's verdict says what it shows
     from ..core.choices import Tried
     if isinstance(derived, Tried):
         derived = derived.value
     value = derived.inequality if hasattr(derived, "inequality") else derived
-    return Verdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
+    return ClaimVerdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
                    j.detail, seconds, diagnosis=j.diagnosis, value=value, samples=j.samples)
 
 
@@ -229,10 +227,10 @@ def _origin(exc: BaseException) -> str:
 
 
 def verify(derivations: Sequence[Derivation], timeout: float = 30,
-           progress: Callable[[int, int, Verdict], None] | None = None) -> Verification:
+           progress: Callable[[int, int, ClaimVerdict], None] | None = None) -> Verification:
     """Run every claim of derivations built in this process (no sealing, no cache)."""
     total = sum(len(d.claims) for d in derivations)
-    verdicts: list[Verdict] = []
+    verdicts: list[ClaimVerdict] = []
     for d in derivations:
         for claim in d.claims:
             verdicts.append(run_claim(claim, d.id, timeout))
@@ -253,7 +251,7 @@ def verification_of(derivations: Sequence[Derivation], rows: Iterable[Mapping[st
             if row is None:
                 raise DerivationError(f"claim {c.id!r} was not judged by the sealed run "
                                       "(its derivation builds differently each time)", d.id)
-            verdicts.append(Verdict.from_row(c, row))
+            verdicts.append(ClaimVerdict.from_row(c, row))
     return Verification(tuple(derivations), tuple(verdicts))
 
 
@@ -268,7 +266,7 @@ def summary_of(rows: Iterable[Mapping[str, Any]]) -> dict[str, int]:
 MIN_TIMEOUT, MAX_TIMEOUT = 0.01, 1e6
 
 
-def check_timeout(seconds: float, where: str = "--timeout") -> float:
+def check_timeout(seconds: float, where: str = "timeout") -> float:
     """A usable time limit: finite, at least 10 ms (a timer that fires every microsecond
     starves the work it bounds) and at most 10**6 s (past that, no clock can hold it).
 

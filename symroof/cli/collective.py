@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..core.names import COLLECTIVES
 from .common import bounded, chip_options, emit, exact_option, overrides, timeout_option
 
 EXAMPLES = """\
@@ -37,8 +38,6 @@ device sends and receives V once, V / W and two steps (the ring: 2 (n-1)/n V / W
 network: 2V / W and 2 floor(log2 n) steps (the ring: 2 (n-1) steps).
 """
 
-KINDS = ("allgather", "reducescatter", "allreduce", "alltoall", "permute")
-
 
 def register(verbs: Any) -> None:
     c = verbs.add_parser(
@@ -46,7 +45,7 @@ def register(verbs: Any) -> None:
         description="Bytes per device and per link, the bandwidth and latency terms, the time "
                     "and the size below which a collective is latency-bound.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("kind", choices=KINDS, help="the collective")
+    c.add_argument("kind", choices=COLLECTIVES, help="the collective")
     what = c.add_mutually_exclusive_group()
     what.add_argument("--array", metavar="SPEC", help="a sharded array, e.g. 'bf16[B_X, D]'")
     what.add_argument("--bytes", metavar="EXPR", help="a byte count, e.g. '2*P'")
@@ -79,12 +78,12 @@ def run_collective(args: argparse.Namespace) -> int:
 
 
 def _collective(args: argparse.Namespace) -> int:
-    from ..parallel.adhoc import run_collective as derive
-    result = derive(kind=args.kind, mesh_spec=args.mesh, axes=args.axes, array=args.array,
-                    nbytes=args.bytes, chip_name=args.chip, catalog=args.catalog,
-                    overrides=overrides(args.set), topology=args.topology, dim=args.dim,
-                    subs=args.subs, solve=args.solve, algorithm=args.algorithm,
-                    choices=args.choices, between=args.between)
+    from ..commands.collective import CollectiveRequest, collective_of
+    result = collective_of(CollectiveRequest(
+        kind=args.kind, mesh=args.mesh, axes=args.axes, array=args.array, nbytes=args.bytes,
+        chip=args.chip, catalog=args.catalog, overrides=overrides(args.set),
+        topology=args.topology, dim=args.dim, subs=args.subs, solve=args.solve,
+        algorithm=args.algorithm, choices=args.choices, between=args.between))
     if args.json:
         emit(result.to_json())
         return 0

@@ -88,7 +88,7 @@ def color() -> bool:
 STEPS = {"parse": "parsing the formulas", "asymptotics": "the expansion in the regime",
          "thresholds": "solving for the threshold", "rooflines": "the roofline",
          "ops": "building the op", "optimize": "solving the optimum",
-         "optimum": "evaluating the optimum", "printer": "printing the results",
+         "commands/optimize": "evaluating the optimum", "printer": "printing the results",
          "catalog": "reading the catalogue", "mesh": "building the mesh",
          "sharding": "reading the array", "collectives": "costing the collective"}
 
@@ -114,10 +114,11 @@ def bounded(seconds: float, run: Callable[[], int]) -> int:
         for frame in traceback.extract_tb(exc.__traceback__):
             path = frame.filename.replace("\\", "/")
             name = path.rsplit("/", 1)[-1].removesuffix(".py")
+            folder = path.rsplit("/", 2)[-2] if path.count("/") > 1 else ""
             if frame.name == "<module>" or "importlib" in path:
                 step = "loading the modules"  # an import under way, whatever step asked
-            elif "/symroof/" in path and name in STEPS:
-                step = STEPS[name]
+            elif "/symroof/" in path and (f"{folder}/{name}" in STEPS or name in STEPS):
+                step = STEPS.get(f"{folder}/{name}", STEPS.get(name, step))
         raise DerivationError(f"no result within {seconds:g} s ({step} ran out of time)",
                               "--timeout") from None
 

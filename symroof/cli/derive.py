@@ -101,25 +101,21 @@ def _derive(args: argparse.Namespace) -> int:
         if args.einsum is not None:
             raise InputError("with --mesh use --matmul 'LHS x RHS' (sharded arrays) instead "
                              "of --einsum", "--einsum")
-        from ..parallel.adhoc import derive_on_mesh
-        result = derive_on_mesh(
-            mesh_spec=args.mesh, chip_name=args.chip, catalog=args.catalog,
-            overrides=overrides(args.set), topology=args.topology, matmul=args.matmul,
-            flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
-            dtype=args.dtype, solve=args.solve, regime=args.regime, subs=args.subs,
-            between=args.between, scatter=args.scatter, mlp=args.mlp, phase=args.phase,
-            choices=args.choices, serial=args.serial)
     else:
         for flag in ("matmul", "scatter", "topology", "mlp", "phase", "choices"):
             if getattr(args, flag) is not None:
                 raise InputError(f"--{flag} needs --mesh", f"--{flag}")
-        from ..engine.formulas import derive_adhoc
-        result = derive_adhoc(
-            flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
-            einsum_spec=args.einsum, dtypes=args.dtypes, out_dtype=args.out_dtype,
-            chip_name=args.chip, catalog=args.catalog, overrides=overrides(args.set),
-            dtype=args.dtype, compute=args.compute, solve=args.solve, regime=args.regime,
-            subs=args.subs, between=args.between, serial=args.serial)
+    from ..commands.derive import DeriveRequest, derive
+    on_mesh = {"mesh": args.mesh, "topology": args.topology, "matmul": args.matmul,
+               "scatter": args.scatter, "mlp": args.mlp, "phase": args.phase,
+               "choices": args.choices} if args.mesh is not None else {}
+    formulas = {"einsum": args.einsum, "dtypes": args.dtypes, "out_dtype": args.out_dtype,
+                "compute": args.compute} if args.mesh is None else {}
+    result = derive(DeriveRequest(
+        flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
+        chip=args.chip, catalog=args.catalog, overrides=overrides(args.set),
+        dtype=args.dtype, solve=args.solve, regime=args.regime, subs=args.subs,
+        between=args.between, serial=args.serial, **on_mesh, **formulas))
     if args.json:
         emit(result.to_json())
         return 0

@@ -79,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return run(args)
         return run(args)
     except SymroofError as exc:
-        print(f"symroof: error: {one_line(str(exc))}", file=sys.stderr)
+        from .flags import flagged
+        print(f"symroof: error: {one_line(str(flagged(exc, args.verb)))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("symroof: interrupted", file=sys.stderr)

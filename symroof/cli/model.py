@@ -75,9 +75,8 @@ def register(verbs: Any) -> None:
 
 def run_model(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
-    from ..models import bundled, model
     if args.list:
-        return _list(args, bundled())
+        return _list(args)
     if not args.name:
         raise InputError("give a model name or a config.json path (symroof model --list)")
     from ..models.counts import count_of
@@ -114,42 +113,41 @@ def run_model(args: argparse.Namespace) -> int:
     if args.chips is not None and args.mesh:
         raise InputError("--fit on a mesh holds the model on the mesh's chips: give --chips "
                          "or --mesh, not both", "--chips")
-    cfg = model(args.name)
+    from ..commands.model import ModelRequest
+    from ..models.layers import Kernel
+    request = ModelRequest(
+        args.name, batch=args.batch, context=args.context, tokens=args.tokens,
+        dtype=args.dtype, kv_dtype=args.kv_dtype, chip=args.chip, catalog=args.catalog,
+        overrides=overrides(args.set), mesh=args.mesh, between=args.between,
+        chips=args.chips, usable=args.usable, symbolic=args.symbolic,
+        kernel=Kernel(args.attention or "flash", args.causal,
+                      args.activations.replace("-", "_")))
+    request.config()  # an unknown model is the first error
     if args.between is not None and not (args.decode or args.prefill):
         raise InputError("--between solves a step for its batch: give --decode or --prefill",
                          "--between")
     if args.decode or args.prefill:
-        return _step(args, cfg)
+        return _step(args, request, "decode" if args.decode else "prefill")
     if args.fit:
-        return _fit(args, cfg)
-    return _summary(args, cfg)
+        return _fit(args, request)
+    return _summary(args, request)
 
 
-def _list(args: argparse.Namespace, configs: dict[str, Any]) -> int:
-    from ..models import params
-    rows = [(n, c.source.get("repo", ""), params(c).total) for n, c in configs.items()]
+def _list(args: argparse.Namespace) -> int:
+    from ..commands.model import bundled_models
+    rows = bundled_models()
     if args.json:
-        emit({"models": [{"name": n, "repo": r, "params": int(p)} for n, r, p in rows]})
+        emit({"models": [{"name": n, "repo": r, "params": p} for n, r, p in rows]})
     else:
         width = max(len(n) for n, _, _ in rows)
-        print("\n".join(f"{n:<{width}}  {int(p):>14,}  {r}" for n, r, p in rows))
+        print("\n".join(f"{n:<{width}}  {p:>14,}  {r}" for n, r, p in rows))
     return 0
 
 
-def _summary(args: argparse.Namespace, cfg: Any) -> int:
-    from ..core.quant import rest_dtype
-    from ..models import flops_per_token, kv_bytes_per_token, params, training_flops_per_token
-    from ..render.model_views import Summary, summary_json, summary_lines
-    kv = args.kv_dtype or rest_dtype(args.dtype)
-    symbolic = None
-    if args.symbolic:
-        symbolic = {"params": params(cfg, symbolic=True).total,
-                    "params_active": params(cfg, symbolic=True).active,
-                    "flops_per_token": flops_per_token(cfg, symbolic=True),
-                    "kv_bytes_per_token": kv_bytes_per_token(cfg, kv, symbolic=True)}
-    s = Summary(cfg, params(cfg), flops_per_token(cfg, args.context),
-                training_flops_per_token(cfg, args.context), kv_bytes_per_token(cfg, kv),
-                None if args.context is None else args.context, args.dtype, kv, symbolic)
+def _summary(args: argparse.Namespace, request: Any) -> int:
+    from ..commands.model import model_summary
+    from ..render.model_views import summary_json, summary_lines
+    s = model_summary(request)
     if args.json:
         emit(summary_json(s))
     else:
@@ -157,108 +155,38 @@ def _summary(args: argparse.Namespace, cfg: Any) -> int:
     return 0
 
 
-def _chip(args: argparse.Namespace) -> Any:
-    from ..engine.formulas import command_line_chip
-    return command_line_chip(args.chip or "tpu-v5e", args.catalog, overrides(args.set))
-
-
-def _step(args: argparse.Namespace, cfg: Any) -> int:
-    from ..core.errors import InputError
-    from ..models import decode_intensity
-    from ..models.layers import Kernel
-    from ..models.tensor_parallel import shard
-    from ..plans.serving import step_on
+def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
+    from ..commands.model import model_step
     from ..render.model_views import meet_line, step_json, step_lines
-    phase = "decode" if args.decode else "prefill"
-    context = args.context if phase == "decode" else (args.tokens or args.context)
-    if context == 0:
-        raise InputError("a step attends at least one position, got 0", "--context")
-    if context is None:
-        raise InputError("give the positions attended", "--context" if phase == "decode"
-                         else "--tokens")
-    batch = args.batch or 1
-    the_chip = _chip(args)
-    on, m = "", None
-    if args.mesh:  # the serving plan's step, tensor parallel over every axis of the mesh
-        from ..parallel import mesh
-        m = mesh(args.mesh, the_chip)
-        on = f", per chip of mesh {args.mesh} (tp={'+'.join(m.axes)})"
-    kernel = Kernel(args.attention or "flash", args.causal,
-                    args.activations.replace("-", "_"))
-    step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
-                             dtype=args.dtype, kv_dtype=args.kv_dtype, kernel=kernel)
-    met = None
-    if args.between is not None:
-        from ..plans.meets import step_between
-        met = step_between(cfg, phase, the_chip, m, args.between, context=context,
-                           dtype=args.dtype, kv_dtype=args.kv_dtype, kernel=kernel)
-    intensity = None
-    if phase == "decode":
-        tp = int(m.devices) if m is not None else 1
-        intensity = decode_intensity(shard(cfg, tp), dtype=args.dtype, kv_dtype=args.kv_dtype,
-                                     kernel=kernel)
+    r = model_step(request, phase)
+    met = r.meet
     if args.json:
-        emit({"model": cfg.name, "mesh": args.mesh, **step_json(step, critical, intensity),
+        emit({"model": r.config.name, "mesh": args.mesh,
+              **step_json(r.step, r.critical, r.intensity),
               **({"between": met.to_json()} if met is not None else {})})
         return 0
-    from ..core.quant import rest_dtype
-    kv = args.kv_dtype or rest_dtype(args.dtype)
-    title = (f"{cfg.name} {phase}, batch {batch}, " +
-             (f"context {context}" if phase == "decode" else f"{context} tokens each") +
-             f", on {the_chip.name}{on} ({args.dtype} weights, {kv} KV cache)")
-    print("\n".join(step_lines(step, critical, intensity, args.format, title) +
+    on = f", per chip of mesh {args.mesh} (tp={'+'.join(r.mesh.axes)})" if r.mesh else ""
+    title = (f"{r.config.name} {phase}, batch {r.batch}, " +
+             (f"context {r.context}" if phase == "decode" else f"{r.context} tokens each") +
+             f", on {r.chip.name}{on} ({args.dtype} weights, {request.kv} KV cache)")
+    print("\n".join(step_lines(r.step, r.critical, r.intensity, args.format, title) +
                     ([meet_line(met)] if met is not None else [])))
     return 0
 
 
-def _fit(args: argparse.Namespace, cfg: Any) -> int:
-    from ..core.errors import DerivationError, InputError
-    from ..models import inference_memory, kv_bytes_per_token, max_batch, max_context, min_chips
+def _fit(args: argparse.Namespace, request: Any) -> int:
+    from ..commands.model import model_fit
     from ..render.model_views import fit_json, fit_lines
-    context = cfg.context_length if args.context is None else args.context
-    if args.context == 0:
-        raise InputError("--fit needs a positive context (0 attends nothing)", "--context")
-    if not context:
-        raise InputError("the config names no context length: give one", "--context")
-    the_chip = _chip(args)
-    batch = args.batch or 1
-    args.chips = args.chips or 1
-    tp, pooled = 1, args.chips  # a mesh: one chip's shard against one chip's memory
-    if args.mesh:
-        from ..parallel import mesh
-        n = mesh(args.mesh, the_chip).devices
-        if not n.is_Integer:
-            raise InputError(f"the mesh must have a whole number of chips, got {n}", "--mesh")
-        args.chips, tp, pooled = int(n), int(n), 1
-    common = {"dtype": args.dtype, "kv_dtype": args.kv_dtype,
-              "usable": "1" if args.usable is None else args.usable}
-    fits: dict[str, tuple[Any, str]] = {}
-    for key, call in (
-            ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=pooled,
-                                            tp=tp, **common)),
-            ("max_context", lambda: max_context(cfg, the_chip, batch=batch, chips=pooled,
-                                                tp=tp, **common)),
-            ("min_chips", lambda: min_chips(cfg, the_chip, batch=batch, context=context,
-                                            **common))):
-        try:
-            fits[key] = (call(), "")
-        except DerivationError as exc:
-            fits[key] = (None, exc.message)
-    from ..core.quant import rest_dtype
-    kv = args.kv_dtype or rest_dtype(args.dtype)
-    mem = inference_memory(cfg, batch=batch, context=context, dtype=args.dtype, kv_dtype=kv)
-    cap = fits["min_chips"][0].capacity
-    facts = {"model": cfg.name, "chip": the_chip.name, "context": context, "batch": batch,
-             "chips": args.chips, "dtype": args.dtype, "kv_dtype": kv,
-             "kv_bytes_per_token": int(kv_bytes_per_token(cfg, kv))}
+    r = model_fit(request)
+    kv, context, batch = request.kv, r.context, r.batch
     if args.json:
-        emit(fit_json(mem, cap, fits, facts))
+        emit(fit_json(r.memory, r.capacity, r.fits, r.facts(args.dtype, kv)))
         return 0
-    on = f"{args.chips} x {the_chip.name}" if args.chips > 1 else the_chip.name
+    on = f"{r.chips} x {r.chip.name}" if r.chips > 1 else r.chip.name
     labels = {"max_batch": f"largest batch at context {context} on {on}",
               "max_context": f"longest context at batch {batch} on {on}",
               "min_chips": f"fewest chips at batch {batch}, context {context}"}
-    title = (f"{cfg.name} on {the_chip.name}: {args.dtype} weights, {kv} KV cache; memory "
+    title = (f"{r.config.name} on {r.chip.name}: {args.dtype} weights, {kv} KV cache; memory "
              f"at batch {batch}, context {context}")
-    print("\n".join(fit_lines(title, mem, cap, fits, labels, args.format)))
+    print("\n".join(fit_lines(title, r.memory, r.capacity, r.fits, labels, args.format)))
     return 0

@@ -53,13 +53,14 @@ def run_optimize(args: argparse.Namespace) -> int:
 
 
 def _optimize(args: argparse.Namespace) -> int:
-    from ..models.optimum import optimize_formulas as optimize_adhoc
-    result = optimize_adhoc(minimize=args.minimize, subject_to=args.subject_to,
-                            variables=args.vars, values=args.values,
-                            constants=args.constants, at=args.at, method=args.method)
+    from ..commands.optimize import OptimizeRequest, optimize
+    result = optimize(OptimizeRequest(minimize=args.minimize, subject_to=args.subject_to,
+                                      variables=args.vars, values=args.values,
+                                      constants=args.constants, at=args.at,
+                                      method=args.method))
     if args.json:
         emit(result.to_json())
     else:
         from ..render.terminal import optimum_lines
-        print("\n".join(optimum_lines(result)))
+        print("\n".join(optimum_lines(result, exact_in="--json")))
     return 0

@@ -158,7 +158,7 @@ class Choices:
             ([f"the chip table's {self.edition} edition"] if "edition" in
              self.changed(base) and self.edition else [])
 
-    def within(self, allowed: tuple[str, ...], what: str, where: str = "--choices") -> Choices:
+    def within(self, allowed: tuple[str, ...], what: str, where: str = "choices") -> Choices:
         """``self`` when it changes only ``allowed`` fields; a choice ``what`` does not take
         is an input error naming it.
 
@@ -187,7 +187,7 @@ BOOK = Choices(collectives="leading", latency="off")
 PRESETS = {"exact": EXACT, "book": BOOK}
 
 
-def parse_choices(text: str, where: str = "--choices") -> Choices:
+def parse_choices(text: str, where: str = "choices") -> Choices:
     """A preset (``exact``, ``book``) or ``field=value`` pairs, comma-separated.
 
     >>> parse_choices("book") == BOOK, parse_choices("latency=off").describe()

@@ -1,7 +1,7 @@
 """The exception family: every message names the culprit (file, line, formula, symbol).
 
->>> str(InputError("unknown chip 'tpu-v9'", where="--chip"))
-"--chip: unknown chip 'tpu-v9'"
+>>> str(InputError("unknown chip 'tpu-v9'", where="chip"))
+"chip: unknown chip 'tpu-v9'"
 """
 
 from __future__ import annotations

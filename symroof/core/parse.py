@@ -85,10 +85,10 @@ def user_sizes(expr: sp.Basic, where: str | None = None) -> sp.Basic:
 
     >>> user_sizes(parse_expr("2*P"))
     2*P
-    >>> user_sizes(parse_expr("alpha_ici*P"), "--bytes")  # doctest: +ELLIPSIS
+    >>> user_sizes(parse_expr("alpha_ici*P"), "bytes")  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    symroof.core.errors.InputError: --bytes: the name 'alpha_ici' is the engine's own, ...
+    symroof.core.errors.InputError: bytes: the name 'alpha_ici' is the engine's own, ...
     """
     for s in sorted(expr.free_symbols, key=str):
         what = engine_name(str(s))

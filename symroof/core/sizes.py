@@ -15,7 +15,7 @@ from __future__ import annotations
 import sympy as sp
 
 from .errors import InputError
-from .parse import size_name
+from .parse import parse_expr, size_name
 
 DTYPES: dict[str, sp.Rational] = {
     "fp64": sp.Integer(8),
@@ -69,3 +69,20 @@ def canonical_dtype(name: str, *, where: str | None = None) -> str:
     """The catalogue's name for a dtype (``bfloat16`` -> ``bf16``)."""
     dtype_bytes(name, where=where)
     return ALIASES.get(name.strip().lower(), name.strip().lower())
+
+
+def size_value(name: str, raw: str, where: str = "subs") -> sp.Integer:
+    """The value ``raw`` gives size ``name``: a positive whole number (a count of elements,
+    bytes or chips; 1/2 or pi is no size); errors are located at ``where``.
+
+    >>> size_value("D", "8192"), size_value("B", "1.6e4")
+    (8192, 16000)
+    """
+    value = parse_expr(raw, where=f"{where} {name}")
+    if not value.is_number:
+        raise InputError(f"{name} must be a number, got {raw!r}", where)
+    if not value.is_positive:
+        raise InputError(f"size {name} must be positive, got {raw}", where)
+    if not value.is_Integer:
+        raise InputError(f"size {name} must be a whole number, got {raw}", where)
+    return value

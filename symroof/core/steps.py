@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-KINDS = ("define", "substitute", "simplify", "limit", "series", "solve", "evaluate", "compare")
+STEP_KINDS = ("define", "substitute", "simplify", "limit", "series", "solve", "evaluate", "compare")
 
 
 @dataclass(frozen=True)
@@ -25,5 +25,5 @@ class Step:
     justification: str = ""
 
     def __post_init__(self) -> None:
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown step kind {self.kind!r} (kinds: {', '.join(KINDS)})")
+        if self.kind not in STEP_KINDS:
+            raise ValueError(f"unknown step kind {self.kind!r} (kinds: {', '.join(STEP_KINDS)})")

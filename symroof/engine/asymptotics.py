@@ -65,7 +65,7 @@ class Regime:
         return self.text
 
 
-def parse_regime(text: str, *, where: str | None = "--regime") -> Regime:
+def parse_regime(text: str, *, where: str | None = "regime") -> Regime:
     """Parse ``B<<D,F``, ``D,F->oo``, ``x->0``, ``D>>B``, joined by ``;``.
 
     >>> parse_regime("B<<D,F; N->oo").large

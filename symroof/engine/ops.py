@@ -102,7 +102,7 @@ def positive(expr: sp.Expr, text_: str, where: str) -> sp.Expr:
     names its own symbols (``alpha_<link>``, ``T_<term>``, ``epsilon``) is an InputError.
 
     >>> from symroof.core.parse import parse_expr
-    >>> positive(parse_expr("2*P"), "2*P", "--bytes")
+    >>> positive(parse_expr("2*P"), "2*P", "bytes")
     2*P
     """
     user_sizes(expr, where)

@@ -18,14 +18,15 @@ conditions takes about a second, or does not finish. Other forms go through ``sy
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import sympy as sp
 
 from ..core.errors import DerivationError, InputError
 from ..core.memo import memo
 from ..core.parse import exact
-from ..core.printer import text
+from ..core.printer import number_value, text
 from ..core.steps import Step
 from ..core.timelimits import TimeLimit, time_limit
 from .algebra import cancel
@@ -282,3 +283,32 @@ def _solve_general(conditions: tuple[sp.Eq, ...], g: sp.Expr, xs: tuple[sp.Symbo
                        f"every one of {', '.join(map(str, xs))} positive")
     best = positive[0]
     return {x: best[x] for x in xs}
+
+
+@dataclass(frozen=True)
+class OptimizeResult:
+    """An optimum with its exponents in the budget and numbers at a budget (``numbers``)."""
+
+    optimum: Optimum
+    budget: sp.Symbol
+    exponents: Mapping[sp.Symbol, sp.Expr]
+    numbers: Mapping[str, sp.Expr]
+    constants: str | None
+    known: Mapping[sp.Symbol, sp.Expr] = field(default_factory=dict)  # the constants substituted
+
+    def to_json(self) -> dict[str, Any]:
+        o = self.optimum
+        out: dict[str, Any] = {
+            "objective": text(o.objective), "constraint": text(o.constraint),
+            "variables": [str(x) for x in o.variables], "method": o.method,
+            "constants": self.constants, "budget": str(self.budget),
+            "conditions": [text(c) for c in o.conditions],
+            "balance": text(o.balance) if o.balance is not None else None,
+            "solution": {str(x): text(v) for x, v in o.solution.items()},
+            "exponents": {str(x): text(e) for x, e in self.exponents.items()},
+            "exponents_value": {str(x): number_value(e) for x, e in self.exponents.items()},
+        }
+        if self.numbers:
+            out["at"] = {k: text(v) if v.is_Rational else None for k, v in self.numbers.items()}
+            out["at_value"] = {k: number_value(v) for k, v in self.numbers.items()}
+        return out

@@ -272,7 +272,22 @@ def term_time(rl: Roofline, name: str) -> sp.Expr:
         return sp.Add(*(rl.t_comms[k] for k in links))
     known = ["math", *(k for k in terms if k != "compute"), *(["bandwidth"] if links else [])]
     raise InputError(f"no term {name!r} in the roofline (terms: {', '.join(known)})",
-                     "--between")
+                     "between")
+
+
+def term_pair(between: str | None) -> tuple[str, str] | None:
+    """``"math,ici"``: the pair of terms to solve between (None when not given).
+
+    >>> term_pair("math, ici")
+    ('math', 'ici')
+    """
+    if between is None:
+        return None
+    parts = [p.strip() for p in between.split(",")]
+    if len(parts) != 2 or not all(parts) or parts[0] == parts[1]:
+        raise InputError(f"expected two different terms, e.g. 'math,ici', got {between!r}",
+                         "between")
+    return parts[0], parts[1]
 
 
 def between(rl: Roofline, first: str, second: str, name: str | sp.Symbol, *,

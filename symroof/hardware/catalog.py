@@ -231,7 +231,7 @@ class Chip(tb.RichView):
         """
         figures = dict(self.figures)
         for key, text in overrides.items():
-            where = f"--set {key}" if source == COMMAND_LINE else key
+            where = f"set {key}" if source == COMMAND_LINE else key
             if key.startswith("micro.") and key in self.figures:
                 figures[key] = Figure(micro_value(key, text, where), text, source, "override")
                 continue
@@ -296,6 +296,21 @@ def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip
         expect(value, str, "a figure such as '8.1e11 B/s' (or a number)", f"chip {key}=")
     found = (catalog or load_catalog(os.environ.get("SYMROOF_CATALOG") or None))[name]
     return found.with_figures(overrides, "set in a derivation") if overrides else found
+
+
+def chip_with(name: str, catalog: str | None = None,
+              overrides: Mapping[str, str] | None = None) -> Chip:
+    """Chip ``name`` of the catalogue file ``catalog`` (the bundled one when None), with
+    figures set for one run (``{"hbm": "8.2e11"}``, located at ``set KEY``).
+
+    >>> chip_with("tpu-v5e", overrides={"hbm": "B1"}).bandwidth()
+    820000000000
+    """
+    try:
+        found = chip(name, catalog=load_catalog(catalog))
+    except InputError as exc:
+        raise InputError(exc.message, exc.where or "chip") from None
+    return found.with_figures(overrides) if overrides else found
 
 
 MAX_CATALOG_BYTES = 1 << 20

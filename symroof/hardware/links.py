@@ -120,7 +120,7 @@ def convention(text: str, *, where: str | None = None) -> str:
 def split_per(text: str, where: str) -> tuple[str, str]:
     """A link bandwidth's trailing ``per chip`` (``link``, ``host``, ``node``), split off.
 
-    >>> split_per("3.125e9 B/s one-way per chip", "--set dcn")
+    >>> split_per("3.125e9 B/s one-way per chip", "set dcn")
     ('3.125e9 B/s one-way', 'chip')
     """
     words = text.split()

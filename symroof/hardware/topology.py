@@ -32,7 +32,7 @@ from ..core.parse import exact
 if TYPE_CHECKING:
     from .catalog import Chip
 
-KINDS = ("torus", "switch")
+TOPOLOGY_KINDS = ("torus", "switch")
 WRAPAROUND = ("full", "multiple", "none")
 
 
@@ -106,8 +106,8 @@ def _topology(name: str, body: Any, chips: Mapping[str, Chip], sources: Mapping[
         if key not in body:
             raise InputError(f"missing {key!r}", at)
     kind = body["kind"]
-    if kind not in KINDS:
-        raise InputError(f"kind must be one of {', '.join(KINDS)}, got {kind!r}", at)
+    if kind not in TOPOLOGY_KINDS:
+        raise InputError(f"kind must be one of {', '.join(TOPOLOGY_KINDS)}, got {kind!r}", at)
     shape = _ints(body["shape"], f"{at}.shape")
     host = _ints(body.get("host", []), f"{at}.host", allow_empty=True)
     wrap = body.get("wraparound", "none")

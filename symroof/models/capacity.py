@@ -55,9 +55,9 @@ class Fit:
 
 def _capacity(chip: Chip, chips: int | sp.Expr, usable: sp.Expr | float | str,
               ) -> tuple[sp.Expr, str]:
-    u = exact_number(usable, "--usable")
+    u = exact_number(usable, "usable")
     if not 0 < u <= 1:
-        raise InputError(f"usable memory fraction must be in (0, 1], got {usable}", "--usable")
+        raise InputError(f"usable memory fraction must be in (0, 1], got {usable}", "usable")
     return exact(chips) * u * chip.capacity("hbm"), f"usable fraction of HBM {u}"
 
 

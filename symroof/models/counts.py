@@ -269,9 +269,9 @@ def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
     (524288, 65536)
     """
     s = sizes_of(cfg, symbolic)
-    b = dtype_bytes(dtype, where="--kv-dtype")
+    b = dtype_bytes(dtype, where="kv_dtype")
     check_scheme(dtype, "kv", head_dim=None if cfg.mla is not None else s["H"],
-                 where="--kv-dtype")
+                 where="kv_dtype")
     if cfg.mla is not None:
         return sp.expand(s["L"] * (s["C"] + s["R"]) * b)
     return sp.expand(2 * s["L"] * s["K"] * s["H"] * b)

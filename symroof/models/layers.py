@@ -82,8 +82,8 @@ class Kernel:
     activations: str = "hbm"
 
     def __post_init__(self) -> None:
-        for name, value, table in (("--attention", self.attention, ATTENTION),
-                                   ("--activations", self.activations, ACTIVATIONS)):
+        for name, value, table in (("attention", self.attention, ATTENTION),
+                                   ("activations", self.activations, ACTIVATIONS)):
             if value not in table:
                 raise InputError(f"unknown choice {value!r} (choices: {', '.join(table)})",
                                  name)
@@ -271,10 +271,10 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if attention not in ATTENTION:
         raise InputError(f"unknown attention kernel {attention!r} (choices: "
-                         f"{', '.join(ATTENTION)})", "--attention")
+                         f"{', '.join(ATTENTION)})", "attention")
     if activations not in ACTIVATIONS:
         raise InputError(f"unknown place {activations!r} (choices: "
-                         f"{', '.join(ACTIVATIONS)})", "--activations")
+                         f"{', '.join(ACTIVATIONS)})", "activations")
     if cfg.mla is not None:
         raise InputError(f"{cfg.name}: the layer ops of latent attention (MLA) are not "
                          "modelled; its counts are (params, FLOPs and KV bytes per token)")
@@ -282,22 +282,22 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     B, T = _size(batch, "B", "batch"), _size(context, "T", "context")
     M = B if phase == "decode" else B * T
     if decoding is not None and phase != "prefill":
-        raise InputError("decode tokens ride along with a prefill chunk only", "--piggyback")
+        raise InputError("decode tokens ride along with a prefill chunk only", "piggyback")
     Bd, Td = (_size(decoding[0], "B_d", "decode batch"),
               _size(decoding[1], "T_d", "decode context")) if decoding else (0, 0)
     M = M + Bd
     P = exact(prior)
     if P != 0 and phase != "prefill":
-        raise InputError("positions already cached are for a chunk of a prefill", "--chunk")
+        raise InputError("positions already cached are for a chunk of a prefill", "chunk")
     if P.is_number and not (P.is_integer and P >= 0):
         raise InputError(f"positions already cached must be a whole number, got {prior}",
-                         "--chunk")
+                         "chunk")
     a, w, kv = activation_dtype, dtype, kv_dtype or rest_dtype(dtype)
-    wb = dtype_bytes(w, where="--dtype")
-    dtype_bytes(kv, where="--kv-dtype")
+    wb = dtype_bytes(w, where="dtype")
+    dtype_bytes(kv, where="kv_dtype")
     D, N, K, H = s["D"], s["N"], s["K"], s["H"]
-    check_scheme(w, "weights", where="--dtype")
-    check_scheme(kv, "kv", head_dim=H, where="--kv-dtype")
+    check_scheme(w, "weights", where="dtype")
+    check_scheme(kv, "kv", head_dim=H, where="kv_dtype")
     r = rest_dtype(w)  # a weight scheme leaves the embedding, head and norms in 16 bits
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)

@@ -102,7 +102,7 @@ def activation_bytes(cfg: ModelConfig, policy: str = "none", *,
     (``materialised`` scores or ``flash``)."""
     if attention not in ATTENTION:
         raise InputError(f"attention must be one of {', '.join(ATTENTION)}, got {attention!r}",
-                         "--attention")
+                         "attention")
     if policy not in RECOMPUTE:
         raise InputError(f"recomputation policy must be one of {', '.join(RECOMPUTE)}, "
                          f"got {policy!r}")
@@ -187,7 +187,7 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
     B = count_of(batch, "B", "batch")
     p = params(cfg, symbolic=symbolic)
     rest = p.embedding + p.norms  # a weight scheme leaves these in 16 bits
-    weights = ((p.total - rest) * dtype_bytes(dtype, where="--dtype")
+    weights = ((p.total - rest) * dtype_bytes(dtype, where="dtype")
                + rest * dtype_bytes(rest_dtype(dtype)))
     cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},

@@ -37,7 +37,7 @@ MEGATRON = {
 
 def check_degrees(cfg: ModelConfig, *, tp: int = 1, pp: int = 1, ep: int = 1) -> None:
     """Refuse degrees that do not divide the sizes they split, naming both."""
-    where = "--strategy"
+    where = "strategy"
     splits = [(tp, "tp", cfg.heads, "heads"), (tp, "tp", cfg.d_ff, "d_ff"),
               (tp, "tp", cfg.vocab, "vocabulary"), (pp, "pp", cfg.layers, "layers")]
     moe = cfg.moe

@@ -47,6 +47,7 @@ import sympy as sp
 from ..core import tables as tb
 from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
+from ..core.names import COLLECTIVES
 from ..core.parse import exact, parse_expr
 from ..engine.ops import Op, positive
 from .in_network import canonical_algorithm, in_switch_stages
@@ -60,7 +61,6 @@ if TYPE_CHECKING:
     from ..engine.rooflines import Roofline
     from ..engine.thresholds import Threshold
 
-KINDS = ("allgather", "reducescatter", "allreduce", "alltoall", "permute")
 TITLES = {"allgather": "AllGather", "reducescatter": "ReduceScatter",
           "allreduce": "AllReduce", "alltoall": "AllToAll", "permute": "permute"}
 LATENCY = "latency"
@@ -203,8 +203,8 @@ def canonical_kind(kind: str, where: str | None = None) -> str:
     key = kind.replace("_", "").replace("-", "").replace(" ", "").lower()
     if key == "collectivepermute":
         key = "permute"
-    if key not in KINDS:
-        raise InputError(f"unknown collective {kind!r} (known: {', '.join(KINDS)})", where)
+    if key not in COLLECTIVES:
+        raise InputError(f"unknown collective {kind!r} (known: {', '.join(COLLECTIVES)})", where)
     return key
 
 

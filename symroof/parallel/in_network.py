@@ -49,7 +49,7 @@ SOURCES = {"nvls": "NVIDIA, NVLink SHARP in the third-generation NVSwitch (Hoppe
 STEPS = 2
 
 
-def canonical_algorithm(name: str, where: str | None = "--algorithm") -> str:
+def canonical_algorithm(name: str, where: str | None = "algorithm") -> str:
     """``NVLS`` -> ``nvls``; an unknown name is an input error naming the known ones.
 
     >>> canonical_algorithm("SHARP")
@@ -83,18 +83,18 @@ def in_switch_stages(algorithm: str, kind: str, v: sp.Expr,
     from .collectives import Stage
     if kind != "allreduce":
         raise InputError(f"{algorithm} reduces in the switch: it runs an AllReduce "
-                         f"only, not {kind}", "--algorithm")
+                         f"only, not {kind}", "algorithm")
     wanted = NETWORK[algorithm]
     nets = [(a.name, s) for a in axes for s in a.stages() if s.size != 1]
     if len(nets) > 1:
         raise InputError(f"{algorithm} runs on one switched network; axes "
                          f"{''.join(a.name for a in axes)} cross {len(nets)} networks "
-                         f"({', '.join(s.link.name for _, s in nets)})", "--algorithm")
+                         f"({', '.join(s.link.name for _, s in nets)})", "algorithm")
     out = []
     for name, s in nets:
         if s.kind != wanted:
             raise InputError(f"{algorithm} needs a {wanted} axis; axis {name} is a {s.kind} "
-                             f"over {s.link.name}", "--algorithm")
+                             f"over {s.link.name}", "algorithm")
         out.append(Stage(name, s.size, s.link.name, s.bandwidth, v, v, sp.Integer(STEPS),
                          s.latency))
     return tuple(out)

@@ -38,7 +38,7 @@ from ..hardware.catalog import Chip, chip
 from ..hardware.links import Link
 from ..hardware.topology import Topology
 
-KINDS = ("ring", "torus", "switch", "scale-out")
+AXIS_KINDS = ("ring", "torus", "switch", "scale-out")
 MAX_CHIPS = 10**7
 
 
@@ -65,8 +65,8 @@ class Axis:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "size", exact(self.size))
-        if self.kind not in KINDS:
-            raise InputError(f"axis kind must be one of {', '.join(KINDS)}, got {self.kind!r}",
+        if self.kind not in AXIS_KINDS:
+            raise InputError(f"axis kind must be one of {', '.join(AXIS_KINDS)}, got {self.kind!r}",
                              f"axis {self.name}")
 
     @property

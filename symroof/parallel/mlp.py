@@ -55,7 +55,7 @@ from .matmul import ShardedMatmul, sharded_matmul
 from .mesh import Mesh
 from .sharding import ShardedArray, sharded
 
-KINDS = ("fsdp", "tp")
+MLP_SHARDINGS = ("fsdp", "tp")
 PHASES = ("forward", "backward")
 # each matmul's operands and result, by phase, in the order mlp_step builds them
 NAMES = {"forward": (("In", "W_in", "Tmp"), ("Tmp", "W_out", "Out")),
@@ -100,14 +100,14 @@ class Phase(tb.RichView):
 
     def comm_time(self, kind: str) -> sp.Expr:
         """The summed times (bandwidth and latency terms) of ``kind``'s collectives."""
-        if kind not in KINDS:
-            raise InputError(f"unknown kind {kind!r} (kinds: {', '.join(KINDS)})")
+        if kind not in MLP_SHARDINGS:
+            raise InputError(f"unknown kind {kind!r} (kinds: {', '.join(MLP_SHARDINGS)})")
         return sp.Add(*(u.collective.time for u in self.uses if u.kind == kind))
 
     @property
     def terms(self) -> dict[str, sp.Expr]:
         """``compute`` and the comm time of each kind that sends something."""
-        kinds = [k for k in KINDS if any(u.kind == k for u in self.uses)]
+        kinds = [k for k in MLP_SHARDINGS if any(u.kind == k for u in self.uses)]
         return {"compute": self.compute_time, **{k: self.comm_time(k) for k in kinds}}
 
     @property

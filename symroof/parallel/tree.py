@@ -49,18 +49,18 @@ def tree_stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
     from .collectives import Stage
     if kind != "allreduce":
         raise InputError(f"tree reduces up a tree: it runs an AllReduce only, not {kind}",
-                         "--algorithm")
+                         "algorithm")
     nets = [(a.name, s) for a in axes for s in a.stages() if s.size != 1]
     if len(nets) > 1:
         raise InputError(f"tree runs on one switched network; axes "
                          f"{''.join(a.name for a in axes)} cross {len(nets)} networks "
-                         f"({', '.join(s.link.name for _, s in nets)})", "--algorithm")
+                         f"({', '.join(s.link.name for _, s in nets)})", "algorithm")
     out = []
     for name, s in nets:
         if s.kind not in SWITCHED:
             raise InputError(f"a tree's edges join any two devices: it needs a switch or a "
                              f"scale-out axis; axis {name} is a {s.kind} over {s.link.name}",
-                             "--algorithm")
+                             "algorithm")
         depth = sp.floor(sp.log(s.size, 2))
         out.append(Stage(name, s.size, s.link.name, s.bandwidth, 2 * v, 2 * v, 2 * depth,
                          s.latency))

@@ -87,11 +87,11 @@ def chunk_sizes(context: int, chunk: int) -> tuple[tuple[int, ...], tuple[int, .
     ((4, 4, 2), (0, 4, 8))
     """
     if not chunk > 0:
-        raise InputError(f"a chunk holds a positive number of tokens, got {chunk}", "--chunk")
+        raise InputError(f"a chunk holds a positive number of tokens, got {chunk}", "chunk")
     n = -(-context // chunk)
     if n > MAX_CHUNKS:
         raise InputError(f"{context} tokens in chunks of {chunk} make {n} chunks; at most "
-                         f"{MAX_CHUNKS}", "--chunk")
+                         f"{MAX_CHUNKS}", "chunk")
     sizes = tuple(min(chunk, context - i * chunk) for i in range(n))
     return sizes, tuple(i * chunk for i in range(n))
 

@@ -44,7 +44,7 @@ class Price:
         return self.amount / 3600
 
 
-def parse_price(text: str, where: str = "--price") -> Price:
+def parse_price(text: str, where: str = "price") -> Price:
     """``"2.5 USD/h"``, ``"2.5 USD/chip-hour"``, ``"0.05 EUR/min"`` -> a price per chip-hour.
 
     >>> parse_price("3 EUR/min").amount
@@ -96,6 +96,6 @@ def cost_of(price: Price, *, chips: Expr | int, seconds: Expr, tokens: Expr | in
     n, t, k = (sp.sympify(x) for x in (chips, seconds, tokens))
     if not (n.is_positive and t.is_positive and k.is_positive):
         raise InputError(f"a {what} must take positive time on chips for tokens to be "
-                         f"priced (chips {n}, seconds {t}, tokens {k})", "--price")
+                         f"priced (chips {n}, seconds {t}, tokens {k})", "price")
     return Cost(price, n, t, k, what, None if upper_seconds is None
                 else sp.sympify(upper_seconds))

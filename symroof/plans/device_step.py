@@ -133,7 +133,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                     **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
-        raise InputError("a step needs a mesh or a chip", "--chip")
+        raise InputError("a step needs a mesh or a chip", "chip")
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
     notes: set[str] = set()
@@ -248,7 +248,8 @@ def _known(latency: Expr, notes: set[str]) -> Expr:
     unknown = {s for s in latency.free_symbols if s.name.startswith("alpha_")}
     link_of = {s: s.name.removeprefix("alpha_") for s in unknown}
     notes.update(f"{s}: a per-hop latency no source gives, taken as 0 (T_lower stays a "
-                 f"lower bound; set it with --set \"{link}.latency=...\")"
+                 f"lower bound; give the figure \"{link}.latency\", e.g. "
+                 f"{link}.latency=2us)"
                  for s, link in link_of.items())
     return latency.subs({s: 0 for s in unknown})
 

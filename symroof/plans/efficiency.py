@@ -56,7 +56,7 @@ class Efficiency:
 PEAK = Efficiency()
 
 
-def parse_efficiency(spec: str | None, where: str = "--efficiency") -> Efficiency:
+def parse_efficiency(spec: str | None, where: str = "efficiency") -> Efficiency:
     """``"compute=0.6,ici=0.8"`` -> fractions in (0, 1]; errors name the bad entry. A name
     without ``=`` (or a ``.toml`` path) is a calibration."""
     if spec is None or not spec.strip():

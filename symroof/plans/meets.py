@@ -25,8 +25,7 @@ import sympy as sp
 from ..core.errors import DerivationError, InputError
 from ..core.parse import symbol
 from ..core.printer import number_value, text
-from ..engine.formulas import term_pair
-from ..engine.thresholds import ALIASES, UNPROVEN, solve_gap
+from ..engine.thresholds import ALIASES, UNPROVEN, solve_gap, term_pair
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, Kernel, spelled
@@ -72,13 +71,13 @@ def step_between(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None
     terms = {k: spelled(v) for k, v in step.terms.items()}
     a, b = (_term(terms, name) for name in pair)
     if a == b:
-        raise InputError(f"{pair[0]!r} and {pair[1]!r} name the same term {a!r}", "--between")
+        raise InputError(f"{pair[0]!r} and {pair[1]!r} name the same term {a!r}", "between")
     s = symbol("B")
     try:
         exact, direction, existence = solve_gap(terms[a] - terms[b], s, f"T_{a} = T_{b}",
                                                 (terms[a], terms[b]))
     except DerivationError as exc:
-        raise DerivationError(exc.message, "--between") from None
+        raise DerivationError(exc.message, "between") from None
     return Meet(a, b, s, exact, direction, existence)
 
 
@@ -93,4 +92,4 @@ def _term(terms: Mapping[str, sp.Expr], name: str) -> str:
         return over[0]
     known = ", ".join("math" if k == "compute" else k for k in terms)
     why = f"{len(over)} terms run over {name!r}" if over else f"no term {name!r}"
-    raise InputError(f"{why} in the step (terms: {known})", "--between")
+    raise InputError(f"{why} in the step (terms: {known})", "between")

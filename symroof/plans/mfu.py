@@ -81,7 +81,7 @@ def mfu_from(n_params: sp.Expr | int, layers: sp.Expr | int, heads: sp.Expr | in
     if value.is_number and value > 1:
         raise InputError(f"{sp.sstr(tps)} tokens/s is an MFU of {float(value):.2%}, above the "
                          f"peak of {sp.sstr(n_chips)} chips: check the throughput, the chip "
-                         "and the chip count", "--mfu")
+                         "and the chip count", "tokens_per_second")
     return Mfu(value, fpt, tps, n_chips, rate)
 
 

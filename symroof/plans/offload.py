@@ -43,13 +43,13 @@ from ..hardware.catalog import Chip
 from .efficiency import Efficiency
 from .training import Term
 
-KINDS = ("optimizer", "weights", "activations")
+OFFLOAD_PARTS = ("optimizer", "weights", "activations")
 LINK = "pcie"
 HOST = "host (offloaded)"
 IN, OUT = f"host link in ({LINK})", f"host link out ({LINK})"
 
 
-def parse_offload(spec: str | None, where: str = "--offload") -> tuple[str, ...]:
+def parse_offload(spec: str | None, where: str = "offload") -> tuple[str, ...]:
     """``"optimizer,activations"`` -> the parts offloaded, in a fixed order.
 
     >>> parse_offload("activations, optimizer")
@@ -59,11 +59,11 @@ def parse_offload(spec: str | None, where: str = "--offload") -> tuple[str, ...]
         return ()
     parts = [p.strip().lower() for p in spec.split(",")]
     for p in parts:
-        if p not in KINDS:
-            raise InputError(f"cannot offload {p!r} (known: {', '.join(KINDS)})", where)
+        if p not in OFFLOAD_PARTS:
+            raise InputError(f"cannot offload {p!r} (known: {', '.join(OFFLOAD_PARTS)})", where)
     if len(set(parts)) != len(parts):
         raise InputError(f"{spec!r} names a part twice", where)
-    return tuple(k for k in KINDS if k in parts)
+    return tuple(k for k in OFFLOAD_PARTS if k in parts)
 
 
 @dataclass(frozen=True)
@@ -84,14 +84,14 @@ def host_tier(what: tuple[str, ...], memory: Mapping[str, Expr], per: Mapping[st
     try:
         bw = chip.bandwidth(LINK) * efficiency.of(LINK)
     except InputError as exc:
-        raise InputError(exc.message, "--offload") from None
+        raise InputError(exc.message, "offload") from None
     hbm = {k: v for k, v in memory.items() if k != "total"}
     host = sp.S.Zero
     moved = {ph: {IN: sp.S.Zero, OUT: sp.S.Zero} for ph in ("forward", "backward")}
     notes = []
     if "optimizer" in what:
         if per["optimizer"] == 0:
-            raise InputError("this optimizer keeps no state to offload", "--offload")
+            raise InputError("this optimizer keeps no state to offload", "offload")
         shard = memory["optimizer"] / per["optimizer"]
         moved["backward"][OUT] += shard * per["gradients"]
         moved["forward"][IN] += shard * per["weights"]

@@ -226,16 +226,16 @@ def model_chunks(model: str, layers: int, interleave: int, pp: sp.Expr,
     (Megatron-LM's interleaved schedule) microbatches a multiple of p."""
     if isinstance(interleave, bool) or not isinstance(interleave, int) or interleave < 1:
         raise InputError(f"model chunks per stage are a positive whole number, got "
-                         f"{interleave!r}", "--interleave")
+                         f"{interleave!r}", "interleave")
     if interleave == 1:
         return 1
     if pp == 1:
         raise InputError("interleaving splits a pipeline's stages: give a pp axis",
-                         "--interleave")
+                         "interleave")
     if layers % (pp * interleave):
         raise InputError(f"{model}: {layers} layers do not split into {pp} stages x "
-                         f"{interleave} chunks", "--interleave")
+                         f"{interleave} chunks", "interleave")
     if micro.is_Integer and micro % pp:
         raise InputError(f"an interleaved schedule runs microbatches in groups of the {pp} "
-                         f"stages, got {micro}", "--microbatches")
+                         f"stages, got {micro}", "microbatches")
     return interleave

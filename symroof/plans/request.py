@@ -72,34 +72,34 @@ class PlanRequest:
         if self.mode not in DEFAULT_BATCH:
             raise InputError(f"mode must be train or serve, got {self.mode!r}")
         if self.recompute == "any" and self.search is None:
-            raise InputError("'any' is for --search; a plan takes none, selective or full",
-                             "--recompute")
+            raise InputError("'any' is for `search`; a plan takes none, selective or full",
+                             "recompute")
         if self.mode == "serve" and self.search is not None:
             raise InputError("the search is over training plans; for serving, ask for the "
-                             "fewest chips with --latency-target", "--search")
+                             "fewest chips with `latency_target`", "search")
         if self.price is not None and self.laws:
-            raise InputError("a price is for a plan: give it without --laws", "--price")
+            raise InputError("a price is for a plan: give it without `laws`", "price")
         if self.mode != "serve":
-            for flag, given in (("--causal", self.causal),
-                                ("--activations", self.activations != "hbm")):
+            for flag, given in (("causal", self.causal),
+                                ("activations", self.activations != "hbm")):
                 if given:
-                    raise InputError("a choice of the serving steps' kernels (--serve); a "
+                    raise InputError("a choice of the serving steps' kernels (`serve`); a "
                                      "training step counts its FLOPs as PaLM does", flag)
         if self.choices is not None and (self.search is not None or self.laws):
             raise InputError("choices cost one plan's collectives as a text does: give them "
-                             "with --mesh and --strategy", "--choices")
+                             "with `mesh` and `strategy`", "choices")
         if self.interleave != 1 and (self.mode != "train" or self.mesh is None):
-            raise InputError("interleaving is for one training plan with a pipeline (--train "
-                             "with --mesh and a pp axis in --strategy; beside a --search, "
-                             "the plan given)", "--interleave")
+            raise InputError("interleaving is for one training plan with a pipeline (`train` "
+                             "with `mesh` and a pp axis in `strategy`; beside a `search`, "
+                             "the plan given)", "interleave")
         if self.chunk is not None and self.mode != "serve":
-            raise InputError("chunked prefill is a serving choice: use it with --serve",
-                             "--chunk")
+            raise InputError("chunked prefill is a serving choice: use it with `serve`",
+                             "chunk")
         if self.piggyback and self.chunk is None:
-            raise InputError("decode tokens ride along with prefill chunks: give --chunk",
-                             "--piggyback")
+            raise InputError("decode tokens ride along with prefill chunks: give `chunk`",
+                             "piggyback")
         if self.offload is not None and self.mode != "train":
-            raise InputError("offloading is for training (--train)", "--offload")
+            raise InputError("offloading is for training (`train`)", "offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
                        context=self.context or DEFAULT_CONTEXT,
                        attention=self.attention or DEFAULT_ATTENTION[self.mode])
@@ -165,10 +165,10 @@ class PlanRequest:
         out = replace(out, serve=served)
         out = _priced(out, r.price)
         if r.latency_target is not None:
-            target = parse_quantity(r.latency_target, TIME, where="--latency-target")
+            target = parse_quantity(r.latency_target, TIME, where="latency_target")
             if not target > 0:
                 raise InputError(f"a latency target must be positive, got "
-                                 f"{r.latency_target!r}", "--latency-target")
+                                 f"{r.latency_target!r}", "latency_target")
             out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
                                                    context=r.context, target=target,
                                                    kernel=kernel, in_network=r.in_network))
@@ -217,7 +217,7 @@ def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
     from ..core.parse import parse_expr
     from .mfu import mfu_of
     assert plan is not None
-    tps = parse_expr(rate, where="--mfu")
+    tps = parse_expr(rate, where="mfu")
     return mfu_of(cfg, plan.context, tps, plan.devices, chip.peak("bf16"))
 
 
@@ -380,11 +380,11 @@ def _check_terms(names: Any, chip: Any, mesh_spec: str | None) -> None:
     chip, a mesh axis, or LINK:AXIS."""
     from ..core.parse import parse_assignments
     resources = {k for k in chip.figures if "." not in k}
-    axes = set(parse_assignments(mesh_spec, where="--mesh")) if mesh_spec else set()
+    axes = set(parse_assignments(mesh_spec, where="mesh")) if mesh_spec else set()
     known = {"compute", *resources, *axes}
     for name in names:
         link, _, axis = name.partition(":")
         if name in known or (axis and link in resources and axis in axes):
             continue
         raise InputError(f"{name!r} is not a term of this plan (terms: "
-                         f"{', '.join(sorted(known))})", "--efficiency")
+                         f"{', '.join(sorted(known))})", "efficiency")

@@ -41,7 +41,7 @@ from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
-from .strategy import KINDS, parse_strategy
+from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .training import Plan, train
 from .zero import zero_states
@@ -120,7 +120,7 @@ def meshes(chip: Chip, n: int) -> Iterator[list[tuple[str, int, str]]]:
         pods, rest = divmod(n, pod) if n > pod else (1, 0)
         if rest:
             raise InputError(f"{n} chips are not a whole number of {pod}-chip pods",
-                             "--search")
+                             "search")
         # one axis per torus dimension, or an axis spanning several (as the mesh allows)
         for k in range(1, len(topo.shape) + 1):
             for row in factorisations(n // pods, k).tolist():
@@ -161,7 +161,7 @@ def candidates(cfg: ModelConfig, axes: list[tuple[str, int, str]],
         replicas = deg["dp"] * deg["zero"] * deg["ep"]
         stage = int(next(iter(zeros))[-1]) if zeros else 0
         text = ",".join(f"{'fsdp' if k == 'zero3' else k}={'+'.join(kinds[k])}"
-                        for k in KINDS if k in kinds)
+                        for k in STRATEGY_KINDS if k in kinds)
         for micro in _microbatch_counts(batch, replicas, deg["pp"]):
             for sp_on in ((False, True) if "tp" in kinds else (False,)):
                 yield Candidate(spec, text + (",sp" if sp_on else ""),
@@ -202,7 +202,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
     if not cands:
         raise InputError(f"no mesh and strategy of {n} chips fits the model's sizes and a "
-                         f"batch of {batch}", "--search")
+                         f"batch of {batch}", "search")
     w, g, o, why = OPTIMIZERS[optimizer]
     per = {"weights": w, "gradients": g, "optimizer": o}
     step = layer_ops(cfg, "prefill", batch=BATCH, context=context, attention=attention)
@@ -316,7 +316,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         smallest = int(np.argmin(memory))
         raise InputError(f"no plan of {n} chips fits in {chip.name}'s memory: the smallest "
                          f"needs {memory[smallest] / 1e9:.3g} GB per chip "
-                         f"({cands[smallest].strategy} on {cands[smallest].spec})", "--search")
+                         f"({cands[smallest].strategy} on {cands[smallest].spec})", "search")
     t_upper = makespan(upper["forward"] / micro, upper["backward"] / micro, deg[3], micro)
     # fastest first; among equals the one with the shorter T_upper, then the less memory
     order = np.lexsort((np.arange(len(cands)), memory, t_upper,

@@ -92,13 +92,13 @@ def serving_axes(cfg: ModelConfig, m: Mesh, strategy: Strategy) -> dict[str, tup
     bad = [k for k in strategy.kinds if k not in SERVING]
     if bad:
         raise InputError(f"{bad[0]} shards training state; a serving plan takes "
-                         f"{', '.join(SERVING)}", "--strategy")
+                         f"{', '.join(SERVING)}", "strategy")
     if strategy.sequence_parallel:
         raise InputError("sequence parallelism is a training strategy here; drop ',sp'",
-                         "--strategy")
+                         "strategy")
     if len(strategy.axes("pp")) > 1:
         raise InputError("a pipeline runs along one axis, got pp="
-                         + "+".join(strategy.axes("pp")), "--strategy")
+                         + "+".join(strategy.axes("pp")), "strategy")
     return {k: strategy.axes(k) for k in SERVING if strategy.axes(k)}
 
 
@@ -137,7 +137,7 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
     norm = p.norms / (2 * cfg.layers + 1)
     once = p.embedding + norm
     layers = p.total - once - p.experts * (1 - sp.Rational(1, ep))
-    wq, wr = dtype_bytes(dtype, where="--dtype"), dtype_bytes(rest_dtype(dtype))
+    wq, wr = dtype_bytes(dtype, where="dtype"), dtype_bytes(rest_dtype(dtype))
     layer_norms = p.norms - norm  # a weight scheme leaves norms, embedding and head in 16 bits
     weights = ((layers - layer_norms) * wq + layer_norms * wr) / pp + once * wr
     kv = batch * context * kv_bytes_per_token(part, kv_dtype) / pp
@@ -169,7 +169,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     replicas = size.get("dp", 1) * ep
     if batch % replicas:
         raise InputError(f"a batch of {batch} sequences does not split into {replicas} "
-                         f"replicas", "--batch")
+                         f"replicas", "batch")
 
     def step(phase: str, b: int | None, t: int) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,

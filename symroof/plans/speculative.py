@@ -94,12 +94,12 @@ def _number(value: Expr | int | str, where: str) -> Expr:
 
 
 def _checked(alpha: Expr | int | str, cost_ratio: Expr | int | str) -> tuple[Expr, Expr]:
-    a, c = _number(alpha, "--acceptance"), _number(cost_ratio, "--cost-ratio")
+    a, c = _number(alpha, "alpha"), _number(cost_ratio, "cost_ratio")
     if not (a.is_number and a.is_real and 0 <= a <= 1):
-        raise InputError(f"an acceptance rate is between 0 and 1, got {alpha}", "--acceptance")
+        raise InputError(f"an acceptance rate is between 0 and 1, got {alpha}", "alpha")
     if not (c.is_number and c.is_real and c >= 0):
         raise InputError(f"a draft's cost ratio is 0 or more, got {cost_ratio}",
-                         "--cost-ratio")
+                         "cost_ratio")
     return a, c
 
 
@@ -114,7 +114,7 @@ def speculate(alpha: Expr | int | str, gamma: int, cost_ratio: Expr | int | str
     a, c = _checked(alpha, cost_ratio)
     if not isinstance(gamma, int) or gamma < 1:
         raise InputError(f"the draft tokens per step are a whole number of 1 or more, got "
-                         f"{gamma!r}", "--draft-tokens")
+                         f"{gamma!r}", "gamma")
     tokens = sp.Integer(gamma + 1) if a == 1 else _tokens()(a, sp.Integer(gamma))
     return Speculation(a, gamma, c, tokens, tokens / (gamma * c + 1))
 
@@ -153,7 +153,7 @@ def cost_ratio_of(draft: ModelConfig, target: ModelConfig) -> Expr:
     if draft.vocab != target.vocab:
         raise InputError(f"the draft {draft.name} has a vocabulary of {draft.vocab}, the "
                          f"target {target.name} {target.vocab}: speculative decoding needs "
-                         "one vocabulary", "--draft")
+                         "one vocabulary", "draft")
     return sp.Rational(model_params(draft), model_params(target))
 
 

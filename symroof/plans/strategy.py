@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from ..core.errors import InputError
 
-KINDS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
+STRATEGY_KINDS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
 ALIASES = {"fsdp": "zero3"}
 FLAGS = ("sp",)
 ZERO = {"zero1": 1, "zero2": 2, "zero3": 3}
@@ -84,7 +84,7 @@ class Strategy:
             words.append("sequence parallel with the tensor axes")
         return ", ".join(words)
 
-    def check_mesh(self, axes: Iterable[str], where: str = "--strategy") -> None:
+    def check_mesh(self, axes: Iterable[str], where: str = "strategy") -> None:
         """Every strategy axis is on the mesh, and every mesh axis has a strategy."""
         names = list(axes)
         for axis in self.all_axes:
@@ -97,7 +97,7 @@ class Strategy:
                              f"with dp={idle[0]})", where)
 
 
-def parse_strategy(spec: str, where: str = "--strategy") -> Strategy:
+def parse_strategy(spec: str, where: str = "strategy") -> Strategy:
     """A strategy from its spec; errors name the entry that is wrong.
 
     >>> parse_strategy("fsdp=X,tp=Y").title()
@@ -124,8 +124,8 @@ def parse_strategy(spec: str, where: str = "--strategy") -> Strategy:
             raise InputError(f"{name!r} is a flag on the tp axes: write ',sp', not {entry!r}",
                              where)
         kind = ALIASES.get(low, low)
-        if kind not in KINDS:
-            known = ", ".join([*KINDS, *ALIASES, *FLAGS])
+        if kind not in STRATEGY_KINDS:
+            known = ", ".join([*STRATEGY_KINDS, *ALIASES, *FLAGS])
             raise InputError(f"unknown strategy {name!r} in {entry!r} (known: {known})", where)
         fsdp = fsdp or low == "fsdp"
         if any(k == kind for k, _ in assignments):
@@ -146,7 +146,7 @@ def parse_strategy(spec: str, where: str = "--strategy") -> Strategy:
         raise InputError("'sp' (sequence parallel) needs tp=AXES", where)
     if not assignments:
         raise InputError(f"no axis is assigned in {spec!r}", where)
-    order = {k: i for i, k in enumerate(KINDS)}
+    order = {k: i for i, k in enumerate(STRATEGY_KINDS)}
     assignments.sort(key=lambda kv: order[kv[0]])
     return Strategy(tuple(assignments), "sp" in flags, fsdp)
 
@@ -158,7 +158,7 @@ def degrees(strategy: Strategy, sizes: Mapping[str, object]) -> dict[str, object
     8
     """
     out: dict[str, object] = {}
-    for kind in KINDS:
+    for kind in STRATEGY_KINDS:
         total: object = 1
         for axis in strategy.axes(kind):
             total = total * sizes[axis]  # type: ignore[operator]

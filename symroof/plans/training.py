@@ -150,7 +150,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
         raise InputError("a pipeline runs along one axis, got pp="
-                         + "+".join(strategy.axes("pp")), "--strategy")
+                         + "+".join(strategy.axes("pp")), "strategy")
     deg = degrees_of(strategy, m)
     check_degrees(cfg, **{k: int(deg[DEGREE[k]]) for k in ("tp", "pp", "ep")
                           if deg[DEGREE[k]].is_Integer})
@@ -169,7 +169,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     B = exact(batch)
     if B.is_number and (not B.is_Integer or B < 1 or B % (replicas * micro) != 0):
         raise InputError(f"a batch of {B} sequences does not split into {replicas} replicas "
-                         f"x {micro} microbatches", "--batch")
+                         f"x {micro} microbatches", "batch")
     subs = {**deg, MICRO: micro}
     rate = peak if peak is not None else m.chip.peak("bf16")
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
@@ -241,12 +241,12 @@ def _microbatches(batch: int | Expr, replicas: Expr, pp: Expr, count: int | None
     stage (1 without a pipeline)."""
     if count and size:
         raise InputError("give the microbatches' number or their size, not both",
-                         "--microbatch")
+                         "microbatch")
     if size:
         B = exact(batch)
         if B.is_number and B % (replicas * size) != 0:
             raise InputError(f"a batch of {B} sequences does not split into {replicas} "
-                             f"replicas x microbatches of {size}", "--microbatch")
+                             f"replicas x microbatches of {size}", "microbatch")
         return exact(B / (replicas * size))
     return sp.Integer(count) if count else (4 * pp if pp != 1 else sp.S.One)
 
@@ -272,7 +272,7 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     tp, pp, ep = (subs[DEGREE[k]] for k in ("tp", "pp", "ep"))
     if not all(x.is_Integer for x in (tp, pp, ep)):
         raise InputError("tensor, pipeline and expert degrees must be numbers (a symbolic "
-                         "axis size is for data-parallel kinds)", "--mesh")
+                         "axis size is for data-parallel kinds)", "mesh")
     hbm = stage_forward_bytes(cfg, batch=b, context=T, tp=int(tp), pp=int(pp), ep=int(ep),
                               sequence_parallel=strategy.sequence_parallel,
                               attention=attention, symbolic=symbolic) * subs[MICRO]

@@ -1,7 +1,9 @@
 """The text view of ``symroof collective``: renders only, every value was derived before.
 
->>> from symroof.parallel.adhoc import run_collective
->>> r = run_collective(kind="allgather", mesh_spec="X=16", axes="X", array="bf16[B_X, D]")
+>>> from symroof import all_gather, mesh
+>>> from symroof.parallel.analysis import CollectiveAnalysis
+>>> r = CollectiveAnalysis(all_gather("bf16[B_X, D]", "X", mesh("X=16", "tpu-v5e")), {},
+...                        None)
 >>> lines = collective_lines(r)
 >>> lines[0]
 'AllGather_X bf16[B_X, D] on tpu-v5e (mesh X=16, topology tpu-v5e-pod)'
@@ -15,7 +17,7 @@ import sympy as sp
 
 from ..core.printer import approx, si, text
 from ..engine.thresholds import UNPROVEN
-from ..parallel.adhoc import CollectiveResult
+from ..parallel.analysis import CollectiveAnalysis
 from ..parallel.collectives import Collective
 
 NBYTES = {"allgather": "gathered bytes per device", "reducescatter": "bytes reduced per device",
@@ -37,7 +39,7 @@ def _show(value: sp.Expr | None, unit: str = "") -> str:
     return f"{shown} {unit}".rstrip()
 
 
-def collective_lines(result: CollectiveResult) -> list[str]:
+def collective_lines(result: CollectiveAnalysis) -> list[str]:
     """The collective's terms, one per line."""
     c: Collective = result.collective
     m = c.mesh

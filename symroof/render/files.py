@@ -26,7 +26,7 @@ def write(files: Mapping[str, str | bytes], out: Path) -> list[str]:
     failed run leaves every previous file (and no temporary) or every new one. Files stay
     inside ``out`` and follow the umask."""
     if not str(out) or not str(out).strip():
-        raise InputError("the output folder is empty", "--out")
+        raise InputError("the output folder is empty", "out")
     root = out.resolve()
     for rel in files:
         if Path(rel).is_absolute() or not (root / rel).resolve().is_relative_to(root):

@@ -58,7 +58,7 @@ def katex_dir() -> Path:
         if all((Path(given) / f).is_file() for f in KATEX_FILES):
             return Path(given)
         raise InputError(f"SYMROOF_KATEX_DIR={given} has no {' or '.join(KATEX_FILES)} "
-                         "(it names KaTeX's dist folder)", "--format html")
+                         "(it names KaTeX's dist folder)", "format html")
     here = Path.cwd().resolve()
     package_root = Path(__file__).resolve().parents[2]
     candidates = [Path(__file__).resolve().parent / "katex",
@@ -69,7 +69,7 @@ def katex_dir() -> Path:
             return c
     raise InputError("KaTeX is not installed: this package was built without npm; in a "
                      "checkout run 'npm ci' (it reads package.json), or set SYMROOF_KATEX_DIR "
-                     "to KaTeX's dist folder", "--format html")
+                     "to KaTeX's dist folder", "format html")
 
 
 def assets() -> dict[str, str | bytes]:

@@ -23,7 +23,7 @@ from typing import Any
 import sympy as sp
 
 from ..claims.model import Claim, Derivation
-from ..claims.runner import VERDICTS, Verdict, Verification
+from ..claims.runner import VERDICTS, ClaimVerdict, Verification
 from ..claims.stated import UNIT_WORDS, Stated, read
 from ..core.errors import SymroofError
 from ..core.escape import escape, html_escape
@@ -62,7 +62,7 @@ def _oriented(rel: sp.Basic) -> sp.Basic:
     return rel
 
 
-def derived_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
+def derived_parts(v: ClaimVerdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
     """The derived value through the readable-form rule, in the stated value's unit; a
     decimal that stands in for a long exact form says where the exact one is."""
     if v.value is None:
@@ -118,7 +118,7 @@ def _stated_unit(c: Claim) -> Stated | None:
     return got if got is not None and got.unit else None
 
 
-def verdict_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
+def verdict_parts(v: ClaimVerdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
     c = v.claim
     word = words["verdicts"][v.verdict]
     if v.verdict == "OK" or not v.detail:
@@ -128,7 +128,7 @@ def verdict_parts(v: Verdict, words: Mapping[str, Any]) -> tuple[Part, ...]:
     return cell(text(word + ":"), small(detail), *_assumes(c, words))
 
 
-def _erratum_why(v: Verdict) -> str:
+def _erratum_why(v: ClaimVerdict) -> str:
     """Why the text is wrong, and the slip a diagnosis names, if one does."""
     if v.claim.erratum is None:
         return v.detail  # a MISMATCH's detail names the slip already
@@ -141,7 +141,7 @@ def _assumes(c: Claim, words: Mapping[str, Any]) -> tuple[Part, ...]:
     return tuple(p for a in c.assumptions for p in (BR, small(f"{words['assumes']}: {a}")))
 
 
-def claims_table(verdicts: Sequence[Verdict], words: Mapping[str, Any]) -> Table:
+def claims_table(verdicts: Sequence[ClaimVerdict], words: Mapping[str, Any]) -> Table:
     columns = (Column("#", align="r"), Column(words["claim"], 0.33),
                Column(words["stated"], 0.2), Column(words["derived"], 0.24),
                Column(words["verdict"], 0.18))
@@ -197,7 +197,7 @@ def _visible(latex: str) -> int:
     return len(re.sub(r"[{}\s]", "", re.sub(r"\\[A-Za-z]+", "x", bare)))
 
 
-def derivation_page(d: Derivation, verdicts: list[Verdict], words: Mapping[str, Any],
+def derivation_page(d: Derivation, verdicts: list[ClaimVerdict], words: Mapping[str, Any],
                     fmt: str) -> dict[str, Any]:
     """Everything a derivation template shows, in ``fmt``."""
     steps = []
@@ -223,21 +223,21 @@ def derivation_page(d: Derivation, verdicts: list[Verdict], words: Mapping[str, 
     }
 
 
-def counts(verdicts: Iterable[Verdict]) -> dict[str, int]:
+def counts(verdicts: Iterable[ClaimVerdict]) -> dict[str, int]:
     tally = {k: 0 for k in VERDICTS}
     for v in verdicts:
         tally[v.verdict] += 1
     return {k: n for k, n in tally.items() if n}
 
 
-def counts_line(verdicts: Iterable[Verdict], words: Mapping[str, Any]) -> str:
+def counts_line(verdicts: Iterable[ClaimVerdict], words: Mapping[str, Any]) -> str:
     return ", ".join(f"{n} {words['verdicts'][k]}" for k, n in counts(verdicts).items())
 
 
 def index_page(verification: Verification, words: Mapping[str, Any], fmt: str,
                suffix: str) -> dict[str, Any]:
     """The index: one row per derivation, then the errata with their derived values."""
-    by: dict[str, list[Verdict]] = {}
+    by: dict[str, list[ClaimVerdict]] = {}
     for v in verification.verdicts:
         by.setdefault(v.derivation, []).append(v)
     rows = []

@@ -67,7 +67,7 @@ def compile_tex(source: str, name: str, pdflatex: str | None = None,
     exe = pdflatex or shutil.which("pdflatex")
     if exe is None:
         raise InputError(f"pdflatex is not installed (Debian: apt-get install {TEX_PACKAGES})",
-                         "--format pdf")
+                         "format pdf")
     with tempfile.TemporaryDirectory(prefix="symroof-tex-") as tmp:
         path = Path(tmp) / "doc.tex"
         path.write_text(source, encoding="utf-8")

@@ -22,7 +22,7 @@ from typing import Any
 
 import jinja2
 
-from ..claims.runner import Verdict, Verification
+from ..claims.runner import ClaimVerdict, Verification
 from ..core.errors import InputError
 from ..core.escape import escape, tex_escape
 from ..core.resources import bundled
@@ -68,7 +68,7 @@ def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
     seconds per document)."""
     if lang not in LANGUAGES:
         raise InputError(f"unknown language {lang!r} (languages: {', '.join(LANGUAGES)})",
-                         "--lang")
+                         "lang")
     for d in verification.derivations:
         if not _PLAIN.match(d.id) or ".." in d.id:
             raise InputError(f"derivation id {d.id!r} is not a plain name (letters, digits "
@@ -76,7 +76,7 @@ def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
     words = strings()[lang]
     plots = have_matplotlib() if plots is None else plots
     files: dict[str, str | bytes] = {}
-    by_derivation: dict[str, list[Verdict]] = {}
+    by_derivation: dict[str, list[ClaimVerdict]] = {}
     for v in verification.verdicts:
         by_derivation.setdefault(v.derivation, []).append(v)
     tex = "tex" in formats or "pdf" in formats

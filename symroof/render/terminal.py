@@ -15,9 +15,9 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.printer import approx, md_escape, number_value, shown, si, text
-from ..engine.formulas import AdHoc
+from ..engine.analysis import RooflineAnalysis
+from ..engine.optimize import OptimizeResult
 from ..hardware.catalog import Catalog, Chip, Figure
-from ..models.optimum import AdHocOptimum
 from .verdicts import COLORS, VerdictLine, verdict_lines  # noqa: F401  (re-exported)
 
 
@@ -26,7 +26,7 @@ def _num(value: sp.Expr) -> str:
     return shown(value).text
 
 
-def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
+def _rows(result: RooflineAnalysis) -> list[tuple[str, sp.Basic | str, str]]:
     """(label, value, unit) rows shared by every format."""
     rl = result.roofline
     rows: list[tuple[str, sp.Basic | str, str]] = [
@@ -67,7 +67,7 @@ def _rows(result: AdHoc) -> list[tuple[str, sp.Basic | str, str]]:
     return rows
 
 
-def derive_table(result: AdHoc) -> tuple[str, tb.Table]:
+def derive_table(result: RooflineAnalysis) -> tuple[str, tb.Table]:
     """The derive result as a title and a (quantity, value) table."""
     rl = result.roofline
     title = f"{rl.op.name} on {rl.chip.name} ({rl.compute or rl.op.compute} " \
@@ -88,7 +88,7 @@ def _value_cell(value: sp.Basic | str, unit: str) -> tuple[tb.Part, ...]:
     return tb.cell(tb.math(value), tb.text("bytes" if unit == "B" else unit))
 
 
-def derive_lines(result: AdHoc, fmt: str = "text") -> list[str]:
+def derive_lines(result: RooflineAnalysis, fmt: str = "text") -> list[str]:
     """The derive result as lines of text, a Markdown table, or a LaTeX tabular."""
     title, table = derive_table(result)
     if fmt == "md":
@@ -225,9 +225,10 @@ def _link_json(c: Chip, name: str) -> dict[str, Any]:
             "latency_source": ln.latency_source or None}
 
 
-def optimum_lines(result: AdHocOptimum) -> list[str]:
+def optimum_lines(result: OptimizeResult, exact_in: str = "to_json()") -> list[str]:
     """The optimum: constants, conditions, solution, exponents, and numbers at a budget.
-    Long exact forms print through the readable-form rule (the exact ones are in --json)."""
+    Long exact forms print through the readable-form rule (the exact ones are in
+    ``exact_in``, the JSON form)."""
     o = result.optimum
     lines = [f"minimise   {text(o.objective)}", f"subject to {text(o.constraint)}"]
     if result.known:
@@ -241,7 +242,7 @@ def optimum_lines(result: AdHocOptimum) -> list[str]:
     for x, v in o.solution.items():
         s = shown(v)
         lines.append(f"{x}* = {s.text}" + ("" if s.exact else
-                                           "  (decimals; exact form in --json)"))
+                                           f"  (decimals; exact form in {exact_in})"))
     for x, e in result.exponents.items():
         lines.append(f"d log {x}* / d log {result.budget} = {_num(e)}")
     for key, value in result.numbers.items():

@@ -16,7 +16,7 @@ from ..claims.runner import VERDICTS
 from ..core import tables as tb
 
 if TYPE_CHECKING:
-    from ..claims.runner import Verdict
+    from ..claims.runner import ClaimVerdict
 
 COLORS = {"OK": "32", "ROUNDING": "36", "APPROX": "36", "SIMPLIFIED": "36", "DEFINITION": "2",
           "ERRATUM": "33", "UNVERIFIABLE": "2", "INCONSISTENT": "31;1", "NOT PROVEN": "35;1",
@@ -25,7 +25,7 @@ COLORS = {"OK": "32", "ROUNDING": "36", "APPROX": "36", "SIMPLIFIED": "36", "DEF
 
 @dataclass(frozen=True)
 class VerdictLine:
-    """What the verdict table shows of one verdict: from a Verdict, or from the cached
+    """What the verdict table shows of one verdict: from a ClaimVerdict, or from the cached
     record of one when ``verify`` built nothing."""
 
     verdict: str
@@ -36,7 +36,7 @@ class VerdictLine:
     assumes: tuple[str, ...] = ()  # inputs the text does not give, shown beside the verdict
 
     @staticmethod
-    def of(v: Verdict) -> VerdictLine:
+    def of(v: ClaimVerdict) -> VerdictLine:
         return VerdictLine(v.verdict, v.claim.id, v.claim.stated, v.derived, v.detail,
                            v.claim.assumptions)
 
@@ -47,7 +47,7 @@ class VerdictLine:
                            assumes)
 
 
-def verdict_lines(verdicts: Sequence[Verdict | VerdictLine], derivations: int,
+def verdict_lines(verdicts: Sequence[ClaimVerdict | VerdictLine], derivations: int,
                   color: bool = False, only: set[str] | None = None) -> list[str]:
     """A table of verdicts, one line per claim, then the summary."""
     lines_of = [v if isinstance(v, VerdictLine) else VerdictLine.of(v) for v in verdicts]

@@ -40,7 +40,7 @@ from ..core.sizes import sizes  # noqa: F401  (used by the doctests)
 
 BINARY = ("add", "sub", "mul", "div")
 UNARY = ("exp", "log", "sqrt", "sin", "cos")
-KINDS = BINARY + UNARY
+OPERATIONS = BINARY + UNARY
 #: The operations whose backward cost the text itemises (the rest are derived the same way).
 TEXT_KINDS = ("add", "sub", "mul", "div", "exp", "log")
 
@@ -178,7 +178,7 @@ def recipe_bounds() -> tuple[int, int]:
     >>> recipe_bounds()
     (4, 5)
     """
-    worst = max(len(ADJOINT[k]) for k in KINDS)
+    worst = max(len(ADJOINT[k]) for k in OPERATIONS)
     return worst, worst + 1
 
 
@@ -190,7 +190,7 @@ def operation_cost(op: str, variables: str = "ab") -> tuple[int, int]:
     ((1, 4), (1, 3))
     """
     if op not in ADJOINT:
-        raise InputError(f"no cost for operation {op!r} (known: {', '.join(KINDS)})")
+        raise InputError(f"no cost for operation {op!r} (known: {', '.join(OPERATIONS)})")
     given = frozenset(variables)
     return 1, sum(1 for ins in ADJOINT[op] if ins.needs & given)
 

@@ -57,5 +57,5 @@ def constant_set(name: str) -> ConstantSet:
     sets = constant_sets()
     if name not in sets:
         raise InputError(f"unknown constant set {name!r} (known: {', '.join(sorted(sets))})",
-                         "--constants")
+                         "constants")
     return sets[name]

@@ -1,0 +1,164 @@
+"""``symroof collective``: one collective over mesh axes, costed and solved for its
+latency-bound size.
+
+>>> r = collective_of(CollectiveRequest(kind="allgather", mesh="X=16", axes="X",
+...                                     array="bf16[B_X, D]", solve="B"))
+>>> r.threshold.symbol, r.collective.kind
+(B, 'allgather')
+
+Every string is parsed by the safe parser; every number that comes out is derived. Errors
+name the request's fields; the command line names its flags.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+import sympy as sp
+
+from ..core.choices import parse_choices
+from ..core.errors import DerivationError, InputError
+from ..core.parse import engine_name, parse_assignments, parse_expr, symbol
+from ..core.sizes import size_value
+from ..engine.ops import positive
+from ..engine.thresholds import Threshold, term_pair, term_time
+from ..engine.thresholds import between as between_terms
+from ..hardware.catalog import chip_with
+from ..parallel.analysis import CollectiveAnalysis
+from ..parallel.collectives import (
+    Collective,
+    all_gather,
+    all_reduce,
+    all_to_all,
+    canonical_kind,
+    collective,
+    permute,
+    reduce_scatter,
+)
+from ..parallel.in_network import canonical_algorithm
+from ..parallel.mesh import Mesh
+from .derive import mesh_with
+
+
+@dataclass(frozen=True)
+class CollectiveRequest:
+    """A collective of ``kind`` over ``axes`` of ``mesh``: of a sharded ``array``
+    (``"bf16[B_X, D]"``, split along ``dim``) or of ``nbytes``, by ``algorithm``, under
+    ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``); solved
+    in ``solve`` for its latency-bound size, or where the terms ``between`` meet."""
+
+    kind: str
+    mesh: str
+    axes: str
+    array: str | None = None
+    nbytes: str | None = None
+    chip: str = "tpu-v5e"
+    catalog: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    topology: str | None = None
+    dim: str | None = None
+    subs: str | None = None
+    solve: str | None = None
+    algorithm: str = "ring"
+    choices: str | None = None
+    between: str | None = None
+
+
+def collective_of(request: CollectiveRequest) -> CollectiveAnalysis:
+    """Build the collective of ``request`` and derive its latency-bound size (or where the
+    two terms ``between`` meet)."""
+    r = request
+    k = canonical_kind(r.kind, "collective")
+    how = canonical_algorithm(r.algorithm, "algorithm")
+    if how != "ring" and k != "allreduce":
+        what = "reduces up a tree" if how == "tree" else "reduces in the switch"
+        raise InputError(f"{how} {what}: it runs an AllReduce only, not {k}", "algorithm")
+    m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
+    if (r.array is None) == (r.nbytes is None):
+        raise InputError("give `array` DTYPE[DIMS] or `nbytes` EXPR (one of them)",
+                         "collective")
+    if r.dim is not None and not r.dim.strip():
+        raise InputError("an empty dimension name", "dim")
+    if r.dim is not None and (r.array is None or k not in ("reducescatter", "alltoall")):
+        what = "`nbytes` has no dimensions" if r.array is None else \
+            f"{k} splits no dimension"
+        raise InputError(f"{what}: `dim` is for a reducescatter or an alltoall of an `array`",
+                         "dim")
+    try:
+        m.resolve(r.axes)
+    except InputError as exc:
+        raise InputError(exc.message, "axes") from None
+    if r.array is not None:
+        try:
+            c = all_reduce(r.array, r.axes, m, how) if how != "ring" else \
+                _on_array(k, r.array, r.axes, m, r.dim)
+        except InputError as exc:
+            if exc.where is not None and exc.where.lstrip("-") == "algorithm":
+                raise
+            raise exc.at("array") from None
+    else:
+        assert r.nbytes is not None
+        c = collective(k, positive(parse_expr(r.nbytes, where="nbytes"), r.nbytes, "nbytes"),
+                       r.axes, m, how)
+    if r.choices is not None:
+        c = c.under(parse_choices(r.choices))
+    used = c.time.free_symbols | c.nbytes.free_symbols
+    values = _values(r.subs, used)
+    pair = term_pair(r.between)
+    if pair is not None and r.solve is None:
+        raise InputError("`between` needs `solve` SYMBOL: the size to solve for", "between")
+    th = None
+    if r.solve is not None:
+        s = symbol(r.solve.strip())
+        if s not in c.nbytes.free_symbols:
+            raise InputError(f"unknown size {r.solve!r}: the collective's bytes use "
+                             f"{', '.join(sorted(map(str, c.nbytes.free_symbols))) or 'none'}",
+                             "solve")
+        if s in values:
+            raise InputError(f"{r.solve} is solved for, so it cannot be given a value", "subs")
+        th = c.threshold(s) if pair is None else _between(c, pair, s)
+        th = th.at(values) if values else th
+    return CollectiveAnalysis(c, values, th, pair)
+
+
+def _between(c: Collective, pair: tuple[str, str], s: sp.Symbol) -> Threshold:
+    """Where the collective's terms ``pair`` (a link, ``latency``, ``bandwidth``) meet."""
+    rl = c.roofline()
+    for name in pair:
+        term_time(rl, name)
+    try:
+        return between_terms(rl, pair[0], pair[1], s)
+    except DerivationError as exc:
+        raise DerivationError(exc.message, "between") from None
+
+
+def _on_array(kind: str, array: str, axes: str, m: Mesh, dim: str | None) -> Collective:
+    if kind == "allgather":
+        return all_gather(array, axes, m)
+    if kind == "reducescatter":
+        return reduce_scatter(array, axes, m, dim=dim)
+    if kind == "allreduce":
+        return all_reduce(array, axes, m)
+    if kind == "alltoall":
+        return all_to_all(array, axes, m, dim=dim)
+    return permute(array, axes, m)
+
+
+def _values(subs: str | None, used: set[sp.Basic]) -> dict[sp.Symbol, sp.Expr]:
+    if subs is not None and not subs.strip():
+        raise InputError("no sizes given (leave the flag out for none)", "subs")
+    out: dict[sp.Symbol, sp.Expr] = {}
+    for name, raw in parse_assignments(subs or "", where="subs").items():
+        if engine_name(name):  # a link's latency alpha_<link>: seconds, not a whole size
+            value = parse_expr(raw, where=f"subs {name}")
+            if not (value.is_Rational and value.is_positive):
+                raise InputError(f"{name} must be a positive number, got {raw!r}", "subs")
+        else:
+            value = size_value(name, raw, "subs")
+        s = next((u for u in used if getattr(u, "name", None) == name), None)
+        if s is None:
+            raise InputError(f"unknown symbol {name!r}: the collective uses "
+                             f"{', '.join(sorted(map(str, used))) or 'no symbols'}", "subs")
+        out[s] = value
+    return out

@@ -1,0 +1,203 @@
+"""``symroof model``: a transformer's summary, one step's roofline, or what fits in memory.
+
+>>> r = model_step(ModelRequest("llama-2-7b", batch=1, context=1024, chip="h100-sxm"), "decode")
+>>> r.step.bound, r.batch, r.critical.integer
+('hbm', 1, None)
+
+The requests hold parameters, not flags: errors name the fields (``where="context"``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..core.errors import DerivationError, InputError
+from ..core.quant import rest_dtype
+from ..engine.critical import Critical
+from ..hardware.catalog import Chip, chip_with
+from ..models import (
+    bundled,
+    decode_intensity,
+    flops_per_token,
+    inference_memory,
+    kv_bytes_per_token,
+    max_batch,
+    max_context,
+    min_chips,
+    model,
+    params,
+    training_flops_per_token,
+)
+from ..models.config import ModelConfig
+from ..models.layers import DEFAULT_KERNEL, Kernel
+from ..models.tensor_parallel import shard
+from ..parallel.mesh import Mesh, mesh
+from ..plans.device_step import DeviceStep
+from ..plans.meets import Meet, step_between
+from ..plans.serving import step_on
+from ..render.model_views import Summary
+
+
+def bundled_models() -> list[tuple[str, str, int]]:
+    """The bundled models: name, Hugging Face repository, parameters.
+
+    >>> bundled_models()[0][:2]
+    ('deepseek-v2-lite', 'deepseek-ai/DeepSeek-V2-Lite')
+    """
+    return [(n, c.source.get("repo", ""), int(params(c).total)) for n, c in bundled().items()]
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """A model by ``name`` (bundled, Hugging Face id or config file), at ``batch`` and
+    ``context`` (``tokens`` per sequence for a prefill), ``dtype`` weights and ``kv_dtype``
+    KV cache, on ``chip`` (with figure ``overrides``), tensor parallel over ``mesh``;
+    ``between`` two terms of a step, on ``chips`` chips and a ``usable`` memory fraction
+    for the fit."""
+
+    name: str
+    batch: int | None = None
+    context: int | None = None
+    tokens: int | None = None
+    dtype: str = "bf16"
+    kv_dtype: str | None = None
+    chip: str | None = None
+    catalog: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    mesh: str | None = None
+    between: str | None = None
+    chips: int | None = None
+    usable: str | None = None
+    symbolic: bool = False
+    kernel: Kernel = DEFAULT_KERNEL
+
+    @property
+    def kv(self) -> str:
+        return self.kv_dtype or rest_dtype(self.dtype)
+
+    def config(self) -> ModelConfig:
+        return model(self.name)
+
+    def the_chip(self) -> Chip:
+        return chip_with(self.chip or "tpu-v5e", self.catalog, self.overrides)
+
+
+def model_summary(request: ModelRequest) -> Summary:
+    """Parameters, FLOPs per token, KV-cache bytes per token (and in letters, when asked)."""
+    cfg, kv = request.config(), request.kv
+    symbolic = None
+    if request.symbolic:
+        symbolic = {"params": params(cfg, symbolic=True).total,
+                    "params_active": params(cfg, symbolic=True).active,
+                    "flops_per_token": flops_per_token(cfg, symbolic=True),
+                    "kv_bytes_per_token": kv_bytes_per_token(cfg, kv, symbolic=True)}
+    return Summary(cfg, params(cfg), flops_per_token(cfg, request.context),
+                        training_flops_per_token(cfg, request.context),
+                        kv_bytes_per_token(cfg, kv), request.context, request.dtype, kv,
+                        symbolic)
+
+
+@dataclass(frozen=True)
+class ModelStep:
+    """One decode or prefill step of ``config`` at ``batch`` and ``context`` on ``chip``
+    (per chip of ``mesh``): its roofline, critical batch, the decode intensity, and where
+    two named terms meet (``meet``)."""
+
+    config: ModelConfig
+    phase: str
+    batch: int
+    context: int
+    chip: Chip
+    mesh: Mesh | None
+    step: DeviceStep
+    critical: Critical | None
+    intensity: Any
+    meet: Meet | None
+
+
+def model_step(request: ModelRequest, phase: str) -> ModelStep:
+    """The ``phase`` (decode or prefill) step: the serving plan's step, tensor parallel over
+    every axis of the mesh when there is one."""
+    r = request
+    cfg = r.config()
+    context = r.context if phase == "decode" else (r.tokens or r.context)
+    if context == 0:
+        raise InputError("a step attends at least one position, got 0", "context")
+    if context is None:
+        raise InputError("give the positions attended", "context" if phase == "decode"
+                         else "tokens")
+    batch = r.batch or 1
+    the_chip = r.the_chip()
+    m = mesh(r.mesh, the_chip) if r.mesh else None
+    step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
+                             dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel)
+    met = None
+    if r.between is not None:
+        met = step_between(cfg, phase, the_chip, m, r.between, context=context,
+                           dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel)
+    intensity = None
+    if phase == "decode":
+        tp = int(m.devices) if m is not None else 1
+        intensity = decode_intensity(shard(cfg, tp), dtype=r.dtype, kv_dtype=r.kv_dtype,
+                                     kernel=r.kernel)
+    return ModelStep(cfg, phase, batch, context, the_chip, m, step, critical, intensity, met)
+
+
+@dataclass(frozen=True)
+class ModelFit:
+    """What fits: the memory at ``batch`` and ``context``, one chip's capacity, and the
+    largest batch, longest context and fewest chips (each a result or why there is none)."""
+
+    config: ModelConfig
+    chip: Chip
+    batch: int
+    context: int
+    chips: int
+    memory: Any
+    capacity: Any
+    fits: Mapping[str, tuple[Any, str]]
+
+    def facts(self, dtype: str, kv_dtype: str) -> dict[str, Any]:
+        return {"model": self.config.name, "chip": self.chip.name, "context": self.context,
+                "batch": self.batch, "chips": self.chips, "dtype": dtype, "kv_dtype": kv_dtype,
+                "kv_bytes_per_token": int(kv_bytes_per_token(self.config, kv_dtype))}
+
+
+def model_fit(request: ModelRequest) -> ModelFit:
+    """Memory, largest batch, longest context and fewest chips; on a mesh one chip's shard
+    against one chip's memory."""
+    r = request
+    cfg = r.config()
+    context = cfg.context_length if r.context is None else r.context
+    if r.context == 0:
+        raise InputError("`fit` needs a positive context (0 attends nothing)", "context")
+    if not context:
+        raise InputError("the config names no context length: give one", "context")
+    the_chip = r.the_chip()
+    batch = r.batch or 1
+    chips = r.chips or 1
+    tp, pooled = 1, chips
+    if r.mesh:
+        n = mesh(r.mesh, the_chip).devices
+        if not n.is_Integer:
+            raise InputError(f"the mesh must have a whole number of chips, got {n}", "mesh")
+        chips, tp, pooled = int(n), int(n), 1
+    common = {"dtype": r.dtype, "kv_dtype": r.kv_dtype,
+              "usable": "1" if r.usable is None else r.usable}
+    fits: dict[str, tuple[Any, str]] = {}
+    for key, call in (
+            ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=pooled,
+                                            tp=tp, **common)),
+            ("max_context", lambda: max_context(cfg, the_chip, batch=batch, chips=pooled,
+                                                tp=tp, **common)),
+            ("min_chips", lambda: min_chips(cfg, the_chip, batch=batch, context=context,
+                                            **common))):
+        try:
+            fits[key] = (call(), "")
+        except DerivationError as exc:
+            fits[key] = (None, exc.message)
+    mem = inference_memory(cfg, batch=batch, context=context, dtype=r.dtype, kv_dtype=r.kv)
+    return ModelFit(cfg, the_chip, batch, context, chips, mem, fits["min_chips"][0].capacity,
+                    fits)
