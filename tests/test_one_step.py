@@ -304,3 +304,21 @@ def test_a_training_forward_computes_what_the_prefill_of_the_batch_computes(
     assert forward == layer_ops(cfg, "prefill", batch=16, context=context).total().flops
     step = device_step(cfg, "prefill", m, {"dp": ("X", "Y")}, batch=16, context=context)
     assert forward == 4 * step.flops
+
+
+def test_a_fit_on_a_mesh_is_what_the_serving_plan_holds() -> None:
+    # model --fit --mesh X=4: the longest context at batch 8 is the last one whose serving
+    # memory per device (tensor parallel, norms on every chip) fits in an H100's 80 GB
+    from symroof.models import max_context
+    from symroof.plans.serving import device_memory
+    cfg, h100 = model("llama-3-70b"), mesh("X=4", "h100-sxm").chip
+    longest = max_context(cfg, h100, batch=8, tp=4).integer
+
+    def held(t: int) -> sp.Expr:
+        return device_memory(cfg, 4, 1, 1, batch=sp.Integer(8), context=sp.Integer(t),
+                             dtype="bf16", kv_dtype="bf16")["total"]
+    assert held(longest) <= h100.capacity("hbm") < held(longest + 1)
+    done = run_cli("model", "llama-3-70b", "--fit", "--chip", "h100-sxm", "--context", "8192",
+                   "--batch", "8", "--mesh", "X=4")
+    assert "longest context at batch 8 on mesh X=4 (tp)" in done.stdout
+    assert f"so {longest}" in done.stdout

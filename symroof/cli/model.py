@@ -182,10 +182,13 @@ def _fit(args: argparse.Namespace, request: Any) -> int:
     if args.json:
         emit(fit_json(r.memory, r.capacity, r.fits, r.facts(args.dtype, kv)))
         return 0
-    on = f"{r.chips} x {r.chip.name}" if r.chips > 1 else r.chip.name
+    # two questions, said apart: a mesh is tensor parallel (norms and replicated KV heads on
+    # every chip, as plan --serve holds them); --chips pools the memory, split evenly
+    on = (f"mesh {args.mesh} (tp)" if args.mesh else
+          f"{r.chips} x {r.chip.name}, split evenly" if r.chips > 1 else r.chip.name)
     labels = {"max_batch": f"largest batch at context {context} on {on}",
               "max_context": f"longest context at batch {batch} on {on}",
-              "min_chips": f"fewest chips at batch {batch}, context {context}"}
+              "min_chips": f"fewest chips at batch {batch}, context {context}, split evenly"}
     title = (f"{r.config.name} on {r.chip.name}: {args.dtype} weights, {kv} KV cache; memory "
              f"at batch {batch}, context {context}")
     print("\n".join(fit_lines(title, r.memory, r.capacity, r.fits, labels, args.format)))
