@@ -34,7 +34,8 @@ def cli_json(*args: str) -> Any:
     return json.loads(done.stdout)
 
 
-@pytest.mark.parametrize("extra", [[], ["--set", "nvlink.latency=2us"]])
+@pytest.mark.parametrize("extra", [[], ["--set", "nvlink.latency=2us"], ["--choices", "book"],
+                                   ["--attention", "materialised", "--activations", "on-chip"]])
 def test_model_on_a_mesh_and_the_serving_plan_agree_to_the_last_digit(extra: list[str]) -> None:
     common = ["--chip", "h100-sxm", "--batch", "64", "--context", "2048", *extra]
     stepped = cli_json("model", "llama-2-7b", "--decode", "--mesh", "X=8", *common)["step"]

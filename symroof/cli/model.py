@@ -66,6 +66,9 @@ def register(verbs: Any) -> None:
     chip_options(m)
     m.set_defaults(chip=None)  # tpu-v5e, when a step or --fit asks for a chip
     kernel_options(m, "flash")
+    m.add_argument("--choices", metavar="CHOICES",
+                   help="--decode/--prefill on a mesh: cost the collectives as a text does "
+                        "('book', or collectives=, latency=, link_alpha=), as plan --serve does")
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     m.add_argument("--json", action="store_true", help="machine-readable output")
@@ -106,7 +109,8 @@ def run_model(args: argparse.Namespace) -> int:
                         "only --decode and --prefill run kernels")
                  for flag, given in (("--attention", args.attention is not None),
                                      ("--causal", args.causal),
-                                     ("--activations", args.activations != "hbm"))}}
+                                     ("--activations", args.activations != "hbm"),
+                                     ("--choices", args.choices is not None))}}
     for flag, (ignored, why) in unused.items():
         if ignored:
             raise InputError(f"given but not used: {why}", flag)
@@ -114,6 +118,7 @@ def run_model(args: argparse.Namespace) -> int:
         raise InputError("--fit on a mesh holds the model on the mesh's chips: give --chips "
                          "or --mesh, not both", "--chips")
     from ..commands.model import ModelRequest
+    from ..core.choices import EXACT, parse_choices
     from ..models.layers import Kernel
     request = ModelRequest(
         args.name, batch=args.batch, context=args.context, tokens=args.tokens,
@@ -121,7 +126,8 @@ def run_model(args: argparse.Namespace) -> int:
         overrides=overrides(args.set), mesh=args.mesh, between=args.between,
         chips=args.chips, usable=args.usable, symbolic=args.symbolic,
         kernel=Kernel(args.attention or "flash", args.causal,
-                      args.activations.replace("-", "_")))
+                      args.activations.replace("-", "_")),
+        choices=parse_choices(args.choices) if args.choices else EXACT)
     request.config()  # an unknown model is the first error
     if args.between is not None and not (args.decode or args.prefill):
         raise InputError("--between solves a step for its batch: give --decode or --prefill",

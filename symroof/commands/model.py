@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.quant import rest_dtype
 from ..engine.critical import Critical
@@ -54,8 +55,8 @@ class ModelRequest:
     """A model by ``name`` (bundled, Hugging Face id or config file), at ``batch`` and
     ``context`` (``tokens`` per sequence for a prefill), ``dtype`` weights and ``kv_dtype``
     KV cache, on ``chip`` (with figure ``overrides``), tensor parallel over ``mesh``;
-    ``between`` two terms of a step, on ``chips`` chips and a ``usable`` memory fraction
-    for the fit."""
+    ``between`` two terms of a step, its collectives under ``choices``, on ``chips`` chips
+    and a ``usable`` memory fraction for the fit."""
 
     name: str
     batch: int | None = None
@@ -72,6 +73,7 @@ class ModelRequest:
     usable: str | None = None
     symbolic: bool = False
     kernel: Kernel = DEFAULT_KERNEL
+    choices: Choices = EXACT
 
     @property
     def kv(self) -> str:
@@ -132,7 +134,8 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     the_chip = r.the_chip()
     m = mesh(r.mesh, the_chip) if r.mesh else None
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
-                             dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel)
+                             dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel,
+                             choices=r.choices)
     met = None
     if r.between is not None:
         met = step_between(cfg, phase, the_chip, m, r.between, context=context,

@@ -104,10 +104,11 @@ def serving_axes(cfg: ModelConfig, m: Mesh, strategy: Strategy) -> dict[str, tup
 
 def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = None, *,
             batch: int, context: int, dtype: str = "bf16", kv_dtype: str | None = None,
-            kernel: Kernel | None = None) -> tuple[DeviceStep, Critical | None]:
+            kernel: Kernel | None = None,
+            choices: Choices = EXACT) -> tuple[DeviceStep, Critical | None]:
     """The step ``symroof model --decode/--prefill [--mesh]`` shows: the serving plan's
-    step with tensor parallelism over every axis of ``m`` (or one chip without a mesh), and
-    for decode its critical batch.
+    step with tensor parallelism over every axis of ``m`` (or one chip without a mesh), its
+    collectives under ``choices``, and for decode its critical batch.
 
     >>> from symroof.models import model
     >>> step, critical = step_on(model("llama-2-7b"), "decode", None, mesh("X=8", "h100-sxm"),
@@ -117,12 +118,11 @@ def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = No
     True
     """
     axes = serving_axes(cfg, m, tp_over(m)) if m is not None else {}
-
     k = kernel or DEFAULT_KERNEL
 
     def at(b: int | None) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=dtype,
-                           kv_dtype=kv_dtype, chip=chip, kernel=k)
+                           kv_dtype=kv_dtype, chip=chip, kernel=k, choices=choices)
     return at(batch), step_critical(at(None)) if phase == "decode" else None
 
 
