@@ -105,3 +105,13 @@ def test_the_flag_check_sees_a_flag_and_not_a_docstring(tmp_path: Path) -> None:
 def test_the_allowed_flag_spellers_exist_and_still_spell_flags() -> None:
     for name in FLAG_STRINGS_ALLOWED:  # a converted module leaves the list
         assert flag_strings(PACKAGE / name), f"{name} spells no flag: drop it from the list"
+
+
+def test_every_folder_is_a_package_an_install_carries() -> None:
+    # a folder the packaging list misses works from the checkout and fails from a wheel
+    import tomllib
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+                 ["tool"]["setuptools"]["packages"])
+    folders = {".".join(p.parent.relative_to(ROOT).parts)
+               for p in PACKAGE.rglob("__init__.py")}
+    assert folders <= listed, sorted(folders - listed)
