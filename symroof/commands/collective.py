@@ -36,7 +36,7 @@ from ..parallel.collectives import (
     permute,
     reduce_scatter,
 )
-from ..parallel.in_network import canonical_algorithm
+from ..parallel.in_network import allreduce_only, canonical_algorithm
 from ..parallel.mesh import Mesh
 from .derive import mesh_with
 
@@ -71,9 +71,8 @@ def collective_of(request: CollectiveRequest) -> CollectiveAnalysis:
     r = request
     k = canonical_kind(r.kind, "collective")
     how = canonical_algorithm(r.algorithm, "algorithm")
-    if how != "ring" and k != "allreduce":
-        what = "reduces up a tree" if how == "tree" else "reduces in the switch"
-        raise InputError(f"{how} {what}: it runs an AllReduce only, not {k}", "algorithm")
+    if how != "ring":
+        allreduce_only(how, k)
     m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
     if (r.array is None) == (r.nbytes is None):
         raise InputError("give `array` DTYPE[DIMS] or `nbytes` EXPR (one of them)",

@@ -29,7 +29,7 @@ a ring, is refused with the axis named.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
@@ -47,6 +47,9 @@ SOURCES = {"nvls": "NVIDIA, NVLink SHARP in the third-generation NVSwitch (Hoppe
            "sharp": "Graham et al. 2016, Scalable Hierarchical Aggregation Protocol (SHArP)"}
 #: latency steps of one in-switch AllReduce: up to the switch, down from it
 STEPS = 2
+# how each AllReduce-only algorithm reduces, for the error that refuses another collective
+REDUCES = {"tree": "reduces up a tree", "nvls": "reduces in the switch",
+           "sharp": "reduces in the switch"}
 
 
 def canonical_algorithm(name: str, where: str | None = "algorithm") -> str:
@@ -77,21 +80,32 @@ def in_switch_algorithm(axes: list[Axis]) -> str | None:
     return next((k for k, kind in NETWORK.items() if kind == nets[0].kind), None)
 
 
-def in_switch_stages(algorithm: str, kind: str, v: sp.Expr,
-                     axes: list[Axis]) -> tuple[Stage, ...]:
-    """The stages of an in-switch AllReduce of V bytes over ``axes``: one per axis."""
-    from .collectives import Stage
+def allreduce_only(algorithm: str, kind: str) -> None:
+    """An AllReduce-only ``algorithm`` refuses another collective ``kind``, naming both."""
     if kind != "allreduce":
-        raise InputError(f"{algorithm} reduces in the switch: it runs an AllReduce "
-                         f"only, not {kind}", "algorithm")
-    wanted = NETWORK[algorithm]
+        raise InputError(f"{algorithm} {REDUCES[algorithm]}: it runs an AllReduce only, not "
+                         f"{kind}", "algorithm")
+
+
+def one_network(algorithm: str, kind: str, axes: list[Axis]) -> list[tuple[str, Any]]:
+    """(axis, its stage) of the one network an AllReduce-only ``algorithm`` runs on; another
+    collective, or axes over two networks, is an input error naming them."""
+    allreduce_only(algorithm, kind)
     nets = [(a.name, s) for a in axes for s in a.stages() if s.size != 1]
     if len(nets) > 1:
         raise InputError(f"{algorithm} runs on one switched network; axes "
                          f"{''.join(a.name for a in axes)} cross {len(nets)} networks "
                          f"({', '.join(s.link.name for _, s in nets)})", "algorithm")
+    return nets
+
+
+def in_switch_stages(algorithm: str, kind: str, v: sp.Expr,
+                     axes: list[Axis]) -> tuple[Stage, ...]:
+    """The stages of an in-switch AllReduce of V bytes over ``axes``: one per axis."""
+    from .collectives import Stage
+    wanted = NETWORK[algorithm]
     out = []
-    for name, s in nets:
+    for name, s in one_network(algorithm, kind, axes):
         if s.kind != wanted:
             raise InputError(f"{algorithm} needs a {wanted} axis; axis {name} is a {s.kind} "
                              f"over {s.link.name}", "algorithm")

@@ -47,16 +47,9 @@ def tree_stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
     """The stage of a double-binary-tree AllReduce of V bytes over ``axes``: 2V through the
     busiest port, 2 floor(log2 n) steps."""
     from .collectives import Stage
-    if kind != "allreduce":
-        raise InputError(f"tree reduces up a tree: it runs an AllReduce only, not {kind}",
-                         "algorithm")
-    nets = [(a.name, s) for a in axes for s in a.stages() if s.size != 1]
-    if len(nets) > 1:
-        raise InputError(f"tree runs on one switched network; axes "
-                         f"{''.join(a.name for a in axes)} cross {len(nets)} networks "
-                         f"({', '.join(s.link.name for _, s in nets)})", "algorithm")
+    from .in_network import one_network
     out = []
-    for name, s in nets:
+    for name, s in one_network("tree", kind, axes):
         if s.kind not in SWITCHED:
             raise InputError(f"a tree's edges join any two devices: it needs a switch or a "
                              f"scale-out axis; axis {name} is a {s.kind} over {s.link.name}",
