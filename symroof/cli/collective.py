@@ -15,7 +15,15 @@ import argparse
 from typing import Any
 
 from ..core.names import COLLECTIVES
-from .common import bounded, chip_options, emit, exact_option, overrides, timeout_option
+from .common import (
+    bounded,
+    chip_options,
+    choices_option,
+    emit,
+    exact_option,
+    overrides,
+    timeout_option,
+)
 
 EXAMPLES = """\
 examples:
@@ -64,9 +72,7 @@ def register(verbs: Any) -> None:
     c.add_argument("--between", metavar="TERM,TERM", help="with --solve: where two terms "
                    "meet instead (a link such as nvlink or ib, latency, bandwidth)")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
-    c.add_argument("--choices", metavar="CHOICES", help="modelling choices: 'book' (the "
-                   "leading term in the axis size, no latency) or FIELD=VALUE pairs, e.g. "
-                   "'collectives=leading,latency=off,link_alpha=one_way' (default: exact)")
+    choices_option(c, "the collective")
     c.add_argument("--json", action="store_true", help="machine-readable output")
     exact_option(c)
     timeout_option(c)

@@ -46,6 +46,15 @@ def kernel_options(p: argparse.ArgumentParser, attention_default: str) -> None:
                         "(L2/VMEM): HBM then moves the weights and the KV cache alone")
 
 
+def choices_option(p: Any, scope: str) -> None:
+    """``--choices``: the named modelling choices a text makes, for ``scope`` (what they
+    cost), on a parser or an argument group."""
+    p.add_argument("--choices", metavar="CHOICES",
+                   help=f"{scope}: cost the collectives as a text does: 'book' (the leading "
+                        "term in the axis size, no latency) or FIELD=VALUE pairs, e.g. "
+                        "'collectives=leading,latency=off,link_alpha=one_way' (default: exact)")
+
+
 def exact_option(p: argparse.ArgumentParser) -> None:
     p.add_argument("--exact", action="store_true",
                    help="text views: each time, byte count and rate as its exact form beside "

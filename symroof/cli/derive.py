@@ -15,7 +15,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import bounded, chip_options, emit, exact_option, overrides, timeout_option
+from .common import (
+    bounded,
+    chip_options,
+    choices_option,
+    emit,
+    exact_option,
+    overrides,
+    timeout_option,
+)
 
 EXAMPLES_DERIVE = """\
 examples:
@@ -78,8 +86,7 @@ def register(verbs: Any) -> None:
                     "axes, e.g. 'fsdp=XY,tp=Z' (its terms: math, hbm, each link)")
     on.add_argument("--phase", metavar="NAME", help="the --mlp pass: forward (default) or "
                     "backward")
-    on.add_argument("--choices", metavar="CHOICES", help="modelling choices of --mlp's "
-                    "collectives: 'book' or FIELD=VALUE pairs (default: exact)")
+    choices_option(on, "--mlp")
     on.add_argument("--topology", metavar="NAME", help="the chip's topology (default: its "
                     "first)")
     d.add_argument("--between", metavar="TERM,TERM", help="the threshold between two terms: "

@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, emit, exact_option, kernel_options, overrides
+from .common import chip_options, choices_option, emit, exact_option, kernel_options, overrides
 
 EXAMPLES_MODEL = """\
 examples:
@@ -66,9 +66,7 @@ def register(verbs: Any) -> None:
     chip_options(m)
     m.set_defaults(chip=None)  # tpu-v5e, when a step or --fit asks for a chip
     kernel_options(m, "flash")
-    m.add_argument("--choices", metavar="CHOICES",
-                   help="--decode/--prefill on a mesh: cost the collectives as a text does "
-                        "('book', or collectives=, latency=, link_alpha=), as plan --serve does")
+    choices_option(m, "--decode/--prefill on a mesh, as plan --serve")
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     m.add_argument("--json", action="store_true", help="machine-readable output")

@@ -13,7 +13,15 @@ import argparse
 import sys
 from typing import Any
 
-from .common import chip_options, count, emit, exact_option, kernel_options, overrides
+from .common import (
+    chip_options,
+    choices_option,
+    count,
+    emit,
+    exact_option,
+    kernel_options,
+    overrides,
+)
 
 EXAMPLES_PLAN = """\
 examples:
@@ -86,10 +94,7 @@ def register(verbs: Any) -> None:
                    help="bytes per parameter of weights, gradients and optimizer state "
                         "(default adam-mixed: 2 + 2 + 12; adam-megatron: fp32 gradients, 18)")
     kernel_options(p, "train materialised, serve flash; --causal and --activations: serving")
-    p.add_argument("--choices", metavar="CHOICES",
-                   help="cost the collectives as a text does: 'book' (the leading term in the "
-                        "axis size, no latency) or FIELD=VALUE pairs of collectives, latency, "
-                        "link_alpha (see 'symroof collective --help')")
+    choices_option(p, "one training or serving plan")
     p.add_argument("--offload", metavar="PARTS",
                    help="training: keep optimizer, weights and/or activations in host memory "
                         "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
