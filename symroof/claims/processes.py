@@ -12,8 +12,9 @@ import ctypes
 import fcntl
 import os
 import signal
+import sys
 import threading
-from collections.abc import Iterator, Set
+from collections.abc import Callable, Iterator, Set
 from contextlib import contextmanager, suppress
 
 
@@ -63,6 +64,21 @@ def above_standard(fd: int) -> int:
     moved = fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)
     os.close(fd)
     return moved
+
+
+def fork_worker(serve: Callable[[int], object]) -> tuple[int, int]:
+    """A child that runs ``serve(write_fd)`` (it ends itself with ``os._exit``), forked with
+    the parent's buffers flushed; the parent's (pid, read end of the pipe)."""
+    read, write = (above_standard(fd) for fd in os.pipe())
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read)
+        serve(write)
+        os._exit(1)  # a serve that returned: never run the parent's code in the child
+    os.close(write)
+    return pid, read
 
 
 @contextmanager

@@ -29,7 +29,7 @@ from typing import Any
 
 from ..core.errors import InputError
 from .judge import against_tables, judged
-from .processes import above_standard, adopting_orphans, how, kill, reap, terminate_as_interrupt
+from .processes import adopting_orphans, fork_worker, how, kill, reap, terminate_as_interrupt
 from .runner import unit_row
 
 # what every worker needs: SymPy (with the modules its first sum imports), the claims
@@ -159,14 +159,7 @@ class Pool:
 
     def _spawn(self, job: _Job) -> None:
         from .worker import serve
-        read, write = (above_standard(fd) for fd in os.pipe())
-        sys.stdout.flush()
-        sys.stderr.flush()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read)
-            serve(job.unit, job.first, self.timeout, write)
-        os.close(write)
+        pid, read = fork_worker(lambda write: serve(job.unit, job.first, self.timeout, write))
         job.pid, job.fd, job.buffer, job.current = pid, read, b"", None
         job.inherited = tuple(sys.modules)
         job.deps, job.done, job.failure = None, False, None

@@ -20,14 +20,13 @@ import base64
 import json
 import os
 import select
-import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NoReturn
 
-from ..claims.processes import above_standard, how, kill, reap
+from ..claims.processes import fork_worker, how, kill, reap
 from ..core.errors import InputError, SymroofError
 
 
@@ -44,14 +43,7 @@ def render_sealed(units: Sequence[Path], rows: Sequence[Mapping[str, Any]],
     inner = [f for f in formats if f != "pdf"]
     if "pdf" in formats and "tex" not in inner:
         inner.append("tex")
-    read, write = (above_standard(fd) for fd in os.pipe())
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        os.close(read)
-        _serve(units, rows, inner, lang, timeout, write)
-    os.close(write)
+    pid, read = fork_worker(lambda write: _serve(units, rows, inner, lang, timeout, write))
     limit = timeout * (len(units) + 1)
     data, status = _collect(read, pid, limit + 0.5 + timeout / 4)  # its own limit acts first
     try:
