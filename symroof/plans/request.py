@@ -80,11 +80,13 @@ class PlanRequest:
         if self.price is not None and self.laws:
             raise InputError("a price is for a plan: give it without `laws`", "price")
         if self.mode != "serve":
-            for flag, given in (("causal", self.causal),
-                                ("activations", self.activations != "hbm")):
+            for flag, given, why in (
+                    ("causal", self.causal, "counts its FLOPs as PaLM does"),
+                    ("activations", self.activations != "hbm",
+                     "moves its activations through HBM, kernel by kernel")):
                 if given:
-                    raise InputError("a choice of the serving steps' kernels (`serve`); a "
-                                     "training step counts its FLOPs as PaLM does", flag)
+                    raise InputError(f"a choice of the serving steps' kernels (`serve`); a "
+                                     f"training step {why}", flag)
         if self.choices is not None and (self.search is not None or self.laws):
             raise InputError("choices cost one plan's collectives as a text does: give them "
                              "with `mesh` and `strategy`", "choices")
