@@ -62,7 +62,7 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "counts": ("Flops Params attention_flops flops_per_token forward_flops kv_bytes_per_sequence "
                "kv_bytes_per_token multiplied_params params training_flops_per_token"),
     "hf": "bundled from_hf load_config model",
-    "layers": "Block StepOps layer_ops",
+    "layers": "ACTIVATIONS ATTENTION Block DEFAULT_KERNEL Kernel StepOps layer_ops",
     "memory": "Activations Memory OPTIMIZERS activation_bytes inference_memory training_memory",
     "step_roofline": "StepRoofline critical_batch critical_of decode_intensity step_roofline",
     "tensor_parallel": "MEGATRON check_degrees shard",

@@ -9,8 +9,10 @@
 >>> p.bound
 'tp over Y (ici)'
 
-``strategy`` parses ``"fsdp=X,tp=Y"``; ``training`` and ``serving`` build plans from a
-model's layer ops and the parallel vocabulary's collectives; ``zero`` and ``pipeline`` hold
+``strategy`` parses ``"fsdp=X,tp=Y"``; ``device_step`` is the one step a device runs (a
+serving plan's prefill and decode, ``chunked``'s prefill chunks, ``model --decode``'s step,
+and a training stage's forward bytes); ``training`` and ``serving`` build plans from it and
+the parallel vocabulary's collectives; ``zero`` and ``pipeline`` hold
 ZeRO's model states and the 1F1B schedule; ``search`` picks the fastest plan over every
 factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation. ``megatron`` holds
 Megatron-LM's conventions and an iteration by op class, ``published`` the runs of papers
