@@ -332,18 +332,20 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
             _norm("final norm", cfg, s, M, a, r), _matmul("output head", M, D, s["V"], a, r))
     blocks.append(Block("head", once, sp.S.One))
     if activations == "on_chip":
-        blocks = [replace(b, ops=tuple(_on_chip(o, cfg, s, phase, B, T, M, a, w, kv, P,
+        weights = op_weights(cfg, s)
+        blocks = [replace(b, ops=tuple(_on_chip(o, weights, s, phase, B, T, M, a, w, kv, P,
                                                 Bd * Td)
                                        for o in b.ops)) for b in blocks]
     return StepOps(phase, B, T, M, tuple(blocks), a)
 
 
-def _on_chip(o: Op, cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr,
+def _on_chip(o: Op, weights: Mapping[str, sp.Expr], s: Mapping[str, sp.Expr], phase: str,
+             B: sp.Expr,
              T: sp.Expr, M: sp.Expr, a: str, w: str, kv: str,
              prior: sp.Expr = sp.S.Zero, riding: sp.Expr = sp.S.Zero) -> Op:
     """``o`` with its activation traffic kept on chip: what is left in HBM is the weights it
-    reads (the embedding's rows, the touched experts'), the KV cache attention reads in
-    decode and the new K and V entries the qkv projection writes."""
+    reads (``weights``: ``op_weights``; the embedding's rows, the touched experts'), the KV
+    cache attention reads in decode and the new K and V entries the qkv projection writes."""
     entry = 2 * s["K"] * s["H"] * dtype_bytes(kv)  # one token's K and V in one layer
     if o.name == "embedding":
         reads = o.reads["hbm"]
@@ -357,6 +359,6 @@ def _on_chip(o: Op, cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: s
         reads = o.reads["hbm"] - M * s["k"] * width * dtype_bytes(a)
     else:
         held = rest_dtype(w) if o.name == "output head" or "norm" in o.name else w
-        reads = op_weights(cfg, s)[o.name] * dtype_bytes(held)
+        reads = weights[o.name] * dtype_bytes(held)
     writes = {"hbm": M * entry} if o.name == "qkv" else {}
     return replace(o, reads={"hbm": sp.expand(reads)}, writes=writes)
