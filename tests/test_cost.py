@@ -13,10 +13,11 @@ from hypothesis import strategies as st
 from symroof.cli.main import main
 from symroof.core.errors import InputError
 from symroof.models import model
-from symroof.models.counts import training_flops_per_token
+from symroof.models.layers import layer_ops
 from symroof.plans.cost import cost_of, parse_price
 
 H100_BF16 = 989 * 10**12  # FLOP/s, the catalogue's H100 SXM dense bf16 peak
+H100_VPU_FP32 = 335 * 10**11  # FLOP/s, the catalogue's vpu.fp32 (FMA counted as one)
 TRAIN = ["plan", "llama-2-7b", "--train", "--chip", "h100-sxm", "--context", "4096"]
 
 
@@ -53,9 +54,15 @@ def test_cost_is_price_times_chip_seconds(chips: int, seconds: object, tokens: i
 
 def test_compute_bound_training_costs_the_same_per_token_on_8_or_32_chips(
         capsys: pytest.CaptureFixture[str]) -> None:
-    # at the compute bound a token costs price x its FLOPs / peak, whatever the chip count
-    flops = training_flops_per_token(model("llama-2-7b"), context=4096)
-    expected = sp.Rational(5, 2) / 3600 * flops / H100_BF16
+    # at the compute bound a token costs price x its ops' FLOPs / their unit's peak (the
+    # matrix ops at the bf16 peak, the norms and the lookup at the vector unit's fp32 one),
+    # three times the forward's (the backward's input- and weight-gradient ops), whatever
+    # the chip count
+    ops = layer_ops(model("llama-2-7b"), "prefill", batch=1, context=4096,
+                    attention="materialised")
+    seconds = sum((b.count * o.flops / (H100_BF16 if o.compute == "mxu" else H100_VPU_FP32)
+                   for b, o in ops.rows()), sp.S.Zero)
+    expected = sp.Rational(5, 2) / 3600 * 3 * seconds / 4096
     small = as_json(capsys, *TRAIN, "--mesh", "X=8", "--strategy", "zero2=X", "--batch", "8",
                     "--price", "2.5 USD/h")
     large = as_json(capsys, *TRAIN, "--search", "32", "--batch", "128", "--price",
@@ -87,8 +94,8 @@ def test_the_text_view_states_the_price_as_given(capsys: pytest.CaptureFixture[s
                  "2.5 USD/h"]) == 0
     lines = capsys.readouterr().out.splitlines()
     i = lines.index("cost at 2.5 USD per chip-hour (the price given, '2.5 USD/h'):")
-    assert lines[i + 1].startswith("training step: 0.0010604 USD per step of 190.9 ms on 8 "
-                                   "chips (0.0018899 USD at T_upper); 0.03236 USD per million "
+    assert lines[i + 1].startswith("training step: 0.0010614 USD per step of 191.1 ms on 8 "
+                                   "chips (0.0018909 USD at T_upper); 0.032392 USD per million "
                                    "tokens")
 
 

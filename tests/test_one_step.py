@@ -297,14 +297,16 @@ def test_a_plan_refuses_a_choice_it_does_not_take() -> None:
        context=st.sampled_from([16, 128]))
 def test_a_training_forward_computes_what_the_prefill_of_the_batch_computes(
         cfg: ModelConfig, spec: str, context: int) -> None:
-    # the forward phase's compute term, times the peak and the chips, is the FLOPs of the
-    # prefill step of the whole batch; on data-parallel meshes, the devices' prefill steps
+    # the forward phase's compute and HBM terms are the device's prefill step's (the same
+    # ops, the same engine rooflines); its FLOPs, on every chip, the whole batch's prefill
     m = mesh("X=2,Y=2", "h100-sxm")
     plan = train(cfg, m, parse_strategy(spec), batch=16, context=context)
-    forward = plan.terms["compute"].phases["forward"] * m.chip.peak("bf16") * 4
-    assert forward == layer_ops(cfg, "prefill", batch=16, context=context).total().flops
-    step = device_step(cfg, "prefill", m, {"dp": ("X", "Y")}, batch=16, context=context)
-    assert forward == 4 * step.flops
+    step = device_step(cfg, "prefill", m, {"dp": ("X", "Y")}, batch=16, context=context,
+                       kernel=Kernel(attention="materialised"))
+    for term in ("compute", "hbm"):
+        assert plan.terms[term].phases["forward"] == step.terms[term], term
+    assert 4 * step.flops == layer_ops(cfg, "prefill", batch=16, context=context).total().flops
+    assert plan.extra["flops"] == 3 * step.flops  # the backward: twice the forward's
 
 
 def test_a_fit_on_a_mesh_is_what_the_serving_plan_holds() -> None:

@@ -31,18 +31,19 @@ import sympy as sp
 from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.counts import RECOMPUTE, flops_per_token, training_flops_per_token
+from ..models.counts import RECOMPUTE
 from ..models.layers import layer_ops
 from ..models.memory import OPTIMIZERS
 from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
-from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
+from .train_step import TRAIN_PHASES as PHASES
+from .train_step import backward_ops, forward_ops, phase_terms
 from .training import Plan, train
 from .zero import zero_states
 
@@ -233,7 +234,6 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             progress(i + 1, len(cands))
     # each recomputation policy asked for: the same candidates again (comm costs shared)
     policies = RECOMPUTE if recompute == "any" else (recompute,)
-    width = len(cands)
     cands = [c if r == c.recompute else replace(c, recompute=r) for r in policies for c in cands]
     per_byte = {k: np.tile(v, len(policies)) for k, v in per_byte.items()}
     latency = {k: np.tile(v, len(policies)) for k, v in latency.items()}
@@ -241,26 +241,32 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     replicas = deg[0] * deg[1] * deg[4]
     micro = deg[5]
     b_value = batch / (replicas * micro)
-    rate = float(chip.peak("bf16")) * float(efficiency.of("compute"))
-    fwd = float(batch * context * flops_per_token(cfg, context=context)) / n / rate
-    every = np.repeat([float(batch * context * training_flops_per_token(
-        cfg, context=context, recompute=r)) / n / rate for r in policies], width)
-    phase = {"forward": np.full(len(cands), fwd), "backward": every - fwd}
-    # a device's forward bytes: its shard's ops (``stage_forward_bytes``), one polynomial in
-    # the microbatch per (tp, pp, ep, sequence parallelism) the candidates use
-    hbm = np.zeros(len(cands))
-    shapes_of: dict[tuple[int, int, int, bool], list[int]] = {}
+    # a device's compute and HBM time per phase: the training step's ops timed by the engine
+    # (``train_step``), one polynomial in the microbatch per (tp, pp, ep, sequence
+    # parallelism, recomputation) the candidates use, compiled for NumPy
+    time = {(ph, k): np.zeros(len(cands)) for ph in PHASES for k in ("compute", "hbm")}
+    shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
-        shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel)
+        shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
+                 c.recompute)
         shapes_of.setdefault(shape, []).append(i)
-    for (tp, pp, ep, sp_on), rows in shapes_of.items():
+    seen: dict[Any, Any] = {}
+    forwards: dict[tuple[int, int, int, bool], Any] = {}
+    for (tp, pp, ep, sp_on, r), rows in shapes_of.items():
         idx = np.array(rows)
-        moved = stage_forward_bytes(cfg, batch=BATCH, context=context, tp=tp, pp=pp, ep=ep,
-                                    sequence_parallel=sp_on, attention=attention)
-        hbm[idx] = _compile(moved, (BATCH,))(b_value[idx]) * micro[idx]
-    hbm /= float(chip.bandwidth("hbm")) * float(efficiency.of("hbm"))
-    lower = {ph: np.maximum(phase[ph], hbm * (1 if ph == "forward" else 2)) for ph in phase}
-    upper = {ph: phase[ph] + hbm * (1 if ph == "forward" else 2) for ph in phase}
+        if (tp, pp, ep, sp_on) not in forwards:
+            forwards[tp, pp, ep, sp_on] = forward_ops(
+                cfg, batch=BATCH, context=context, tp=tp, pp=pp, ep=ep,
+                sequence_parallel=sp_on, attention=attention)
+        forward, weights = forwards[tp, pp, ep, sp_on]
+        step = phase_terms({"forward": forward, "backward": backward_ops(forward, weights, r)},
+                           chip, efficiency, seen)
+        for (ph, k), out in time.items():
+            out[idx] = _polynomial(step[ph].get(k, sp.S.Zero), b_value[idx]) * micro[idx]
+    phase = {ph: time[ph, "compute"] for ph in PHASES}
+    memory_time = {ph: time[ph, "hbm"] for ph in PHASES}
+    lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
+    upper = {ph: phase[ph] + memory_time[ph] for ph in phase}
     binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
                for ph in phase}
     memory = np.zeros(len(cands))
@@ -364,6 +370,13 @@ def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
 
 
 _COMPILED: dict[str, Callable[..., Any]] = {}
+
+
+def _polynomial(expr: sp.Expr, b: np.ndarray) -> np.ndarray:
+    """``expr``, a polynomial in the microbatch, at the microbatches ``b`` (its exact
+    coefficients, each rounded once to a float)."""
+    coeffs = [float(c) for c in sp.Poly(sp.expand(expr), BATCH).all_coeffs()]
+    return np.asarray(np.polyval(coeffs, b), dtype=np.float64)
 
 
 def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:

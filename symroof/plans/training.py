@@ -33,19 +33,18 @@ from ..core.parse import exact
 from ..engine.critical import critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
-from ..models.counts import flops_per_token, training_flops_per_token
 from ..models.layers import spelled
 from ..models.memory import OPTIMIZERS, activation_bytes
 from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
-from .device_step import stage_forward_bytes
 from .efficiency import PEAK, Efficiency
 from .mfu import predicted_mfu
 from .pipeline import in_flight, interleaved_cost, model_chunks
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
+from .train_step import matrix_rate, phase_terms, training_ops, with_peak
 from .zero import zero_states
 
 PHASES = ("forward", "backward")
@@ -171,10 +170,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         raise InputError(f"a batch of {B} sequences does not split into {replicas} replicas "
                          f"x {micro} microbatches", "batch")
     subs = {**deg, MICRO: micro}
-    rate = peak if peak is not None else m.chip.peak("bf16")
+    extra_of: dict[str, Expr] = {}
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
-                              n, rate, cfg, recompute, efficiency, symbolic, in_network,
-                              attention, choices, chunks)
+                              n, peak, cfg, recompute, efficiency, symbolic, in_network,
+                              attention, choices, chunks, extra_of)
     tier = None
     if offload:
         from .offload import host_tier
@@ -200,6 +199,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                      pp, micro, attention, chunks)
     if tier is not None:
         memory = {k: sp.sympify(v).subs(B_GLOBAL, B) for k, v in tier.memory.items()}
+    rate = peak if peak is not None else matrix_rate(m.chip)
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
         if not symbolic and lower.is_number else None
     assumptions = (
@@ -212,9 +212,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
-        "FLOPs split evenly over every chip; HBM traffic of the forward from the device's "
-        "shard of the layer ops (replicated norms and activations counted on every tensor "
-        "rank), the backward's twice that",
+        "compute and HBM traffic from the device's ops, each op's engine roofline: the "
+        "forward ops of its shard (a serving prefill's; replicated norms counted on every "
+        "tensor rank, norms on the vector unit), the backward as each op's input-gradient "
+        "and weight-gradient ops, recomputation's reruns",
         f"efficiency: {efficiency.describe()}", *(tier.notes if tier else ()), *where,
         *([f"collectives as a text costs them: {choices.describe()} (leaves out "
            f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
@@ -223,9 +224,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
                 {"microbatches": micro, "replicas": replicas, "mfu": mfu, "recompute": recompute,
-                 "flops": B * context * training_flops_per_token(
-                     cfg, context=context, recompute=recompute, symbolic=symbolic) / n,
-                 "bytes": terms["hbm"].time * m.chip.bandwidth("hbm") * efficiency.of("hbm")},
+                 "flops": extra_of["flops"].subs(B_GLOBAL, B),
+                 "bytes": extra_of["bytes"].subs(B_GLOBAL, B)},
                 by_term)
 
 
@@ -256,30 +256,38 @@ def _mesh_text(m: Mesh) -> str:
 
 
 def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr],
-           b: Expr, B: Expr, n: Expr, rate: Expr, cfg: ModelConfig, recompute: str,
+           b: Expr, B: Expr, n: Expr, rate: Expr | None, cfg: ModelConfig, recompute: str,
            eff: Efficiency, symbolic: bool = False, in_network: bool = False,
            attention: str = "materialised", choices: Choices = EXACT, chunks: int = 1,
-           ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]],
-                                     list[str]]:
+           totals: dict[str, Expr] | None = None,
+           ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]], list[str]]:
     T = t.context
-    fwd = B * T * flops_per_token(cfg, context=T, symbolic=symbolic) / n
-    every = B * T * training_flops_per_token(cfg, context=T, recompute=recompute,
-                                             symbolic=symbolic) / n
-    c = eff.of("compute")
-    terms = {"compute": Term("compute", {"forward": fwd / (rate * c),
-                                         "backward": (every - fwd) / (rate * c)},
-                             f"{sp.sstr(every)} FLOPs per device at {sp.sstr(rate)} FLOP/s")}
     tp, pp, ep = (subs[DEGREE[k]] for k in ("tp", "pp", "ep"))
     if not all(x.is_Integer for x in (tp, pp, ep)):
         raise InputError("tensor, pipeline and expert degrees must be numbers (a symbolic "
                          "axis size is for data-parallel kinds)", "mesh")
-    hbm = stage_forward_bytes(cfg, batch=b, context=T, tp=int(tp), pp=int(pp), ep=int(ep),
-                              sequence_parallel=strategy.sequence_parallel,
-                              attention=attention, symbolic=symbolic) * subs[MICRO]
-    bw = m.chip.bandwidth("hbm") * eff.of("hbm")
-    terms["hbm"] = Term("hbm", {"forward": hbm / bw, "backward": 2 * hbm / bw},
-                        "the forward step's HBM bytes per device (its shard's prefill ops, "
-                        "as a serving step's), the backward twice that")
+    if symbolic and tp != 1:
+        raise InputError("a tensor-parallel step is built from the model's numbers, not its "
+                         "letters", "symbolic")
+    ops = training_ops(cfg, batch=b, context=T, tp=int(tp), pp=int(pp), ep=int(ep),
+                       sequence_parallel=strategy.sequence_parallel, attention=attention,
+                       recompute=recompute, symbolic=symbolic)
+    the_chip = m.chip if rate is None else with_peak(m.chip, rate)
+    by_phase = phase_terms(ops, the_chip, eff)
+    micro = subs[MICRO]
+    flops = micro * sp.Add(*(s.total().flops for s in ops.values()))
+    if totals is not None:
+        totals["flops"] = sp.expand(flops)
+        totals["bytes"] = sp.expand(micro * sp.Add(*(s.total().bytes() for s in ops.values())))
+    detail = {"compute": f"{sp.sstr(sp.expand(flops))} FLOPs per device: the forward ops of its "
+                         "shard, their input- and weight-gradient ops"
+                         + (f" and {recompute} recomputation's reruns"
+                            if recompute != "none" else "") + " (engine rooflines)",
+              "hbm": "the HBM bytes of the same ops per device (the forward's are a serving "
+                     "prefill's)"}
+    terms = {k: Term(k, {ph: micro * by_phase[ph].get(k, sp.S.Zero) for ph in PHASES},
+                     detail.get(k, ""))
+             for k in dict.fromkeys(k for ph in PHASES for k in by_phase[ph])}
     uses: list[tuple[Use, str, Expr, Expr]] = []
     notes: set[str] = set()
     for u in t.uses:

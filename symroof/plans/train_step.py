@@ -1,0 +1,149 @@
+"""A training step's ops on one device, timed by the engine: the forward ops of the device's
+shard (the serving prefill's ops), the backward as each op's input-gradient and
+weight-gradient ops, and recomputation's reruns; every time ``engine.rooflines.roofline``
+of an op on the chip (``models.step_roofline``), nothing divided by hand.
+
+>>> from symroof import chip
+>>> from symroof.models import model
+>>> ops = training_ops(model("llama-2-7b"), batch=8, context=2048)
+>>> ops["backward"].total().flops == 2 * ops["forward"].total().flops
+True
+>>> t = phase_terms(ops, chip("h100-sxm"))
+>>> t["backward"]["hbm"] == 2 * t["forward"]["hbm"]
+True
+
+An op with weights has two backward ops, the gradient of its input and the gradient of
+its weights, each with the op's FLOPs and bytes (two matrix products of the same shape);
+an op without weights (the attention core, a lookup) has one gradient op of twice its
+FLOPs and bytes. ``full`` recomputation reruns the whole forward before the backward,
+``selective`` the attention core (the matrix-unit ops without weights). A layer block
+runs 1/pp of its layers on a stage, the embedding and the head once (the busiest stage,
+as the memory account charges them); with sequence parallelism a norm's activations split
+over the tensor ranks, its weights stay whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from typing import Any
+
+import sympy as sp
+from sympy import Expr
+
+from ..core.sizes import dtype_bytes
+from ..engine.ops import Op
+from ..engine.rooflines import roofline
+from ..hardware.catalog import Chip
+from ..models.config import ModelConfig
+from ..models.counts import op_weights
+from ..models.layers import Block, StepOps, layer_ops
+from ..models.step_roofline import op_roofline
+from ..models.tensor_parallel import shard
+from .efficiency import PEAK, Efficiency
+
+TRAIN_PHASES = ("forward", "backward")
+
+
+def training_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,
+                 pp: int = 1, ep: int = 1, sequence_parallel: bool = False,
+                 attention: str = "materialised", recompute: str = "none",
+                 dtype: str = "bf16", symbolic: bool = False) -> dict[str, StepOps]:
+    """The ops one device runs for one microbatch of ``batch`` sequences (a replica's) on
+    the busiest pipeline stage: ``forward`` and ``backward`` (reruns included)."""
+    forward, weights = forward_ops(cfg, batch=batch, context=context, tp=tp, pp=pp, ep=ep,
+                                   sequence_parallel=sequence_parallel, attention=attention,
+                                   dtype=dtype, symbolic=symbolic)
+    return {"forward": forward, "backward": backward_ops(forward, weights, recompute)}
+
+
+def forward_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,
+                pp: int = 1, ep: int = 1, sequence_parallel: bool = False,
+                attention: str = "materialised", dtype: str = "bf16",
+                symbolic: bool = False) -> tuple[StepOps, dict[str, Expr]]:
+    """The forward ops of the busiest stage (``training_ops``) and each op's weights."""
+    part = shard(cfg, tp, pp=pp, ep=ep)
+    fwd = layer_ops(part, "prefill", batch=batch, context=context, dtype=dtype,
+                    activation_dtype=dtype, symbolic=symbolic, expert_split=ep,
+                    attention=attention)
+    weights = op_weights(part, part.sizes(symbolic))
+    wb = dtype_bytes(dtype)
+    blocks = []
+    for b in fwd.blocks:
+        count = sp.S.One if b.name == "head" else b.count / pp
+        ops = tuple(_split_norm(o, weights.get(o.name, sp.S.Zero) * wb, tp)
+                    if sequence_parallel and tp > 1 and o.name.endswith("norm") else o
+                    for o in b.ops)
+        blocks.append(Block(b.name, ops, count))
+    return replace(fwd, blocks=tuple(blocks)), weights
+
+
+def backward_ops(forward: StepOps, weights: Mapping[str, Expr], recompute: str) -> StepOps:
+    """The backward of ``forward``: reruns first, then each op's gradient ops in reverse."""
+    back = []
+    for b in forward.blocks:
+        ops_b: list[Op] = []
+        if recompute == "full":
+            ops_b += [o.renamed(f"{o.name} rerun") for o in b.ops]
+        elif recompute == "selective":
+            ops_b += [o.renamed(f"{o.name} rerun") for o in b.ops if _core(o, weights)]
+        for o in reversed(b.ops):
+            if weights.get(o.name, 0) != 0:
+                ops_b += [o.renamed(f"{o.name} input-gradient"),
+                          o.renamed(f"{o.name} weight-gradient")]
+            else:
+                ops_b.append(o.repeat(2, f"{o.name} gradient"))
+        back.append(Block(b.name, tuple(ops_b), b.count))
+    return replace(forward, phase="backward", blocks=tuple(back))
+
+
+def _core(o: Op, weights: Mapping[str, Expr]) -> bool:
+    """The attention core: a matrix-unit op without weights."""
+    return o.compute == "mxu" and weights.get(o.name, 0) == 0
+
+
+def _split_norm(o: Op, held: Expr, tp: int) -> Op:
+    """A norm under sequence parallelism: its FLOPs and activations over ``tp`` ranks, the
+    weights it reads whole."""
+    reads = {k: (v - held) / tp + held if k == "hbm" else v / tp for k, v in o.reads.items()}
+    return replace(o, flops=o.flops / tp, reads=reads,
+                   writes={k: v / tp for k, v in o.writes.items()})
+
+
+def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
+                cache: dict[Any, dict[str, Expr]] | None = None) -> dict[str, dict[str, Expr]]:
+    """Each phase's named terms in seconds (``compute`` and each memory level): every op's
+    engine roofline (``models.step_roofline.op_roofline``) times its block's count, summed,
+    compute and memory at ``efficiency``; ``cache`` keeps an op's times by its costs (a
+    rerun or a gradient op costs what its forward op does)."""
+    fractions = {k: efficiency.of(k) for k in ("compute", "hbm")}
+    seen = {} if cache is None else cache
+    out: dict[str, dict[str, Expr]] = {}
+    for ph, step in ops.items():
+        terms: dict[str, Expr] = {}
+        for block, o in step.rows():
+            key = (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute,
+                   o.dtype)
+            if key not in seen:
+                rl, _ = op_roofline(o, chip)
+                seen[key] = {"compute": rl.t_math / fractions["compute"],
+                             **{k: v / fractions.get(k, 1) for k, v in rl.t_comms.items()}}
+            for k, v in seen[key].items():
+                terms[k] = terms.get(k, sp.S.Zero) + block.count * v
+        out[ph] = terms
+    return out
+
+
+def with_peak(chip: Chip, peak: Expr) -> Chip:
+    """``chip`` with its bf16 matrix-unit peak replaced by ``peak`` (a symbol for a law)
+    and no vector-unit figures, so that every op runs at ``peak`` (the law's one rate)."""
+    key = chip.resolve("bf16")
+    figures = {k: v for k, v in chip.figures.items() if not k.startswith("vpu.")}
+    figures[key] = replace(figures[key], value=peak)
+    return replace(chip, figures=figures)
+
+
+def matrix_rate(chip: Chip) -> Expr:
+    """The rate the engine charges a bf16 matrix-unit op at on ``chip`` (FLOP/s): what
+    PaLM's MFU divides by."""
+    return 1 / roofline(Op("one FLOP", sp.S.One), chip).t_math
