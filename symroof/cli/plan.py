@@ -85,6 +85,11 @@ def register(verbs: Any) -> None:
     p.add_argument("--interleave", metavar="V", type=count, default=1,
                    help="training: V model chunks per pipeline stage (interleaved 1F1B: the "
                         "bubble shrinks V times; default 1)")
+    p.add_argument("--overlap", default="phase", choices=("phase", "op", "none"),
+                   help="training: the overlap rule of the predicted step time (default "
+                        "phase: each term overlaps the compute of its phase, as T_lower; op: "
+                        "each op's compute overlaps its memory traffic, collectives wait, as a "
+                        "serving step; none: as T_upper)")
     p.add_argument("--recompute", default="none",
                    choices=("none", "selective", "full", "any"),
                    help="activation recomputation policy (default none; any: --search tries "
@@ -178,7 +183,8 @@ def run_plan(args: argparse.Namespace) -> int:
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
         dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices,
-        interleave=args.interleave, chunk=args.chunk, piggyback=args.piggyback)
+        interleave=args.interleave, overlap=args.overlap, chunk=args.chunk,
+        piggyback=args.piggyback)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:

@@ -64,6 +64,7 @@ class PlanRequest:
     kv_dtype: str | None = None
     choices: str | None = None
     interleave: int = 1
+    overlap: str = "phase"
     chunk: int | None = None
     piggyback: bool = False
 
@@ -94,6 +95,9 @@ class PlanRequest:
             raise InputError("interleaving is for one training plan with a pipeline (`train` "
                              "with `mesh` and a pp axis in `strategy`; beside a `search`, "
                              "the plan given)", "interleave")
+        if self.overlap != "phase" and self.mode != "train":
+            raise InputError("the overlap rule is a training plan's choice (`train`); a "
+                             "serving step overlaps per op", "overlap")
         if self.chunk is not None and self.mode != "serve":
             raise InputError("chunked prefill is a serving choice: use it with `serve`",
                              "chunk")
@@ -150,7 +154,7 @@ class PlanRequest:
                              microbatch=r.microbatch, recompute=r.recompute,
                              optimizer=r.optimizer, attention=r.attention, efficiency=eff,
                              offload=parse_offload(r.offload), in_network=r.in_network,
-                             choices=chosen, interleave=r.interleave)
+                             choices=chosen, interleave=r.interleave, overlap=r.overlap)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
@@ -189,7 +193,7 @@ def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
                    microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
                    optimizer=r.optimizer, attention=r.attention, efficiency=eff,
                    offload=parse_offload(r.offload), in_network=r.in_network,
-                   interleave=r.interleave)
+                   interleave=r.interleave, overlap=r.overlap)
              for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
     return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
 
@@ -336,7 +340,8 @@ def _plan_json(p: Plan) -> dict[str, Any]:
                 None if crit is None else f"tokens per chip > {crit}", crit, whole,
                 "tokens per chip", p.critical_note),
             "microbatches": exact("microbatches", p.extra.get("microbatches"))["microbatches"],
-            **exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses}
+            **exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses,
+            **exact("predicted", p.predicted), "overlap": p.overlap}
 
 
 def _phase_json(ph: DeviceStep) -> dict[str, Any]:

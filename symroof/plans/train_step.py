@@ -43,6 +43,13 @@ from ..models.tensor_parallel import shard
 from .efficiency import PEAK, Efficiency
 
 TRAIN_PHASES = ("forward", "backward")
+OVERLAPS = {
+    "phase": "each term overlaps the compute of its phase (a phase takes its longest term)",
+    "op": "each op's compute overlaps its own memory traffic, ops run one after another and "
+          "the collectives and host transfers wait for the compute (a serving step's rule)",
+    "none": "nothing overlaps (every term one after another)",
+}
+DEFAULT_OVERLAP = "phase"
 
 
 def training_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,
@@ -131,6 +138,24 @@ def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency =
             for k, v in seen[key].items():
                 terms[k] = terms.get(k, sp.S.Zero) + block.count * v
         out[ph] = terms
+    return out
+
+
+def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
+                  cache: dict[Any, dict[str, Expr]] | None = None) -> dict[str, Expr]:
+    """Each phase's time with each op's compute overlapping its own memory traffic and the
+    ops one after another: the sum over the ops of their longest term, times their counts
+    (``phase_terms``' op times)."""
+    seen = {} if cache is None else cache
+    phase_terms(ops, chip, efficiency, seen)
+    out: dict[str, Expr] = {}
+    for ph, step in ops.items():
+        total = sp.S.Zero
+        for block, o in step.rows():
+            key = (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute,
+                   o.dtype)
+            total += block.count * sp.Max(*seen[key].values())
+        out[ph] = total
     return out
 
 

@@ -44,7 +44,15 @@ from .mfu import predicted_mfu
 from .pipeline import in_flight, interleaved_cost, model_chunks
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
-from .train_step import matrix_rate, phase_terms, training_ops, with_peak
+from .train_step import (
+    DEFAULT_OVERLAP,
+    OVERLAPS,
+    matrix_rate,
+    op_overlapped,
+    phase_terms,
+    training_ops,
+    with_peak,
+)
 from .zero import zero_states
 
 PHASES = ("forward", "backward")
@@ -88,6 +96,8 @@ class Plan(tb.RichView):
     assumptions: tuple[str, ...]
     extra: Mapping[str, object] = field(default_factory=dict)
     critical_terms: Mapping[str, Expr] = field(default_factory=dict)
+    predicted: Expr | None = None
+    overlap: str = DEFAULT_OVERLAP
 
     @property
     def fits(self) -> bool:
@@ -131,7 +141,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
           peak: Expr | None = None, template: Template | None = None,
           symbolic: bool = False, offload: tuple[str, ...] = (),
-          in_network: bool = False, choices: Choices = EXACT, interleave: int = 1) -> Plan:
+          in_network: bool = False, choices: Choices = EXACT, interleave: int = 1,
+          overlap: str = DEFAULT_OVERLAP) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
     ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
@@ -144,7 +155,12 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     per pipeline stage (interleaved 1F1B, Narayanan et al., 2021, section 2.2.2): the bubble
     shrinks to (p - 1)/(v m) of the busy time, a stage sends each microbatch on v times (once
     per chunk), and the first stage holds 1 + (p - 1)/(p v) times the activations
-    (Korthikanti et al., 2022, section 4.2.3)."""
+    (Korthikanti et al., 2022, section 4.2.3). ``overlap`` (``train_step.OVERLAPS``) is the
+    rule of ``predicted``, the step's time at ``efficiency``: ``phase`` (T_lower's rule),
+    ``op`` (a serving step's) or ``none`` (T_upper's)."""
+    if overlap not in OVERLAPS:
+        raise InputError(f"overlap must be one of {', '.join(OVERLAPS)}, got {overlap!r}",
+                         "overlap")
     choices = choices.within(COLLECTIVE_CHOICES, "a training plan")
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
@@ -170,7 +186,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         raise InputError(f"a batch of {B} sequences does not split into {replicas} replicas "
                          f"x {micro} microbatches", "batch")
     subs = {**deg, MICRO: micro}
-    extra_of: dict[str, Expr] = {}
+    extra_of: dict[str, Expr] = {"overlap": sp.S.Zero} if overlap == "op" else {}
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
                               n, peak, cfg, recompute, efficiency, symbolic, in_network,
                               attention, choices, chunks, extra_of)
@@ -190,6 +206,13 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     uses = [(u, name, time.subs(B_GLOBAL, B), size.subs(B_GLOBAL, B))
             for u, name, time, size in uses]
     lower, upper, bound, bubble = _bounds(terms, pp, micro, chunks)
+    predicted = {"phase": lower, "none": upper}.get(overlap)
+    if predicted is None:  # per op: the ops' overlapped times, then every other term serial
+        per_op = {ph: extra_of[ph].subs(B_GLOBAL, B) + sp.Add(*(
+            x.phases.get(ph, sp.S.Zero) for k, x in terms.items() if k not in ("compute", "hbm")))
+            for ph in PHASES}
+        predicted = interleaved_cost(pp, micro, chunks, per_op["forward"] / micro,
+                                     per_op["backward"] / micro).makespan
     if bubble != 0:
         terms["pipeline bubble"] = Term(
             "pipeline bubble", {"step": bubble},
@@ -210,6 +233,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
             if chunks != 1 else "") if pp != 1 else
         f"activations: {recompute} recomputation, bf16{_kernel(attention)}",
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
+        f"overlap {overlap} (predicted): {OVERLAPS[overlap]}",
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "compute and HBM traffic from the device's ops, each op's engine roofline: the "
@@ -226,7 +250,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                 {"microbatches": micro, "replicas": replicas, "mfu": mfu, "recompute": recompute,
                  "flops": extra_of["flops"].subs(B_GLOBAL, B),
                  "bytes": extra_of["bytes"].subs(B_GLOBAL, B)},
-                by_term)
+                by_term, predicted, overlap)
 
 
 def _kernel(attention: str) -> str:
@@ -276,6 +300,9 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     by_phase = phase_terms(ops, the_chip, eff)
     micro = subs[MICRO]
     flops = micro * sp.Add(*(s.total().flops for s in ops.values()))
+    if totals is not None and "overlap" in totals:
+        overlapped = op_overlapped(ops, the_chip, eff)
+        totals.update({ph: micro * overlapped[ph] for ph in PHASES})
     if totals is not None:
         totals["flops"] = sp.expand(flops)
         totals["bytes"] = sp.expand(micro * sp.Add(*(s.total().bytes() for s in ops.values())))

@@ -122,6 +122,8 @@ def _plan(p: Plan, fmt: str) -> list[str]:
     out += [_heading("terms per step", fmt), *_terms(p.terms, fmt, PHASES), ""]
     out += [f"T_lower  {seconds(p.t_lower)}  (each term overlapping the compute of its phase)",
             f"T_upper  {seconds(p.t_upper)}  (nothing overlapping)",
+            *([f"predicted  {seconds(p.predicted)}  (overlap {p.overlap}, at the efficiency "
+               "stated)"] if p.predicted is not None else []),
             *([f"MFU      {approx(100 * sp.sympify(mfu))}% at T_lower (PaLM's definition)"]
               if (mfu := p.extra.get("mfu")) is not None else []),
             f"bound    {p.bound} (" + ", ".join(f"{ph}: {t}" for ph, t in

@@ -1,0 +1,105 @@
+"""The training step is the device step's ops timed by the engine: its forward is a serving
+prefill to the last digit, its prediction never beats T_lower, and the overlap rule is one
+named choice."""
+
+from __future__ import annotations
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symroof.models import model
+from symroof.models.config import ModelConfig
+from symroof.models.layers import Kernel
+from symroof.parallel.mesh import mesh
+from symroof.plans.device_step import device_step
+from symroof.plans.strategy import parse_strategy
+from symroof.plans.train_step import op_overlapped, phase_terms, training_ops
+from symroof.plans.training import train
+from tests.conftest import examples, run_cli
+from tests.test_one_step import configs
+
+LLAMA = model("llama-2-7b")
+
+
+@settings(max_examples=examples(6), deadline=None)
+@given(cfg=configs(), context=st.sampled_from([16, 128]), tp=st.sampled_from([1, 2]))
+def test_a_training_forward_is_a_serving_prefill_under_one_overlap(
+        cfg: ModelConfig, context: int, tp: int) -> None:
+    # the same ops, the same engine rooflines: per op overlap gives the prefill's T_lower
+    # without its collectives, per phase overlap its compute and HBM terms
+    m = mesh("X=2,Y=2", "h100-sxm")
+    axes = {"dp": ("X",), "tp": ("Y",)} if tp == 2 else {"dp": ("X", "Y")}
+    replicas = 4 // tp
+    step = device_step(cfg, "prefill", m, axes, batch=4 * replicas, context=context,
+                       kernel=Kernel(attention="materialised"))
+    ops = training_ops(cfg, batch=4, context=context, tp=tp)
+    serial = sp.Add(*(v for k, v in step.terms.items() if k not in ("compute", "hbm")))
+    assert op_overlapped(ops, m.chip)["forward"] == step.t_lower - serial
+    terms = phase_terms(ops, m.chip)["forward"]
+    assert all(terms[k] == step.terms[k] for k in ("compute", "hbm"))
+
+
+def test_a_training_forward_on_8_h100_is_the_serving_prefill_of_its_batch() -> None:
+    # the issue's example: llama-2-7b, tp=8, 8 x 2048 tokens, attention materialised
+    m = mesh("X=8", "h100-sxm")
+    step = device_step(LLAMA, "prefill", m, {"tp": ("X",)}, batch=8, context=2048,
+                       kernel=Kernel(attention="materialised"))
+    plan = train(LLAMA, m, parse_strategy("tp=X"), batch=8, context=2048)
+    for k in ("compute", "hbm"):
+        assert plan.terms[k].phases["forward"] == step.terms[k]
+    ops = training_ops(LLAMA, batch=8, context=2048, tp=8)
+    serial = sp.Add(*(v for k, v in step.terms.items() if k not in ("compute", "hbm")))
+    assert op_overlapped(ops, m.chip)["forward"] == step.t_lower - serial
+
+
+@settings(max_examples=examples(8), deadline=None)
+@given(cfg=configs(), spec=st.sampled_from(["dp=X+Y", "zero2=X,tp=Y", "fsdp=X,dp=Y",
+                                            "dp=X,pp=Y"]),
+       overlap=st.sampled_from(["phase", "op", "none"]),
+       efficiency=st.sampled_from([None, "compute=0.5,hbm=0.8,nvlink=0.7"]))
+def test_the_prediction_is_never_below_t_lower(cfg: ModelConfig, spec: str, overlap: str,
+                                               efficiency: str | None) -> None:
+    from symroof.plans.efficiency import PEAK, parse_efficiency
+    eff = PEAK if efficiency is None else parse_efficiency(efficiency)
+    m = mesh("X=2,Y=2", "h100-sxm")
+    try:
+        plan = train(cfg, m, parse_strategy(spec), batch=16, context=64, overlap=overlap,
+                     efficiency=eff)
+    except Exception as exc:  # a model whose sizes do not split over the mesh
+        pytest.skip(str(exc))
+    assert plan.predicted is not None
+    assert plan.predicted >= plan.t_lower
+    assert plan.predicted <= plan.t_upper
+    if overlap == "phase":  # full overlap: the prediction is T_lower itself
+        assert plan.predicted == plan.t_lower
+    if overlap == "none":
+        assert plan.predicted == plan.t_upper
+
+
+def test_per_op_overlap_adds_the_collectives_to_the_ops_overlapped_times() -> None:
+    # zero-free data parallelism on 4 H100: one microbatch, the AllReduce in the backward
+    m = mesh("X=4", "h100-sxm")
+    plan = train(LLAMA, m, parse_strategy("dp=X"), batch=4, context=512, overlap="op")
+    ops = training_ops(LLAMA, batch=1, context=512)
+    timed = op_overlapped(ops, m.chip)
+    reduce = plan.terms["dp over X (nvlink)"].time
+    assert plan.predicted == timed["forward"] + timed["backward"] + reduce
+
+
+def test_the_overlap_is_in_the_json_and_the_text() -> None:
+    args = ["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--chip", "h100-sxm",
+            "--strategy", "tp=X", "--batch", "8", "--context", "2048"]
+    import json
+    data = json.loads(run_cli(*args, "--overlap", "op", "--json").stdout)
+    assert data["overlap"] == "op"
+    assert data["predicted_value"] >= data["t_lower_value"]
+    text = run_cli(*args).stdout
+    assert "predicted  93.1 ms  (overlap phase, at the efficiency stated)" in text
+    bad = run_cli(*args, "--overlap", "kernel")
+    assert bad.returncode == 2 and "--overlap" in bad.stderr
+    serve = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                    "--strategy", "tp=X", "--overlap", "op")
+    assert serve.returncode == 2 and serve.stdout == ""
+    assert "--overlap" in serve.stderr
