@@ -103,3 +103,22 @@ def test_the_overlap_is_in_the_json_and_the_text() -> None:
                     "--strategy", "tp=X", "--overlap", "op")
     assert serve.returncode == 2 and serve.stdout == ""
     assert "--overlap" in serve.stderr
+
+
+@pytest.mark.parametrize(("name", "tp", "pp"), [("llama-3-8b", 16, 1), ("llama-3-8b", 8, 2),
+                                                ("llama-2-7b", 8, 1), ("llama-3-8b", 32, 1)])
+def test_a_training_plan_holds_the_weights_a_serving_plan_holds(name: str, tp: int,
+                                                                 pp: int) -> None:
+    # one count: bf16 weights (adam-mixed, 2 bytes a parameter) are what `plan --serve`
+    # charges on the same mesh, also where the tensor ranks outnumber the KV heads
+    from symroof.plans.serving import device_memory
+    cfg = model(name)
+    spec = f"X={tp}" + (f",Y={pp}" if pp > 1 else "")
+    m = mesh(spec, "h100-sxm")
+    strategy = "tp=X" + (",pp=Y" if pp > 1 else "")
+    plan = train(cfg, m, parse_strategy(strategy), batch=4 * pp, context=256)
+    served = device_memory(cfg, tp, pp, 1, batch=sp.Integer(1), context=sp.Integer(256),
+                           dtype="bf16", kv_dtype="bf16")
+    assert plan.memory["weights"] == served["weights"]
+    assert plan.memory["gradients"] == served["weights"]
+    assert plan.memory["optimizer"] == 6 * served["weights"]

@@ -36,7 +36,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import roofline
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.counts import op_weights
+from ..models.counts import op_weights, params
 from ..models.layers import Block, StepOps, layer_ops
 from ..models.step_roofline import op_roofline
 from ..models.tensor_parallel import shard
@@ -157,6 +157,21 @@ def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency
             total += block.count * sp.Max(*seen[key].values())
         out[ph] = total
     return out
+
+
+def device_params(cfg: ModelConfig, tp: int, pp: int) -> Expr:
+    """Parameters one device holds for a dense model: its tensor shard's
+    (``models.tensor_parallel.shard``: KV heads replicated where the tensor ranks outnumber
+    them), the layers' over the ``pp`` stages, the embedding, final norm and head on each
+    stage; the count ``plans.serving.device_memory`` charges weight bytes for.
+
+    >>> from symroof.models import model
+    >>> device_params(model("llama-3-8b"), 16, 1)   # 8 KV heads: each rank holds one
+    518918144
+    """
+    p = params(shard(cfg, tp, pp=pp))
+    once = p.embedding + p.norms / (2 * cfg.layers + 1)
+    return sp.expand((p.total - once) / pp + once)
 
 
 def with_peak(chip: Chip, peak: Expr) -> Chip:

@@ -47,6 +47,7 @@ from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .train_step import (
     DEFAULT_OVERLAP,
     OVERLAPS,
+    device_params,
     matrix_rate,
     op_overlapped,
     phase_terms,
@@ -390,8 +391,11 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
             micro: Expr, attention: str = "materialised", chunks: int = 1,
             ) -> dict[str, Expr]:
-    states = zero_states(t.params_device.subs(subs), subs[DEGREE["zero"]],
-                         strategy.zero_stage, per)
+    held = t.params_device.subs(subs)
+    tp_, pp_ = subs[DEGREE["tp"]], subs[DEGREE["pp"]]
+    if cfg.moe is None and tp_.is_Integer and pp_.is_Integer and held.is_number:
+        held = device_params(cfg, int(tp_), int(pp_))  # KV heads replicated past tp > K
+    states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
     symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
                                 attention=attention)
