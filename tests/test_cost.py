@@ -12,11 +12,12 @@ from hypothesis import strategies as st
 
 from symroof.cli.main import main
 from symroof.core.errors import InputError
-from symroof.models import model
+from symroof.models import model, params
 from symroof.models.layers import layer_ops
 from symroof.plans.cost import cost_of, parse_price
 
 H100_BF16 = 989 * 10**12  # FLOP/s, the catalogue's H100 SXM dense bf16 peak
+H100_HBM = 335 * 10**10  # B/s, the catalogue's H100 SXM HBM bandwidth
 H100_VPU_FP32 = 335 * 10**11  # FLOP/s, the catalogue's vpu.fp32 (FMA counted as one)
 TRAIN = ["plan", "llama-2-7b", "--train", "--chip", "h100-sxm", "--context", "4096"]
 
@@ -52,26 +53,29 @@ def test_cost_is_price_times_chip_seconds(chips: int, seconds: object, tokens: i
     assert c.per_million_tokens == 10**6 * c.per_token
 
 
-def test_compute_bound_training_costs_the_same_per_token_on_8_or_32_chips(
+def test_compute_bound_training_costs_its_ops_and_its_optimizer_step(
         capsys: pytest.CaptureFixture[str]) -> None:
-    # at the compute bound a token costs price x its ops' FLOPs / their unit's peak (the
-    # matrix ops at the bf16 peak, the norms and the lookup at the vector unit's fp32 one),
-    # three times the forward's (the backward's input- and weight-gradient ops), whatever
-    # the chip count
+    # at the compute bound a token costs price x (its ops' FLOPs / their unit's peak: the
+    # matrix ops at the bf16 peak, the norms and the lookup at the vector unit's fp32 one,
+    # three times the forward's for the backward's input- and weight-gradient ops) plus its
+    # share of the optimizer step (ZeRO-2 over 8: bf16 weights whole, 2 + 12 bytes a
+    # parameter of gradients and Adam state split; reads gradients and state, writes weights
+    # and state, at the H100's 3.35 TB/s)
     ops = layer_ops(model("llama-2-7b"), "prefill", batch=1, context=4096,
                     attention="materialised")
     seconds = sum((b.count * o.flops / (H100_BF16 if o.compute == "mxu" else H100_VPU_FP32)
                    for b, o in ops.rows()), sp.S.Zero)
-    expected = sp.Rational(5, 2) / 3600 * 3 * seconds / 4096
+    n = params(model("llama-2-7b")).total
+    optimizer = (2 * n + sp.Rational(2 + 2 * 12, 8) * n) / H100_HBM
+    expected = sp.Rational(5, 2) / 3600 * (3 * seconds / 4096 + 8 * optimizer / (8 * 4096))
     small = as_json(capsys, *TRAIN, "--mesh", "X=8", "--strategy", "zero2=X", "--batch", "8",
                     "--price", "2.5 USD/h")
     large = as_json(capsys, *TRAIN, "--search", "32", "--batch", "128", "--price",
                     "2.5 USD/h")
-    for out in (small, large):
-        assert out["bound"] == "compute"
-        (cost,) = out["cost"]  # type: ignore[misc]
-        assert sp.Rational(cost["per_token"]) == expected
-        assert cost["price"] == "2.5 USD/h" and cost["currency"] == "USD"
+    assert small["bound"] == large["bound"] == "compute"
+    (cost,) = small["cost"]  # type: ignore[misc]
+    assert sp.Rational(cost["per_token"]) == expected
+    assert cost["price"] == "2.5 USD/h" and cost["currency"] == "USD"
     (cost,) = large["cost"]  # type: ignore[misc]
     assert sp.Rational(cost["per_step"]) == sp.Rational(5, 2) / 3600 * 32 * sp.Rational(
         large["t_lower"])  # type: ignore[arg-type]
@@ -94,8 +98,8 @@ def test_the_text_view_states_the_price_as_given(capsys: pytest.CaptureFixture[s
                  "2.5 USD/h"]) == 0
     lines = capsys.readouterr().out.splitlines()
     i = lines.index("cost at 2.5 USD per chip-hour (the price given, '2.5 USD/h'):")
-    assert lines[i + 1].startswith("training step: 0.0010614 USD per step of 191.1 ms on 8 "
-                                   "chips (0.0018909 USD at T_upper); 0.032392 USD per million "
+    assert lines[i + 1].startswith("training step: 0.0011201 USD per step of 201.6 ms on 8 "
+                                   "chips (0.0019496 USD at T_upper); 0.034183 USD per million "
                                    "tokens")
 
 

@@ -39,11 +39,11 @@ from ..parallel.mesh import Mesh, mesh
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
-from .search_terms import PARTS, Costs, offload_functions, signature
+from .search_terms import PARTS, Costs, _numpy, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .train_step import TRAIN_PHASES as PHASES
-from .train_step import backward_ops, forward_ops, phase_terms
+from .train_step import backward_ops, forward_ops, optimizer_time, phase_terms
 from .training import Plan, train
 from .zero import zero_states
 
@@ -275,7 +275,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     host_total, host_terms, host_notes = offload_functions(offload, per, chip, efficiency) \
         if offload else (None, {}, ())
     mem_parts = {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS)
-                 for r in policies} if offload else {}
+                 for r in policies}
     parts = np.zeros((len(PARTS), len(cands)))  # memory by part, for an offload
     host_args = (*parts, cfg.layers / deg[3], micro,
                  np.where(deg[3] != 1, np.minimum(deg[3], micro), 1))
@@ -316,14 +316,19 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         progress(len(cands), len(cands))
     makespan = _compile(pipeline_cost(D_PP, MICRO, sp.Symbol("f"), sp.Symbol("g")).makespan,
                         (sp.Symbol("f"), sp.Symbol("g"), D_PP, MICRO))
-    t_lower = makespan(lower["forward"] / micro, lower["backward"] / micro, deg[3], micro)
+    # the optimizer step, once per step: its engine time as a function of the states' bytes
+    states = {k: sp.Symbol(f"mem_{k}", nonnegative=True) for k in PARTS[:3]}
+    step_time = _numpy(optimizer_time(states, chip, efficiency), tuple(states.values()))
+    opt = step_time(*parts[:3])
+    t_lower = makespan(lower["forward"] / micro, lower["backward"] / micro, deg[3], micro) + opt
     fits = memory <= float(chip.capacity("hbm"))
     if not fits.any():
         smallest = int(np.argmin(memory))
         raise InputError(f"no plan of {n} chips fits in {chip.name}'s memory: the smallest "
                          f"needs {memory[smallest] / 1e9:.3g} GB per chip "
                          f"({cands[smallest].strategy} on {cands[smallest].spec})", "search")
-    t_upper = makespan(upper["forward"] / micro, upper["backward"] / micro, deg[3], micro)
+    t_upper = makespan(upper["forward"] / micro, upper["backward"] / micro, deg[3],
+                       micro) + opt
     # fastest first; among equals the one with the shorter T_upper, then the less memory
     order = np.lexsort((np.arange(len(cands)), memory, t_upper,
                         np.where(fits, t_lower, np.inf)))

@@ -174,6 +174,29 @@ def device_params(cfg: ModelConfig, tp: int, pp: int) -> Expr:
     return sp.expand((p.total - once) / pp + once)
 
 
+def optimizer_step(states: Mapping[str, Expr]) -> Op:
+    """The optimizer's step on one device, once per training step: it reads the gradients
+    and the optimizer state and writes the weights and the state (``states``: bytes of
+    ``weights``, ``gradients``, ``optimizer``, as the memory account holds them), its few
+    FLOPs a parameter left out (an elementwise kernel, bound by its traffic).
+
+    >>> optimizer_step({"weights": 2, "gradients": 2, "optimizer": 12}).bytes()
+    28
+    """
+    return Op("optimizer step", sp.S.Zero,
+              reads={"hbm": states["gradients"] + states["optimizer"]},
+              writes={"hbm": states["weights"] + states["optimizer"]}, compute="vpu")
+
+
+def optimizer_time(states: Mapping[str, Expr], chip: Chip,
+                   efficiency: Efficiency = PEAK) -> Expr:
+    """The optimizer step's time on ``chip`` (its engine roofline), memory at
+    ``efficiency``."""
+    return phase_terms({"step": StepOps("step", sp.S.One, sp.S.One, sp.S.One, (
+        Block("optimizer", (optimizer_step(states),), sp.S.One),))}, chip,
+        efficiency)["step"].get("hbm", sp.S.Zero)
+
+
 def with_peak(chip: Chip, peak: Expr) -> Chip:
     """``chip`` with its bf16 matrix-unit peak replaced by ``peak`` (a symbol for a law)
     and no vector-unit figures, so that every op runs at ``peak`` (the law's one rate)."""

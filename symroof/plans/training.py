@@ -50,6 +50,7 @@ from .train_step import (
     device_params,
     matrix_rate,
     op_overlapped,
+    optimizer_time,
     phase_terms,
     training_ops,
     with_peak,
@@ -221,6 +222,11 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
             f"interleaved 1F1B over {chunks} chunks: (p - 1)/(v m + p - 1) of the step")
     memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
                      pp, micro, attention, chunks)
+    opt = optimizer_time(memory, m.chip, efficiency)  # once per step, after the last backward
+    terms["optimizer step"] = Term("optimizer step", {"step": opt},
+                                   "reads the gradients and the optimizer state, writes the "
+                                   "weights and the state, once per step")
+    lower, upper, predicted = lower + opt, upper + opt, predicted + opt
     if tier is not None:
         memory = {k: sp.sympify(v).subs(B_GLOBAL, B) for k, v in tier.memory.items()}
     rate = peak if peak is not None else matrix_rate(m.chip)
@@ -235,6 +241,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         f"activations: {recompute} recomputation, bf16{_kernel(attention)}",
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         f"overlap {overlap} (predicted): {OVERLAPS[overlap]}",
+        "the optimizer step once per step after the backward, serial in every bound: it "
+        "reads the gradients and the optimizer state and writes the weights and the state "
+        "(bytes as the memory account holds them, before any offload)",
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "compute and HBM traffic from the device's ops, each op's engine roofline: the "
