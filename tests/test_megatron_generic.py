@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from symroof.hardware.catalog import chip
 from symroof.models import model
 from symroof.models.counts import op_weights
+from symroof.models.layers import layer_ops
 from symroof.parallel.mesh import mesh
 from symroof.plans.megatron import (
     BYTES_PER_PARAM,
@@ -60,21 +61,55 @@ def _per_microbatch(it: MegatronIteration, resource: str) -> sp.Expr:
 def test_flops_activations_compute_and_schedule_agree(run: Run) -> None:
     plan, it = _both(run)
     m, p = run.microbatches, run.pipeline
-    # FLOPs per GPU and iteration: the model's, with recomputation's, over t x p GPUs
+    # FLOPs per GPU and iteration: Megatron's are the model's (with recomputation's) over
+    # t x p GPUs; the generic step's are its ops': the norms and the row-parallel tails
+    # whole on every tensor rank (the norms split under sequence parallelism), the
+    # embedding and head blocks whole on the busiest stage
     flops = sp.Add(*(x.quantity for x in it.per_microbatch if x.resource == "compute"))
-    assert plan.extra["flops"] == m * flops
-    # the compute term, at one peak (the A100's bf16 and fp16 rates are one figure)
+    expected, seconds = _generic_compute(run)
+    assert plan.extra["flops"] == m * expected
+    if run.tensor == run.pipeline == 1:
+        assert expected == flops
+    # the compute term: each op at its unit's peak (the A100's bf16 and fp16 matrix rates
+    # are one figure; the norms on the vector unit)
     a100 = chip(run.chip)
     assert a100.peak("bf16") == a100.peak("fp16")
-    assert plan.terms["compute"].time == m * _per_microbatch(it, "compute")
+    assert plan.terms["compute"].time == m * seconds
     # activations on the first stage: Megatron's L layers' worth assume the pipeline full
     # (m >= p); the generic 1F1B keeps min(p, m) microbatches in flight
     assert plan.memory["activations"] == activations(run) * sp.Min(p, m) / p
     # one schedule: m + p - 1 microbatch slots (no interleaving), the generic plan's T_upper
-    # its terms in series spread over them
+    # its terms in series spread over them, then the optimizer step
     assert it.slots == m + p - 1
-    serial = sp.Add(*(x.time for k, x in plan.terms.items() if k != "pipeline bubble"))
-    assert plan.t_upper == it.slots * serial / m
+    serial = sp.Add(*(x.time for k, x in plan.terms.items()
+                      if k not in ("pipeline bubble", "optimizer step")))
+    assert plan.t_upper == it.slots * serial / m + plan.terms["optimizer step"].time
+
+
+def _generic_compute(run: Run) -> tuple[sp.Expr, sp.Expr]:
+    """A microbatch's FLOPs on the busiest stage's GPU and their time, from the whole
+    model's ops split by hand."""
+    cfg, t, p = run.cfg, run.tensor, run.pipeline
+    ops = layer_ops(cfg, "prefill", batch=run.micro_batch, context=S, attention="materialised")
+    w = op_weights(cfg, cfg.sizes(False))
+    a100 = chip(run.chip)
+    flops, seconds = sp.S.Zero, sp.S.Zero
+    for b in ops.blocks:
+        share = sp.S.One if b.name == "head" else b.count / p
+        for o in b.ops:
+            whole = o.compute == "vpu" and not (run.sequence_parallel and t > 1
+                                                and o.name.endswith("norm"))
+            passes = 3 + (run.recompute == "full") + (
+                run.recompute == "selective" and o.compute == "mxu" and w.get(o.name, 0) == 0)
+            # a row-parallel matmul's elementwise tail (bias, residual) runs whole on every
+            # tensor rank: all but its contraction, 2 x tokens x its input x D
+            width = {"output": cfg.heads * cfg.head_dim, "down": cfg.d_ff}.get(o.name)
+            tail = o.flops - 2 * run.micro_batch * S * width * cfg.d_model if width else 0
+            each = share * passes * ((o.flops - tail) / (1 if whole else t) + tail)
+            flops += each
+            seconds += each / (a100.peak("bf16") if o.compute == "mxu"
+                               else a100.peak("fp32", "vpu"))
+    return flops, seconds
 
 
 @pytest.mark.slow
@@ -82,15 +117,15 @@ def test_flops_activations_compute_and_schedule_agree(run: Run) -> None:
 @given(runs())
 def test_parameters_differ_by_where_norms_and_positions_sit(run: Run) -> None:
     # both 18 bytes per parameter; megatron's exact count splits every parameter of a
-    # layer over the tensor ranks and keeps the learned positions whole on the first
-    # stage; the generic plan keeps the layer norms whole on every tensor rank (as
-    # Megatron-LM does), the final norm on every stage, and splits the positions
+    # layer over the tensor ranks; the generic plan (the tensor shard's count, as a
+    # serving plan's) keeps the layer norms and the row-parallel biases whole on every
+    # tensor rank (as Megatron-LM does) and the final norm on every stage
     plan, _ = _both(run)
     cfg, t, p = run.cfg, sp.Integer(run.tensor), run.pipeline
     w, s = op_weights(cfg, cfg.sizes(False)), cfg.sizes(False)
     norms = w["attention norm"] + w["MLP norm"]
-    named = sp.Rational(cfg.layers, p) * norms * (1 - 1 / t) + w["final norm"] \
-        + s["P"] * s["D"] * (1 / t - 1)
+    biases = s["D"] * (int(cfg.out_bias) + int(cfg.mlp_bias))  # row-parallel: whole
+    named = sp.Rational(cfg.layers, p) * (norms + biases) * (1 - 1 / t) + w["final norm"]
     states = plan.memory["weights"] + plan.memory["gradients"] + plan.memory["optimizer"]
     assert states - parameters_optimizer(run, "exact") == BYTES_PER_PARAM * named
 
