@@ -126,3 +126,26 @@ def test_a_training_plan_holds_the_weights_a_serving_plan_holds(name: str, tp: i
     assert plan.memory["weights"] == served["weights"]
     assert plan.memory["gradients"] == served["weights"]
     assert plan.memory["optimizer"] == 6 * served["weights"]
+
+
+@pytest.fixture(scope="module")
+def searched() -> object:
+    from symroof.hardware.catalog import chip
+    from symroof.plans.search import search
+    return search(LLAMA, chip("h100-sxm"), 16, batch=64, context=1024, recompute="any")
+
+
+@pytest.mark.slow
+@settings(max_examples=examples(200), deadline=None)
+@given(data=st.data())
+def test_the_search_times_each_plan_as_the_plan_predicts(searched: object,
+                                                         data: st.DataObject) -> None:
+    # any candidate the search ranks, rebuilt as a plan: its predicted time (full overlap,
+    # the search's rule) and memory are the search's
+    every = searched.every  # type: ignore[attr-defined]
+    c = every[data.draw(st.integers(0, len(every) - 1))]
+    plan = train(LLAMA, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
+                 context=1024, microbatches=c.microbatches, recompute=c.recompute)
+    assert plan.predicted is not None
+    assert float(plan.predicted) == pytest.approx(c.t_lower, rel=1e-9)
+    assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
