@@ -39,7 +39,7 @@ from ..parallel.mesh import Mesh, mesh
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .pipeline import pipeline_cost
-from .search_terms import PARTS, Costs, _numpy, offload_functions, signature
+from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .train_step import TRAIN_PHASES as PHASES
@@ -254,15 +254,18 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     forwards: dict[tuple[int, int, int, bool], Any] = {}
     for (tp, pp, ep, sp_on, r), rows in shapes_of.items():
         idx = np.array(rows)
-        if (tp, pp, ep, sp_on) not in forwards:
-            forwards[tp, pp, ep, sp_on] = forward_ops(
-                cfg, batch=BATCH, context=context, tp=tp, pp=pp, ep=ep,
-                sequence_parallel=sp_on, attention=attention)
-        forward, weights = forwards[tp, pp, ep, sp_on]
-        step = phase_terms({"forward": forward, "backward": backward_ops(forward, weights, r)},
-                           chip, efficiency, seen)
+        if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
+            forward, weights = forward_ops(cfg, batch=BATCH, context=context, tp=tp, pp=pp,
+                                           ep=ep, sequence_parallel=sp_on, attention=attention)
+            terms = phase_terms({"forward": forward}, chip, efficiency, seen)["forward"]
+            forwards[tp, pp, ep, sp_on] = (forward, weights, {
+                k: _coefficients(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
+        forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
+        step = phase_terms({"backward": backward_ops(forward, weights, r)}, chip, efficiency,
+                           seen)
         for (ph, k), out in time.items():
-            out[idx] = _polynomial(step[ph].get(k, sp.S.Zero), b_value[idx]) * micro[idx]
+            poly = coeffs[k] if ph == "forward" else _coefficients(step[ph].get(k, sp.S.Zero))
+            out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
     phase = {ph: time[ph, "compute"] for ph in PHASES}
     memory_time = {ph: time[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
@@ -275,7 +278,11 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     host_total, host_terms, host_notes = offload_functions(offload, per, chip, efficiency) \
         if offload else (None, {}, ())
     mem_parts = {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS)
-                 for r in policies}
+                 for r in policies} if offload else {}
+    # the optimizer step, once per step: its engine time on the states one device holds
+    steps = _memory_functions(templates, cfg, per, "none", context, attention,
+                              step_of=lambda mem: optimizer_time(mem, chip, efficiency))
+    opt = np.zeros(len(cands))
     parts = np.zeros((len(PARTS), len(cands)))  # memory by part, for an offload
     host_args = (*parts, cfg.layers / deg[3], micro,
                  np.where(deg[3] != 1, np.minimum(deg[3], micro), 1))
@@ -286,6 +293,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         idx = np.array(rows)
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
+        opt[idx] = steps[stage, sp_on](*args)
         for r in policies:
             mine = np.array([i for i in rows if cands[i].recompute == r])
             if len(mine):
@@ -316,10 +324,6 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         progress(len(cands), len(cands))
     makespan = _compile(pipeline_cost(D_PP, MICRO, sp.Symbol("f"), sp.Symbol("g")).makespan,
                         (sp.Symbol("f"), sp.Symbol("g"), D_PP, MICRO))
-    # the optimizer step, once per step: its engine time as a function of the states' bytes
-    states = {k: sp.Symbol(f"mem_{k}", nonnegative=True) for k in PARTS[:3]}
-    step_time = _numpy(optimizer_time(states, chip, efficiency), tuple(states.values()))
-    opt = step_time(*parts[:3])
     t_lower = makespan(lower["forward"] / micro, lower["backward"] / micro, deg[3], micro) + opt
     fits = memory <= float(chip.capacity("hbm"))
     if not fits.any():
@@ -377,11 +381,10 @@ def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
 _COMPILED: dict[str, Callable[..., Any]] = {}
 
 
-def _polynomial(expr: sp.Expr, b: np.ndarray) -> np.ndarray:
-    """``expr``, a polynomial in the microbatch, at the microbatches ``b`` (its exact
-    coefficients, each rounded once to a float)."""
-    coeffs = [float(c) for c in sp.Poly(sp.expand(expr), BATCH).all_coeffs()]
-    return np.asarray(np.polyval(coeffs, b), dtype=np.float64)
+def _coefficients(expr: sp.Expr) -> list[float]:
+    """The coefficients of ``expr``, a polynomial in the microbatch, each exact and then
+    rounded once to a float (for ``numpy.polyval``)."""
+    return [float(c) for c in sp.Poly(expr, BATCH).all_coeffs()]
 
 
 def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:
@@ -402,6 +405,7 @@ def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callab
 def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       per: dict[str, int], recompute: str, context: int,
                       attention: str = "materialised", parts: tuple[str, ...] | None = None,
+                      step_of: Callable[[dict[str, sp.Expr]], sp.Expr] | None = None,
                       ) -> dict[tuple[int, bool], Any]:
     from .strategy import Strategy
     from .training import _memory
@@ -411,6 +415,9 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
         mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention)
+        if step_of is not None:
+            out[stage, sp_on] = _compile(sp.sympify(step_of(mem)))
+            continue
         out[stage, sp_on] = _compile(mem["total"]) if parts is None else \
             tuple(_compile(sp.sympify(mem[k])) for k in parts)
     return out

@@ -127,7 +127,7 @@ def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency =
     seen = {} if cache is None else cache
     out: dict[str, dict[str, Expr]] = {}
     for ph, step in ops.items():
-        terms: dict[str, Expr] = {}
+        parts: dict[str, list[Expr]] = {}
         for block, o in step.rows():
             key = (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute,
                    o.dtype)
@@ -136,8 +136,8 @@ def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency =
                 seen[key] = {"compute": rl.t_math / fractions["compute"],
                              **{k: v / fractions.get(k, 1) for k, v in rl.t_comms.items()}}
             for k, v in seen[key].items():
-                terms[k] = terms.get(k, sp.S.Zero) + block.count * v
-        out[ph] = terms
+                parts.setdefault(k, []).append(block.count * v)
+        out[ph] = {k: sp.Add(*v) for k, v in parts.items()}
     return out
 
 
