@@ -244,7 +244,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # a device's compute and HBM time per phase: the training step's ops timed by the engine
     # (``train_step``), one polynomial in the microbatch per (tp, pp, ep, sequence
     # parallelism, recomputation) the candidates use, compiled for NumPy
-    time = {(ph, k): np.zeros(len(cands)) for ph in PHASES for k in ("compute", "hbm")}
+    per_phase = {(ph, res): np.zeros(len(cands)) for ph in PHASES
+                 for res in ("compute", "hbm")}
     shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
         shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
@@ -261,13 +262,14 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             forwards[tp, pp, ep, sp_on] = (forward, weights, {
                 k: _coefficients(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
         forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
-        step = phase_terms({"backward": backward_ops(forward, weights, r)}, chip, efficiency,
-                           seen)
-        for (ph, k), out in time.items():
-            poly = coeffs[k] if ph == "forward" else _coefficients(step[ph].get(k, sp.S.Zero))
+        timed = phase_terms({"backward": backward_ops(forward, weights, r)}, chip,
+                            efficiency, seen)
+        for (ph, res), out in per_phase.items():
+            poly = coeffs[res] if ph == "forward" else \
+                _coefficients(timed[ph].get(res, sp.S.Zero))
             out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
-    phase = {ph: time[ph, "compute"] for ph in PHASES}
-    memory_time = {ph: time[ph, "hbm"] for ph in PHASES}
+    phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
+    memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
     upper = {ph: phase[ph] + memory_time[ph] for ph in phase}
     binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
@@ -409,7 +411,7 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       ) -> dict[tuple[int, bool], Any]:
     from .strategy import Strategy
     from .training import _memory
-    out = {}
+    out: dict[tuple[int, bool], Any] = {}
     for (stage, sp_on), t in templates.items():
         kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
