@@ -32,6 +32,8 @@ def imported(file: Path) -> set[str]:
                 name = node.module or ""
             if name.startswith("symroof"):
                 out.add(name)
+                if not node.module:  # ``from . import x``: the module x
+                    out.update(f"{name}.{a.name}" for a in node.names)
     return out
 
 
@@ -115,3 +117,45 @@ def test_every_folder_is_a_package_an_install_carries() -> None:
     folders = {".".join(p.parent.relative_to(ROOT).parts)
                for p in PACKAGE.rglob("__init__.py")}
     assert folders <= listed, sorted(folders - listed)
+
+
+def cycles(folder: str) -> list[list[str]]:
+    """The import cycles among the modules of one folder (imports inside functions too)."""
+    here = sorted((PACKAGE / folder).glob("*.py"))
+    names = {f"symroof.{folder}.{p.stem}": p for p in here if p.stem != "__init__"}
+    graph = {n: sorted(m for m in imported(p) if m in names and m != n)
+             for n, p in names.items()}
+    found: list[list[str]] = []
+    state: dict[str, int] = {}  # 1 on the path, 2 done
+
+    def visit(node: str, path: list[str]) -> None:
+        state[node] = 1
+        for nxt in graph[node]:
+            if state.get(nxt) == 1:
+                found.append([*path[path.index(nxt):], nxt])
+            elif nxt not in state:
+                visit(nxt, [*path, nxt])
+        state[node] = 2
+
+    for n in graph:
+        if n not in state:
+            visit(n, [n])
+    return found
+
+
+@pytest.mark.parametrize("folder", ["plans", "parallel"])
+def test_no_import_cycle_inside_a_folder(folder: str) -> None:
+    # what a module means must not depend on a module that depends on it
+    assert cycles(folder) == []
+
+
+def test_the_cycle_check_sees_a_cycle() -> None:
+    probes = [PACKAGE / "parallel" / f"_probe_cycle_{x}.py" for x in "ab"]
+    probes[0].write_text("from ._probe_cycle_b import x\n")
+    probes[1].write_text("def f():\n    from . import _probe_cycle_a\n")
+    try:
+        assert ["symroof.parallel._probe_cycle_a", "symroof.parallel._probe_cycle_b",
+                "symroof.parallel._probe_cycle_a"] in cycles("parallel")
+    finally:
+        for p in probes:
+            p.unlink()

@@ -16,7 +16,7 @@ from symroof.core.errors import InputError
 from symroof.hardware.catalog import chip
 from symroof.models import model
 from symroof.parallel.mesh import mesh
-from symroof.plans.efficiency import parse_efficiency
+from symroof.plans.calibration import parse_efficiency
 from symroof.plans.laws import C, W, critical_law
 from symroof.plans.relaxed import relaxed_mix
 from symroof.plans.search import candidates, meshes, search

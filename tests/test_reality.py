@@ -12,8 +12,8 @@ import sympy as sp
 
 from symroof.core.errors import InputError
 from symroof.models import model
-from symroof.plans.calibration import calibration
-from symroof.plans.efficiency import PEAK, parse_efficiency
+from symroof.plans.calibration import calibration, parse_efficiency
+from symroof.plans.efficiency import PEAK
 from symroof.plans.megatron import (
     Run,
     activations,

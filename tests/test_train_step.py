@@ -61,8 +61,8 @@ def test_a_training_forward_on_8_h100_is_the_serving_prefill_of_its_batch() -> N
        efficiency=st.sampled_from([None, "compute=0.5,hbm=0.8,nvlink=0.7"]))
 def test_the_prediction_is_never_below_t_lower(cfg: ModelConfig, spec: str, overlap: str,
                                                efficiency: str | None) -> None:
-    from symroof.plans.efficiency import PEAK, parse_efficiency
-    eff = PEAK if efficiency is None else parse_efficiency(efficiency)
+    from symroof.plans.efficiency import PEAK, parse_fractions
+    eff = PEAK if efficiency is None else parse_fractions(efficiency)
     m = mesh("X=2,Y=2", "h100-sxm")
     try:
         plan = train(cfg, m, parse_strategy(spec), batch=16, context=64, overlap=overlap,

@@ -36,8 +36,8 @@ import sympy as sp
 from ..core.errors import InputError
 
 if TYPE_CHECKING:
-    from .collectives import Stage
     from .mesh import Axis
+    from .rings import Stage
 
 ALGORITHMS = ("ring", "tree", "nvls", "sharp")
 #: the axis kind each in-switch algorithm runs on
@@ -102,7 +102,7 @@ def one_network(algorithm: str, kind: str, axes: list[Axis]) -> list[tuple[str, 
 def in_switch_stages(algorithm: str, kind: str, v: sp.Expr,
                      axes: list[Axis]) -> tuple[Stage, ...]:
     """The stages of an in-switch AllReduce of V bytes over ``axes``: one per axis."""
-    from .collectives import Stage
+    from .rings import Stage
     wanted = NETWORK[algorithm]
     out = []
     for name, s in one_network(algorithm, kind, axes):

@@ -35,8 +35,8 @@ import sympy as sp
 from ..core.errors import InputError
 
 if TYPE_CHECKING:
-    from .collectives import Stage
     from .mesh import Axis
+    from .rings import Stage
 
 SOURCE = ("Sanders, Speck and Traeff 2009, Two-tree algorithms for full bandwidth broadcast, "
           "reduction and scan; NCCL 2.4 double binary trees, src/graph/tuning.cc")
@@ -46,8 +46,8 @@ SWITCHED = ("switch", "scale-out")
 def tree_stages(kind: str, v: sp.Expr, axes: list[Axis]) -> tuple[Stage, ...]:
     """The stage of a double-binary-tree AllReduce of V bytes over ``axes``: 2V through the
     busiest port, 2 floor(log2 n) steps."""
-    from .collectives import Stage
     from .in_network import one_network
+    from .rings import Stage
     out = []
     for name, s in one_network("tree", kind, axes):
         if s.kind not in SWITCHED:

@@ -25,7 +25,7 @@ from sympy import Expr
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
-from .efficiency import Efficiency
+from .efficiency import Efficiency, parse_fractions
 from .megatron import fit_fraction
 from .published import published
 
@@ -139,6 +139,24 @@ def calibration(name: str) -> Calibration:
         raise InputError(f"unknown calibration {name!r} (known: {', '.join(known)}; or a "
                          ".toml file)")
     return _load(entry.read_text("utf-8"), f"symroof/plans/calibrations/{name}.toml")
+
+
+def parse_efficiency(spec: str | None, where: str = "efficiency") -> Efficiency:
+    """An efficiency as the command line gives it: ``"compute=0.6,ici=0.8"``
+    (``efficiency.parse_fractions``), or a name without ``=`` (or a ``.toml`` path), a
+    calibration.
+
+    >>> parse_efficiency("megatron-a100").label
+    'megatron-a100 (Megatron-LM on A100 80 GB (Selene, DGX A100))'
+    >>> parse_efficiency("compute=1/2").of("compute")
+    1/2
+    """
+    if spec is not None and spec.strip() and "=" not in spec:
+        try:
+            return calibration(spec.strip()).efficiency()
+        except InputError as exc:
+            raise InputError(exc.message, where) from None
+    return parse_fractions(spec, where)
 
 
 def known() -> list[str]:

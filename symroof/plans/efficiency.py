@@ -1,15 +1,14 @@
 """Achieved efficiency: a named assumption, a fraction of a peak per term, never a fudge.
 
->>> e = parse_efficiency("compute=0.6, ici=0.8")
+>>> e = parse_fractions("compute=0.6, ici=0.8")
 >>> e.of("compute"), e.of("hbm"), e.describe()
 (3/5, 1, 'compute at 3/5 of peak, ici at 4/5 of peak')
->>> parse_efficiency("megatron-a100").label
-'megatron-a100 (Megatron-LM on A100 80 GB (Selene, DGX A100))'
 
 A term's time under an assumption is its time at peak divided by the fraction; a term the
 assumption does not name runs at its peak. The assumption travels with the plan and is
 printed beside every result it changes. A named calibration (``megatron-a100``, or a
-``.toml`` file; ``symroof.plans.calibration``) brings its fractions with their sources.
+``.toml`` file; ``symroof.plans.calibration.parse_efficiency``) brings its fractions with
+their sources.
 """
 
 from __future__ import annotations
@@ -56,17 +55,11 @@ class Efficiency:
 PEAK = Efficiency()
 
 
-def parse_efficiency(spec: str | None, where: str = "efficiency") -> Efficiency:
-    """``"compute=0.6,ici=0.8"`` -> fractions in (0, 1]; errors name the bad entry. A name
-    without ``=`` (or a ``.toml`` path) is a calibration."""
+def parse_fractions(spec: str | None, where: str = "efficiency") -> Efficiency:
+    """``"compute=0.6,ici=0.8"`` -> fractions in (0, 1]; errors name the bad entry (a named
+    calibration is ``plans.calibration.parse_efficiency``'s)."""
     if spec is None or not spec.strip():
         return PEAK
-    if "=" not in spec:
-        from .calibration import calibration
-        try:
-            return calibration(spec.strip()).efficiency()
-        except InputError as exc:
-            raise InputError(exc.message, where) from None
     out: dict[str, sp.Expr] = {}
     for raw in spec.split(","):
         name, eq, value = (s.strip() for s in raw.partition("="))

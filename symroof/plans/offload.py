@@ -41,7 +41,7 @@ from sympy import Expr
 from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from .efficiency import Efficiency
-from .training import Term
+from .train_step import Term
 
 OFFLOAD_PARTS = ("optimizer", "weights", "activations")
 LINK = "pcie"

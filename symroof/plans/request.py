@@ -116,7 +116,7 @@ class PlanRequest:
         from ..hardware.catalog import load_catalog
         from ..models import model
         from ..parallel.mesh import mesh
-        from .efficiency import parse_efficiency
+        from .calibration import parse_efficiency
         from .offload import parse_offload
         from .strategy import parse_strategy
         r = self.checked()

@@ -25,7 +25,7 @@ over the tensor ranks, its weights stay whole.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 import sympy as sp
@@ -50,6 +50,20 @@ OVERLAPS = {
     "none": "nothing overlaps (every term one after another)",
 }
 DEFAULT_OVERLAP = "phase"
+
+
+@dataclass(frozen=True)
+class Term:
+    """A named time of a training step, split by the phase whose compute it overlaps
+    (``step``: once per step, outside the pipeline's schedule)."""
+
+    name: str
+    phases: Mapping[str, Expr]
+    detail: str = ""
+
+    @property
+    def time(self) -> Expr:
+        return sp.Add(*self.phases.values())
 
 
 def training_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,

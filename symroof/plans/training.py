@@ -47,6 +47,7 @@ from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .train_step import (
     DEFAULT_OVERLAP,
     OVERLAPS,
+    Term,
     device_params,
     matrix_rate,
     op_overlapped,
@@ -59,19 +60,6 @@ from .zero import zero_states
 
 PHASES = ("forward", "backward")
 B_GLOBAL = sp.Symbol("B", positive=True)
-
-
-@dataclass(frozen=True)
-class Term:
-    """A named time of the step, split by the phase whose compute it overlaps."""
-
-    name: str
-    phases: Mapping[str, Expr]
-    detail: str = ""
-
-    @property
-    def time(self) -> Expr:
-        return sp.Add(*self.phases.values())
 
 
 @dataclass(frozen=True, repr=False)

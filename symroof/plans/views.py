@@ -21,7 +21,8 @@ from .request import Result
 from .search import Search
 from .serving import Serving
 from .strategy import parse_strategy
-from .training import PHASES, Plan, Term, bound_by_phase
+from .train_step import Term
+from .training import PHASES, Plan, bound_by_phase
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
