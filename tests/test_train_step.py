@@ -149,3 +149,21 @@ def test_the_search_times_each_plan_as_the_plan_predicts(searched: object,
     assert plan.predicted is not None
     assert float(plan.predicted) == pytest.approx(c.t_lower, rel=1e-9)
     assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
+
+
+@pytest.mark.parametrize("d", [2, 4])
+def test_a_data_parallel_megatron_run_pays_its_gradient_allreduce(d: int) -> None:
+    # by hand: a ring AllReduce sends 2 (d - 1)/d of the fp32 gradients (adam-megatron: 4
+    # bytes a parameter) through each GPU's scale-out port, one 200 Gb/s HDR adapter per
+    # GPU (25 GB/s one way), at the calibration's fraction of it
+    from symroof.plans.calibration import parse_efficiency
+    cfg = model("megatron-gpt-22b")
+    eff = parse_efficiency("megatron-a100")
+    plan = train(cfg, mesh(f"X={d}@ib", "a100-80gb"), parse_strategy("dp=X"), batch=d,
+                 context=2048, optimizer="adam-megatron", efficiency=eff)
+    gradients = 4 * params(cfg).total
+    expected = sp.Rational(2 * (d - 1), d) * gradients / (25 * 10**9 * eff.of("ib"))
+    reduce = plan.terms["dp over X (ib)"]
+    assert reduce.time == expected
+    assert set(reduce.phases) == {"backward"}  # it overlaps the backward's compute
+    assert plan.predicted is not None and plan.predicted >= plan.terms["compute"].time
