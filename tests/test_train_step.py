@@ -167,3 +167,17 @@ def test_a_data_parallel_megatron_run_pays_its_gradient_allreduce(d: int) -> Non
     assert reduce.time == expected
     assert set(reduce.phases) == {"backward"}  # it overlaps the backward's compute
     assert plan.predicted is not None and plan.predicted >= plan.terms["compute"].time
+
+
+def test_model_prefill_and_plan_train_print_one_forward() -> None:
+    # the command lines: `model --prefill` on the mesh and the forward phase of
+    # `plan --train` (tp=8 over 8 H100, 8 x 2048 tokens, attention materialised)
+    import json
+    prefill = json.loads(run_cli("model", "llama-2-7b", "--prefill", "--batch", "8",
+                                 "--context", "2048", "--mesh", "X=8", "--chip", "h100-sxm",
+                                 "--attention", "materialised", "--json").stdout)["step"]
+    train_ = json.loads(run_cli("plan", "llama-2-7b", "--train", "--mesh", "X=8", "--chip",
+                                "h100-sxm", "--strategy", "tp=X", "--batch", "8",
+                                "--context", "2048", "--json").stdout)
+    for term in ("compute", "hbm"):
+        assert train_["phases"][term]["forward"] == prefill["terms"][term]
