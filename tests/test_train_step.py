@@ -181,3 +181,19 @@ def test_model_prefill_and_plan_train_print_one_forward() -> None:
                                 "--context", "2048", "--json").stdout)
     for term in ("compute", "hbm"):
         assert train_["phases"][term]["forward"] == prefill["terms"][term]
+
+
+@pytest.mark.slow
+def test_the_search_counts_the_weights_of_wide_tensor_parallelism_as_the_plan() -> None:
+    # llama-3-8b has 8 KV heads: at tp = 16 or 32 each rank holds a replica of its KV head
+    from symroof.hardware.catalog import chip
+    from symroof.plans.search import search
+    cfg = model("llama-3-8b")
+    found = search(cfg, chip("h100-sxm"), 32, batch=64, context=1024)
+    wide = [c for c in found.every if c.spec == "X=32" and c.strategy.startswith("tp=X")]
+    assert wide
+    for c in wide[:3]:
+        plan = train(cfg, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
+                     context=1024, microbatches=c.microbatches, recompute=c.recompute)
+        assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
+        assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-9)

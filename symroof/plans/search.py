@@ -44,11 +44,12 @@ from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .train_step import TRAIN_PHASES as PHASES
 from .train_step import backward_ops, forward_ops, optimizer_time, phase_terms
-from .training import Plan, train
+from .training import Plan, held_params, train
 from .zero import zero_states
 
 LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
 DEGREES = (D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO)
+HELD = sp.Symbol("held", positive=True)  # parameters a device holds (``held_params``)
 V = sp.Symbol("V", positive=True)
 
 
@@ -291,17 +292,28 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     by_group: dict[tuple[int, bool], list[int]] = {}
     for i, c in enumerate(cands):
         by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
+    # the parameters a device holds, the plan's count (``training.held_params``)
+    held = np.zeros(len(cands))
+    counts: dict[tuple[int, ...], float] = {}
+    for i, c in enumerate(cands):
+        shard = tuple(int(x) for x in c.degrees[2:5])
+        if shard not in counts:
+            counts[shard] = float(held_params(templates[0, False], cfg, {
+                D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
+                D_EP: sp.Integer(shard[2])}))
+        held[i] = counts[shard]
     for (stage, sp_on), rows in sorted(by_group.items()):
         idx = np.array(rows)
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        opt[idx] = steps[stage, sp_on](*args)
+        opt[idx] = steps[stage, sp_on](*args, held[idx])
         for r in policies:
             mine = np.array([i for i in rows if cands[i].recompute == r])
             if len(mine):
-                memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine])
+                memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine],
+                                                        held[mine])
                 for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
-                    parts[k, mine] = fn(b_value[mine], *deg[:, mine])
+                    parts[k, mine] = fn(b_value[mine], *deg[:, mine], held[mine])
         term: dict[tuple[str, str], np.ndarray] = {}
         for u in t.uses:
             count = _compile(sp.sympify(u.per_step))(*args)
@@ -416,12 +428,14 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
-        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention)
+        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention,
+                      held=HELD)
+        args = (BATCH, *DEGREES, HELD)
         if step_of is not None:
-            out[stage, sp_on] = _compile(sp.sympify(step_of(mem)))
+            out[stage, sp_on] = _compile(sp.sympify(step_of(mem)), args)
             continue
-        out[stage, sp_on] = _compile(mem["total"]) if parts is None else \
-            tuple(_compile(sp.sympify(mem[k])) for k in parts)
+        out[stage, sp_on] = _compile(mem["total"], args) if parts is None else \
+            tuple(_compile(sp.sympify(mem[k]), args) for k in parts)
     return out
 
 

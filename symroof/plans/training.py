@@ -387,11 +387,9 @@ def bound_of(terms: Mapping[str, Term]) -> str:
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
             micro: Expr, attention: str = "materialised", chunks: int = 1,
-            ) -> dict[str, Expr]:
-    held = t.params_device.subs(subs)
-    tp_, pp_ = subs[DEGREE["tp"]], subs[DEGREE["pp"]]
-    if cfg.moe is None and tp_.is_Integer and pp_.is_Integer and held.is_number:
-        held = device_params(cfg, int(tp_), int(pp_))  # KV heads replicated past tp > K
+            held: Expr | None = None) -> dict[str, Expr]:
+    if held is None:  # the parameters a device holds (``held_params``)
+        held = held_params(t, cfg, subs)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
     symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
@@ -410,6 +408,18 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
            "kv_cache": sp.S.Zero}
     out["total"] = sp.Add(*out.values())
     return out
+
+
+def held_params(t: Template, cfg: ModelConfig, subs: Mapping[sp.Symbol, Expr]) -> Expr:
+    """The parameters one device holds at the degrees ``subs``: a dense model's tensor
+    shard's (``train_step.device_params``, the serving plan's count: KV heads replicated
+    where the tensor ranks outnumber them, norms and row-parallel biases whole on every
+    rank), else the template's."""
+    held = t.params_device.subs(subs)
+    tp, pp = subs[DEGREE["tp"]], subs[DEGREE["pp"]]
+    if cfg.moe is None and tp.is_Integer and pp.is_Integer and held.is_number:
+        return device_params(cfg, int(tp), int(pp))
+    return held
 
 
 def _critical(terms: Mapping[str, Term], B: sp.Symbol, n: Expr,
