@@ -29,6 +29,7 @@ from ..hardware.catalog import Chip, load_catalog
 from ..models.config import ModelConfig
 from ..parallel.mesh import mesh
 from .strategy import parse_strategy
+from .train_step import matrix_rate
 from .training import B_GLOBAL, train
 
 C, W = sp.symbols("C W", positive=True)
@@ -77,7 +78,7 @@ def critical_law(cfg: ModelConfig, chip: Chip | str, kind: str, *, context: int,
     if name is None:  # pragma: no cover - a data kind always sends its gradients
         raise InputError(f"{kind} sends nothing on this mesh")
     expr = sp.factor(plan.critical_terms[name])
-    at = {C: the_chip.peak("bf16"), W: axis.bandwidth}
+    at = {C: matrix_rate(the_chip), W: axis.bandwidth}
     value = expr.subs(at)
     limit = sp.limit(value, N_GPUS, sp.oo) if value.has(N_GPUS) else value
     return CriticalLaw(kind, the_chip.name, where, expr, value, limit, at[C], at[W], name)

@@ -39,6 +39,8 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import InputError
+from ..engine.ops import Op
+from ..engine.rooflines import roofline
 from ..hardware.catalog import Chip
 from .efficiency import Efficiency
 from .train_step import Term
@@ -81,10 +83,12 @@ def host_tier(what: tuple[str, ...], memory: Mapping[str, Expr], per: Mapping[st
               efficiency: Efficiency) -> Tier:
     """Move ``what`` out of a device's ``memory`` (bytes by part, of ``layers`` layers and
     ``in_flight`` microbatches of activations) to host memory over the chip's host link."""
-    try:
-        bw = chip.bandwidth(LINK) * efficiency.of(LINK)
+    try:  # the engine's time of a byte over the host link, at the assumed fraction
+        per_byte = roofline(Op("a byte to the host", 0, comms={LINK: 1}), chip).t_comms[LINK] \
+            / efficiency.of(LINK)
     except InputError as exc:
         raise InputError(exc.message, "offload") from None
+    bw = 1 / per_byte
     hbm = {k: v for k, v in memory.items() if k != "total"}
     host = sp.S.Zero
     moved = {ph: {IN: sp.S.Zero, OUT: sp.S.Zero} for ph in ("forward", "backward")}
@@ -122,7 +126,8 @@ def host_tier(what: tuple[str, ...], memory: Mapping[str, Expr], per: Mapping[st
     hbm[HOST] = sp.cancel(host)
     terms = {}
     for name in (IN, OUT):
-        phases = {ph: sp.cancel(moved[ph][name] / bw) for ph in moved if moved[ph][name] != 0}
+        phases = {ph: sp.cancel(moved[ph][name] * per_byte) for ph in moved
+                  if moved[ph][name] != 0}
         if phases:
             terms[name] = Term(name, phases, f"bytes over {LINK} per device / its one-way "
                                              "bandwidth")

@@ -222,9 +222,10 @@ def _priced(out: Result, price: str | None) -> Result:
 def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
     from ..core.parse import parse_expr
     from .mfu import mfu_of
+    from .train_step import matrix_rate
     assert plan is not None
     tps = parse_expr(rate, where="mfu")
-    return mfu_of(cfg, plan.context, tps, plan.devices, chip.peak("bf16"))
+    return mfu_of(cfg, plan.context, tps, plan.devices, matrix_rate(chip))
 
 
 @dataclass(frozen=True)
