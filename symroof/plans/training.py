@@ -176,10 +176,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         raise InputError(f"a batch of {B} sequences does not split into {replicas} replicas "
                          f"x {micro} microbatches", "batch")
     subs = {**deg, MICRO: micro}
-    extra_of: dict[str, Expr] = {"overlap": sp.S.Zero} if overlap == "op" else {}
+    sums: dict[str, Expr] = {}  # the ops' FLOPs and bytes, and each phase's per-op time
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
                               n, peak, cfg, recompute, efficiency, symbolic, in_network,
-                              attention, choices, chunks, extra_of)
+                              attention, choices, chunks, sums, overlap == "op")
     tier = None
     if offload:
         from .offload import host_tier
@@ -198,7 +198,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     lower, upper, bound, bubble = _bounds(terms, pp, micro, chunks)
     predicted = {"phase": lower, "none": upper}.get(overlap)
     if predicted is None:  # per op: the ops' overlapped times, then every other term serial
-        per_op = {ph: extra_of[ph].subs(B_GLOBAL, B) + sp.Add(*(
+        per_op = {ph: sums[f"{ph} per op"].subs(B_GLOBAL, B) + sp.Add(*(
             x.phases.get(ph, sp.S.Zero) for k, x in terms.items() if k not in ("compute", "hbm")))
             for ph in PHASES}
         predicted = interleaved_cost(pp, micro, chunks, per_op["forward"] / micro,
@@ -231,7 +231,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         f"overlap {overlap} (predicted): {OVERLAPS[overlap]}",
         "the optimizer step once per step after the backward, serial in every bound: it "
         "reads the gradients and the optimizer state and writes the weights and the state "
-        "(bytes as the memory account holds them, before any offload)",
+        "(bytes as the memory account holds them before any offload; an offloaded "
+        "optimizer's update on the host is charged the same)",
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "compute and HBM traffic from the device's ops, each op's engine roofline: the "
@@ -246,8 +247,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
                 {"microbatches": micro, "replicas": replicas, "mfu": mfu, "recompute": recompute,
-                 "flops": extra_of["flops"].subs(B_GLOBAL, B),
-                 "bytes": extra_of["bytes"].subs(B_GLOBAL, B)},
+                 "flops": sums["flops"].subs(B_GLOBAL, B),
+                 "bytes": sums["bytes"].subs(B_GLOBAL, B)},
                 by_term, predicted, overlap)
 
 
@@ -281,7 +282,7 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
            b: Expr, B: Expr, n: Expr, rate: Expr | None, cfg: ModelConfig, recompute: str,
            eff: Efficiency, symbolic: bool = False, in_network: bool = False,
            attention: str = "materialised", choices: Choices = EXACT, chunks: int = 1,
-           totals: dict[str, Expr] | None = None,
+           sums: dict[str, Expr] | None = None, per_op: bool = False,
            ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]], list[str]]:
     T = t.context
     tp, pp, ep = (subs[DEGREE[k]] for k in ("tp", "pp", "ep"))
@@ -298,12 +299,12 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     by_phase = phase_terms(ops, the_chip, eff)
     micro = subs[MICRO]
     flops = micro * sp.Add(*(s.total().flops for s in ops.values()))
-    if totals is not None and "overlap" in totals:
-        overlapped = op_overlapped(ops, the_chip, eff)
-        totals.update({ph: micro * overlapped[ph] for ph in PHASES})
-    if totals is not None:
-        totals["flops"] = sp.expand(flops)
-        totals["bytes"] = sp.expand(micro * sp.Add(*(s.total().bytes() for s in ops.values())))
+    if sums is not None:  # what the plan reports beside the terms
+        sums["flops"] = sp.expand(flops)
+        sums["bytes"] = sp.expand(micro * sp.Add(*(s.total().bytes() for s in ops.values())))
+        if per_op:
+            overlapped = op_overlapped(ops, the_chip, eff)
+            sums.update({f"{ph} per op": micro * overlapped[ph] for ph in PHASES})
     detail = {"compute": f"{sp.sstr(sp.expand(flops))} FLOPs per device: the forward ops of its "
                          "shard, their input- and weight-gradient ops"
                          + (f" and {recompute} recomputation's reruns"
