@@ -243,7 +243,7 @@ def seal(walls: Walls | None = None, keep: int = -1) -> dict[str, str | None]:
         if event == "open" and args and isinstance(args[0], str | bytes | os.PathLike):
             path = os.path.abspath(os.fsdecode(args[0]))
             if path.startswith("/proc/") and path.endswith("/environ"):
-                os.environ.keys()  # the whole environment, read as a file
+                ENVIRONMENT.update(os.environ)  # the whole environment, read as a file
             if path not in opened and _real_file(path):
                 busy.append(1)
                 try:
