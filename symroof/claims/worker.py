@@ -208,9 +208,10 @@ def _watch_environment() -> None:
     os.readlink = watched_readlink
 
 
-def seal(walls: Walls | None = None, keep: int = -1) -> dict[str, str | None]:
+def seal(walls: Walls | None = None, keep: int | None = None) -> dict[str, str | None]:
     """Standard streams to the null device, SIGINT to the parent, every descriptor but
-    ``keep`` closed, the ``walls`` entered (for a write-up's worker, built here), and a
+    ``keep`` closed (when given), the ``walls`` entered (for a write-up's worker, built
+    here), and a
     record of every file opened (with its digest then) and every environment variable read
     from here on."""
     os.setsid()  # its own process group: the parent kills whatever it starts
@@ -226,7 +227,8 @@ def seal(walls: Walls | None = None, keep: int = -1) -> dict[str, str | None]:
     sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
     sys.stdout = open(1, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
     sys.stderr = open(2, "w", encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
-    _close_all_but(keep, -1 if walls is None else walls.fd)
+    if keep is not None:
+        _close_all_but(keep, -1 if walls is None else walls.fd)
     if walls is None:
         from .cache import default_cache_folder
         from .sandbox import Walls
