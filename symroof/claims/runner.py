@@ -268,7 +268,8 @@ def run_units(units: Sequence[Path], timeout: float = 30,
     results: dict[int, list[dict[str, Any]]] = {}
     ids: dict[int, list[str]] = {}
     todo = []
-    walls = Walls.build(cache.folder if cache is not None else default_cache_folder())
+    walls = Walls.build(cache.folder if cache is not None else default_cache_folder(),
+                        {u if u.is_dir() else u.parent for u in units})
     if cache is not None and walls is None:
         print("symroof: note: this system cannot wall the derivations off the cache "
               "(no Landlock): verifying without it", file=sys.stderr)

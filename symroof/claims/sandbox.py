@@ -20,6 +20,7 @@ import ctypes
 import os
 import stat
 import tempfile
+from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,10 +90,11 @@ class Walls:
     hidden: Path
 
     @staticmethod
-    def build(hidden: Path) -> Walls | None:
+    def build(hidden: Path, readonly: Iterable[Path] = ()) -> Walls | None:
         """The rule set: read everywhere, write under the temporary folder and to devices,
-        nothing in ``hidden``; signals and abstract sockets scoped where the kernel can
-        (ABI 6). None without Landlock."""
+        but nothing in ``hidden`` and no write in ``readonly`` (the units' own folders: a
+        derivation never rewrites its tables while the parent reads them); signals and
+        abstract sockets scoped where the kernel can (ABI 6). None without Landlock."""
         version = abi()
         libc = _libc()
         if version < 1 or libc is None:
@@ -105,13 +107,14 @@ class Walls:
         if fd < 0:
             return None
         hidden = Path(os.path.realpath(hidden))
+        fixed = (hidden, *(Path(os.path.realpath(p)) for p in readonly))
         try:
-            _grant(libc, fd, Path("/"), 8, hidden, whole=True)  # list any folder
-            _grant(libc, fd, Path("/"), _READ, hidden)
+            _grant(libc, fd, Path("/"), 8, (hidden,), whole=True)  # list any folder
+            _grant(libc, fd, Path("/"), _READ, (hidden,))
             for folder in {tempfile.gettempdir(), "/dev/shm"}:
-                _grant(libc, fd, Path(os.path.realpath(folder)), handled, hidden)
+                _grant(libc, fd, Path(os.path.realpath(folder)), handled, fixed)
             _grant(libc, fd, Path("/dev"), _READ | 2 | (handled & ((1 << 14) | (1 << 15))),
-                   hidden)
+                   fixed)
         except OSError:
             os.close(fd)
             return None
@@ -133,20 +136,21 @@ class Walls:
             os.close(self.fd)
 
 
-def _grant(libc: ctypes.CDLL, ruleset: int, path: Path, rights: int, hidden: Path,
-           whole: bool = False) -> None:
-    """Grant ``rights`` beneath ``path``, but nothing in ``hidden``: a folder above it is
-    granted entry by entry (``whole``: the folder itself all the same, for listing)."""
+def _grant(libc: ctypes.CDLL, ruleset: int, path: Path, rights: int,
+           avoid: tuple[Path, ...], whole: bool = False) -> None:
+    """Grant ``rights`` beneath ``path``, but nothing in the folders ``avoid``: a folder
+    above one is granted entry by entry (``whole``: the folder itself all the same, for
+    listing)."""
     real = Path(os.path.realpath(path))
-    if real == hidden or hidden in real.parents:
+    if any(real == a or a in real.parents for a in avoid):
         return
-    if not whole and real in hidden.parents:
+    if not whole and any(real in a.parents for a in avoid):
         try:
             entries = os.listdir(real)
         except OSError:
             return
         for entry in entries:
-            _grant(libc, ruleset, real / entry, rights, hidden)
+            _grant(libc, ruleset, real / entry, rights, avoid)
         return
     try:
         fd = os.open(real, os.O_PATH | os.O_CLOEXEC)

@@ -233,12 +233,13 @@ def test_a_device_named_as_a_dependency_is_never_hashed(stated: str, tmp_path: P
 
 
 def test_a_file_changed_while_its_unit_runs_is_not_kept(tmp_path: Path) -> None:
-    ch = tmp_path / "ch"
+    ch, data = tmp_path / "ch", tmp_path / "data"  # outside the unit: it may write there
     ch.mkdir()
-    (ch / "data.txt").write_text("1\n")
+    data.mkdir()
+    (data / "data.txt").write_text("1\n")
     (ch / "claims.py").write_text(
         "from pathlib import Path\n"
-        "data = Path(__file__).parent / 'data.txt'\n"
+        "data = Path(__file__).parent.parent / 'data' / 'data.txt'\n"
         "value = int(data.read_text())\n"
         "data.write_text(str(value + 1))  # changed after it was read\n"
         "def claims(ch):\n    ch.add(a=value)\n")
@@ -282,3 +283,13 @@ def test_every_channel_of_the_environment_is_in_the_key(channel: str, tmp_path: 
                          cache=cache, extra={"PROBE_VALUE": value})
         got.append(rows(done)[0][1])
     assert got == ["OK", "OK", "MISMATCH"], (channel, got)
+
+
+def test_a_derivation_cannot_rewrite_its_own_table(tmp_path: Path) -> None:
+    swap = ("import pathlib\nt = pathlib.Path(__file__).parent / 'en.toml'\n"
+            "try:\n    t.write_text(t.read_text().replace('300', '243.2'))\n"
+            "except OSError:\n    pass\n")
+    ch = chapter(tmp_path, "ch", swap, "300")
+    done, _ = verify(str(ch), "--no-cache", "--json", cache=tmp_path / "cache")
+    assert (done.returncode, rows(done)) == (1, [("a", "MISMATCH", False)])
+    assert 'stated = "300"' in (ch / "en.toml").read_text()
