@@ -132,6 +132,8 @@ def classify(case: Case, run: dict[str, object], tmp: Path) -> tuple[str, str]:
     rc, out, err = run["rc"], str(run["stdout"]), str(run["stderr"])
     if rc is None:
         return "hang", f"killed after {WALL:g} s"
+    if rc == 130 and err == "symroof: interrupted\n" and not out:
+        return "answered", "the derivation raised KeyboardInterrupt: the run ends (exit 130)"
     if "Traceback" in out + err or rc not in (0, 1, 2):
         line = [ln for ln in err.splitlines() if ln.strip()][-1:] or [""]
         return "traceback", f"exit {rc}: {line[0][:160]}"
