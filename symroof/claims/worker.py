@@ -96,8 +96,11 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: dict[str, str
     # those of the modules the worker started with (module_files), read once for all
     from .cache import file_digest
     files = {f: d for f, d in opened.items() if _real_file(f)}
-    for f in module_files(imported) - set(files):
+    for f in module_files(imported) - set(files):  # loaded from a .pyc: digested now
         files[f] = file_digest(f)
+        with contextlib.suppress(OSError):
+            if os.stat(f).st_mtime_ns >= STARTED[0] and not UNTRACKED:
+                UNTRACKED.append(f"{f} changed while the unit ran")
     send(fd, {"t": "deps", "files": sorted([f, d] for f, d in files.items()),
                "imported": imported, "env": sorted(ENVIRONMENT),
                "links": sorted([k, v] for k, v in LINKS.items()),
@@ -108,6 +111,7 @@ def _work(unit: Path, first: int, timeout: float, fd: int, opened: dict[str, str
 ENVIRONMENT: set[str] = set()  # the variables read here, by any of os.environ's faces
 LINKS: dict[str, str | None] = {}  # the symbolic links read with os.readlink, and targets
 UNTRACKED: list[str] = []  # the channels read past the tracker (native code, a process)
+STARTED = [time.time_ns()]  # when the worker began (set again in seal)
 # audit events of reads the tracker cannot follow: native code (ctypes) may call getenv or
 # fopen, a process reads what it likes
 _UNTRACKED_EVENTS = {"ctypes.dlopen": "loaded a native library with ctypes",
@@ -214,6 +218,7 @@ def seal(walls: Walls | None = None, keep: int | None = None) -> dict[str, str |
     here), and a
     record of every file opened (with its digest then) and every environment variable read
     from here on."""
+    STARTED[0] = time.time_ns()
     os.setsid()  # its own process group: the parent kills whatever it starts
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)

@@ -293,3 +293,41 @@ def test_a_derivation_cannot_rewrite_its_own_table(tmp_path: Path) -> None:
     done, _ = verify(str(ch), "--no-cache", "--json", cache=tmp_path / "cache")
     assert (done.returncode, rows(done)) == (1, [("a", "MISMATCH", False)])
     assert 'stated = "300"' in (ch / "en.toml").read_text()
+
+
+def test_a_module_changed_after_its_import_from_a_pyc_is_not_kept(tmp_path: Path) -> None:
+    import py_compile
+    import threading
+    lib, marks = tmp_path / "lib", tmp_path / "marks"
+    lib.mkdir()
+    marks.mkdir()
+    (lib / "helper_38.py").write_text("VALUE = 1\n")
+    py_compile.compile(str(lib / "helper_38.py"))  # imported from its .pyc: never opened
+    (tmp_path / "ch").mkdir()
+    (tmp_path / "ch" / "claims.py").write_text(
+        "import helper_38, pathlib, time\n"
+        f"marks = pathlib.Path({str(marks)!r})\n"
+        "(marks / 'imported').touch()\n"
+        "for _ in range(400):  # until the editor below has saved\n"
+        "    if (marks / 'edited').exists():\n"
+        "        break\n"
+        "    time.sleep(0.05)\n"
+        "def claims(ch):\n    ch.add(a=helper_38.VALUE)\n")
+    (tmp_path / "ch" / "en.toml").write_text(TABLE.format(id="h-en", stated="1"))
+
+    def editor() -> None:  # an editor saving the helper while verify runs
+        for _ in range(400):
+            if (marks / "imported").exists():
+                (lib / "helper_38.py").write_text("VALUE = 2\n")
+                (marks / "edited").touch()
+                return
+            time.sleep(0.05)
+    thread = threading.Thread(target=editor)
+    thread.start()
+    extra = {"PYTHONPATH": str(lib)}
+    done, _ = verify(str(tmp_path / "ch"), "--json", cache=tmp_path / "cache", extra=extra)
+    thread.join()
+    assert rows(done) == [("a", "OK", False)]  # the value it imported
+    assert not list((tmp_path / "cache").glob("*.json"))  # changed during the run: not kept
+    done, _ = verify(str(tmp_path / "ch"), "--json", cache=tmp_path / "cache", extra=extra)
+    assert rows(done) == [("a", "MISMATCH", False)]
