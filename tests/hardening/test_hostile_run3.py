@@ -331,3 +331,28 @@ def test_a_module_changed_after_its_import_from_a_pyc_is_not_kept(tmp_path: Path
     assert not list((tmp_path / "cache").glob("*.json"))  # changed during the run: not kept
     done, _ = verify(str(tmp_path / "ch"), "--json", cache=tmp_path / "cache", extra=extra)
     assert rows(done) == [("a", "MISMATCH", False)]
+
+
+def test_a_run_that_times_out_deletes_its_units_entry(tmp_path: Path) -> None:
+    ch = chapter(tmp_path, "ch", "", "243.2")
+    cache = tmp_path / "cache"
+    assert rows(verify(str(ch), "--json", "--timeout", "5", cache=cache)[0]) == \
+        [("a", "OK", False)]
+    assert len(list(cache.glob("*.json"))) == 1
+    (ch / "claims.py").write_text("while True:\n    pass\n" + DERIVE)
+    done, seconds = verify(str(ch), "--json", "--timeout", "5", cache=cache)
+    assert seconds < 10 and done.returncode == 1
+    assert [r["verdict"] for r in json.loads(done.stdout)["claims"]] == ["TIMEOUT"]
+    assert not list(cache.glob("*.json"))
+
+
+def test_report_cannot_be_kept_running_by_a_heartbeat(tmp_path: Path) -> None:
+    ch = chapter(tmp_path, "ch", PIPES + "beat(b'{\"t\":\"start\",\"i\":0}\\n', 150, 0.5)\n",
+                 "300")
+    env = {**os.environ, "SYMROOF_CACHE_DIR": str(tmp_path / "cache")}
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "symroof", "report", str(ch), "--out",
+                           str(tmp_path / "out"), "--format", "md", "--timeout", "5"],
+                          capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
+    assert time.monotonic() - start < 10
+    assert done.returncode == 1, done.stderr
