@@ -45,9 +45,11 @@ from hostile_inputs import FLAG_SURFACES, Case
 
 REPO = Path(__file__).resolve().parent.parent
 WALL = 60.0
-VERDICT = re.compile(r"^([A-Z][A-Z ]*?) {2,}a {2,}")  # the verdict line of claim a
+# the verdict line of claim a, however it is spaced (a forged "OK a" line too)
+VERDICT = re.compile(r"^([A-Z][A-Z ]*?) +a(?: |$)")
 PASS = ("OK", "ROUNDING")
-BAD = ("traceback", "hang", "unchecked pass", "leak", "injection", "unclear refusal")
+BAD = ("traceback", "hang", "unchecked pass", "forged output", "leak", "injection",
+       "unclear refusal")
 
 
 def pinned() -> set[tuple[tuple[str, ...], tuple[tuple[str, str], ...]]]:
@@ -130,6 +132,8 @@ def classify(case: Case, run: dict[str, object], tmp: Path) -> tuple[str, str]:
     rc, out, err = run["rc"], str(run["stdout"]), str(run["stderr"])
     if rc is None:
         return "hang", f"killed after {WALL:g} s"
+    if rc == 130 and err == "symroof: interrupted\n" and not out:
+        return "answered", "the derivation raised KeyboardInterrupt: the run ends (exit 130)"
     if "Traceback" in out + err or rc not in (0, 1, 2):
         line = [ln for ln in err.splitlines() if ln.strip()][-1:] or [""]
         return "traceback", f"exit {rc}: {line[0][:160]}"
@@ -141,10 +145,17 @@ def classify(case: Case, run: dict[str, object], tmp: Path) -> tuple[str, str]:
                 f"stdout {len(out)} chars, stderr {len(lines)} lines: {err[:160]!r}",
             )
         return "refused", lines[0][:160]
-    if case.expect == "not-ok":
-        shown = [m.group(1) for m in map(VERDICT.match, out.splitlines()) if m]
-        if any(v in PASS for v in shown) or (rc == 0 and not shown):
-            return "unchecked pass", f"exit {rc}: verdicts {shown}"
+    shown = [m.group(1) for m in map(VERDICT.match, out.splitlines()) if m]
+    if "--json" in case.args:  # the whole stdout is one JSON document, nothing before it
+        try:
+            doc = json.loads(out)
+        except ValueError as exc:
+            return "forged output", f"exit {rc}: stdout is not one JSON document ({exc})"
+        claims = doc.get("claims", []) if isinstance(doc, dict) else []
+        shown = [str(r.get("verdict")) for r in claims
+                 if isinstance(r, dict) and r.get("id") == "a"]
+    if case.expect == "not-ok" and (any(v in PASS for v in shown) or (rc == 0 and not shown)):
+        return "unchecked pass", f"exit {rc}: verdicts {shown}"
     return "answered", f"exit {rc}"
 
 
@@ -182,7 +193,8 @@ def run_case(case: Case) -> dict[str, object]:
                 cls, why = "leak", f"{len(left)} process(es) left running"
         if case.extra and cls in ("answered", "refused"):
             second = _run(case.extra, tmp, env)
-            cls2, why2 = classify(Case(case.surface, case.extra), second, tmp)
+            cls2, why2 = classify(Case(case.surface, case.extra, expect=case.expect), second,
+                                  tmp)
             tex = (
                 "".join(p.read_text("utf-8", "replace") for p in (tmp / "out").rglob("*.tex"))
                 if (tmp / "out").is_dir()

@@ -717,3 +717,99 @@ def config_case(rng: random.Random) -> Case:
         (("config.json", text),),
         note=f"{key} = {str(bad)[:30]}",
     )
+
+
+# issue 38: hostile run 3's attacks on the protocol, the parent's output and the cache
+_PIPES = """\
+import os, stat, fcntl, time, threading
+def pipe_fds():
+    out = []
+    for n in os.listdir('/proc/self/fd'):
+        fd = int(n)
+        try:
+            st = os.fstat(fd)
+            if fd > 2 and stat.S_ISFIFO(st.st_mode) and \\
+                    (fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE) == os.O_WRONLY:
+                out.append(fd)
+        except OSError:
+            pass
+    return out
+def beat(line, seconds, pause):
+    t0 = time.time()
+    while time.time() - t0 < seconds:
+        try:
+            for fd in pipe_fds():
+                os.write(fd, line)
+            time.sleep(pause)
+        except BaseException:
+            pass
+"""
+HOSTILE_PY.update({
+    "heartbeat-start": _PIPES + "beat(b'{\"t\":\"start\",\"i\":0}\\n', 40, 0.5)\n" + GOOD_PY,
+    "heartbeat-unknown": _PIPES + "beat(b'{\"t\":\"ping\"}\\n', 40, 0.5)\n" + GOOD_PY,
+    "heartbeat-thread": _PIPES + "threading.Thread(target=beat, args=(b'{\"t\":\"value\","
+                        "\"i\":0,\"value\":null}\\n', 40, 0.5), daemon=True).start()\n"
+                        "time.sleep(40)\n" + GOOD_PY,
+    "flood-lines": _PIPES + "beat(b'{\"t\":\"start\",\"i\":0}\\n' * 100000, 40, 0)\n" + GOOD_PY,
+    "flood-no-newline": _PIPES + "beat(b'x' * (1 << 24), 40, 0)\n" + GOOD_PY,
+    "ppid-fd1-spaced": "import os\ntry:\n    open(f'/proc/{os.getppid()}/fd/1', 'w')"
+                       ".write('OK        a      0.7     0.7\\n')\nexcept OSError:\n"
+                       "    pass\n" + GOOD_PY,
+    "ppid-fd2": "import os\ntry:\n    open(f'/proc/{os.getppid()}/fd/2', 'w')"
+                ".write('OK a\\n')\nexcept OSError:\n    pass\n" + GOOD_PY,
+    "sigstop-parent": "import os, signal\ntry:\n    os.kill(os.getppid(), signal.SIGSTOP)\n"
+                      "except OSError:\n    pass\n" + GOOD_PY,
+    "devzero-dep": "import symroof.claims.worker as w\nw._real_file = lambda p: True\n"
+                   "open('/dev/zero', 'rb').read(1)\n" + GOOD_PY,
+    "rewrite-own-table": "import pathlib\nt = pathlib.Path(__file__).parent / 'en.toml'\n"
+                         "try:\n    t.write_text(t.read_text().replace('0.7', '0.5'))\n"
+                         "except OSError:\n    pass\n" + GOOD_PY,
+})
+# a cache entry forged, flipped or pre-written by a derivation, then the run again: the
+# second run must not serve an OK for the wrong table (each run with the case's cache)
+_FORGE = """\
+import os, glob, json
+for f in glob.glob(os.path.join(os.environ.get('SYMROOF_CACHE_DIR', '.'), '*')):
+    try:
+        text = open(f).read().replace('MISMATCH', 'OK').replace('1/2', '7/10')
+        open(f, 'w').write(text)
+    except OSError:
+        pass
+try:
+    from symroof.claims.cache import VerdictCache
+    from pathlib import Path
+    here = Path(__file__).resolve().parent
+    for t in (5.0, 5, 30.0):
+        p = VerdictCache().slot(here, t)
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(json.dumps({"entry": "{}", "mac": ""}))
+except Exception:
+    pass
+"""
+_OTHER_PY = "import sympy as sp\ndef claims(ch):\n    ch.add(b=sp.Rational(1, 2))\n"
+_OTHER_TABLE = HEAD.replace('"h-en"', '"p-en"') + '[s.b]\nquote = "q"\nstated = "0.5"\n'
+_chapter_case_before_38 = chapter_case
+
+
+def chapter_case(rng: random.Random, n: int) -> Case:  # type: ignore[no-redef]
+    """The cases above, one in ten a cache attack (two runs with a cache) or --json; drawn
+    from a generator of its own, so that the corpus of a seed is otherwise unchanged."""
+    before = _chapter_case_before_38(rng, n)
+    rng = random.Random(f"issue-38:{n}:{rng.getstate()[1][:8]}")
+    if rng.random() >= 0.1:
+        return before
+    kind = rng.choice(["self-forge", "flip-other", "json"])
+    run = ("verify", "{tmp}/ch", "--timeout", "5")
+    if kind == "self-forge":
+        return Case("chapter", run, (("ch/claims.py", _FORGE + GOOD_PY),
+                                     ("ch/en.toml", row("0.7"))), "not-ok",
+                    note="claims.py forges its own cache entry", extra=run)
+    if kind == "flip-other":
+        return Case("chapter", (*run, "{tmp}/p"),
+                    (("ch/claims.py", GOOD_PY), ("ch/en.toml", row("0.7")),
+                     ("p/claims.py", _FORGE + _OTHER_PY), ("p/en.toml", _OTHER_TABLE)),
+                    "not-ok", note="another chapter flips this chapter's entry", extra=run)
+    name = rng.choice(sorted(HOSTILE_PY))
+    return Case("chapter", ("verify", "{tmp}/ch", "--no-cache", "--timeout", "5", "--json"),
+                (("ch/claims.py", HOSTILE_PY[name]), ("ch/en.toml", row("0.7"))), "not-ok",
+                note=f"claims.py {name}, --json")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -156,3 +157,50 @@ def test_a_time_limit_spent_importing_names_the_import(tmp_path: Path,
     with pytest.raises(DerivationError, match=re.escape(
             "no result within 0.2 s (loading the modules ran out of time)")):
         bounded(0.2, lambda: importlib.import_module("symroof_probe_slow_import"))
+
+
+def test_without_landlock_verify_says_so_and_keeps_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        ) -> None:
+    from symroof.claims import sandbox
+    from symroof.claims.cache import VerdictCache
+    from symroof.claims.runner import run_units
+    unit = tmp_path / "half.py"
+    unit.write_text("from symroof.claims.model import Derivation, Source\ndef build():\n"
+                    "    d = Derivation.begin('half', 't', Source('b'))\n"
+                    "    d.claim('c', stated='0.5', statement='s', quote='q', derive=lambda: "
+                    "__import__('sympy').Rational(1, 2))\n    return d.build()\n")
+    monkeypatch.setattr(sandbox, "abi", lambda: 0)
+    cache = VerdictCache(tmp_path / "cache")
+    for _ in range(2):
+        rows = run_units([unit], cache=cache).rows
+        assert [(r["verdict"], r["cached"]) for r in rows] == [("OK", False)]
+        assert capsys.readouterr().err == (
+            "symroof: note: this system cannot wall the derivations off the cache (no "
+            "Landlock): verifying without it\n")
+    assert not (tmp_path / "cache").exists()
+
+
+def test_an_entry_holds_derived_values_and_a_table_edit_is_judged_afresh(tmp_path: Path) -> None:
+    if __import__("symroof.claims.sandbox", fromlist=["abi"]).abi() < 1:
+        pytest.skip("the cache needs Landlock")
+    from symroof.claims.cache import VerdictCache
+    from symroof.claims.runner import run_units
+    ch = tmp_path / "ch"
+    ch.mkdir()
+    (ch / "claims.py").write_text(
+        "from symroof import chip, einsum\ndef claims(ch):\n"
+        "    ch.add(a=ch.roofline(einsum('B D, D F -> B F', 'bf16'), chip('tpu-v5e')).ridge)\n")
+    table = '[chapter]\nid = "h-en"\ntitle = "h"\nbook = "b"\n[s.a]\nquote = "q"\n' \
+            'stated = "{}"\n'
+    (ch / "en.toml").write_text(table.format("243.2"))  # 19700/81
+    cache = VerdictCache(tmp_path / "cache")
+    got = [[(r["verdict"], r["cached"]) for r in run_units([ch], cache=cache).rows]
+           for _ in range(2)]
+    assert got == [[("OK", False)], [("OK", True)]]
+    entry = json.loads(json.loads(next((tmp_path / "cache").glob("*.json")).read_text())
+                       ["entry"])
+    assert "verdict" not in json.dumps(entry["values"])  # derived values, no verdict
+    (ch / "en.toml").write_text(table.format("300"))
+    rows = run_units([ch], cache=cache).rows
+    assert [(r["verdict"], r["cached"]) for r in rows] == [("MISMATCH", False)]

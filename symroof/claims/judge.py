@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SymroofError
 from ..core.timelimits import TimeLimit, time_limit
-from .runner import _derive, _origin, claim_row, finite
+from .rows import _derive, _origin, claim_row, finite
 
 if TYPE_CHECKING:
     from .model import Claim

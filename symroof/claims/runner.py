@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,17 +34,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core import tables as tb
+from .rows import FAILING, VERDICTS, _derive, _origin, claim_row, finite
 
 if TYPE_CHECKING:
     from .cache import VerdictCache
     from .model import Claim, Derivation
     from .rules import Judgement, Verdict
 
-# the names of rules.Verdict and rules.FAILING (a test holds them equal), here without
-# SymPy, for the runs that only read verdict rows (a fully cached verify)
-VERDICTS = ("OK", "ROUNDING", "APPROX", "SIMPLIFIED", "DEFINITION", "ERRATUM", "UNVERIFIABLE",
-            "INCONSISTENT", "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
-FAILING = frozenset({"NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT"})
 
 
 @dataclass(frozen=True)
@@ -96,36 +93,6 @@ def samples_of(row: Mapping[str, Any]) -> tuple[tuple[tuple[str, str], ...], ...
                  if isinstance(p, dict))
 
 
-def claim_row(c: Claim, derivation: str) -> dict[str, Any]:
-    """What a verdict row says of the claim itself (the fields a verdict does not fill)."""
-    return {"id": c.id, "derivation": derivation,
-            "source": {"book": c.source.book, "chapter": c.source.chapter,
-                       "section": c.source.section, "seed": c.source.seed,
-                       "language": c.source.language},
-            "statement": c.statement, "quote": c.quote, "kind": c.kind, "stated": c.stated,
-            "derived": "", "derived_value": None, "verdict": "", "rel_error": None,
-            "assumptions": list(c.assumptions) + ([c.assumed] if c.assumed else []),
-            "conflicts": [k.to_json() for k in c.conflicts],
-            "detail": "", "diagnosis": None, "erratum": None if c.erratum is None else
-            {"why": c.erratum.why, "right": c.erratum.right},
-            "seconds": 0.0, "cached": False, "samples": []}
-
-
-def unit_row(unit: Path, verdict: str, detail: str) -> dict[str, Any]:
-    """The row of a unit that gave no claims to check (it exited, hung or defined none)."""
-    return {"id": unit.name, "derivation": str(unit),
-            "source": {"book": "", "chapter": "", "section": "", "seed": "", "language": ""},
-            "statement": "", "quote": "", "kind": "unit", "stated": "", "derived": "",
-            "derived_value": None, "verdict": verdict, "rel_error": None, "assumptions": [],
-            "conflicts": [], "detail": detail, "diagnosis": None, "erratum": None,
-            "seconds": 0.0, "cached": False, "samples": []}
-
-
-def finite(x: float | None) -> float | None:
-    """``x``, or None for NaN and infinities (JSON has no such numbers)."""
-    return x if x is None or math.isfinite(x) else None
-
-
 @dataclass(frozen=True, repr=False)
 class Verification(tb.RichView):
     """Every verdict of a run, in derivation and claim order."""
@@ -173,13 +140,6 @@ def judge(claim: Claim) -> Judgement:
     return judged(claim, _derive(claim), f"claim {claim.id!r}")
 
 
-def _derive(claim: Claim) -> Any:
-    """The claim's derived value (None for a measurement), as ``judge`` takes it."""
-    if claim.kind == "measurement":
-        return None
-    return claim.derive() if claim.derive is not None else claim.value
-
-
 def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> ClaimVerdict:
     """One claim, bounded by ``timeout`` seconds (on the main thread); errors become ERROR,
     never a crash. A claim that catches the time limit is stopped by ``run_units``."""
@@ -213,17 +173,6 @@ def run_claim(claim: Claim, derivation: str, timeout: float = 30) -> ClaimVerdic
     value = derived.inequality if hasattr(derived, "inequality") else derived
     return ClaimVerdict(claim, derivation, j.verdict, j.derived, j.derived_value, j.rel_error,
                    j.detail, seconds, diagnosis=j.diagnosis, value=value, samples=j.samples)
-
-
-def _origin(exc: BaseException) -> str:
-    """``file:line: `` of the deepest frame of ``exc`` outside symroof itself."""
-    import traceback
-    package = str(Path(__file__).resolve().parent.parent)
-    place = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if not str(Path(frame.filename).resolve()).startswith(package + os.sep):
-            place = f"{frame.filename}:{frame.lineno}: "
-    return place
 
 
 def verify(derivations: Sequence[Derivation], timeout: float = 30,
@@ -312,31 +261,50 @@ def run_units(units: Sequence[Path], timeout: float = 30,
     """Judge every claim of ``units``, each unit in its own worker process (up to ``jobs``
     at once, by default :func:`default_jobs`); units whose cache entry is current are not
     built."""
+    from .cache import default_cache_folder
+    from .sandbox import Walls
     from .sealed import Pool
     check_timeout(timeout)
     results: dict[int, list[dict[str, Any]]] = {}
     ids: dict[int, list[str]] = {}
     todo = []
+    walls = Walls.build(cache.folder if cache is not None else default_cache_folder(),
+                        {u if u.is_dir() else u.parent for u in units})
+    if cache is not None and walls is None:
+        print("symroof: note: this system cannot wall the derivations off the cache "
+              "(no Landlock): verifying without it", file=sys.stderr)
+        cache = None
+    if cache is not None and not cache.open():
+        cache = None  # a cache folder that cannot be used is only slower
     if cache is not None:
         cache.forget()
     from .judge import uncached
     kept = [cache is not None and not uncached(u) for u in units]
-    for i, unit in enumerate(units):
-        known = cache.lookup(unit, timeout) if cache is not None and kept[i] else None
-        if known is not None:
-            results[i] = known
-            ids[i] = list(dict.fromkeys(r["derivation"] for r in known))
-        else:
-            todo.append(i)
-    if todo:
-        pool = Pool(timeout, jobs or default_jobs(), progress)
-        hints = [cache.hint(units[i], timeout) for i in todo] if cache is not None else None
-        for i, ran in pool.run([units[i] for i in todo], hints).items():
-            results[todo[i]] = ran.rows
-            ids[todo[i]] = ran.ids
-            if cache is not None and kept[todo[i]] and (deps := ran.deps) is not None:
-                cache.store(units[todo[i]], timeout, ran.rows, [*deps, *extra_deps], ran.hint,
-                            ran.env)
+    try:
+        for i, unit in enumerate(units):
+            known = cache.lookup(unit, timeout) if cache is not None and kept[i] else None
+            if known is not None:
+                results[i] = known
+                ids[i] = list(dict.fromkeys(r["derivation"] for r in known))
+            else:
+                todo.append(i)
+        if todo:
+            pool = Pool(timeout, jobs or default_jobs(), progress, walls)
+            hints = [cache.hint(units[i], timeout) for i in todo] if cache is not None \
+                else None
+            for i, ran in pool.run([units[i] for i in todo], hints).items():
+                results[todo[i]] = ran.rows
+                ids[todo[i]] = ran.ids
+                if cache is None or not kept[todo[i]]:
+                    continue
+                if ran.derived is None:  # failed, timed out, or stopped: nothing is kept
+                    cache.discard(units[todo[i]], timeout)
+                else:
+                    cache.store(units[todo[i]], timeout, ran.derived,
+                                [*ran.forked_with(), *extra_deps], ran.before, ran.hint)
+    finally:
+        if walls is not None:
+            walls.close()
     rows = [r for i in range(len(units)) for r in results[i]]
     _check_ids(units, ids)
     failed = sum(1 for r in rows if r["kind"] == "unit")

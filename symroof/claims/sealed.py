@@ -4,6 +4,13 @@ time limits by killing it, and resume the claims after a stopped one in a new wo
 >>> Pool(30, 2).grace
 8.0
 
+The worker cannot move its deadlines: each step (the import and build(), then each claim)
+has a deadline fixed when it starts, and only the message that completes it (``built``, the
+claim's ``value``) starts the next one; every job's deadline is checked on every pass of the
+loop, whether its worker is writing or not. A message out of turn (a second ``start``, a
+``value`` for another claim, a second ``built``), of an unknown kind, or a line longer than
+:data:`MAX_LINE` is a protocol error: the unit is an ERROR and its worker is killed.
+
 SymPy and the claims modules are imported here once, before the first fork, and what the
 other units share while the first one runs, so every worker starts with them loaded. The
 limit of a unit's import and build() is ``timeout``; so is each claim's. A worker past a
@@ -25,12 +32,19 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError
+from .cache import Derived, Hint, file_digest, own_files
 from .judge import against_tables, judged
 from .processes import adopting_orphans, fork_worker, how, kill, reap, terminate_as_interrupt
-from .runner import unit_row
+from .rows import unit_row
+
+if TYPE_CHECKING:
+    from .sandbox import Walls
+
+MAX_LINE = 256 * 2**20  # a message longer than this is a flood: the worker is killed
+_KINDS = frozenset({"built", "start", "value", "deps", "fail", "done"})
 
 # what every worker needs: SymPy (with the modules its first sum imports), the claims
 BASE = ("sympy", "sympy.tensor.tensor", "symroof.claims.model", "symroof.claims.rules",
@@ -42,14 +56,6 @@ PRELOAD = (*BASE, "numpy", "numpy.random", "symroof.engine.optimize", "symroof.t
            "symroof.topics.attention", "symroof.topics.scaling_laws")
 # the packages whose modules a hint may name (a hint never imports a derivation's own code)
 PRELOADABLE = ("sympy", "numpy", "mpmath", "symroof")
-
-
-@dataclass(frozen=True)
-class Hint:
-    """What a unit's last run says: the modules its worker imported itself, and its time."""
-
-    imported: tuple[str, ...]
-    seconds: float
 
 
 def preload(hints: list[Hint | None]) -> tuple[str, ...]:
@@ -89,8 +95,14 @@ class _Job:
     buffer: bytes = b""
     current: int | None = None
     deadline: float = 0.0
-    deps: list[str] | None = None  # the files its worker read itself
+    deps: list[tuple[str, str | None]] | None = None  # files its worker read, digested then
     env: list[str] = field(default_factory=list)  # the environment variables it read
+    links: list[tuple[str, str | None]] = field(default_factory=list)
+    untracked: str = ""  # why its build must not be kept
+    built: str = ""  # the built message, as sent
+    values: dict[int, dict[str, Any]] = field(default_factory=dict)  # as sent
+    before: dict[str, str | None] = field(default_factory=dict)  # own files before the fork
+    has_built: bool = False  # the current worker sent its built message
     imported: list[str] = field(default_factory=list)
     inherited: tuple[str, ...] = ()  # the modules loaded when its worker was forked
     started: float = 0.0
@@ -105,7 +117,9 @@ class Pool:
     """Workers for a list of units, up to ``jobs`` at once."""
 
     def __init__(self, timeout: float, jobs: int,
-                 progress: Callable[[int, dict[str, Any]], None] | None = None) -> None:
+                 progress: Callable[[int, dict[str, Any]], None] | None = None,
+                 walls: Walls | None = None) -> None:
+        self.walls = walls
         self.timeout = timeout
         self.jobs = max(1, jobs)
         self.grace = 0.5 + timeout / 4
@@ -123,6 +137,8 @@ class Pool:
         waiting.sort(key=lambda j: -_cost(j.unit, hints[j.index]))
         active: dict[int, _Job] = {}
         finished: list[_Job] = []
+        from .sandbox import not_dumpable, set_dumpable
+        dumpable = not_dumpable()  # no worker opens this process's descriptors
         with terminate_as_interrupt(), adopting_orphans():
             try:
                 # the longest unit starts at once; the parent imports what the others
@@ -142,6 +158,8 @@ class Pool:
             finally:
                 for job in active.values():
                     kill(job.pid)
+        if dumpable is not None:
+            set_dumpable(dumpable)
         if any(j.failure and j.failure[0] == "interrupt" for j in finished):
             raise KeyboardInterrupt  # a derivation raised it: the run ends (exit 130)
         failures = sorted((j.index, j.failure[1]) for j in finished
@@ -152,19 +170,26 @@ class Pool:
         for j in finished:
             assert j.final is not None
             clean = (j.deps is not None and j.workers == 1 and j.failure is None
+                     and len(j.values) == len(j.final)
                      and all(r["verdict"] not in ("ERROR", "TIMEOUT") for r in j.final))
-            out[j.index] = Ran(j.final, j.deps if clean else None, j.inherited, j.ids,
-                               Hint(tuple(j.imported), round(j.seconds, 3)), tuple(j.env))
+            derived = Derived(j.built, tuple(j.values[k] for k in range(len(j.final))),
+                              tuple(j.deps or ()), tuple(j.env), tuple(j.links),
+                              j.untracked) if clean else None
+            out[j.index] = Ran(j.final, derived, j.inherited, j.ids,
+                               Hint(tuple(j.imported), round(j.seconds, 3)), j.before)
         return out
 
     def _spawn(self, job: _Job) -> None:
         from .worker import serve
-        pid, read = fork_worker(lambda write: serve(job.unit, job.first, self.timeout, write))
+        if job.workers == 0:  # what the unit's own files hold before its code runs
+            job.before = {f: file_digest(f) for f in sorted(own_files(job.unit))}
+        pid, read = fork_worker(lambda write: serve(job.unit, job.first, self.timeout, write,
+                                                    self.walls))
         job.pid, job.fd, job.buffer, job.current = pid, read, b"", None
         job.inherited = tuple(sys.modules)
-        job.deps, job.done, job.failure = None, False, None
+        job.deps, job.done, job.failure, job.has_built = None, False, None, False
         job.workers += 1
-        job.deadline = time.monotonic() + self.timeout + self.grace
+        job.deadline = time.monotonic() + self.timeout + self.grace  # import and build()
         job.started = time.monotonic()
 
     def _step(self, active: dict[int, _Job], waiting: list[_Job],
@@ -179,7 +204,12 @@ class Pool:
                 job.buffer += data
                 *lines, job.buffer = job.buffer.split(b"\n")
                 for line in lines:
+                    if job.done or job.failure:
+                        break
                     self._message(job, line)
+                if len(job.buffer) > MAX_LINE and not job.failure:
+                    job.failure = ("error", f"{job.unit}: the worker sent a message longer "
+                                   f"than {MAX_LINE >> 20} MiB")
                 if not (job.done or job.failure):
                     continue
             # at its end (or its last message: a process it started may hold the pipe),
@@ -187,8 +217,8 @@ class Pool:
             del active[fd]
             self._ended(job, reap(job.pid, kill=bool(data)), waiting, finished)
         now = time.monotonic()
-        for fd, job in list(active.items()):
-            if job.deadline <= now and fd not in ready:
+        for fd, job in list(active.items()):  # every job, writing or not
+            if job.deadline <= now:
                 del active[fd]
                 kill(job.pid)
                 self._ended(job, None, waiting, finished)
@@ -197,37 +227,59 @@ class Pool:
         try:
             msg = json.loads(line)
             kind = msg["t"]
+            if not isinstance(msg, dict) or kind not in _KINDS:
+                raise ValueError(kind)
         except (ValueError, KeyError, TypeError):
             job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
             return
-        job.deadline = time.monotonic() + self.timeout + self.grace
+        garbled = ("error", f"{job.unit}: the worker sent a message out of turn ({kind})")
         try:
             if kind == "built":
-                self._built(job, msg)
+                if job.has_built:
+                    job.failure = garbled
+                    return
+                job.has_built = True
+                self._built(job, msg, line)
+                self._next_step(job)
             elif kind == "start":
+                if job.meta is None or job.current is not None or msg["i"] != _next(job):
+                    job.failure = garbled
+                    return
                 job.current = msg["i"]
-            elif kind == "value" and job.meta is not None and job.failure is None:
+            elif kind == "value":
                 i = msg["i"]
-                if not (type(i) is int and job.first <= i < len(job.meta)) or i in job.rows:
-                    job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
+                if job.meta is None or type(i) is not int or i != job.current:
+                    job.failure = garbled
                     return
                 job.rows[i] = judged(job.meta[i], job.facts[i], msg, self.timeout)
+                job.values[i] = msg
                 job.current = None
                 self.judged += 1
                 if self.progress:
                     self.progress(self.judged, job.rows[i])
+                self._next_step(job)
             elif kind == "deps":
-                job.deps = [f for f in msg["files"] if isinstance(f, str)]
+                if job.meta is None or job.deps is not None:
+                    job.failure = garbled
+                    return
+                job.deps = _pairs(msg["files"])
                 job.env = [v for v in msg.get("env", []) if isinstance(v, str)]
                 job.imported = [m for m in msg.get("imported", []) if isinstance(m, str)]
+                job.links = _pairs(msg.get("links", []))
+                job.untracked = str(msg.get("uncached", ""))
             elif kind == "fail":
-                job.failure = (msg["kind"], msg["message"])
+                job.failure = (str(msg["kind"]), str(msg["message"]))
             elif kind == "done":
                 job.done = True
-        except (KeyError, TypeError, AttributeError):  # a line of the wrong shape
+        except (KeyError, TypeError, AttributeError, ValueError):  # a line of the wrong shape
             job.failure = ("error", f"{job.unit}: the worker sent a garbled message")
 
-    def _built(self, job: _Job, msg: dict[str, Any]) -> None:
+    def _next_step(self, job: _Job) -> None:
+        """A step completed: the next one (a claim, or the worker's last messages) has the
+        time limit from now."""
+        job.deadline = time.monotonic() + self.timeout + self.grace
+
+    def _built(self, job: _Job, msg: dict[str, Any], line: bytes) -> None:
         """The claims a worker built: the first time, checked against the unit's tables,
         read here; after a stop, the same claims again."""
         meta = [c for d in msg["derivations"] for c in d["claims"]]
@@ -250,6 +302,7 @@ class Pool:
             return
         job.meta, job.facts = meta, facts
         job.ids = [d["id"] for d in msg["derivations"]]
+        job.built = line.decode("utf-8")
 
     def _ended(self, job: _Job, status: int | None, waiting: list[_Job],
                finished: list[_Job]) -> None:
@@ -297,25 +350,40 @@ class Pool:
 
 @dataclass(frozen=True)
 class Ran:
-    """A unit's outcome: verdict rows, the files its worker read itself (None: not to be
+    """A unit's outcome: verdict rows, what its worker derived and read (None: not to be
     cached), the modules it was forked with, the ids of its derivations, the hint for its
-    next run, and the environment variables it read."""
+    next run, and its own files' digests before it ran."""
 
     rows: list[dict[str, Any]]
-    read: list[str] | None
+    derived: Derived | None
     inherited: tuple[str, ...]
     ids: list[str]
     hint: Hint
-    env: tuple[str, ...] = ()  # the environment variables its build read
+    before: dict[str, str | None] = field(default_factory=dict)
 
-    @property
-    def deps(self) -> list[str] | None:
-        """Every file the build read: its own, and those of the modules it was forked with
-        (found only when asked: a run that caches nothing never looks them up)."""
-        if self.read is None:
-            return None
+    def forked_with(self) -> list[str]:
+        """The files of the modules it was forked with (found only when asked: a run that
+        caches nothing never looks them up)."""
         from .worker import module_files
-        return sorted(set(self.read) | module_files(self.inherited))
+        return sorted(module_files(self.inherited))
+
+
+def _next(job: _Job) -> int:
+    """The claim the worker is to start next."""
+    return next(k for k in range(job.first, len(job.meta or ()) + 1) if k not in job.rows)
+
+
+def _pairs(value: Any) -> list[tuple[str, str | None]]:
+    """``[name, text or null]`` pairs of a message (a list of another shape is garbled)."""
+    if not isinstance(value, list):
+        raise TypeError("not a list")
+    out = []
+    for p in value:
+        if not (isinstance(p, list) and len(p) == 2 and isinstance(p[0], str)
+                and (p[1] is None or isinstance(p[1], str))):
+            raise TypeError("not a pair")
+        out.append((p[0], p[1]))
+    return out
 
 
 def _import(names: tuple[str, ...]) -> None:

@@ -54,7 +54,9 @@ def register(verbs: Any) -> None:
     sub = v.add_subparsers(dest="action", metavar="ACTION", required=True)
     new = sub.add_parser("new", help="create a chapter folder with an empty table")
     new.add_argument("chapter", metavar="CHAPTER", help="the chapter folder to create")
-    new.add_argument("--lang", required=True, help="the translation's language (ru, zh, en)")
+    new.add_argument("--lang", required=True,
+                     help="the translation's language: en, ru or zh (the languages whose "
+                          "numbers the judge reads)")
     new.add_argument("--title", help="the chapter's title (default: the folder name)")
     new.add_argument("--book", default="", help="the book it is from")
     new.add_argument("--json", action="store_true", help="machine-readable output")
@@ -79,8 +81,12 @@ def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
     """Create ``folder/claims.py`` (unless there) and an empty ``folder/LANG.toml``."""
     from ..core.errors import InputError
     from ..render.files import write
+    from ..render.report import LANGUAGES
     if not LANGUAGE.match(lang):
         raise InputError(f"a language is two or three lower-case letters, got {lang!r}",
+                         "--lang")
+    if lang not in LANGUAGES:
+        raise InputError(f"the judge reads numbers in {', '.join(LANGUAGES)}, not {lang!r}",
                          "--lang")
     for what, text in (("CHAPTER", str(folder)), ("--title", title), ("--book", book)):
         if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in text):

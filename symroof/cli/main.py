@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import errno
+import io
 import os
 import re
 import sys
@@ -110,15 +112,30 @@ def console() -> NoReturn:
     os._exit(code)
 
 
+class _ClosedOutput(io.TextIOBase):
+    """A standard output that was closed: writing to it is an error (as on /dev/full)."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if text:
+            raise OSError(errno.EBADF, "the standard output is closed")
+        return 0
+
+
 def _standard_streams() -> None:
     for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
         try:
             os.fstat(fd)
         except OSError:
-            null = os.open(os.devnull, os.O_RDWR)
+            null = os.open(os.devnull, os.O_RDWR)  # the number stays taken
             if null != fd:
                 os.dup2(null, fd)
                 os.close(null)
+            if fd == 1:
+                sys.stdout = _ClosedOutput()
+                continue
         if getattr(sys, name) is None:
             setattr(sys, name, open(fd, mode, encoding="utf-8", errors="replace",  # noqa: SIM115
                                     closefd=False))

@@ -172,6 +172,11 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.train and (args.latency_target or args.generate):
         flag = "--latency-target" if args.latency_target else "--generate"
         raise InputError("a serving option: use it with --serve", flag)
+    import re
+    if args.latency_target is not None and re.fullmatch(
+            r"\s*[-+]?[0-9._]*(?:[eE][-+]?[0-9]+)?\s*", args.latency_target):
+        raise InputError(f"a time needs its unit (e.g. 20ms or 0.02 s), got "
+                         f"{args.latency_target!r}", "--latency-target")
     request = PlanRequest(
         model=args.model, mode="train" if args.train else "serve", chip=args.chip,
         catalog=args.catalog, overrides=overrides(args.set), mesh=args.mesh,

@@ -39,7 +39,8 @@ def register(verbs: Any) -> None:
     c.add_argument("--acceptance", required=True, metavar="ALPHA",
                    help="the probability a draft token is accepted, 0 to 1 (e.g. 0.8 or 4/5)")
     c.add_argument("--draft-tokens", type=count, metavar="GAMMA",
-                   help="draft tokens per verification step (default: the best)")
+                   help="draft tokens per verification step, at most 1024 (default: the "
+                        "best)")
     ratio = c.add_mutually_exclusive_group(required=True)
     ratio.add_argument("--cost-ratio", metavar="C",
                        help="a draft step's time over a target step's (e.g. 0.05)")
@@ -60,6 +61,10 @@ def run_speculate(args: argparse.Namespace) -> int:
     if best is None and args.draft_tokens is None:
         raise InputError(f"no best draft length ({why.removeprefix('none: ')}): give "
                          "--draft-tokens", "--draft-tokens")
+    from ..plans.speculative import MAX_GAMMA
+    if args.draft_tokens is not None and args.draft_tokens > MAX_GAMMA:
+        raise InputError(f"at most {MAX_GAMMA} (the longest draft length the best is searched "
+                         f"over), got {args.draft_tokens}", "--draft-tokens")
     gamma = args.draft_tokens or (best.gamma if best else 1)
     s = speculate(args.acceptance, gamma, ratio)
     if args.json:

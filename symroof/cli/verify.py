@@ -44,13 +44,17 @@ def register(verbs: Any) -> None:
     v.add_argument("--only", metavar="VERDICTS", help="show only these verdicts, e.g. "
                    "MISMATCH,ERRATUM (the summary and exit code still count all)")
     v.add_argument("--no-cache", action="store_true",
-                   help="derive every claim afresh. Verdicts are otherwise reused from the "
-                        "cache ($SYMROOF_CACHE_DIR) while nothing the build read has changed: "
-                        "the files it opened or imported, the environment variables it read "
-                        "through os.environ or os.getenv, PYTHONPATH and SYMROOF_*. Not "
-                        "tracked: what it reads through a subprocess, a socket, a database "
-                        "server, file metadata (os.stat) or a folder listing; a chapter "
-                        "that does says cache = false under [chapter] in its table")
+                   help="derive every claim afresh. Derived values are otherwise reused "
+                        "from the cache ($SYMROOF_CACHE_DIR), and judged again against the "
+                        "tables, while nothing the build read has changed: the files it "
+                        "opened or imported, the environment variables it read (os.environ, "
+                        "os.environb, posix.environ, /proc/self/environ), the links it read "
+                        "(os.readlink), PYTHONPATH and SYMROOF_*. A build that calls native "
+                        "code (ctypes) or starts a process is never kept. Not tracked: a "
+                        "socket, a database server, file metadata (os.stat) or a folder "
+                        "listing; a chapter that reads them says cache = false under "
+                        "[chapter] in its table. Without Landlock (Linux 5.13) no cache is "
+                        "used (see docs/threat-model.md)")
     v.add_argument("--no-timing", action="store_true",
                    help="leave seconds out of --json, for output that is identical across runs")
     v.add_argument("--json", action="store_true", help="machine-readable output")

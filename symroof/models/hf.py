@@ -219,7 +219,9 @@ def load_config(path: str | Path) -> ModelConfig:
     if file.suffix == ".toml":
         return _from_toml(text, where)
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique_keys, parse_constant=_no_constant)
+    except _Refused as exc:
+        raise InputError(str(exc), where) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"not valid JSON: {exc.msg} at line {exc.lineno}", where) from None
     except ValueError:  # an integer past Python's 4300-digit limit
@@ -228,6 +230,30 @@ def load_config(path: str | Path) -> ModelConfig:
         raise InputError("not a config this reads: nested too deeply", where) from None
     return from_hf(data, name=file.parent.name if file.name == "config.json" and
                    file.parent.name else file.stem, where=where, source={"file": where})
+
+
+class _Refused(ValueError):
+    """What strict JSON reading refuses (a repeated key, NaN, Infinity)."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys are all different (Python's reader keeps the last).
+
+    >>> _unique_keys([("a", 1), ("a", 2)])
+    Traceback (most recent call last):
+    ...
+    symroof.models.hf._Refused: the key 'a' is given twice in one object
+    """
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Refused(f"the key {key!r} is given twice in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise _Refused(f"{name} is not a JSON number")
 
 
 def _from_toml(text: str, where: str) -> ModelConfig:

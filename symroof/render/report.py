@@ -59,6 +59,9 @@ class Rendered:
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z")
+# the names of the files and folders beside the derivations' pages (the index, the figures,
+# the HTML assets): a derivation with one of them as its id would overwrite them
+RESERVED = ("index", "figures", "katex", "symroof")
 
 
 def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
@@ -73,6 +76,10 @@ def render(verification: Verification, formats: Sequence[str] = ("md", "tex"),
         if not _PLAIN.match(d.id) or ".." in d.id:
             raise InputError(f"derivation id {d.id!r} is not a plain name (letters, digits "
                              "and . _ -); it names the write-up's files", d.origin or None)
+        if d.id.split(".")[0].lower() in RESERVED:
+            raise InputError(f"derivation id {d.id!r} is reserved: the write-up's "
+                             f"{', '.join(RESERVED)} files and folders have these names",
+                             d.origin or None)
     words = strings()[lang]
     plots = have_matplotlib() if plots is None else plots
     files: dict[str, str | bytes] = {}
