@@ -65,7 +65,7 @@ from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
 from .printed import check_figures
 from .restated import restated
-from .stated import read
+from .stated import read, refusal
 from .tablefile import read_table
 
 _META = ("chapter", "inputs")
@@ -391,6 +391,9 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
         except InputError as exc:  # a number beyond a formula's limits
             raise InputError(exc.message, f"{where}: stated") from None
         if kind == "qualitative" and not isinstance(value, Law):
+            why = refusal(stated, src.language)
+            if why is not None:
+                raise InputError(why, f"{where}: stated")
             raise InputError(f"cannot read the stated value {stated!r:.60} as a number, an "
                              "expression or a relation (words need a law in claims.py)",
                              f"{where}: stated")

@@ -30,7 +30,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from .model import Claim, Conflict, Derivation
-from .stated import Stated, plain_numbers, read
+from .stated import Stated, read, relation_formula
 
 
 def find_conflicts(derivations: Iterable[Derivation]) -> list[Derivation]:
@@ -197,7 +197,7 @@ def _relation(text: str, lang: str = "en") -> tuple[str, str] | None:
         if op in text:
             lhs, rhs = text.split(op, 1)
             try:
-                parse_relation(plain_numbers(text, lang))
+                parse_relation(relation_formula(text, lang))
             except InputError:
                 return None
             return f"{lhs.strip()} {op[0]}", rhs.strip()

@@ -33,7 +33,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .stated import TOLERANCE, plain_numbers, read, stray_comma
+from .stated import TOLERANCE, read, relation_formula, stray_comma
 
 CLAIM_KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -178,7 +178,7 @@ class Claim(tb.RichView):
                                  "number", f"{where}: stated")
         elif self.kind in ("expr", "relation"):
             text = self.stated if self.kind == "expr" else \
-                plain_numbers(self.stated, self.source.language)
+                relation_formula(self.stated, self.source.language)
             try:
                 (parse_expr if self.kind == "expr" else parse_relation)(
                     text, where=f"{where}: stated")

@@ -27,11 +27,19 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import parse_expr, parse_relation
+from ..core.parse import parse_expr, parse_relation, printed_digits
 from ..core.printer import approx, text
 from .model import Claim, Law
 from .proof import Comparison, compare, proof
-from .stated import TOLERANCE, UNIT_WORDS, Stated, plain_numbers, read, stated
+from .stated import (
+    TOLERANCE,
+    UNIT_WORDS,
+    Stated,
+    plain_numbers,
+    read,
+    relation_formula,
+    stated,
+)
 
 
 class Verdict(StrEnum):
@@ -124,14 +132,21 @@ def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
     real = shown_number(inu) + (f" {unit}" if unit else "")
     # a tie (9.895 printed at two decimals) holds only when rounded half away from zero
     tie_ok = abs(diff) == p.half_unit and abs(p.value) > abs(d)
+    if p.shown and p.shown != stated.strip():  # full-width digits, a minus sign, 10⁸
+        stated = f"{stated.strip()} (read as {p.shown})"
     if abs(diff) < p.half_unit or tie_ok or diff == 0:
         detail = "exact" if diff == 0 else f"{real} at the printed precision"
         return Judgement(OK, shown, value, rel, detail)
     if p.unit_size > 0:
         down = sp.floor(d / p.unit_size) * p.unit_size
         up = sp.ceiling(d / p.unit_size) * p.unit_size
-        if p.value in (down, up) and rel <= tolerance:
-            cut = "truncated" if (p.value == down) == (d > 0) else "rounded up"
+        # one rule for every written form: the printed digits are the derived value's cut
+        # off at the last printed digit (1.5e12 for 1.555e12 as 8755 for 8755.56), or
+        # rounded the other way within the tolerance; a single significant digit (2 for
+        # 2.9) is a truncation only within the tolerance too
+        truncated = (p.value == down) == (d > 0)
+        if p.value in (down, up) and (rel <= tolerance or (truncated and p.digits >= 2)):
+            cut = "truncated" if truncated else "rounded up"
             return Judgement(ROUNDING, shown, value, rel,
                              f"{cut}: {real} printed as {stated.strip()}")
     return Judgement(MISMATCH, shown, value, rel, f"derived {real}, stated {stated.strip()}")
@@ -184,7 +199,7 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
                    where: str | None = None) -> Judgement:
     """Same direction (> or >=, < or <=) and the same bound (a number at the printed
     precision, or an equal expression)."""
-    rel = parse_relation(stated, where=where)
+    rel = parse_relation(relation_formula(stated), where=where)
     got = derived.inequality if hasattr(derived, "inequality") else derived
     if not isinstance(got, sp.Rel):
         raise InputError(f"derived {got!r} is not a relation", where)
@@ -199,7 +214,7 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
             return _unequal(about, shown, None, f"about {d_sym}, not {s_sym}")
     if s_dir != d_dir:
         return Judgement(MISMATCH, shown, None, None, f"direction {d_dir}, stated {s_dir}")
-    split = re.split(r"[<>]=?", stated, maxsplit=1)
+    split = re.split(r"[<>]=?", printed_digits(stated), maxsplit=1)
     bound_text = split[1] if len(split) == 2 and rel.lhs == s_sym else str(s_bound)
     if s_bound.is_number and d_bound.is_number:
         j = judge_number(bound_text, d_bound, tolerance, where)

@@ -110,6 +110,16 @@ def unit_scale(unit: str, *, where: str | None = None) -> sp.Rational:
     return sp.Rational(scale.numerator, scale.denominator)
 
 
+def unit_dimension(unit: str, *, where: str | None = None) -> tuple[int, int, int]:
+    """The (byte, FLOP, second) exponents of ``unit``.
+
+    >>> unit_dimension("TFLOP/s"), unit_dimension("GiB"), unit_dimension("us")
+    ((0, 1, -1), (1, 0, 0), (0, 0, 1))
+    """
+    _, dims = _unit(unit, unit, where)
+    return dims
+
+
 def _unit(unit: str, text: str, where: str | None) -> tuple[Fraction, tuple[int, int, int]]:
     numerator, slash, denominator = unit.partition("/")
     for spelled, rate in RATES.items():
