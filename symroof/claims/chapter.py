@@ -96,6 +96,86 @@ class Assumed:
     assumption: str
 
 
+#: what quantity() takes for a count or a ratio (no unit)
+COUNTS = ("count", "ratio", "1")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A value with the unit its claims.py says it is in (``quantity(x, "s")``)."""
+
+    value: Any
+    unit: str
+
+
+def quantity(value: Any, unit: str) -> Quantity:
+    """Say what a value is measured in, where the engine cannot tell (a value computed by
+    hand from chip figures, a model's parameter count): ``ch.add(t=quantity(flops / peak,
+    "s"))``, ``quantity(params(cfg).total, "count")``. The judge reads a
+    stated value of another dimension as a MISMATCH.
+
+    >>> quantity(3, "s").unit
+    's'
+    """
+    from ..core.units import unit_dimension
+    if unit not in COUNTS:
+        unit_dimension(unit, where="quantity()")
+    return Quantity(value, unit)
+
+
+def dimension_of(value: Any, made: Any) -> tuple[int, int, int] | None:
+    """The (byte, FLOP, second) exponents of a value a chapter adds: from its
+    :func:`quantity`, else from the engine result it is (an attribute of a roofline the
+    chapter recorded, ``ENGINE_DIMENSIONS``) or the product or quotient of two such; None
+    when the engine did not make it.
+
+    >>> from symroof import chip, einsum
+    >>> ch = Chapter("d", "D", Source("b"))
+    >>> rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+    >>> dimension_of(rl.ridge, ch), dimension_of(rl.peak / rl.ridge, ch)
+    ((-1, 1, 0), (1, 0, -1))
+    """
+    from ..core.units import unit_dimension
+    if isinstance(value, Quantity):
+        return (0, 0, 0) if value.unit in COUNTS else unit_dimension(value.unit)
+    if not isinstance(value, sp.Expr) or isinstance(value, sp.Rel):
+        return None
+    known = made if isinstance(made, dict) else engine_results(made)
+    if value in known:
+        return known[value]
+    if not value.is_number or value == 0:
+        return None
+    for a, da in known.items():  # a product or a quotient of two: value / a or a / value
+        for b, sign in ((value / a, 1), (a / value, -1)):
+            db = known.get(b)
+            if db is not None:
+                return (da[0] + sign * db[0], da[1] + sign * db[1], da[2] + sign * db[2]) \
+                    if sign == 1 else (da[0] - db[0], da[1] - db[1], da[2] - db[2])
+    return None
+
+
+def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
+    """The engine results a builder recorded (its rooflines and their ops), each with its
+    dimension (``ENGINE_DIMENSIONS``); a value two results share with two dimensions is
+    left out."""
+    from ..core.units import ENGINE_DIMENSIONS
+    out: dict[sp.Expr, tuple[int, int, int]] = {}
+    clash: set[sp.Expr] = set()
+    rooflines = list(getattr(made, "rooflines", ()))
+    for thing in [*rooflines, *(rl.op for rl in rooflines)]:
+        for (kind, attr), dim in ENGINE_DIMENSIONS.items():
+            if type(thing).__name__ != kind:
+                continue
+            got = getattr(thing, attr, None)
+            dims = (dim.byte, dim.flop, dim.second)
+            for v in (got.values() if isinstance(got, Mapping) else [got]):
+                if isinstance(v, sp.Expr) and v != 0:
+                    if out.get(v, dims) != dims:
+                        clash.add(v)
+                    out[v] = dims
+    return {v: d for v, d in out.items() if v not in clash}
+
+
 def measured(evidence: str = "") -> Measured:
     """Mark a claim as a measurement (evidence here or in the table's row)."""
     return Measured(evidence)
@@ -268,8 +348,10 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
             raise InputError("a claim of claims.py this table neither states nor omits",
                              f"{file}: {key}")
     plain = restated_in(module, ch)
+    made = engine_results(ch)
     claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
-                          f"{file}: {key}", prefix, plain.get(key, ""))
+                          f"{file}: {key}", prefix, plain.get(key, ""),
+                          dimension_of(ch.values[key], made))
                    for key, (section, row) in rows.items())
     ch.assumptions.extend(meta.get("assumptions", []))
     ch.notes.extend(meta.get("notes", []))
@@ -364,8 +446,11 @@ def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:
 
 
 def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
-           prefix: str, plain: str = "") -> Claim:
-    options: dict[str, Any] = {}
+           prefix: str, plain: str = "", dimension: tuple[int, int, int] | None = None
+           ) -> Claim:
+    options: dict[str, Any] = {"dimension": dimension}
+    if isinstance(value, Quantity):
+        value = value.value
     figures = row.get("figures", {})
     if not isinstance(figures, dict):
         raise InputError("figures is a table: figure = \"value as printed\"", where)

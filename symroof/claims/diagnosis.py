@@ -38,7 +38,17 @@ import sympy as sp
 from ..core.choices import DROPS, SLIPS, Choices, Tried
 from ..core.errors import SymroofError
 from .model import Claim
-from .rules import RULES, Judgement, Verdict, _exact_number, judge_number, printed, shown_number
+from .rules import (
+    RULES,
+    Judgement,
+    Verdict,
+    _exact_number,
+    as_quantity,
+    dimension_clash,
+    judge_number,
+    printed,
+    shown_number,
+)
 from .stated import UNIT_WORDS, read
 
 APPROX_LIMIT = sp.Rational(5, 100)
@@ -65,8 +75,11 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     numeric = claim.kind in ("number", "definition") and \
         read(claim.stated, claim.source.language) is not None and \
         not isinstance(value, sp.Rel)
+    if numeric and dimension_clash(claim):  # another quantity: no choice or slip makes it
+        return j
     if numeric and j.derived:
-        j = replace(j, derived=derived_text(claim.stated, value, claim.source.language))
+        j = replace(j, derived=derived_text(claim.stated, value, claim.source.language,
+                                            claim.dimension))
     if not numeric:
         return _by_choices(claim, j, tried, where) if j.verdict == MISMATCH else j
     j = approximate(claim.stated, j, value, where, claim.source.language)
@@ -87,7 +100,8 @@ def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:
     return unit_slip(stated, j, derived, None, language) if j.verdict == MISMATCH else j
 
 
-def derived_text(stated: str, derived: Any, language: str = "en") -> str:
+def derived_text(stated: str, derived: Any, language: str = "en",
+                 dimension: tuple[int, int, int] | None = None) -> str:
     """The derived number in the stated unit, as the verdict table shows it: exact when
     short, else a decimal with one digit more than the stated prints (and at least three
     significant digits).
@@ -97,9 +111,9 @@ def derived_text(stated: str, derived: Any, language: str = "en") -> str:
     >>> derived_text("240", sp.Rational(9850, 41))
     '9850/41'
     """
-    p = printed(stated, None, language)
+    p = as_quantity(printed(stated, None, language), dimension)
     inu = p.in_unit(_exact_number(derived, None))
-    unit = UNIT_WORDS.get(p.unit, p.unit)
+    unit = p.display_unit
     places = -sp.log(p.unit_size / p.scale, 10) if p.half_unit else None
     if inu.is_Rational and inu.q < 10**6:
         shown = str(inu)

@@ -39,7 +39,8 @@ def facts_of(c: Claim) -> dict[str, Any]:
     return {"tolerance": str(c.tolerance), "meaning": c.meaning, "assumed": c.assumed,
             "evidence": c.evidence, "assumptions": list(c.assumptions),
             "within": None if c.within is None else [str(x) for x in c.within],
-            "restates": c.restates}
+            "restates": c.restates,
+            "dimension": None if c.dimension is None else list(c.dimension)}
 
 
 def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
@@ -129,7 +130,17 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
         value=value,
         assumed=str(facts.get("assumed", "")),
         assumptions=tuple(str(a) for a in facts.get("assumptions", [])),
-        conflicts=conflicts, restates=str(facts.get("restates", "")))
+        conflicts=conflicts, restates=str(facts.get("restates", "")),
+        dimension=_dimension(facts.get("dimension")))
+
+
+def _dimension(sent: Any) -> tuple[int, int, int] | None:
+    """A dimension the worker sent: three small integers, else none (never trusted
+    beyond its shape)."""
+    if isinstance(sent, list) and len(sent) == 3 and \
+            all(isinstance(x, int) and not isinstance(x, bool) and -4 <= x <= 4 for x in sent):
+        return (sent[0], sent[1], sent[2])
+    return None
 
 
 def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:

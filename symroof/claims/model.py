@@ -155,6 +155,8 @@ class Claim(tb.RichView):
     figures: tuple[tuple[str, str], ...] = ()  # (figure, value as printed) of the passage
     sums_up: tuple[str, ...] = ()  # ids of the claims a summary restates
     restates: str = ""  # what a value made without computation restates (a DEFINITION)
+    # the (byte, FLOP, second) exponents of the derived value, when the engine made it
+    dimension: tuple[int, int, int] | None = None
 
     def __post_init__(self) -> None:
         where = f"claim {self.id!r}"

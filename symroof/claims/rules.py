@@ -39,6 +39,7 @@ from .stated import (
     read,
     relation_formula,
     stated,
+    without_marks,
 )
 
 
@@ -103,6 +104,26 @@ def printed(text_: str, where: str | None = None, language: str = "en") -> State
         return Stated(value, sp.Integer(0))
 
 
+def as_quantity(p: Stated, dimension: tuple[int, int, int] | None) -> Stated:
+    """The reading of ``p`` a value of ``dimension`` takes: a B after the digits is a
+    billion for a count, bytes otherwise."""
+    return p.as_count if p.as_count is not None and dimension == (0, 0, 0) else p
+
+
+def dimension_clash(c: Claim) -> bool:
+    """Whether the claim states a unit of another dimension than its derived value's."""
+    if c.dimension is None:
+        return False
+    try:
+        p = read(c.stated, c.source.language)
+    except InputError:
+        return False
+    if p is None:
+        return False
+    p = as_quantity(p, c.dimension)
+    return p.dims is not None and p.dims != c.dimension
+
+
 def shown_number(value: Any) -> str:
     """A derived number with the digits that tell it from a printed one: 1.395, not 1.4.
 
@@ -116,16 +137,30 @@ def shown_number(value: Any) -> str:
 
 
 def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
-                 where: str | None = None, language: str = "en") -> Judgement:
+                 where: str | None = None, language: str = "en",
+                 dimension: tuple[int, int, int] | None = None) -> Judgement:
     """OK within the printed precision, ROUNDING for truncation or rounding the other way,
     MISMATCH otherwise. A stated unit (``1.01 ms``) reads the derived value (seconds) in
-    that unit."""
-    p = printed(stated, where, language)
+    that unit; when the derived value's ``dimension`` is known, a stated unit of another
+    dimension is a MISMATCH that says so, and a B after the digits of a count is a
+    billion.
+
+    >>> judge_number("243 s", sp.Rational(19700, 81), dimension=(-1, 1, 0)).detail
+    'stated in s, derived in FLOP/B (243.21 FLOP/B)'
+    """
+    p = as_quantity(printed(stated, where, language), dimension)
     d = _exact_number(derived, where)
+    if dimension is not None and p.dims is not None and p.dims != dimension:
+        from ..core.units import dimension_text
+        said = "as a count" if p.count else f"in {UNIT_WORDS.get(p.unit, p.unit)}"
+        got = dimension_text(dimension)
+        real = shown_number(d) + ("" if dimension == (0, 0, 0) else f" {got}")
+        return Judgement(MISMATCH, text(d), _float(d), None,
+                         f"stated {said}, derived in {got} ({real})")
     diff = d - p.value
     rel = float(abs(diff) / abs(p.value)) if p.value != 0 else float(abs(diff))
     inu = p.in_unit(d)
-    unit = UNIT_WORDS.get(p.unit, p.unit)
+    unit = p.display_unit
     shown = text(inu) if inu.is_Rational and inu.q < 10**6 else approx(inu, 8)
     shown = f"{shown} {unit}" if unit else shown
     value = float(inu)
@@ -218,8 +253,8 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     bound_text = split[1] if len(split) == 2 and rel.lhs == s_sym else str(s_bound)
     if s_bound.is_number and d_bound.is_number:
         j = judge_number(bound_text, d_bound, tolerance, where)
-    else:
-        j = judge_expr(bound_text, d_bound, where)
+    else:  # a formula for a bound: its marks say nothing to an equality
+        j = judge_expr(without_marks(bound_text), d_bound, where)
     return Judgement(j.verdict, shown, j.derived_value, j.rel_error, j.detail)
 
 
@@ -294,7 +329,7 @@ def judge_law(stated: str, derived: Any, where: str | None = None) -> Judgement:
 
 
 def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
-    return judge_number(c.stated, v, c.tolerance, w, c.source.language)
+    return judge_number(c.stated, v, c.tolerance, w, c.source.language, c.dimension)
 
 
 def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:

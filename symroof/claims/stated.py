@@ -80,6 +80,14 @@ class Stated:
         return value / self.scale
 
     @property
+    def display_unit(self) -> str:
+        """The unit as a verdict prints the derived value in it (``ms`` for ``мс``,
+        ``billion`` for the B of a count)."""
+        if self.count and self.unit in COUNT_SUFFIXES:
+            return {"K": "thousand", "M": "million", "B": "billion", "T": "trillion"}[self.unit]
+        return UNIT_WORDS.get(self.unit, self.unit)
+
+    @property
     def dims(self) -> tuple[int, int, int] | None:
         """The dimension of the printed unit as (byte, FLOP, second) exponents; None when
         no unit is printed (a percentage and a count are dimensionless: (0, 0, 0))."""
@@ -185,7 +193,7 @@ def read(text: str, language: str = "en") -> Stated | None:
     value = -value if sign == "-" else value
     if unit == "B" and not count:
         billion = sp.Integer(10) ** 9
-        as_count = Stated(value * billion, half * billion, "", approximate, billion,
+        as_count = Stated(value * billion, half * billion, "B", approximate, billion,
                           len(significant), True, shown)
     return Stated(value, half, unit, approximate, scale, len(significant), count, shown,
                   as_count)
@@ -276,6 +284,18 @@ def relation_formula(text: str, language: str = "en") -> str:
     for mark in APPROX_AFTER:
         out = out.removesuffix(mark).rstrip()
     return re.sub(r"\s+", " ", out).strip()
+
+
+def without_marks(text: str) -> str:
+    """A bound with its approximation marks dropped (``≈240`` -> ``240``)."""
+    out = text.strip()
+    for mark in sorted(APPROX_BEFORE, key=len, reverse=True):
+        if out.lower().startswith(mark.lower()):
+            out = out[len(mark):].strip()
+            break
+    for mark in APPROX_AFTER:
+        out = out.removesuffix(mark).rstrip()
+    return out
 
 
 def stray_comma(text: str, language: str = "en") -> str | None:

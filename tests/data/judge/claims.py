@@ -1,0 +1,26 @@
+"""The judge's rows (issue 35): one claim per kind of reading the judge must get right."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symroof import chip, einsum
+from symroof.claims import Chapter, quantity
+from symroof.models import model, params
+
+
+def claims(ch: Chapter) -> None:
+    rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+    count = params(model("llama-2-7b")).total
+    ch.add(
+        # one reading of a printed number
+        ridge_full_width=rl.ridge,
+        ridge_leading_dot=rl.ridge,
+        peak_truncated=rl.peak,
+        params_count_suffix=quantity(count, "count"),
+        ridge_in_a_relation=sp.Symbol("B", positive=True) > rl.ridge,
+        ridge_approx_word=rl.ridge,
+        # quantities
+        ridge_in_seconds=rl.ridge,
+        bandwidth_as_capacity=rl.peak / rl.ridge,
+    )
