@@ -116,7 +116,9 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
     erratum = row.get("erratum")
     conflicts = tuple(Conflict(str(k["figure"]), tuple((str(v["value"]), tuple(v["claims"]))
                                                         for v in k["values"]),
-                               str(k.get("text") or ""), str(k.get("known") or ""))
+                               str(k.get("text") or ""), str(k.get("known") or ""),
+                               str(k.get("defined_by") or ""), str(k.get("defining") or ""),
+                               tuple(str(i) for i in k.get("agreeing") or ()))
                       for k in row.get("conflicts", []))
     return Claim(
         str(row["id"]), src, str(row["statement"]), str(row["quote"]), str(row["stated"]),

@@ -118,7 +118,8 @@ class Conflict:
     def to_json(self) -> dict[str, Any]:
         return {"figure": self.figure, "text": self.text, "known": self.known or None,
                 "values": [{"value": v, "claims": list(ids)} for v, ids in self.values],
-                "defined_by": self.defined_by or None, "defining": self.defining or None}
+                "defined_by": self.defined_by or None, "defining": self.defining or None,
+                "agreeing": list(self.agreeing)}
 
 
 @dataclass(frozen=True, repr=False)

@@ -417,6 +417,8 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
         turned = MARKS.get((name, j.verdict))
         if turned is None:
             continue
+        if name == "conflict" and j.verdict != OK:  # the claim's own verdict, kept in view
+            why = f"{why}; on its own figures: {j.verdict.value} ({j.detail})"
         if name == "erratum":
             why = (f"known erratum: {claim.erratum.why}" if turned == Verdict.ERRATUM  # type: ignore[union-attr]
                    else f"marked as an erratum but holds ({j.detail})")
