@@ -63,7 +63,7 @@ from ..core.errors import InputError
 from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
-from .printed import check_figures
+from .printed import check_figures, check_stated
 from .restated import restated
 from .stated import read, refusal
 from .tablefile import read_table
@@ -347,6 +347,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
         if key not in rows and key not in omits:
             raise InputError("a claim of claims.py this table neither states nor omits",
                              f"{file}: {key}")
+    check_stated(rows, str(file), language)
     plain = restated_in(module, ch)
     made = engine_results(ch)
     claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
