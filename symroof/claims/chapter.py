@@ -17,7 +17,7 @@
 ...     [inputs]
 ...     rate = 3
 ...     ["Section one".half]
-...     quote = "one half"
+...     quote = "one half (0.5)"
 ...     stated = "0.5"
 ...     ["Section one".speed]
 ...     quote = "3 ms"
@@ -174,6 +174,18 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
                         clash.add(v)
                     out[v] = dims
     return {v: d for v, d in out.items() if v not in clash}
+
+
+def real(names: str) -> tuple[sp.Symbol, ...]:
+    """Symbols that may be negative or zero (logits, a shifted maximum), where ``sizes``
+    makes positive ones: a formula equal only for positive values of them is not equal.
+
+    >>> m1, m2 = real("m1 m2")
+    >>> m1.is_real, m1.is_positive
+    (True, None)
+    """
+    from ..core.parse import size_name
+    return tuple(sp.Symbol(size_name(n, "real()"), real=True) for n in names.split())
 
 
 def measured(evidence: str = "") -> Measured:

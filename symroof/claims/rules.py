@@ -194,8 +194,12 @@ def judge_expr(stated: str, derived: Any, where: str | None = None) -> Judgement
     >>> judge_expr("2*B", parse_expr("2*B + floor(B/100)")).detail
     'differs from 2*B: at B = 100: stated 200, derived 201'
     """
-    s = parse_expr(stated, where=where)
     d = _exact(derived, where)
+    # a name the derived value declares real is read as that symbol, not as a size: the
+    # stated Abs(m1) must not become m1 before it is compared
+    real = {x.name: x for x in d.free_symbols
+            if isinstance(x, sp.Symbol) and x.is_real and not x.is_positive}
+    s = parse_expr(stated, where=where, symbols=real or None)
     shown = text(d)
     c = compare(s, d)
     if c.equal:
