@@ -359,13 +359,13 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
         if key not in rows and key not in omits:
             raise InputError("a claim of claims.py this table neither states nor omits",
                              f"{file}: {key}")
-    check_stated(rows, str(file), language)
     plain = restated_in(module, ch)
     made = engine_results(ch)
     claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
                           f"{file}: {key}", prefix, plain.get(key, ""),
                           dimension_of(ch.values[key], made))
                    for key, (section, row) in rows.items())
+    check_stated(rows, str(file), language)
     ch.assumptions.extend(meta.get("assumptions", []))
     ch.notes.extend(meta.get("notes", []))
     d = ch.build()
