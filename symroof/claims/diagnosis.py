@@ -89,7 +89,10 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     found = _by_choices(claim, j, tried, where, slips=j.verdict == MISMATCH)
     if found is not j or j.verdict == APPROX:
         return found
-    return unit_slip(claim.stated, j, value, where, claim.source.language)
+    slipped = unit_slip(claim.stated, j, value, where, claim.source.language)
+    if slipped is not j:
+        return slipped
+    return hand_slip(claim.stated, j, value, where, claim.source.language, claim.dimension)
 
 
 def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:
@@ -165,6 +168,59 @@ def unit_slip(stated: str, j: Judgement, derived: Any, where: str | None,
                               "meaning": f"the stated {said} is {number} {other}",
                               "said": f"the stated {said} is {number} {other}",
                               "value": alt.derived, "value_value": alt.derived_value})
+
+
+# the usual slips of a hand calculation: what the text's value is of the derived one, and
+# what the slip is called (tried in this order; the first that reproduces the stated value
+# within its printed precision is named)
+HAND_SLIPS: tuple[tuple[str, Any, str], ...] = (
+    ("twice", 2, "a factor 2 (elements for bytes, multiply-adds for FLOPs, one way for "
+                 "both ways)"),
+    ("half", sp.Rational(1, 2), "a factor 2 (elements for bytes, multiply-adds for FLOPs, "
+                                "one way for both ways)"),
+    ("1000 times", 10**3, "a power of 10^3 (a prefix off by one step: ms for us, GB for MB)"),
+    ("a thousandth of", sp.Rational(1, 10**3), "a power of 10^3 (a prefix off by one step: "
+                                               "ms for us, GB for MB)"),
+    ("10^6 times", 10**6, "a power of 10^3, twice"),
+    ("a millionth of", sp.Rational(1, 10**6), "a power of 10^3, twice"),
+    ("the inverse of", None, "an inverted ratio"),
+)
+
+
+def hand_slip(stated: str, j: Judgement, derived: Any, where: str | None, language: str,
+              dimension: tuple[int, int, int] | None = None) -> Judgement:
+    """A MISMATCH whose stated number is a usual slip of the derived value (``HAND_SLIPS``):
+    it stays a MISMATCH, and its detail names the slip and the right value.
+
+    >>> hand_slip("486", judge_number("486", sp.Rational(19700, 81)),
+    ...           sp.Rational(19700, 81), None, "en").detail  # doctest: +ELLIPSIS
+    'derived 243.21, stated 486; the stated value is twice the derived: a factor 2 ...'
+    """
+    if j.verdict != MISMATCH:
+        return j
+    try:
+        d = _exact_number(derived, where)
+    except SymroofError:
+        return j
+    if d == 0:
+        return j
+    for name, factor, slip in HAND_SLIPS:
+        wrong = 1 / d if factor is None else d * factor
+        try:
+            alt = judge_number(stated, wrong, where=where, language=language,
+                               dimension=None if factor is None else dimension)
+        except SymroofError:
+            continue
+        if alt.verdict not in (Verdict.OK, Verdict.ROUNDING):
+            continue
+        p = printed(stated, where, language)
+        right = _shown(p.in_unit(d), p.unit)
+        said = f"the stated value is {name} the derived: {slip}; right: {right}"
+        return replace(j, detail=f"{j.detail}; {said}",
+                       diagnosis={"choice": slip, "kind": "slip", "meaning": said,
+                                  "said": said, "value": j.derived,
+                                  "value_value": float(d)})
+    return j
 
 
 def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str,
@@ -257,5 +313,5 @@ def _shown(value: sp.Expr, unit: str) -> str:
     return f"{shown} {UNIT_WORDS.get(unit, unit)}" if unit else shown
 
 
-__all__ = ["APPROX_LIMIT", "UNIT_SLIPS", "approximate", "judged", "judged_number",
-           "unit_slip"]
+__all__ = ["APPROX_LIMIT", "HAND_SLIPS", "UNIT_SLIPS", "approximate", "hand_slip", "judged",
+           "judged_number", "unit_slip"]

@@ -5,13 +5,15 @@ from __future__ import annotations
 import sympy as sp
 
 from symroof import chip, einsum
-from symroof.claims import Chapter, quantity
+from symroof.claims import Chapter, quantity, real
 from symroof.models import model, params
 
 
 def claims(ch: Chapter) -> None:
     rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
     count = params(model("llama-2-7b")).total
+    prose = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+    (m1,) = real("m1")
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -23,4 +25,17 @@ def claims(ch: Chapter) -> None:
         # quantities
         ridge_in_seconds=rl.ridge,
         bandwidth_as_capacity=rl.peak / rl.ridge,
+        # truth fixes
+        ridge_book_table=rl.ridge,
+        ridge_prose=prose.ridge,
+        summary_of_the_relation=prose.ridge,
+        shifted_logit=m1,
+        restated_caches=len(["K", "V"]),
+        # diagnosis of a plain value
+        ridge_doubled=rl.ridge,
+        peak_prefix_slip=rl.peak,
+        ridge_inverted=rl.ridge,
+        bandwidth_gib=rl.peak / rl.ridge,
+        # the catalogue's default is the vendor's figure
+        a100_bf16_peak=chip("a100-80gb").peak("bf16"),
     )
