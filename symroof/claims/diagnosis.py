@@ -72,8 +72,7 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     tried = derived if isinstance(derived, Tried) else None
     value = tried.value if tried is not None else derived
     j = RULES[claim.kind](claim, value, where)
-    numeric = claim.kind in ("number", "definition") and \
-        read(claim.stated, claim.source.language) is not None and \
+    numeric = claim.kind in ("number", "definition") and claim.reading is not None and \
         not isinstance(value, sp.Rel)
     if numeric and dimension_clash(claim):  # another quantity: no choice or slip makes it
         return j

@@ -33,7 +33,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .stated import TOLERANCE, read, relation_formula, stray_comma
+from .stated import TOLERANCE, Stated, read, relation_formula, stray_comma
 
 CLAIM_KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -158,9 +158,16 @@ class Claim(tb.RichView):
     restates: str = ""  # what a value made without computation restates (a DEFINITION)
     # the (byte, FLOP, second) exponents of the derived value, when the engine made it
     dimension: tuple[int, int, int] | None = None
+    # the stated value as the table of printed numbers reads it (None: not a number)
+    reading: Stated | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         where = f"claim {self.id!r}"
+        try:
+            object.__setattr__(self, "reading", read(self.stated, self.source.language))
+        except InputError:
+            if self.kind == "number":
+                raise
         if not _ID.match(self.id):
             raise InputError("claim ids are lower-case letters, digits, '_', '.', '-'", where)
         if self.kind not in CLAIM_KINDS:
@@ -175,7 +182,7 @@ class Claim(tb.RichView):
                 (self.within is None or not self.meaning):
             raise InputError("a qualitative claim needs a law (or within=(lo, hi) and "
                              "meaning=)", where)
-        if self.kind == "number" and read(self.stated, self.source.language) is None:
+        if self.kind == "number" and self.reading is None:
             if not parse_expr(self.stated, where=f"{where}: stated").is_Rational:
                 raise InputError(f"cannot read the stated value {self.stated!r} as a "
                                  "number", f"{where}: stated")

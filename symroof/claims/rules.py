@@ -112,15 +112,9 @@ def as_quantity(p: Stated, dimension: tuple[int, int, int] | None) -> Stated:
 
 def dimension_clash(c: Claim) -> bool:
     """Whether the claim states a unit of another dimension than its derived value's."""
-    if c.dimension is None:
+    if c.dimension is None or c.reading is None:
         return False
-    try:
-        p = read(c.stated, c.source.language)
-    except InputError:
-        return False
-    if p is None:
-        return False
-    p = as_quantity(p, c.dimension)
+    p = as_quantity(c.reading, c.dimension)
     return p.dims is not None and p.dims != c.dimension
 
 
@@ -339,7 +333,7 @@ def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
 def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:
     if isinstance(v, sp.Rel):
         return judge_relation(plain_numbers(c.stated, c.source.language), v, c.tolerance, w)
-    if read_number(c.stated, c.source.language):
+    if c.reading is not None:
         return _number_rule(c, v, w)
     return judge_expr(c.stated, v, w)
 
