@@ -55,9 +55,9 @@ def restated(source: str) -> dict[str, str]:
                 if isinstance(t, ast.Tuple | ast.List) and isinstance(node, ast.Assign) \
                         and isinstance(node.value, ast.Tuple | ast.List) \
                         and len(node.value.elts) == len(t.elts):  # a, b = 70e9, 1.4e12
-                    for name, value in zip(t.elts, node.value.elts, strict=True):
+                    for name, element in zip(t.elts, node.value.elts, strict=True):
                         if isinstance(name, ast.Name):
-                            bound.setdefault(name.id, []).append(value)
+                            bound.setdefault(name.id, []).append(element)
                     continue
                 if isinstance(t, ast.Tuple | ast.List):
                     for name in t.elts:

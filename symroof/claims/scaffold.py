@@ -139,10 +139,10 @@ def _values(quote: str, language: str) -> list[tuple[str, str]]:
                 (m.start() > 0 and (quote[m.start() - 1].isalnum() or
                                     quote[m.start() - 1] == "_")):
             continue
-        stated = _readable(m.group(0), language)
-        if stated is None:
+        number = _readable(m.group(0), language)
+        if number is None:
             continue
-        out.append((stated, _concept(stated, quote, language)))
+        out.append((number, _concept(number, quote, language)))
         taken.append(m.span())
     order = {s: quote.find(s) for s, _ in out}
     return sorted(out, key=lambda sc: order[sc[0]])
