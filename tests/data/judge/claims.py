@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import sympy as sp
 
-from symroof import chip, einsum
+from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
 from symroof.models import model, params
+from symroof.parallel import all_gather
 
 
 def claims(ch: Chapter) -> None:
@@ -14,6 +15,7 @@ def claims(ch: Chapter) -> None:
     count = params(model("llama-2-7b")).total
     prose = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
     (m1,) = real("m1")
+    gather = all_gather("bf16[4096_X, 8192]", "X", mesh("X=8", "h100-sxm"))
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -35,6 +37,7 @@ def claims(ch: Chapter) -> None:
         ridge_doubled=rl.ridge,
         peak_prefix_slip=rl.peak,
         ridge_inverted=rl.ridge,
+        allgather_latency_off=ch.with_choices(gather, latency="off"),
         bandwidth_gib=rl.peak / rl.ridge,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
