@@ -107,6 +107,8 @@ class _Reading:
             right = self.restates(e.right, depth + 1)
             if left is None or right is None:
                 return None
+            if "the input" not in left + right:  # literals of claims.py: as written there
+                return f"restates {ast.unparse(e)}, written in claims.py"
             op = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times", ast.Div: "over",
                   ast.Pow: "to the power"}.get(type(e.op), "with")
             return f"{left.removesuffix(', written in claims.py')}, {op} " \
@@ -128,8 +130,7 @@ class _Reading:
                 if all(p is not None for p in parts) and len(parts) == 1:
                     return parts[0]
                 if all(p is not None for p in parts):
-                    said = ", ".join(_plain(p) for p in parts if p is not None)
-                    return f"restates {name}({said}), written in claims.py"
+                    return f"restates {ast.unparse(e)}, written in claims.py"
             if name in _PLAIN and e.args and not e.keywords:
                 parts = [self.restates(a, depth + 1) for a in e.args]
                 if all(p is not None for p in parts):
