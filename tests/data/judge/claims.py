@@ -41,4 +41,5 @@ def claims(ch: Chapter) -> None:
         bandwidth_gib=rl.peak / rl.ridge,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
+        ridge_other_edition=rl.ridge,
     )
