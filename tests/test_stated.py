@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from symroof.claims.rules import Verdict, judge_number
 from symroof.claims.stated import APPROXIMATE, read, stated
 from symroof.core.errors import InputError
-from symroof.core.parse import APPROX_AFTER
+from symroof.core.parse import APPROX_AFTER, MULTIPLIERS
 from symroof.core.units import unit_scale
 from tests.conftest import examples
 
@@ -198,3 +198,22 @@ def test_full_width_digits_are_shown_as_read() -> None:
     assert j.verdict == Verdict.OK and j.detail == "243.21 at the printed precision"
     j = judge_number("２５０", sp.Rational(19700, 81))
     assert j.detail == "derived 243.21, stated ２５０ (read as 250)"
+
+
+@settings(max_examples=examples(40))
+@given(st.integers(1, 999), st.sampled_from(sorted(MULTIPLIERS)))
+def test_a_multiplier_scales_value_and_precision_alike(n: int, word: str) -> None:
+    lang = "zh" if not word.isascii() and word[0] > "\u3000" else \
+        "ru" if not word.isascii() else "en"
+    s = stated(f"{n}{'' if lang == 'zh' else ' '}{word}", lang)
+    assert s.count and s.value == n * 10 ** MULTIPLIERS[word]
+    assert s.half_unit == sp.Rational(10 ** MULTIPLIERS[word], 2)
+
+
+@settings(max_examples=examples(40))
+@given(st.integers(0, 10**6), st.integers(0, 99))
+def test_full_width_digits_read_as_their_ascii_form(whole: int, frac: int) -> None:
+    ascii_form = f"{whole}.{frac:02d}"
+    wide = "".join(chr(0xFF10 + int(c)) if c.isdigit() else "．" for c in ascii_form)
+    a, b = stated(ascii_form, "zh"), stated(wide, "zh")
+    assert (a.value, a.half_unit) == (b.value, b.half_unit) and b.shown == ascii_form
