@@ -146,3 +146,23 @@ def test_a_chapter_scaffolded_from_a_text_runs(tmp_path: Path) -> None:
     (folder / "en.toml").write_text(text[:start] + text[text.index("[", start + 5):], "utf-8")
     done = run_cli("verify", "--no-cache", str(folder))
     assert done.returncode == 0 and "24 claims in 1 derivations: 24 UNVERIFIABLE" in done.stdout
+
+
+@pytest.mark.parametrize(("lang", "text", "stated"), [
+    ("zh", "# 屋顶线\n\nTPU v5e 的峰值算力为 1.97e14 FLOP/s。其算术强度阈值约为 240 FLOPs/byte。"
+           "全局 BatchSize 为 2M 个词元，每颗芯片 16K。\n",
+     ["1.97e14 FLOP/s", "约为 240 FLOPs/byte", "2M", "16K"]),
+    ("ru", "# Крыша\n\nПиковая производительность TPU v5e равна 1,97e14 FLOP/s. Порог "
+           "интенсивности около 240. Батч 61 000 токенов занимает 1,01 мс.\n",
+     ["1,97e14 FLOP/s", "около 240", "61 000 токенов", "1,01 мс"]),
+])
+def test_a_scaffold_reads_the_text_s_language(tmp_path: Path, lang: str, text: str,
+                                              stated: list[str]) -> None:
+    from symroof.claims.scaffold import rows_of_text
+    assert [r.stated for r in rows_of_text(text, lang)] == stated
+    (tmp_path / "t.md").write_text(text, "utf-8")
+    done = run_cli("claims", "new", str(tmp_path / "ch"), "--from", str(tmp_path / "t.md"),
+                   "--lang", lang)
+    assert done.returncode == 0, done.stderr
+    done = run_cli("verify", "--no-cache", str(tmp_path / "ch"))
+    assert done.returncode == 0 and f"{len(stated)} UNVERIFIABLE" in done.stdout

@@ -136,9 +136,8 @@ def _values(quote: str, language: str) -> list[tuple[str, str]]:
         taken.append(m.span())
     for m in _NUMBER.finditer(quote):
         if any(a <= m.start() < b for a, b in taken) or \
-                (m.start() > 0 and (quote[m.start() - 1].isalnum() or
-                                    quote[m.start() - 1] == "_")):
-            continue
+                re.match(r"[A-Za-z0-9_.]", quote[m.start() - 1:m.start()]):
+            continue  # digits inside a name (v5e, H100) or a number already read
         number = _readable(m.group(0), language)
         if number is None:
             continue
