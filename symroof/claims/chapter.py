@@ -52,6 +52,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -63,7 +64,7 @@ from ..core.errors import InputError
 from ..core.parse import exact_number, parse_expr
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
-from .printed import check_figures, check_stated
+from .printed import check_figures, check_stated, printed_values
 from .restated import restated
 from .stated import read, refusal
 from .tablefile import read_table
@@ -184,6 +185,34 @@ def with_editions(value: Any, made: Any) -> Any:
         except InputError:
             return value
     return value
+
+
+def rounded_figures(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
+    """Each numeric claim with the numbers the same text printed rounded (a stated value
+    within 5% of its derived one, not equal to it) that its own quote prints again: a result
+    that follows from the rounded figure, not the exact one, is a slip the diagnosis names
+    ("a rounded intermediate carried forward")."""
+    found: list[tuple[str, str, str]] = []
+    for c in claims:
+        raw = c.value.value if isinstance(c.value, Tried) else c.value
+        if c.kind != "number" or c.reading is None or c.reading.count or \
+                not isinstance(raw, sp.Expr) or not raw.is_number or raw == 0:
+            continue
+        ratio = c.reading.value / raw
+        if ratio != 1 and abs(ratio - 1) <= sp.Rational(1, 20) and ratio.is_Rational:
+            found.append((c.id, c.stated, str(ratio)))
+    if not found:
+        return claims
+    by_id = {c.id: c for c in claims}
+
+    def printed_in(c: Claim, other: str) -> bool:  # the figure is printed in c's quote
+        p = by_id[other].reading
+        assert p is not None
+        shown = p.in_unit(abs(p.value))
+        return Fraction(int(shown.p), int(shown.q)) in printed_values(c.quote)
+    return tuple(replace(c, rounded=tuple(f for f in found if f[0] != c.id and
+                                          printed_in(c, f[0])))
+                 if c.kind == "number" else c for c in claims)
 
 
 def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
@@ -400,6 +429,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
                    for key, (section, row) in rows.items())
     check_stated(rows, str(file), language)
     ch.assumptions.extend(meta.get("assumptions", []))
+    claims = rounded_figures(claims)
     ch.notes.extend(meta.get("notes", []))
     d = ch.build()
     known = tuple(sorted((str(k), str(v)) for k, v in meta.get("known", {}).items()))

@@ -37,6 +37,7 @@ import sympy as sp
 
 from ..core.choices import DROPS, SLIPS, Choices, Tried
 from ..core.errors import SymroofError
+from ..core.parse import parse_number
 from ..core.printer import text
 from .model import Claim
 from .rules import (
@@ -105,7 +106,43 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     slipped = unit_slip(claim.stated, j, value, where, claim.source.language)
     if slipped is not j:
         return slipped
-    return hand_slip(claim.stated, j, value, where, claim.source.language, claim.dimension)
+    slipped = hand_slip(claim.stated, j, value, where, claim.source.language,
+                        claim.dimension)
+    if slipped is not j:
+        return slipped
+    return carried(claim, j, value, where)
+
+
+def carried(claim: Claim, j: Judgement, derived: Any, where: str) -> Judgement:
+    """A MISMATCH that follows from a figure the same text printed rounded (``rounded``:
+    the claim's value scaled by that figure's stated over derived, or by its inverse): it
+    stays a MISMATCH, and its detail names the figure and the right value."""
+    if j.verdict != MISMATCH or not claim.rounded:
+        return j
+    try:
+        d = _exact_number(derived, where)
+    except SymroofError:
+        return j
+    for cid, shown, ratio_text in claim.rounded:
+        try:
+            ratio = parse_number(ratio_text)
+        except SymroofError:
+            continue
+        for factor in (ratio, 1 / ratio):
+            try:
+                alt = judge_number(claim.stated, d * factor, where=where,
+                                   language=claim.source.language)
+            except SymroofError:
+                continue
+            if alt.verdict == Verdict.OK:
+                p = printed(claim.stated, where, claim.source.language)
+                said = (f"the stated value follows from the rounded {shown} of {cid} carried "
+                        f"forward; right: {_shown(p.in_unit(d), p.unit)}")
+                return replace(j, detail=f"{j.detail}; {said}",
+                               diagnosis={"choice": f"the rounded {shown} of {cid}",
+                                          "kind": "slip", "meaning": said, "said": said,
+                                          "value": j.derived, "value_value": float(d)})
+    return j
 
 
 def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:

@@ -40,7 +40,8 @@ def facts_of(c: Claim) -> dict[str, Any]:
             "evidence": c.evidence, "assumptions": list(c.assumptions),
             "within": None if c.within is None else [str(x) for x in c.within],
             "restates": c.restates,
-            "dimension": None if c.dimension is None else list(c.dimension)}
+            "dimension": None if c.dimension is None else list(c.dimension),
+            "rounded": [list(r) for r in c.rounded]}
 
 
 def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
@@ -133,7 +134,9 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
         assumed=str(facts.get("assumed", "")),
         assumptions=tuple(str(a) for a in facts.get("assumptions", [])),
         conflicts=conflicts, restates=str(facts.get("restates", "")),
-        dimension=_dimension(facts.get("dimension")))
+        dimension=_dimension(facts.get("dimension")),
+        rounded=tuple((str(r[0]), str(r[1]), str(r[2])) for r in facts.get("rounded") or []
+                      if isinstance(r, list) and len(r) == 3))
 
 
 def _dimension(sent: Any) -> tuple[int, int, int] | None:

@@ -158,6 +158,8 @@ class Claim(tb.RichView):
     restates: str = ""  # what a value made without computation restates (a DEFINITION)
     # the (byte, FLOP, second) exponents of the derived value, when the engine made it
     dimension: tuple[int, int, int] | None = None
+    # the numbers its text printed rounded: (claim id, as printed, stated over derived)
+    rounded: tuple[tuple[str, str, str], ...] = ()
     # the stated value as the table of printed numbers reads it (None: not a number)
     reading: Stated | None = field(default=None, init=False, compare=False, repr=False)
 

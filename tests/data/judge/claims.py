@@ -39,6 +39,7 @@ def claims(ch: Chapter) -> None:
         ridge_inverted=rl.ridge,
         allgather_latency_off=ch.with_choices(gather, latency="off"),
         bandwidth_gib=rl.peak / rl.ridge,
+        time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
