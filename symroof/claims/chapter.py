@@ -61,7 +61,9 @@ import sympy as sp
 
 from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError
-from ..core.parse import exact_number, parse_expr
+from ..core.parse import exact_number, parse_expr, size_name
+from ..core.units import ENGINE_DIMENSIONS, unit_dimension
+from ..engine.rooflines import roofline
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
 from .printed import check_figures, check_stated, printed_values
@@ -118,7 +120,6 @@ def quantity(value: Any, unit: str) -> Quantity:
     >>> quantity(3, "s").unit
     's'
     """
-    from ..core.units import unit_dimension
     if unit not in COUNTS:
         unit_dimension(unit, where="quantity()")
     return Quantity(value, unit)
@@ -136,7 +137,6 @@ def dimension_of(value: Any, made: Any) -> tuple[int, int, int] | None:
     >>> dimension_of(rl.ridge, ch), dimension_of(rl.peak / rl.ridge, ch)
     ((-1, 1, 0), (1, 0, -1))
     """
-    from ..core.units import unit_dimension
     if isinstance(value, Quantity):
         return (0, 0, 0) if value.unit in COUNTS else unit_dimension(value.unit)
     if not isinstance(value, sp.Expr) or isinstance(value, sp.Rel):
@@ -160,7 +160,6 @@ def with_editions(value: Any, made: Any) -> Any:
     time) on a chip whose table has other editions, the value with what each edition gives
     (a :class:`Tried`): a stated value another edition reproduces is diagnosed as taking
     that edition's figures (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s)."""
-    from ..engine.rooflines import roofline
     if not isinstance(value, sp.Expr) or not value.is_number:
         return value
     for rl in getattr(made, "rooflines", ()):
@@ -219,7 +218,6 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
     """The engine results a builder recorded (its rooflines and their ops), each with its
     dimension (``ENGINE_DIMENSIONS``); a value two results share with two dimensions is
     left out."""
-    from ..core.units import ENGINE_DIMENSIONS
     out: dict[sp.Expr, tuple[int, int, int]] = {}
     clash: set[sp.Expr] = set()
     rooflines = list(getattr(made, "rooflines", ()))
@@ -245,7 +243,6 @@ def real(names: str) -> tuple[sp.Symbol, ...]:
     >>> m1.is_real, m1.is_positive
     (True, None)
     """
-    from ..core.parse import size_name
     return tuple(sp.Symbol(size_name(n, "real()"), real=True) for n in names.split())
 
 

@@ -29,6 +29,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation, printed_digits
 from ..core.printer import approx, text
+from ..core.units import dimension_text
 from .model import Claim, Law
 from .proof import Comparison, compare, proof
 from .stated import (
@@ -145,7 +146,6 @@ def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
     p = as_quantity(printed(stated, where, language), dimension)
     d = _exact_number(derived, where)
     if dimension is not None and p.dims is not None and p.dims != dimension:
-        from ..core.units import dimension_text
         said = "as a count" if p.count else f"in {UNIT_WORDS.get(p.unit, p.unit)}"
         got = dimension_text(dimension)
         real = shown_number(d) + ("" if dimension == (0, 0, 0) else f" {got}")

@@ -43,7 +43,7 @@ from ..core.parse import (
     UNIT_WORDS,
     printed_digits,
 )
-from ..core.units import unit_scale
+from ..core.units import unit_dimension, unit_scale
 
 APPROXIMATE = APPROX_BEFORE + APPROX_AFTER
 TOLERANCE = sp.Rational(2, 100)  # the largest relative error a one-digit ROUNDING allows
@@ -243,7 +243,6 @@ def unit_dims(unit: str) -> tuple[int, int, int] | None:
     >>> unit_dims("TB/s"), unit_dims("ms"), unit_dims("furlong")
     ((1, 0, -1), (0, 0, 1), None)
     """
-    from ..core.units import unit_dimension
     try:
         return unit_dimension(unit)
     except InputError:
