@@ -249,7 +249,7 @@ def test_a_write_up_is_built_only_in_a_sealed_worker(tmp_path: Path, second: str
             {second}
         seen.touch()
     """))
-    (ch / "en.toml").write_text(TABLE.replace('"0.7"', '"0.5"'))
+    (ch / "en.toml").write_text(TABLE.replace('"0.7"', '"0.5"').replace('"0,7"', '"0,5"'))
     start = time.monotonic()
     done = run_cli("report", str(ch), "--no-cache", "--timeout", "2", "--out",
                    str(tmp_path / "out"))

@@ -76,9 +76,18 @@ def test_every_input_moves_a_derived_value(tmp_path: Path, folder: Path, table: 
     assert changed, f"{table}: perturbing {name} ({value} -> {moved}) changes no claim"
 
 
-def test_bundled_claims_restate_no_literal() -> None:
+# the bundled claims that restate literals of claims.py (issue 35: tuple assignments and
+# Rational of literals are read too); each reads DEFINITION
+RESTATING = {"appendix": {"csr_example_params", "csr_nnz_millions"},
+             "scaling": {"scaling_chinchilla_tokens_per_param",
+                         "scaling_gpt3_tokens_per_param",
+                         "scaling_tokens_per_param_heuristic"}}
+
+
+def test_bundled_claims_restate_only_the_listed_literals() -> None:
     for folder in CHAPTERS:
-        assert restated((folder / "claims.py").read_text("utf-8")) == {}, folder.name
+        found = set(restated((folder / "claims.py").read_text("utf-8")))
+        assert found == RESTATING.get(folder.name, set()), folder.name
 
 
 def test_a_restated_literal_or_input_is_a_definition(tmp_path: Path) -> None:
@@ -109,7 +118,7 @@ def test_a_restated_literal_or_input_is_a_definition(tmp_path: Path) -> None:
         quote = "7 in all"
         stated = "7"
         [s.half]
-        quote = "a half"
+        quote = "a half (0.5)"
         stated = "0.5"
     """))
     (d,) = build_chapter(ch)

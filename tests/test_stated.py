@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from symroof.claims.rules import Verdict, judge_number
 from symroof.claims.stated import APPROXIMATE, read, stated
 from symroof.core.errors import InputError
+from symroof.core.parse import APPROX_AFTER, MULTIPLIERS
 from symroof.core.units import unit_scale
 from tests.conftest import examples
 
@@ -49,7 +50,7 @@ def test_an_approximate_number_states_only_its_significant_digits(
         lead += 1
     n = lead * 10**zeros
     text = f"{n:,}".replace(",", SEPARATORS[lang][0])
-    approx = stated(f"{mark} {text}", lang)
+    approx = stated(f"{text} {mark}" if mark in APPROX_AFTER else f"{mark} {text}", lang)
     exact = stated(text, lang)
     assert approx.value == exact.value == n
     assert approx.approximate and not exact.approximate
@@ -117,3 +118,102 @@ def test_rounding_detail_shows_the_real_value() -> None:
     assert j.verdict == Verdict.OK
     j = judge_number("1.39", sp.Rational(1399, 1000))
     assert j.verdict == Verdict.ROUNDING and j.detail == "truncated: 1.399 printed as 1.39"
+
+
+# issue 35: one reading of a printed number (the table of docs/numbers.md)
+@pytest.mark.parametrize(("text", "lang", "value", "half"), [
+    ("52B params", "en", 52 * 10**9, 5 * 10**8),
+    ("1.4T tokens", "en", 14 * 10**11, 5 * 10**10),
+    ("7K", "en", 7000, 500),
+    ("2 billion", "en", 2 * 10**9, 5 * 10**8),
+    ("7 тыс.", "ru", 7000, 500),
+    ("1,5 млн", "ru", 1500000, 50000),
+    ("3万", "zh", 30000, 5000),
+    ("1.2亿", "zh", 120000000, 5000000),
+    (".2432e3", "en", sp.Rational(1216, 5), sp.Rational(1, 20)),
+    ("0.2432e3", "en", sp.Rational(1216, 5), sp.Rational(1, 20)),
+    ("2432.e-1", "en", sp.Rational(1216, 5), sp.Rational(1, 20)),
+    ("243.", "en", 243, sp.Rational(1, 2)),
+    ("\u2212243.2", "en", sp.Rational(-1216, 5), sp.Rational(1, 20)),
+    ("２４３", "zh", 243, sp.Rational(1, 2)),
+    ("61\u2007000", "ru", 61000, sp.Rational(1, 2)),
+    ("243\u2030", "en", sp.Rational(243, 1000), sp.Rational(1, 2000)),
+    ("24.3 percent", "en", sp.Rational(243, 1000), sp.Rational(1, 2000)),
+    ("24,3 процента", "ru", sp.Rational(243, 1000), sp.Rational(1, 2000)),
+    ("5 毫秒", "zh", sp.Rational(1, 200), sp.Rational(1, 2000)),
+    ("3 微秒", "zh", sp.Rational(3, 10**6), sp.Rational(1, 2 * 10**6)),
+    ("2.43×10⁸", "en", 243 * 10**6, 5 * 10**5),
+    ("243 ± 1", "en", 243, 1),
+    ("1.01 ± 0.02 ms", "en", sp.Rational(101, 100000), sp.Rational(2, 100000)),
+])
+def test_notations_the_table_reads(text: str, lang: str, value: object, half: object) -> None:
+    s = stated(text, lang)
+    assert (s.value, s.half_unit) == (value, half)
+
+
+@pytest.mark.parametrize("text", ["around 243", "circa 243", "ca. 243", "nearly 243",
+                                  "almost 243", "approx. 243", "≃243", "∼243", "〜243",
+                                  "～243", "≅243", "приблизительно 243", "порядка 243",
+                                  "почти 243", "ок. 243", "прибл. 243", "约为243", "近243",
+                                  "将近243", "大概243", "差不多243", "243左右", "243上下",
+                                  "243 or so"])
+def test_approximation_words_before_and_after(text: str) -> None:
+    s = stated(text, "zh" if any("\u4e00" <= c <= "\u9fff" for c in text) else "en")
+    assert s.approximate and s.value == 243
+
+
+def test_a_bare_b_is_bytes_with_a_count_reading_beside_it() -> None:
+    s = stated("52B")
+    assert (s.value, s.unit, s.dims) == (52, "B", (1, 0, 0))
+    assert s.as_count is not None and s.as_count.value == 52 * 10**9 and s.as_count.count
+    assert stated("52B parameters").count and stated("52B parameters").value == 52 * 10**9
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("2৪3", "the digit '৪' (U+09EA BENGALI DIGIT FOUR) is of another script"),
+    ("٢٤٣", "U+0662 ARABIC-INDIC DIGIT TWO"),
+    ("𝟐𝟒𝟑", "MATHEMATICAL BOLD DIGIT TWO"),
+])
+def test_digits_of_other_scripts_are_refused_by_name(text: str, says: str) -> None:
+    with pytest.raises(InputError, match="only ASCII and full-width digits") as got:
+        stated(text)
+    assert says in str(got.value) and "docs/numbers.md" in str(got.value)
+
+
+def test_one_precision_rule_for_every_written_form() -> None:
+    # 1.5e12 for 1.555e12 is a truncation exactly as 8755 is for 8755.56
+    assert judge_number("1.5e12", sp.Rational(1555, 1000) * 10**12).verdict == \
+        Verdict.ROUNDING
+    assert judge_number("8755", sp.Rational(78800, 9)).verdict == Verdict.ROUNDING
+    for text in (".2432e3", "0.2432e3", "24.32e1", "2432e-1", "2432.e-1"):
+        assert judge_number(text, sp.Rational(19700, 81)).verdict == Verdict.OK, text
+    # one significant digit stays within the tolerance: 2 for 2.9 is no truncation
+    assert judge_number("2", sp.Rational(29, 10)).verdict == Verdict.MISMATCH
+    # rounding the other way stays within the tolerance
+    assert judge_number("1.1 ms", sp.Rational(1, 989)).verdict == Verdict.MISMATCH
+
+
+def test_full_width_digits_are_shown_as_read() -> None:
+    j = judge_number("２４３", sp.Rational(19700, 81))
+    assert j.verdict == Verdict.OK and j.detail == "243.21 at the printed precision"
+    j = judge_number("２５０", sp.Rational(19700, 81))
+    assert j.detail == "derived 243.21, stated ２５０ (read as 250)"
+
+
+@settings(max_examples=examples(40))
+@given(st.integers(1, 999), st.sampled_from(sorted(MULTIPLIERS)))
+def test_a_multiplier_scales_value_and_precision_alike(n: int, word: str) -> None:
+    lang = "zh" if not word.isascii() and word[0] > "\u3000" else \
+        "ru" if not word.isascii() else "en"
+    s = stated(f"{n}{'' if lang == 'zh' else ' '}{word}", lang)
+    assert s.count and s.value == n * 10 ** MULTIPLIERS[word]
+    assert s.half_unit == sp.Rational(10 ** MULTIPLIERS[word], 2)
+
+
+@settings(max_examples=examples(40))
+@given(st.integers(0, 10**6), st.integers(0, 99))
+def test_full_width_digits_read_as_their_ascii_form(whole: int, frac: int) -> None:
+    ascii_form = f"{whole}.{frac:02d}"
+    wide = "".join(chr(0xFF10 + int(c)) if c.isdigit() else "．" for c in ascii_form)
+    a, b = stated(ascii_form, "zh"), stated(wide, "zh")
+    assert (a.value, a.half_unit) == (b.value, b.half_unit) and b.shown == ascii_form

@@ -17,7 +17,7 @@
 ...     [inputs]
 ...     rate = 3
 ...     ["Section one".half]
-...     quote = "one half"
+...     quote = "one half (0.5)"
 ...     stated = "0.5"
 ...     ["Section one".speed]
 ...     quote = "3 ms"
@@ -52,6 +52,7 @@ import sys
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from fractions import Fraction
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -60,12 +61,14 @@ import sympy as sp
 
 from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError
-from ..core.parse import exact_number, parse_expr
+from ..core.parse import exact_number, parse_expr, size_name
+from ..core.units import ENGINE_DIMENSIONS, unit_dimension
+from ..engine.rooflines import roofline
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
-from .printed import check_figures
+from .printed import check_figures, check_stated, printed_values
 from .restated import restated
-from .stated import read
+from .stated import read, refusal
 from .tablefile import read_table
 
 _META = ("chapter", "inputs")
@@ -94,6 +97,153 @@ class Assumed:
 
     value: Any
     assumption: str
+
+
+#: what quantity() takes for a count or a ratio (no unit)
+COUNTS = ("count", "ratio", "1")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A value with the unit its claims.py says it is in (``quantity(x, "s")``)."""
+
+    value: Any
+    unit: str
+
+
+def quantity(value: Any, unit: str) -> Quantity:
+    """Say what a value is measured in, where the engine cannot tell (a value computed by
+    hand from chip figures, a model's parameter count): ``ch.add(t=quantity(flops / peak,
+    "s"))``, ``quantity(params(cfg).total, "count")``. The judge reads a
+    stated value of another dimension as a MISMATCH.
+
+    >>> quantity(3, "s").unit
+    's'
+    """
+    if unit not in COUNTS:
+        unit_dimension(unit, where="quantity()")
+    return Quantity(value, unit)
+
+
+def dimension_of(value: Any, made: Any) -> tuple[int, int, int] | None:
+    """The (byte, FLOP, second) exponents of a value a chapter adds: from its
+    :func:`quantity`, else from the engine result it is (an attribute of a roofline the
+    chapter recorded, ``ENGINE_DIMENSIONS``) or the product or quotient of two such; None
+    when the engine did not make it.
+
+    >>> from symroof import chip, einsum
+    >>> ch = Chapter("d", "D", Source("b"))
+    >>> rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+    >>> dimension_of(rl.ridge, ch), dimension_of(rl.peak / rl.ridge, ch)
+    ((-1, 1, 0), (1, 0, -1))
+    """
+    if isinstance(value, Quantity):
+        return (0, 0, 0) if value.unit in COUNTS else unit_dimension(value.unit)
+    if not isinstance(value, sp.Expr) or isinstance(value, sp.Rel):
+        return None
+    known = made if isinstance(made, dict) else engine_results(made)
+    if value in known:
+        return known[value]
+    if not value.is_number or value == 0:
+        return None
+    for a, da in known.items():  # a product or a quotient of two: value / a or a / value
+        for b, sign in ((value / a, 1), (a / value, -1)):
+            db = known.get(b)
+            if db is not None:
+                return (da[0] + sign * db[0], da[1] + sign * db[1], da[2] + sign * db[2]) \
+                    if sign == 1 else (da[0] - db[0], da[1] - db[1], da[2] - db[2])
+    return None
+
+
+def with_editions(value: Any, made: Any) -> Any:
+    """``value``, or when it is a number a recorded roofline gives (its ridge, peak or a
+    time) on a chip whose table has other editions, the value with what each edition gives
+    (a :class:`Tried`): a stated value another edition reproduces is diagnosed as taking
+    that edition's figures (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s)."""
+    if not isinstance(value, sp.Expr) or not value.is_number:
+        return value
+    for rl in getattr(made, "rooflines", ()):
+        attr = next((a for a in ("ridge", "peak", "t_math", "t_lower", "t_upper")
+                     if getattr(rl, a) == value), None)
+        if attr is None:
+            continue
+        labels = tuple(sorted({a.label for f in rl.chip.figures.values()
+                               for a in f.alternatives}))
+        if not labels:
+            return value
+
+        def make(c: Any, rl: Any = rl, attr: str = attr) -> Any:
+            again = roofline(rl.op, rl.chip.under(c), dtype=rl.dtype, compute=rl.compute,
+                             primary=rl.primary, extra=dict(rl.extra) or None,
+                             serial=rl.serial)
+            return getattr(again, attr)
+        try:
+            if make(EXACT) != value:  # a roofline made with figures of its own
+                return value
+            return tried(make, None, candidates=(), editions=labels)
+        except InputError:
+            return value
+    return value
+
+
+def rounded_figures(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
+    """Each numeric claim with the numbers the same text printed rounded (a stated value
+    within 5% of its derived one, not equal to it) that its own quote prints again: a result
+    that follows from the rounded figure, not the exact one, is a slip the diagnosis names
+    ("a rounded intermediate carried forward")."""
+    found: list[tuple[str, str, str]] = []
+    for c in claims:
+        raw = c.value.value if isinstance(c.value, Tried) else c.value
+        if c.kind != "number" or c.reading is None or c.reading.count or \
+                not isinstance(raw, sp.Expr) or not raw.is_number or raw == 0:
+            continue
+        ratio = c.reading.value / raw
+        if ratio != 1 and abs(ratio - 1) <= sp.Rational(1, 20) and ratio.is_Rational:
+            found.append((c.id, c.stated, str(ratio)))
+    if not found:
+        return claims
+    by_id = {c.id: c for c in claims}
+
+    def printed_in(c: Claim, other: str) -> bool:  # the figure is printed in c's quote
+        p = by_id[other].reading
+        assert p is not None
+        shown = p.in_unit(abs(p.value))
+        return Fraction(int(shown.p), int(shown.q)) in printed_values(c.quote)
+    return tuple(replace(c, rounded=tuple(f for f in found if f[0] != c.id and
+                                          printed_in(c, f[0])))
+                 if c.kind == "number" else c for c in claims)
+
+
+def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
+    """The engine results a builder recorded (its rooflines and their ops), each with its
+    dimension (``ENGINE_DIMENSIONS``); a value two results share with two dimensions is
+    left out."""
+    out: dict[sp.Expr, tuple[int, int, int]] = {}
+    clash: set[sp.Expr] = set()
+    rooflines = list(getattr(made, "rooflines", ()))
+    for thing in [*rooflines, *(rl.op for rl in rooflines)]:
+        for (kind, attr), dim in ENGINE_DIMENSIONS.items():
+            if type(thing).__name__ != kind:
+                continue
+            got = getattr(thing, attr, None)
+            dims = (dim.byte, dim.flop, dim.second)
+            for v in (got.values() if isinstance(got, Mapping) else [got]):
+                if isinstance(v, sp.Expr) and v != 0:
+                    if out.get(v, dims) != dims:
+                        clash.add(v)
+                    out[v] = dims
+    return {v: d for v, d in out.items() if v not in clash}
+
+
+def real(names: str) -> tuple[sp.Symbol, ...]:
+    """Symbols that may be negative or zero (logits, a shifted maximum), where ``sizes``
+    makes positive ones: a formula equal only for positive values of them is not equal.
+
+    >>> m1, m2 = real("m1 m2")
+    >>> m1.is_real, m1.is_positive
+    (True, None)
+    """
+    return tuple(sp.Symbol(size_name(n, "real()"), real=True) for n in names.split())
 
 
 def measured(evidence: str = "") -> Measured:
@@ -268,10 +418,15 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
             raise InputError("a claim of claims.py this table neither states nor omits",
                              f"{file}: {key}")
     plain = restated_in(module, ch)
-    claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
-                          f"{file}: {key}", prefix, plain.get(key, ""))
+    made = engine_results(ch)
+    claims = tuple(_claim(prefix + key, replace(src, section=section), row,
+                          ch.values[key] if key in plain else with_editions(ch.values[key], ch),
+                          f"{file}: {key}", prefix, plain.get(key, ""),
+                          dimension_of(ch.values[key], made))
                    for key, (section, row) in rows.items())
+    check_stated(rows, str(file), language)
     ch.assumptions.extend(meta.get("assumptions", []))
+    claims = rounded_figures(claims)
     ch.notes.extend(meta.get("notes", []))
     d = ch.build()
     known = tuple(sorted((str(k), str(v)) for k, v in meta.get("known", {}).items()))
@@ -364,8 +519,11 @@ def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:
 
 
 def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
-           prefix: str, plain: str = "") -> Claim:
-    options: dict[str, Any] = {}
+           prefix: str, plain: str = "", dimension: tuple[int, int, int] | None = None
+           ) -> Claim:
+    options: dict[str, Any] = {"dimension": dimension}
+    if isinstance(value, Quantity):
+        value = value.value
     figures = row.get("figures", {})
     if not isinstance(figures, dict):
         raise InputError("figures is a table: figure = \"value as printed\"", where)
@@ -391,6 +549,9 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
         except InputError as exc:  # a number beyond a formula's limits
             raise InputError(exc.message, f"{where}: stated") from None
         if kind == "qualitative" and not isinstance(value, Law):
+            why = refusal(stated, src.language)
+            if why is not None:
+                raise InputError(why, f"{where}: stated")
             raise InputError(f"cannot read the stated value {stated!r:.60} as a number, an "
                              "expression or a relation (words need a law in claims.py)",
                              f"{where}: stated")

@@ -30,7 +30,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.parse import parse_expr, parse_relation
 from .model import Claim, Conflict, Derivation
-from .stated import Stated, plain_numbers, read
+from .stated import Stated, read, relation_formula
 
 
 def find_conflicts(derivations: Iterable[Derivation]) -> list[Derivation]:
@@ -41,6 +41,7 @@ def find_conflicts(derivations: Iterable[Derivation]) -> list[Derivation]:
     registries = {}
     for d in ds:
         registry = registry_of(d)
+        check_defines(d, registry)
         registries[d.id] = registry
         found[d.id] += [k for k in registry if len(k.values) > 1]
         found[d.id] += _summaries(d)
@@ -142,6 +143,23 @@ def _key(d: Derivation, c: Claim) -> str:
     return c.id[len(lang) + 1:] if c.id.startswith(f"{lang}_") else c.id
 
 
+def check_defines(d: Derivation, registry: tuple[Conflict, ...]) -> None:
+    """Every ``[chapter.defines]`` entry names a figure the text prints, with a value the
+    text prints for it; else an InputError naming the table and the figure."""
+    where = f"{d.origin or d.id}: [chapter.defines]"
+    printed = {k.figure: k for k in registry}
+    for figure, value, _ in d.defines:
+        k = printed.get(figure)
+        if k is None:
+            names = ", ".join(sorted(printed)) or "none"
+            raise InputError(f"defines the figure {figure!r}, which no row of this table "
+                             f"prints (its figures: {names})", where)
+        if not any(agree(v, value, d.source.language) for v, _ in k.values):
+            shown = "; ".join(v for v, _ in k.values)
+            raise InputError(f"defines {figure!r} as {value!r}, which no row prints (printed: "
+                             f"{shown})", where)
+
+
 def _defined(k: Conflict, d: Derivation) -> Conflict:
     """The conflict with the place that defines its figure, and the claims that use the
     value defined there (they hold, with the conflict noted; the others are INCONSISTENT)."""
@@ -163,6 +181,8 @@ def agree(a: str, b: str, lang_a: str = "en", lang_b: str | None = None) -> bool
 
     >>> agree("1e15", "9.89e14"), agree("8.1e11", "8.2e11"), agree("B > 240", "B > 243")
     (True, False, False)
+    >>> agree("120", "B > 120"), agree("120", "B > 122")
+    (True, False)
     """
     lang_b = lang_b or lang_a
     x, y = _number(a, lang_a), _number(b, lang_b)
@@ -173,6 +193,11 @@ def agree(a: str, b: str, lang_a: str = "en", lang_b: str | None = None) -> bool
         if ra[0] != rb[0]:
             return False
         return agree(ra[1], rb[1], lang_a, lang_b)
+    # a number and a relation state the same bound (a summary's 120, its passage's B > 120)
+    if ra is not None and y is not None:
+        return agree(ra[1], b, lang_a, lang_b)
+    if rb is not None and x is not None:
+        return agree(a, rb[1], lang_a, lang_b)
     try:
         ea, eb = parse_expr(a), parse_expr(b)
     except InputError:
@@ -197,7 +222,7 @@ def _relation(text: str, lang: str = "en") -> tuple[str, str] | None:
         if op in text:
             lhs, rhs = text.split(op, 1)
             try:
-                parse_relation(plain_numbers(text, lang))
+                parse_relation(relation_formula(text, lang))
             except InputError:
                 return None
             return f"{lhs.strip()} {op[0]}", rhs.strip()

@@ -37,8 +37,20 @@ import sympy as sp
 
 from ..core.choices import DROPS, SLIPS, Choices, Tried
 from ..core.errors import SymroofError
+from ..core.parse import parse_number
+from ..core.printer import text
 from .model import Claim
-from .rules import RULES, Judgement, Verdict, _exact_number, judge_number, printed, shown_number
+from .rules import (
+    RULES,
+    Judgement,
+    Verdict,
+    _exact_number,
+    as_quantity,
+    dimension_clash,
+    judge_number,
+    printed,
+    shown_number,
+)
 from .stated import UNIT_WORDS, read
 
 APPROX_LIMIT = sp.Rational(5, 100)
@@ -61,12 +73,27 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     by its own value), then the approximate mark, then the diagnosis."""
     tried = derived if isinstance(derived, Tried) else None
     value = tried.value if tried is not None else derived
-    j = RULES[claim.kind](claim, value, where)
-    numeric = claim.kind in ("number", "definition") and \
-        read(claim.stated, claim.source.language) is not None and \
+    try:
+        j = RULES[claim.kind](claim, value, where)
+    except SymroofError:
+        if tried is None or not getattr(value, "free_symbols", None):
+            raise
+        # the exact model keeps a symbol the text has no figure for (a link's hop latency):
+        # the choices the text applies (latency off) may still reproduce its value
+        shown = text(value)
+        missed = Judgement(MISMATCH, shown, None, None,
+                           f"the exact value {shown} is not a number")
+        found = _by_choices(claim, missed, tried, where)
+        if found is missed:
+            raise
+        return found
+    numeric = claim.kind in ("number", "definition") and claim.reading is not None and \
         not isinstance(value, sp.Rel)
+    if numeric and dimension_clash(claim):  # another quantity: no choice or slip makes it
+        return j
     if numeric and j.derived:
-        j = replace(j, derived=derived_text(claim.stated, value, claim.source.language))
+        j = replace(j, derived=derived_text(claim.stated, value, claim.source.language,
+                                            claim.dimension))
     if not numeric:
         return _by_choices(claim, j, tried, where) if j.verdict == MISMATCH else j
     j = approximate(claim.stated, j, value, where, claim.source.language)
@@ -76,7 +103,46 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     found = _by_choices(claim, j, tried, where, slips=j.verdict == MISMATCH)
     if found is not j or j.verdict == APPROX:
         return found
-    return unit_slip(claim.stated, j, value, where, claim.source.language)
+    slipped = unit_slip(claim.stated, j, value, where, claim.source.language)
+    if slipped is not j:
+        return slipped
+    slipped = hand_slip(claim.stated, j, value, where, claim.source.language,
+                        claim.dimension)
+    if slipped is not j:
+        return slipped
+    return carried(claim, j, value, where)
+
+
+def carried(claim: Claim, j: Judgement, derived: Any, where: str) -> Judgement:
+    """A MISMATCH that follows from a figure the same text printed rounded (``rounded``:
+    the claim's value scaled by that figure's stated over derived, or by its inverse): it
+    stays a MISMATCH, and its detail names the figure and the right value."""
+    if j.verdict != MISMATCH or not claim.rounded:
+        return j
+    try:
+        d = _exact_number(derived, where)
+    except SymroofError:
+        return j
+    for cid, shown, ratio_text in claim.rounded:
+        try:
+            ratio = parse_number(ratio_text)
+        except SymroofError:
+            continue
+        for factor in (ratio, 1 / ratio):
+            try:
+                alt = judge_number(claim.stated, d * factor, where=where,
+                                   language=claim.source.language)
+            except SymroofError:
+                continue
+            if alt.verdict == Verdict.OK:
+                p = printed(claim.stated, where, claim.source.language)
+                said = (f"the stated value follows from the rounded {shown} of {cid} carried "
+                        f"forward; right: {_shown(p.in_unit(d), p.unit)}")
+                return replace(j, detail=f"{j.detail}; {said}",
+                               diagnosis={"choice": f"the rounded {shown} of {cid}",
+                                          "kind": "slip", "meaning": said, "said": said,
+                                          "value": j.derived, "value_value": float(d)})
+    return j
 
 
 def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:
@@ -87,7 +153,8 @@ def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:
     return unit_slip(stated, j, derived, None, language) if j.verdict == MISMATCH else j
 
 
-def derived_text(stated: str, derived: Any, language: str = "en") -> str:
+def derived_text(stated: str, derived: Any, language: str = "en",
+                 dimension: tuple[int, int, int] | None = None) -> str:
     """The derived number in the stated unit, as the verdict table shows it: exact when
     short, else a decimal with one digit more than the stated prints (and at least three
     significant digits).
@@ -97,9 +164,9 @@ def derived_text(stated: str, derived: Any, language: str = "en") -> str:
     >>> derived_text("240", sp.Rational(9850, 41))
     '9850/41'
     """
-    p = printed(stated, None, language)
+    p = as_quantity(printed(stated, None, language), dimension)
     inu = p.in_unit(_exact_number(derived, None))
-    unit = UNIT_WORDS.get(p.unit, p.unit)
+    unit = p.display_unit
     places = -sp.log(p.unit_size / p.scale, 10) if p.half_unit else None
     if inu.is_Rational and inu.q < 10**6:
         shown = str(inu)
@@ -151,6 +218,59 @@ def unit_slip(stated: str, j: Judgement, derived: Any, where: str | None,
                               "meaning": f"the stated {said} is {number} {other}",
                               "said": f"the stated {said} is {number} {other}",
                               "value": alt.derived, "value_value": alt.derived_value})
+
+
+# the usual slips of a hand calculation: what the text's value is of the derived one, and
+# what the slip is called (tried in this order; the first that reproduces the stated value
+# within its printed precision is named)
+HAND_SLIPS: tuple[tuple[str, Any, str], ...] = (
+    ("twice", 2, "a factor 2 (elements for bytes, multiply-adds for FLOPs, one way for "
+                 "both ways)"),
+    ("half", sp.Rational(1, 2), "a factor 2 (elements for bytes, multiply-adds for FLOPs, "
+                                "one way for both ways)"),
+    ("1000 times", 10**3, "a power of 10^3 (a prefix off by one step: ms for us, GB for MB)"),
+    ("a thousandth of", sp.Rational(1, 10**3), "a power of 10^3 (a prefix off by one step: "
+                                               "ms for us, GB for MB)"),
+    ("10^6 times", 10**6, "a power of 10^3, twice"),
+    ("a millionth of", sp.Rational(1, 10**6), "a power of 10^3, twice"),
+    ("the inverse of", None, "an inverted ratio"),
+)
+
+
+def hand_slip(stated: str, j: Judgement, derived: Any, where: str | None, language: str,
+              dimension: tuple[int, int, int] | None = None) -> Judgement:
+    """A MISMATCH whose stated number is a usual slip of the derived value (``HAND_SLIPS``):
+    it stays a MISMATCH, and its detail names the slip and the right value.
+
+    >>> hand_slip("486", judge_number("486", sp.Rational(19700, 81)),
+    ...           sp.Rational(19700, 81), None, "en").detail  # doctest: +ELLIPSIS
+    'derived 243.21, stated 486; the stated value is twice the derived: a factor 2 ...'
+    """
+    if j.verdict != MISMATCH:
+        return j
+    try:
+        d = _exact_number(derived, where)
+    except SymroofError:
+        return j
+    if d == 0:
+        return j
+    for name, factor, slip in HAND_SLIPS:
+        wrong = 1 / d if factor is None else d * factor
+        try:
+            alt = judge_number(stated, wrong, where=where, language=language,
+                               dimension=None if factor is None else dimension)
+        except SymroofError:
+            continue
+        if alt.verdict not in (Verdict.OK, Verdict.ROUNDING):
+            continue
+        p = printed(stated, where, language)
+        right = _shown(p.in_unit(d), p.unit)
+        said = f"the stated value is {name} the derived: {slip}; right: {right}"
+        return replace(j, detail=f"{j.detail}; {said}",
+                       diagnosis={"choice": slip, "kind": "slip", "meaning": said,
+                                  "said": said, "value": j.derived,
+                                  "value_value": float(d)})
+    return j
 
 
 def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str,
@@ -243,5 +363,5 @@ def _shown(value: sp.Expr, unit: str) -> str:
     return f"{shown} {UNIT_WORDS.get(unit, unit)}" if unit else shown
 
 
-__all__ = ["APPROX_LIMIT", "UNIT_SLIPS", "approximate", "judged", "judged_number",
-           "unit_slip"]
+__all__ = ["APPROX_LIMIT", "HAND_SLIPS", "UNIT_SLIPS", "approximate", "hand_slip", "judged",
+           "judged_number", "unit_slip"]

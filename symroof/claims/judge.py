@@ -39,7 +39,9 @@ def facts_of(c: Claim) -> dict[str, Any]:
     return {"tolerance": str(c.tolerance), "meaning": c.meaning, "assumed": c.assumed,
             "evidence": c.evidence, "assumptions": list(c.assumptions),
             "within": None if c.within is None else [str(x) for x in c.within],
-            "restates": c.restates}
+            "restates": c.restates,
+            "dimension": None if c.dimension is None else list(c.dimension),
+            "rounded": [list(r) for r in c.rounded]}
 
 
 def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
@@ -115,7 +117,9 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
     erratum = row.get("erratum")
     conflicts = tuple(Conflict(str(k["figure"]), tuple((str(v["value"]), tuple(v["claims"]))
                                                         for v in k["values"]),
-                               str(k.get("text") or ""), str(k.get("known") or ""))
+                               str(k.get("text") or ""), str(k.get("known") or ""),
+                               str(k.get("defined_by") or ""), str(k.get("defining") or ""),
+                               tuple(str(i) for i in k.get("agreeing") or ()))
                       for k in row.get("conflicts", []))
     return Claim(
         str(row["id"]), src, str(row["statement"]), str(row["quote"]), str(row["stated"]),
@@ -129,7 +133,19 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
         value=value,
         assumed=str(facts.get("assumed", "")),
         assumptions=tuple(str(a) for a in facts.get("assumptions", [])),
-        conflicts=conflicts, restates=str(facts.get("restates", "")))
+        conflicts=conflicts, restates=str(facts.get("restates", "")),
+        dimension=_dimension(facts.get("dimension")),
+        rounded=tuple((str(r[0]), str(r[1]), str(r[2])) for r in facts.get("rounded") or []
+                      if isinstance(r, list) and len(r) == 3))
+
+
+def _dimension(sent: Any) -> tuple[int, int, int] | None:
+    """A dimension the worker sent: three small integers, else none (never trusted
+    beyond its shape)."""
+    if isinstance(sent, list) and len(sent) == 3 and \
+            all(isinstance(x, int) and not isinstance(x, bool) and -4 <= x <= 4 for x in sent):
+        return (sent[0], sent[1], sent[2])
+    return None
 
 
 def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:

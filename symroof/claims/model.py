@@ -33,7 +33,7 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .stated import TOLERANCE, plain_numbers, read, stray_comma
+from .stated import TOLERANCE, Stated, read, relation_formula, stray_comma
 
 CLAIM_KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -118,7 +118,8 @@ class Conflict:
     def to_json(self) -> dict[str, Any]:
         return {"figure": self.figure, "text": self.text, "known": self.known or None,
                 "values": [{"value": v, "claims": list(ids)} for v, ids in self.values],
-                "defined_by": self.defined_by or None, "defining": self.defining or None}
+                "defined_by": self.defined_by or None, "defining": self.defining or None,
+                "agreeing": list(self.agreeing)}
 
 
 @dataclass(frozen=True, repr=False)
@@ -155,9 +156,20 @@ class Claim(tb.RichView):
     figures: tuple[tuple[str, str], ...] = ()  # (figure, value as printed) of the passage
     sums_up: tuple[str, ...] = ()  # ids of the claims a summary restates
     restates: str = ""  # what a value made without computation restates (a DEFINITION)
+    # the (byte, FLOP, second) exponents of the derived value, when the engine made it
+    dimension: tuple[int, int, int] | None = None
+    # the numbers its text printed rounded: (claim id, as printed, stated over derived)
+    rounded: tuple[tuple[str, str, str], ...] = ()
+    # the stated value as the table of printed numbers reads it (None: not a number)
+    reading: Stated | None = field(default=None, init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         where = f"claim {self.id!r}"
+        try:
+            object.__setattr__(self, "reading", read(self.stated, self.source.language))
+        except InputError:
+            if self.kind == "number":
+                raise
         if not _ID.match(self.id):
             raise InputError("claim ids are lower-case letters, digits, '_', '.', '-'", where)
         if self.kind not in CLAIM_KINDS:
@@ -172,13 +184,13 @@ class Claim(tb.RichView):
                 (self.within is None or not self.meaning):
             raise InputError("a qualitative claim needs a law (or within=(lo, hi) and "
                              "meaning=)", where)
-        if self.kind == "number" and read(self.stated, self.source.language) is None:
+        if self.kind == "number" and self.reading is None:
             if not parse_expr(self.stated, where=f"{where}: stated").is_Rational:
                 raise InputError(f"cannot read the stated value {self.stated!r} as a "
                                  "number", f"{where}: stated")
         elif self.kind in ("expr", "relation"):
             text = self.stated if self.kind == "expr" else \
-                plain_numbers(self.stated, self.source.language)
+                relation_formula(self.stated, self.source.language)
             try:
                 (parse_expr if self.kind == "expr" else parse_relation)(
                     text, where=f"{where}: stated")

@@ -17,6 +17,8 @@ from __future__ import annotations
 import re
 from fractions import Fraction
 
+from ..core.parse import COUNT_SUFFIXES, MULTIPLIERS, NUMBER_WORDS
+
 _POWER = re.compile(r"(?:(\d+(?:[.,]\d+)?)\s*(?:\\cdot|\\times|×|·|\*)\s*)?10\s*\^\s*"
                     r"\{?\s*(-?\d+)\s*\}?")
 _NUMBER = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)(?:[eE]([+-]?\d+))?")
@@ -46,6 +48,66 @@ def printed_numbers(quote: str) -> set[Fraction]:
         scale = _power(m.group(2)) if m.group(2) else Fraction(1)
         out.update(x * scale for x in _read(m.group(1)) if scale is not None)
     return out
+
+
+_SCALED = re.compile(r"(?<![\w.])(\d+(?:[.,]\d+)?)\s*\$?\s*(" + "|".join(
+    re.escape(w) for w in sorted([*MULTIPLIERS, *COUNT_SUFFIXES], key=len, reverse=True))
+    + r")(?![A-Za-zА-Яа-я])")
+_WORD = re.compile(r"(?<![\w])(" + "|".join(
+    re.escape(w) for w in sorted(NUMBER_WORDS, key=len, reverse=True)) + r")(?![\w])")
+
+
+def printed_values(quote: str) -> set[Fraction]:
+    """:func:`printed_numbers`, and the values a multiplier after a number makes (``2M``,
+    ``1 млрд``, ``16 K``, ``3万``) and small numbers written as words ("один проход")."""
+    out = printed_numbers(quote)
+    q = quote.replace("{,}", ",").replace("\u2009", "")
+    for m in _SCALED.finditer(q):
+        power = MULTIPLIERS.get(m.group(2), COUNT_SUFFIXES.get(m.group(2), 0))
+        out.update(x * 10**power for x in _read(m.group(1)))
+    for m in re.finditer(r"(?<![\w])(" + "|".join(re.escape(w) for w in MULTIPLIERS
+                                                  if w.isalpha()) + r")(?![\w])", q):
+        out.add(Fraction(10) ** MULTIPLIERS[m.group(1)])  # "1 тысяча" and "тысяча" alike
+    for m in _WORD.finditer(q.lower()):
+        out.add(Fraction(NUMBER_WORDS[m.group(1)]))
+    return out
+
+
+def check_stated(rows: dict[str, tuple[str, dict[str, object]]], where: str,
+                 language: str) -> None:
+    """Every stated number (or a relation's bound) printed in its quote, in the unit it is
+    stated in, when the quote prints any number; an InputError naming the claim, the stated
+    value and the quote.
+
+    >>> check_stated({"a": ("s", {"stated": "2e6", "quote": "a batch of 2M tokens"})}, "t",
+    ...              "en")
+    >>> check_stated({"a": ("s", {"stated": "250", "quote": "about 240 FLOPs"})}, "t", "en")
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: t: a: the stated value '250' is not printed in its quote ...
+    """
+    from ..core.errors import InputError
+    from .stated import read
+    for key, (_, row) in rows.items():
+        stated = str(row.get("stated", ""))
+        parts = re.split(r"[<>]=?|≥|≤", stated, maxsplit=1)
+        bound = parts[1] if len(parts) == 2 else stated
+        try:
+            got = read(bound.strip(), language)
+        except InputError:
+            continue  # the reading's own error comes with the claim
+        if got is None:
+            continue
+        number = got.in_unit(abs(got.value))
+        quote = str(row.get("quote", ""))
+        values = printed_values(quote)
+        if not values:  # a quote that prints no number (words, a placeholder): nothing to hold
+            continue
+        if Fraction(int(number.p), int(number.q)) not in values and \
+                Fraction(int(abs(got.value).p), int(abs(got.value).q)) not in values:
+            raise InputError(f"the stated value {stated!r:.60} is not printed in its quote "
+                             f"{quote!r:.80}", f"{where}: {key}")
 
 
 def figure_number(value: str) -> Fraction | None:

@@ -6,7 +6,9 @@
 >>> c.equal, c.witness
 (False, ((('B', '100'),), '201', '200'))
 
-Sizes are positive: every symbol is compared as a positive symbol of its name. A proof is
+Sizes are positive: every symbol is compared as a positive symbol of its name, except a
+name either side declares real (``real("m1")``, ``sp.Symbol("x", real=True)``): it may be
+negative or zero, and is tried at 0 and below too. A proof is
 one of: the same tree; equal rational functions (their difference cancels to 0); equal by
 cases (Min, Max, Abs, sign and Piecewise rewritten into cases over the sizes' positivity,
 each case's difference proved 0); ``simplify``; ``expand_log``; for a number, a minimal
@@ -35,6 +37,7 @@ _CASES = (sp.Min, sp.Max, sp.Abs, sp.sign, sp.Piecewise, sp.Heaviside)
 _POINTS = (sp.Rational(1, 3), sp.Rational(7, 2), sp.Integer(100), sp.Integer(4097),
            sp.Rational(10**6, 7), sp.Integer(10**9))
 _SAMPLES = 12
+_REAL_POINTS = (sp.Integer(0), sp.Rational(-1, 3), sp.Rational(-7, 2), sp.Integer(-100))
 
 
 @dataclass(frozen=True)
@@ -86,7 +89,9 @@ def proof(a: sp.Expr, b: sp.Expr) -> str:
 
 def compare(a: sp.Expr, b: sp.Expr) -> Comparison:
     """Prove ``a == b``, or find a point where they differ, or say where they agreed."""
-    a, b = _positive(sp.sympify(a, strict=True)), _positive(sp.sympify(b, strict=True))
+    a, b = sp.sympify(a, strict=True), sp.sympify(b, strict=True)
+    real = _real_names(a, b)
+    a, b = _positive(a, real), _positive(b, real)
     if a == b:
         return Comparison("same expression")
     diff = a - b
@@ -135,7 +140,8 @@ def _by_cases(diff: sp.Expr) -> str:
     if not isinstance(folded, sp.Piecewise):
         return "equal by cases" if _zero(folded) else ""
     symbols = list(folded.free_symbols)
-    left: sp.Set | None = sp.Interval.open(0, sp.oo) if len(symbols) == 1 else None
+    left: sp.Set | None = (sp.Interval.open(0, sp.oo) if symbols[0].is_positive else
+                           sp.S.Reals) if len(symbols) == 1 else None
     n = 0
     for expr, cond in folded.args:
         if left is not None:
@@ -205,10 +211,23 @@ def _zero(e: sp.Expr) -> bool:
     return bool(cancel(e) == 0) if is_rational_function(e) else bool(sp.simplify(e) == 0)
 
 
-def _positive(e: sp.Expr) -> sp.Expr:
-    """Every symbol as the positive size of its name."""
-    swap = {s: sp.Symbol(s.name, positive=True) for s in e.free_symbols
-            if isinstance(s, sp.Symbol) and not s.is_positive}
+def _real_names(a: sp.Expr, b: sp.Expr) -> frozenset[str]:
+    """The names either side declares real and not positive (``real("m1")`` in a chapter,
+    ``sp.Symbol("x", real=True)``): such a symbol may be negative or zero."""
+    return frozenset(s.name for s in a.free_symbols | b.free_symbols
+                     if isinstance(s, sp.Symbol) and s.is_real and not s.is_positive)
+
+
+def _positive(e: sp.Expr, real: frozenset[str] = frozenset()) -> sp.Expr:
+    """Every symbol as the positive size of its name, or as a real number where a side
+    declares its name real."""
+    swap = {}
+    for s in e.free_symbols:
+        if isinstance(s, sp.Symbol):
+            want = sp.Symbol(s.name, real=True) if s.name in real else \
+                sp.Symbol(s.name, positive=True)
+            if s != want:
+                swap[s] = want
     return e.xreplace(swap) if swap else e
 
 
@@ -227,6 +246,9 @@ def _sample(a: sp.Expr, b: sp.Expr) -> tuple[tuple[_Point, str, str] | None,
         points.append({})
     for value in _POINTS:
         points.append(dict.fromkeys(symbols, value))
+    for value in _REAL_POINTS:  # a real symbol is tried at 0 and below, the sizes above
+        if any(not s.is_positive for s in symbols):
+            points.append({s: value if not s.is_positive else _POINTS[1] for s in symbols})
     while len(points) < _SAMPLES and symbols:
         points.append({s: rng.choice(_POINTS) * sp.Rational(rng.randint(50, 150), 100)
                        for s in symbols})

@@ -4,13 +4,17 @@
 ... gpus = 2048
 ... def claims(ch):
 ...     n = ch.given("n", 8)
-...     ch.add(a=gpus, b=n * 2, c=rl.ridge, d=sp.Rational(1, 2), e=definition(3))
+...     ch.add(a=gpus, b=n * 2, c=rl.ridge, d=sp.Rational(1, 2), e=definition(3),
+...            f=sp.sympify("2*B"), g=max(gpus, 4), h=len([1, 2, 3]))
 ... ''')
 >>> for key, why in found.items():
 ...     print(key, why)
 a restates 2048, written in claims.py
 b restates the input n, times 2
 d restates 1/2, written in claims.py
+f restates sympify('2*B'), written in claims.py
+g restates max(2048, 4), written in claims.py
+h restates len([1, 2, 3]), written in claims.py
 
 A claim whose value is a literal of ``claims.py``, an input of the table read back with
 ``ch.given``, a name bound to one of these, or arithmetic on them (a sum of parts the text
@@ -26,6 +30,11 @@ import ast
 from fractions import Fraction
 
 _NUMBERS = frozenset({"Integer", "Rational", "Float", "S", "int", "float", "Fraction"})
+# calls that compute nothing the engine derives from what they are given: a literal read
+# back as SymPy (sympify, parse_expr), the largest of literals, the length of a literal list
+_PLAIN = frozenset({"sympify", "parse_expr", "exact", "exact_number", "Symbol", "symbol",
+                    "max", "min", "Max", "Min", "len", "abs", "Abs", "round", "sum",
+                    "sorted", "list", "tuple"})
 _MARKS = frozenset({"definition", "assumed", "measured"})
 
 
@@ -43,6 +52,18 @@ def restated(source: str) -> dict[str, str]:
             targets = node.targets if isinstance(node, ast.Assign) else \
                 [getattr(node, "target", None)]
             for t in targets:
+                if isinstance(t, ast.Tuple | ast.List) and isinstance(node, ast.Assign) \
+                        and isinstance(node.value, ast.Tuple | ast.List) \
+                        and len(node.value.elts) == len(t.elts):  # a, b = 70e9, 1.4e12
+                    for name, element in zip(t.elts, node.value.elts, strict=True):
+                        if isinstance(name, ast.Name):
+                            bound.setdefault(name.id, []).append(element)
+                    continue
+                if isinstance(t, ast.Tuple | ast.List):
+                    for name in t.elts:
+                        if isinstance(name, ast.Name):
+                            bound.setdefault(name.id, []).append(ast.Name("<computed>"))
+                    continue
                 if isinstance(t, ast.Name):
                     value = node.value if isinstance(node, ast.Assign | ast.AnnAssign) \
                         and node.value is not None else None
@@ -86,6 +107,8 @@ class _Reading:
             right = self.restates(e.right, depth + 1)
             if left is None or right is None:
                 return None
+            if "the input" not in left + right:  # literals of claims.py: as written there
+                return f"restates {ast.unparse(e)}, written in claims.py"
             op = {ast.Add: "plus", ast.Sub: "minus", ast.Mult: "times", ast.Div: "over",
                   ast.Pow: "to the power"}.get(type(e.op), "with")
             return f"{left.removesuffix(', written in claims.py')}, {op} " \
@@ -106,6 +129,17 @@ class _Reading:
                         return f"restates {_number(value)}, written in claims.py"
                 if all(p is not None for p in parts) and len(parts) == 1:
                     return parts[0]
+                if all(p is not None for p in parts):
+                    return f"restates {ast.unparse(e)}, written in claims.py"
+            if name in _PLAIN and e.args and not e.keywords:
+                parts = [self.restates(a, depth + 1) for a in e.args]
+                if all(p is not None for p in parts):
+                    said = ", ".join(_plain(p) for p in parts if p is not None)
+                    return f"restates {name}({said}), written in claims.py"
+        if isinstance(e, ast.List | ast.Tuple | ast.Set) and e.elts:
+            parts = [self.restates(x, depth + 1) for x in e.elts]
+            if all(p is not None for p in parts):
+                return f"restates [{', '.join(_plain(p) for p in parts if p is not None)}]"
         return None
 
 

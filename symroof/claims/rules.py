@@ -27,11 +27,21 @@ from typing import Any
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import parse_expr, parse_relation
+from ..core.parse import parse_expr, parse_relation, printed_digits
 from ..core.printer import approx, text
+from ..core.units import dimension_text
 from .model import Claim, Law
 from .proof import Comparison, compare, proof
-from .stated import TOLERANCE, UNIT_WORDS, Stated, plain_numbers, read, stated
+from .stated import (
+    TOLERANCE,
+    UNIT_WORDS,
+    Stated,
+    plain_numbers,
+    read,
+    relation_formula,
+    stated,
+    without_marks,
+)
 
 
 class Verdict(StrEnum):
@@ -95,6 +105,20 @@ def printed(text_: str, where: str | None = None, language: str = "en") -> State
         return Stated(value, sp.Integer(0))
 
 
+def as_quantity(p: Stated, dimension: tuple[int, int, int] | None) -> Stated:
+    """The reading of ``p`` a value of ``dimension`` takes: a B after the digits is a
+    billion for a count, bytes otherwise."""
+    return p.as_count if p.as_count is not None and dimension == (0, 0, 0) else p
+
+
+def dimension_clash(c: Claim) -> bool:
+    """Whether the claim states a unit of another dimension than its derived value's."""
+    if c.dimension is None or c.reading is None:
+        return False
+    p = as_quantity(c.reading, c.dimension)
+    return p.dims is not None and p.dims != c.dimension
+
+
 def shown_number(value: Any) -> str:
     """A derived number with the digits that tell it from a printed one: 1.395, not 1.4.
 
@@ -108,30 +132,50 @@ def shown_number(value: Any) -> str:
 
 
 def judge_number(stated: str, derived: Any, tolerance: sp.Rational = TOLERANCE,
-                 where: str | None = None, language: str = "en") -> Judgement:
+                 where: str | None = None, language: str = "en",
+                 dimension: tuple[int, int, int] | None = None) -> Judgement:
     """OK within the printed precision, ROUNDING for truncation or rounding the other way,
     MISMATCH otherwise. A stated unit (``1.01 ms``) reads the derived value (seconds) in
-    that unit."""
-    p = printed(stated, where, language)
+    that unit; when the derived value's ``dimension`` is known, a stated unit of another
+    dimension is a MISMATCH that says so, and a B after the digits of a count is a
+    billion.
+
+    >>> judge_number("243 s", sp.Rational(19700, 81), dimension=(-1, 1, 0)).detail
+    'stated in s, derived in FLOP/B (243.21 FLOP/B)'
+    """
+    p = as_quantity(printed(stated, where, language), dimension)
     d = _exact_number(derived, where)
+    if dimension is not None and p.dims is not None and p.dims != dimension:
+        said = "as a count" if p.count else f"in {UNIT_WORDS.get(p.unit, p.unit)}"
+        got = dimension_text(dimension)
+        real = shown_number(d) + ("" if dimension == (0, 0, 0) else f" {got}")
+        return Judgement(MISMATCH, text(d), _float(d), None,
+                         f"stated {said}, derived in {got} ({real})")
     diff = d - p.value
     rel = float(abs(diff) / abs(p.value)) if p.value != 0 else float(abs(diff))
     inu = p.in_unit(d)
-    unit = UNIT_WORDS.get(p.unit, p.unit)
+    unit = p.display_unit
     shown = text(inu) if inu.is_Rational and inu.q < 10**6 else approx(inu, 8)
     shown = f"{shown} {unit}" if unit else shown
     value = float(inu)
     real = shown_number(inu) + (f" {unit}" if unit else "")
     # a tie (9.895 printed at two decimals) holds only when rounded half away from zero
     tie_ok = abs(diff) == p.half_unit and abs(p.value) > abs(d)
+    if p.shown and p.shown != stated.strip():  # full-width digits, a minus sign, 10⁸
+        stated = f"{stated.strip()} (read as {p.shown})"
     if abs(diff) < p.half_unit or tie_ok or diff == 0:
         detail = "exact" if diff == 0 else f"{real} at the printed precision"
         return Judgement(OK, shown, value, rel, detail)
     if p.unit_size > 0:
         down = sp.floor(d / p.unit_size) * p.unit_size
         up = sp.ceiling(d / p.unit_size) * p.unit_size
-        if p.value in (down, up) and rel <= tolerance:
-            cut = "truncated" if (p.value == down) == (d > 0) else "rounded up"
+        # one rule for every written form: the printed digits are the derived value's cut
+        # off at the last printed digit (1.5e12 for 1.555e12 as 8755 for 8755.56), or
+        # rounded the other way within the tolerance; a single significant digit (2 for
+        # 2.9) is a truncation only within the tolerance too
+        truncated = (p.value == down) == (d > 0)
+        if p.value in (down, up) and (rel <= tolerance or (truncated and p.digits >= 2)):
+            cut = "truncated" if truncated else "rounded up"
             return Judgement(ROUNDING, shown, value, rel,
                              f"{cut}: {real} printed as {stated.strip()}")
     return Judgement(MISMATCH, shown, value, rel, f"derived {real}, stated {stated.strip()}")
@@ -144,8 +188,12 @@ def judge_expr(stated: str, derived: Any, where: str | None = None) -> Judgement
     >>> judge_expr("2*B", parse_expr("2*B + floor(B/100)")).detail
     'differs from 2*B: at B = 100: stated 200, derived 201'
     """
-    s = parse_expr(stated, where=where)
     d = _exact(derived, where)
+    # a name the derived value declares real is read as that symbol, not as a size: the
+    # stated Abs(m1) must not become m1 before it is compared
+    real = {x.name: x for x in d.free_symbols
+            if isinstance(x, sp.Symbol) and x.is_real and not x.is_positive}
+    s = parse_expr(stated, where=where, symbols=real or None)
     shown = text(d)
     c = compare(s, d)
     if c.equal:
@@ -184,7 +232,7 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
                    where: str | None = None) -> Judgement:
     """Same direction (> or >=, < or <=) and the same bound (a number at the printed
     precision, or an equal expression)."""
-    rel = parse_relation(stated, where=where)
+    rel = parse_relation(relation_formula(stated), where=where)
     got = derived.inequality if hasattr(derived, "inequality") else derived
     if not isinstance(got, sp.Rel):
         raise InputError(f"derived {got!r} is not a relation", where)
@@ -199,12 +247,12 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
             return _unequal(about, shown, None, f"about {d_sym}, not {s_sym}")
     if s_dir != d_dir:
         return Judgement(MISMATCH, shown, None, None, f"direction {d_dir}, stated {s_dir}")
-    split = re.split(r"[<>]=?", stated, maxsplit=1)
+    split = re.split(r"[<>]=?", printed_digits(stated), maxsplit=1)
     bound_text = split[1] if len(split) == 2 and rel.lhs == s_sym else str(s_bound)
     if s_bound.is_number and d_bound.is_number:
         j = judge_number(bound_text, d_bound, tolerance, where)
-    else:
-        j = judge_expr(bound_text, d_bound, where)
+    else:  # a formula for a bound: its marks say nothing to an equality
+        j = judge_expr(without_marks(bound_text), d_bound, where)
     return Judgement(j.verdict, shown, j.derived_value, j.rel_error, j.detail)
 
 
@@ -279,13 +327,13 @@ def judge_law(stated: str, derived: Any, where: str | None = None) -> Judgement:
 
 
 def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
-    return judge_number(c.stated, v, c.tolerance, w, c.source.language)
+    return judge_number(c.stated, v, c.tolerance, w, c.source.language, c.dimension)
 
 
 def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:
     if isinstance(v, sp.Rel):
         return judge_relation(plain_numbers(c.stated, c.source.language), v, c.tolerance, w)
-    if read_number(c.stated, c.source.language):
+    if c.reading is not None:
         return _number_rule(c, v, w)
     return judge_expr(c.stated, v, w)
 
@@ -367,6 +415,8 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
         turned = MARKS.get((name, j.verdict))
         if turned is None:
             continue
+        if name == "conflict" and j.verdict != OK:  # the claim's own verdict, kept in view
+            why = f"{why}; on its own figures: {j.verdict.value} ({j.detail})"
         if name == "erratum":
             why = (f"known erratum: {claim.erratum.why}" if turned == Verdict.ERRATUM  # type: ignore[union-attr]
                    else f"marked as an erratum but holds ({j.detail})")

@@ -22,37 +22,54 @@ is parsed by :mod:`symroof.core.units`; value and precision are kept in base uni
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import sympy as sp
 
 from ..core.errors import InputError
-from ..core.parse import MAX_DIGITS, MAX_EXPONENT
-from ..core.units import unit_scale
+from ..core.parse import (
+    APPROX_AFTER,
+    APPROX_BEFORE,
+    COUNT_NOUNS,
+    COUNT_SUFFIXES,
+    FRACTIONS,
+    MAX_DIGITS,
+    MAX_EXPONENT,
+    MULTIPLIERS,
+    NUMBERS_DOC,
+    PLUS_MINUS,
+    SEPARATOR_SPACES,
+    UNIT_WORDS,
+    printed_digits,
+)
+from ..core.units import unit_dimension, unit_scale
 
-APPROXIMATE = ("~", "≈", "about", "roughly", "approximately", "примерно", "около", "大约",
-               "约")
-TOLERANCE = sp.Rational(2, 100)  # the largest relative error a ROUNDING verdict allows
-SPACES = " \u00a0\u202f\u2009"
-# units as the texts spell them -> the units module's spelling
-UNIT_WORDS = {"ТБ/с": "TB/s", "ГБ/с": "GB/s", "МБ/с": "MB/s", "ГБ": "GB", "МБ": "MB",
-              "КБ": "kB", "ТБ": "TB", "мс": "ms", "мкс": "us", "нс": "ns", "с": "s",
-              "байт": "B", "μs": "us"}
-_MARK = re.compile(r"\s*(" + "|".join(re.escape(m) for m in APPROXIMATE) + r")\s*", re.I)
-_SCI = re.compile(r"\s*(?:[eE]|\s*[x×·]\s*10\^?)\s*([-+]?\d+)")
+APPROXIMATE = APPROX_BEFORE + APPROX_AFTER
+TOLERANCE = sp.Rational(2, 100)  # the largest relative error a one-digit ROUNDING allows
+SPACES = SEPARATOR_SPACES
+_SCI = re.compile(r"\s*(?:[eE]|\s*[x×·*]\s*10\s*(?:\^|\*\*)?)\s*([-+]?\d+)")
 
 
 @dataclass(frozen=True)
 class Stated:
     """A stated number: exact value and half a unit of its last significant digit, both
-    in base units, with the unit as printed and whether it was marked approximate."""
+    in base units, with the unit as printed and whether it was marked approximate;
+    ``digits`` counts the significant digits printed (0 when not printed as digits),
+    ``count`` says the text made it a count (a K/M/B/T suffix, a multiplier word, a noun
+    such as "parameters"), ``shown`` is the text as read (full-width digits, minus signs
+    and superscripts in ASCII), and ``as_count`` is the other reading of a B after the
+    digits (52B: 52 bytes here, 52 billion there), which the judge takes for a count."""
 
     value: sp.Rational
     half_unit: sp.Rational
     unit: str = ""
     approximate: bool = False
     scale: sp.Rational = sp.S.One  # one printed unit in base units
+    digits: int = 0
+    count: bool = False
+    shown: str = ""
+    as_count: Stated | None = None
 
     @property
     def unit_size(self) -> sp.Rational:
@@ -61,6 +78,24 @@ class Stated:
     def in_unit(self, value: sp.Expr) -> sp.Expr:
         """``value`` (base units) expressed in the printed unit."""
         return value / self.scale
+
+    @property
+    def display_unit(self) -> str:
+        """The unit as a verdict prints the derived value in it (``ms`` for ``мс``,
+        ``billion`` for the B of a count)."""
+        if self.count and self.unit in COUNT_SUFFIXES:
+            return {"K": "thousand", "M": "million", "B": "billion", "T": "trillion"}[self.unit]
+        return UNIT_WORDS.get(self.unit, self.unit)
+
+    @property
+    def dims(self) -> tuple[int, int, int] | None:
+        """The dimension of the printed unit as (byte, FLOP, second) exponents; None when
+        no unit is printed (a percentage and a count are dimensionless: (0, 0, 0))."""
+        if self.count or self.unit in FRACTIONS:
+            return (0, 0, 0)
+        if not self.unit:
+            return None
+        return unit_dims(UNIT_WORDS.get(self.unit, self.unit))
 
 
 def stated(text: str, language: str = "en", where: str | None = None) -> Stated:
@@ -72,8 +107,13 @@ def stated(text: str, language: str = "en", where: str | None = None) -> Stated:
     139/1000
     >>> stated("160 KiB").value
     163840
+    >>> stated("52B params").value, stated("7 тыс.", "ru").value, stated("3万", "zh").value
+    (52000000000, 7000, 30000)
     """
-    parsed = read(text, language)
+    try:
+        parsed = read(text, language)
+    except InputError as exc:
+        raise InputError(exc.message, where) from None
     if parsed is None:
         raise InputError(f"cannot read the stated value {text!r} as a number", where)
     return parsed
@@ -82,18 +122,40 @@ def stated(text: str, language: str = "en", where: str | None = None) -> Stated:
 @lru_cache(maxsize=4096)
 def read(text: str, language: str = "en") -> Stated | None:
     """Like :func:`stated`, but None when ``text`` is not a number (an expression, a
-    relation or words)."""
-    rest = text.strip()
-    mark = _MARK.match(rest)
-    approximate = mark is not None and not rest[mark.end():mark.end() + 1].isalpha()
-    if mark is not None and approximate:
-        rest = rest[mark.end():]
+    relation or words). A digit of another script, or a number beyond a formula's
+    limits, is an InputError."""
+    rest = printed_digits(str(text)).strip()
+    shown = rest
+    approximate = False
+    lowered = rest.lower()
+    for mark in sorted(APPROX_BEFORE, key=len, reverse=True):
+        if lowered.startswith(mark.lower()):
+            after = rest[len(mark):]
+            if mark[-1].isalpha() and mark.isascii() and after[:1].isalpha():
+                continue  # a word that starts with the mark's letters
+            rest, approximate = after.strip(), True
+            break
+    for mark in APPROX_AFTER:
+        if rest.endswith(mark) and rest[: -len(mark)].strip():
+            rest, approximate = rest[: -len(mark)].strip(), True
+            break
+    for pm in PLUS_MINUS:
+        if pm in rest:
+            return _plus_minus(rest, pm, language, shown)
+    count = False
+    for noun in sorted(COUNT_NOUNS, key=len, reverse=True):
+        if rest.endswith(noun) and rest[: -len(noun)].strip()[-1:].isalnum():
+            rest, count = rest[: -len(noun)].strip(), True
+            break
     number = _number(rest, language)
     if number is None:
         return None
     sign, digits, frac, end = number
     exponent = 0
     sci = _SCI.match(rest, end)
+    if sci is None and digits == "10" and not frac and rest[end:end + 1] == "^":
+        sci = re.compile(r"\^\s*([-+]?\d+)").match(rest, end)  # 10^8: one times 10^8
+        digits = "1"
     if sci:  # an exponent of thousands of digits is past int()'s limit, and past any number
         digits_of = sci.group(1).lstrip("+-").lstrip("0")
         exponent = MAX_EXPONENT + 1 if len(digits_of) > 6 else int(sci.group(1))
@@ -102,23 +164,89 @@ def read(text: str, language: str = "en") -> Stated | None:
         raise InputError(f"the stated value {text.strip()!r:.60} is beyond the limits of a "
                          f"formula literal ({MAX_DIGITS} digits, exponent {MAX_EXPONENT})")
     unit = rest[end:].strip()
-    if unit == "%":
-        scale = sp.Rational(1, 100)
+    scale: sp.Expr = sp.Integer(1)
+    as_count = None
+    multiplier = next((w for w in sorted(MULTIPLIERS, key=len, reverse=True)
+                       if unit == w or (unit.startswith(w) and not w.isascii())), None)
+    if multiplier is not None and unit != multiplier:
+        return None  # a multiplier word followed by more than a noun
+    if multiplier is not None:
+        scale, count, unit = sp.Integer(10) ** MULTIPLIERS[multiplier], True, multiplier
+    elif unit in COUNT_SUFFIXES and (unit != "B" or count):
+        scale, count = sp.Integer(10) ** COUNT_SUFFIXES[unit], True
+    elif unit in FRACTIONS:
+        scale = FRACTIONS[unit]
     elif unit:
         try:
             scale = unit_scale(UNIT_WORDS.get(unit, unit))
         except InputError:
             return None
-    else:
-        scale = sp.Integer(1)
+    mantissa = int(digits + frac or "0")
     last = exponent - len(frac)
-    mantissa = int(digits + frac)
+    significant = (digits + frac).lstrip("0")
     if approximate and not frac and mantissa:
         zeros = len(digits) - len(digits.rstrip("0"))
         last += zeros
+        significant = significant[: len(significant) - zeros] if zeros else significant
     value = sp.Integer(mantissa) * sp.Rational(10) ** (exponent - len(frac)) * scale
     half = sp.Rational(10) ** last / 2 * scale
-    return Stated(-value if sign == "-" else value, half, unit, approximate, scale)
+    value = -value if sign == "-" else value
+    if unit == "B" and not count:
+        billion = sp.Integer(10) ** 9
+        as_count = Stated(value * billion, half * billion, "B", approximate, billion,
+                          len(significant), True, shown)
+    return Stated(value, half, unit, approximate, scale, len(significant), count, shown,
+                  as_count)
+
+
+def refusal(text: str, language: str = "en") -> str | None:
+    """Why ``text``, which starts as a number does, is not read as one (a notation outside
+    the table of :mod:`symroof.core.parse`); None for words, formulas and relations.
+
+    >>> refusal("243 furlongs")  # doctest: +ELLIPSIS
+    "the stated value '243 furlongs' is a number followed by 'furlongs', which is not a ..."
+    """
+    try:
+        rest = printed_digits(str(text)).strip()
+    except InputError as exc:
+        return exc.message
+    for mark in sorted(APPROX_BEFORE, key=len, reverse=True):
+        if rest.lower().startswith(mark.lower()):
+            rest = rest[len(mark):].strip()
+            break
+    number = _number(rest, language)
+    if number is None or re.search(r"[<>=*/()^]", rest):
+        return None
+    tail = rest[number[3]:].strip()
+    return (f"the stated value {str(text).strip()!r:.60} is a number followed by {tail!r:.30}, "
+            "which is not a unit, a multiplier or a count noun of the table of printed "
+            f"numbers ({NUMBERS_DOC})")
+
+
+def _plus_minus(rest: str, pm: str, language: str, shown: str) -> Stated | None:
+    """``243 ± 1`` (or ``243 ± 1 ms``): the value, and the half-width its text prints."""
+    left, _, right = rest.partition(pm)
+    width = read(right.strip(), language)
+    if width is None or width.approximate or width.value <= 0:
+        return None
+    centre = read(left.strip(), language)
+    if centre is not None and not centre.unit and width.unit:
+        centre = read(f"{left.strip()} {width.unit}", language)
+    if centre is None or centre.approximate or pm in right:
+        return None
+    return replace(centre, half_unit=width.value, shown=shown, digits=0, as_count=None)
+
+
+def unit_dims(unit: str) -> tuple[int, int, int] | None:
+    """(byte, FLOP, second) exponents of a unit the units module reads, else None.
+
+    >>> unit_dims("TB/s"), unit_dims("ms"), unit_dims("furlong")
+    ((1, 0, -1), (0, 0, 1), None)
+    """
+    try:
+        return unit_dimension(unit)
+    except InputError:
+        return None
 
 
 _GROUPED = {"ru": re.compile(r"(?<![\d.,])\d{1,3}(?:[" + SPACES + r"]\d{3})+(?![\d])"),
@@ -140,6 +268,35 @@ def plain_numbers(text: str, language: str = "en") -> str:
     return _DECIMAL_COMMA.sub(".", out) if language == "ru" else out
 
 
+_AFTER_OPERATOR = re.compile(r"([<>=]=?|≥|≤)\s*(" + "|".join(
+    re.escape(m) for m in sorted(APPROX_BEFORE, key=len, reverse=True)) + r")\s*", re.I)
+
+
+def relation_formula(text: str, language: str = "en") -> str:
+    """A relation as a formula reads it: numbers as :func:`plain_numbers` writes them, and
+    the approximation marks of its bound dropped (the bound's precision keeps them).
+
+    >>> relation_formula("B > ≈61,000"), relation_formula("D > ~19 500", "ru")
+    ('B > 61000', 'D > 19500')
+    """
+    out = _AFTER_OPERATOR.sub(lambda m: f"{m.group(1)} ", plain_numbers(text, language))
+    for mark in APPROX_AFTER:
+        out = out.removesuffix(mark).rstrip()
+    return re.sub(r"\s+", " ", out).strip()
+
+
+def without_marks(text: str) -> str:
+    """A bound with its approximation marks dropped (``≈240`` -> ``240``)."""
+    out = text.strip()
+    for mark in sorted(APPROX_BEFORE, key=len, reverse=True):
+        if out.lower().startswith(mark.lower()):
+            out = out[len(mark):].strip()
+            break
+    for mark in APPROX_AFTER:
+        out = out.removesuffix(mark).rstrip()
+    return out
+
+
 def stray_comma(text: str, language: str = "en") -> str | None:
     """Why a formula that did not parse may have failed: a comma between digits that is
     neither a thousands separator nor, outside Russian, a decimal mark (the parser reads
@@ -156,14 +313,15 @@ def stray_comma(text: str, language: str = "en") -> str | None:
 
 
 def _number(text: str, language: str) -> tuple[str, str, str, int] | None:
-    """(sign, integer digits, fraction digits, end index) of the number at the start."""
+    """(sign, integer digits, fraction digits, end index) of the number at the start;
+    ``.2432`` and ``243.`` are read as ``0.2432`` and ``243``."""
     decimal = ",." if language == "ru" else "."
-    thousands = SPACES if language == "ru" else ","
-    m = re.match(r"([-+]?)(\d+)", text)
+    thousands = SPACES if language == "ru" else "," + SPACES
+    m = re.match(r"([-+]?)(\d+|(?=\.\d))", text)
     if not m:
         return None
     sign, digits, i = m.group(1), m.group(2), m.end()
-    while i < len(text) and text[i] in thousands and _group(text, i):
+    while digits and i < len(text) and text[i] in thousands and _group(text, i):
         digits += text[i + 1:i + 4]
         i += 4
     frac = ""
@@ -171,6 +329,8 @@ def _number(text: str, language: str) -> tuple[str, str, str, int] | None:
         f = re.match(r"\d+", text[i + 1:])
         assert f is not None
         frac, i = f.group(0), i + 1 + f.end()
+    elif digits and text[i:i + 1] == "." and re.match(r"(?:[eE\s]|\Z)", text[i + 1:i + 2]):
+        i += 1  # 243. and 2432.e-1: a point with no digits after it
     return sign, digits, frac, i
 
 

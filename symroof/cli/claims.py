@@ -49,7 +49,8 @@ def register(verbs: Any) -> None:
                     "translation (ru.toml, zh.toml, ...). 'new' creates the folder, or adds a "
                     "table for another language to an existing one.",
         epilog="examples:\n  symroof claims new derivations/rooflines --lang ru\n"
-               "  symroof claims new derivations/rooflines --lang zh --title \"ch. 1\"",
+               "  symroof claims new derivations/rooflines --lang zh --title \"ch. 1\"\n"
+               "  symroof claims new mytext --from mytext.md --lang en",
         formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = v.add_subparsers(dest="action", metavar="ACTION", required=True)
     new = sub.add_parser("new", help="create a chapter folder with an empty table")
@@ -59,6 +60,9 @@ def register(verbs: Any) -> None:
                           "numbers the judge reads)")
     new.add_argument("--title", help="the chapter's title (default: the folder name)")
     new.add_argument("--book", default="", help="the book it is from")
+    new.add_argument("--from", dest="text", metavar="TEXT",
+                     help="a text (Markdown or plain) to scaffold from: a table row per "
+                          "printed number, relation and formula, and a claims.py stub per row")
     new.add_argument("--json", action="store_true", help="machine-readable output")
     v.set_defaults(run=run_claims)
 
@@ -68,7 +72,13 @@ def run_claims(args: argparse.Namespace) -> int:
     if not args.chapter.strip():
         raise InputError("empty path", "CHAPTER")
     folder = Path(args.chapter)
-    made = scaffold(folder, args.lang, args.title or folder.name, args.book)
+    if args.text is not None:
+        if not args.text.strip():
+            raise InputError("empty path", "--from")
+        made = scaffold_from(folder, Path(args.text), args.lang, args.title or folder.name,
+                             args.book)
+    else:
+        made = scaffold(folder, args.lang, args.title or folder.name, args.book)
     if args.json:
         emit({"folder": str(folder), "files": [str(p) for p in made]})
     else:
@@ -110,3 +120,34 @@ def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
     # all or nothing, with the umask's permissions (0644 under umask 022)
     write({path.name: text for path, text in files}, folder)
     return [p for p, _ in files]
+
+
+def scaffold_from(folder: Path, text: Path, lang: str, title: str, book: str) -> list[Path]:
+    """Create ``folder`` with a table of every value ``text`` prints and a claims.py stub
+    per row (:mod:`symroof.claims.scaffold`); the folder must not hold a chapter yet."""
+    from ..claims.scaffold import scaffold_text
+    from ..core.errors import InputError
+    from ..render.files import write
+    if not text.is_file():  # a folder, a device or a FIFO is no text (and would block)
+        raise InputError("is not a regular file" if text.exists() else
+                         "cannot read: No such file or directory", str(text))
+    try:
+        data = text.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", str(text)) from None
+    if len(data) > 2**20:
+        raise InputError("a text of more than 1 MiB", str(text))
+    try:
+        source = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", str(text)) from None
+    if (folder / "claims.py").exists() or (folder / f"{lang}.toml").exists():
+        raise InputError("already holds a chapter (claims.py or the table); scaffold into a "
+                         "new folder", str(folder))
+    if folder.exists() and not folder.is_dir():
+        raise InputError("exists and is not a folder", str(folder))
+    name = re.sub(r"[^a-z0-9_.-]+", "-", folder.name.lower()).strip("-") or "chapter"
+    table, code, _ = scaffold_text(source, lang, f"{name}-{lang}", title,
+                                   book or str(text.name))
+    write({f"{lang}.toml": table, "claims.py": code}, folder)
+    return [folder / f"{lang}.toml", folder / "claims.py"]

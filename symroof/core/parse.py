@@ -401,3 +401,98 @@ def _describe(node: ast.AST) -> str:
         "JoinedStr": "a string", "Starred": "unpacking", "Await": "await", "Yield": "yield",
     }
     return kinds.get(type(node).__name__, type(node).__name__)
+
+
+# --- printed numbers: how a text writes a number, as one table (docs/numbers.md) ---------
+# The stated values of a chapter's tables are read with these tables only
+# (:func:`symroof.claims.stated.read`); a notation not listed is refused by name.
+
+NUMBERS_DOC = "docs/numbers.md"
+#: full-width forms a CJK text prints, normalised (the verdict shows the ASCII form)
+FULL_WIDTH: dict[str, str] = {**{chr(0xFF10 + i): str(i) for i in range(10)},
+                              "．": ".", "，": ",", "－": "-", "＋": "+", "％": "%",
+                              "　": " "}
+#: signs a text prints for minus before a number
+MINUS_SIGNS: dict[str, str] = {"\u2212": "-", "\u2013": "-"}
+#: spaces a text may group digits with (Russian; the figure space of typeset tables)
+SEPARATOR_SPACES = " \u00a0\u202f\u2009\u2007"
+#: superscript digits of an exponent (10⁸, 10⁻³)
+SUPERSCRIPTS: dict[str, str] = {**dict(zip("⁰¹²³⁴⁵⁶⁷⁸⁹", "0123456789", strict=True)),
+                                "⁻": "-", "⁺": "+"}
+#: marks and words that say a number is approximate, before it (longest first when read)
+APPROX_BEFORE: tuple[str, ...] = (
+    "~", "≈", "≃", "∼", "〜", "～", "≅",
+    "approximately", "approx.", "approx", "about", "around", "roughly", "circa", "ca.",
+    "nearly", "almost",
+    "приблизительно", "примерно", "порядка", "около", "почти", "прибл.", "ок.",
+    "约为", "大约", "大概", "将近", "差不多", "约", "近")
+#: ... and after it
+APPROX_AFTER: tuple[str, ...] = ("or so", "左右", "上下")
+#: multiplier words: the power of ten they stand for
+MULTIPLIERS: dict[str, int] = {
+    "thousand": 3, "million": 6, "billion": 9, "trillion": 12,
+    "тыс.": 3, "тыс": 3, "тысяча": 3, "тысячи": 3, "тысяч": 3,
+    "млн.": 6, "млн": 6, "миллион": 6, "миллиона": 6, "миллионов": 6,
+    "млрд.": 9, "млрд": 9, "миллиард": 9, "миллиарда": 9, "миллиардов": 9,
+    "трлн.": 12, "трлн": 12, "триллион": 12, "триллиона": 12, "триллионов": 12,
+    "千": 3, "万": 4, "亿": 8, "万亿": 12}
+#: a count's suffix right after its digits (52B parameters, 70B, 1.4T tokens)
+COUNT_SUFFIXES: dict[str, int] = {"K": 3, "M": 6, "B": 9, "T": 12}
+#: nouns after a number that make it a count (so a B after it is a billion, never bytes)
+COUNT_NOUNS: tuple[str, ...] = (
+    "parameters", "params", "tokens", "weights", "layers", "GPUs", "chips",
+    "параметров", "параметра", "токенов", "токена", "参数", "个参数", "词元", "个词元")
+#: fractions of one written as words or signs
+FRACTIONS: dict[str, sp.Rational] = {
+    "%": sp.Rational(1, 100), "‰": sp.Rational(1, 1000), "percent": sp.Rational(1, 100),
+    "per cent": sp.Rational(1, 100), "процент": sp.Rational(1, 100),
+    "процента": sp.Rational(1, 100), "процентов": sp.Rational(1, 100)}
+#: units as the texts spell them -> the units module's spelling
+UNIT_WORDS: dict[str, str] = {
+    "ТБ/с": "TB/s", "ГБ/с": "GB/s", "МБ/с": "MB/s", "ГБ": "GB", "МБ": "MB", "КБ": "kB",
+    "ТБ": "TB", "мс": "ms", "мкс": "us", "нс": "ns", "с": "s", "байт": "B", "μs": "us",
+    "毫秒": "ms", "微秒": "us", "纳秒": "ns", "秒": "s", "字节": "B"}
+#: the plus-minus signs of an explicit precision (243 ± 1)
+PLUS_MINUS = ("±", "+/-", "+-")
+
+
+def printed_digits(text: str, where: str | None = None) -> str:
+    """``text`` with full-width characters, minus signs and superscript exponents in their
+    ASCII form; a digit of any other script is an InputError naming it (``2৪3`` would be
+    read as 243 while it looks like 283).
+
+    >>> printed_digits("２４３"), printed_digits("−1.5"), printed_digits("2.4×10⁸")
+    ('243', '-1.5', '2.4×10^8')
+    >>> printed_digits("2৪3")  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: the digit '৪' (U+09EA BENGALI DIGIT FOUR) ...
+    """
+    out = []
+    superscript = False
+    for ch in text:
+        if ch in FULL_WIDTH:
+            out.append(FULL_WIDTH[ch])
+        elif ch in MINUS_SIGNS:
+            out.append(MINUS_SIGNS[ch])
+        elif ch in SUPERSCRIPTS:
+            out.append(("" if superscript else "^") + SUPERSCRIPTS[ch])
+            superscript = True
+            continue
+        elif ch.isdigit() and not ch.isascii():
+            name = unicodedata.name(ch, "a digit")
+            raise InputError(f"the digit {ch!r} (U+{ord(ch):04X} {name}) is of another "
+                             "script: only ASCII and full-width digits are read (see "
+                             f"{NUMBERS_DOC})", where)
+        else:
+            out.append(ch)
+        superscript = False
+    return "".join(out)
+#: small numbers a text writes as words ("one pass", "один проход", "一次")
+NUMBER_WORDS: dict[str, int] = {
+    "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+    "eight": 8, "nine": 9, "ten": 10, "twice": 2,
+    "ноль": 0, "один": 1, "одна": 1, "одно": 1, "два": 2, "две": 2, "три": 3, "четыре": 4,
+    "пять": 5, "шесть": 6, "семь": 7, "восемь": 8, "девять": 9, "десять": 10, "вдвое": 2,
+    "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9,
+    "十": 10}

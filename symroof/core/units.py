@@ -41,6 +41,37 @@ COMPUTE = Dimension(0, 1, -1, "a compute rate (FLOP per second)")
 FLOPS = Dimension(0, 1, 0, "an operation count (FLOP)")
 TIME = Dimension(0, 0, 1, "a time (seconds)")
 
+INTENSITY = Dimension(-1, 1, 0, "an intensity (FLOP per byte)")
+COUNT = Dimension(0, 0, 0, "a count or a ratio")
+
+#: the dimension of each engine result a claim may add, by (type, attribute); a mapping
+#: attribute (a roofline's bandwidths and memory times) gives the dimension of its values
+ENGINE_DIMENSIONS: dict[tuple[str, str], Dimension] = {
+    ("Roofline", "peak"): COMPUTE, ("Roofline", "ridge"): INTENSITY,
+    ("Roofline", "intensity"): INTENSITY, ("Roofline", "t_math"): TIME,
+    ("Roofline", "t_lower"): TIME, ("Roofline", "t_upper"): TIME,
+    ("Roofline", "attainable"): COMPUTE, ("Roofline", "bandwidths"): BANDWIDTH,
+    ("Roofline", "t_comms"): TIME,
+    ("Op", "flops"): FLOPS,
+}
+#: how a message writes a dimension
+_BASE = (("B", 0), ("FLOP", 1), ("s", 2))
+
+
+def dimension_text(dims: tuple[int, int, int]) -> str:
+    """A dimension as a unit a reader knows.
+
+    >>> dimension_text((-1, 1, 0)), dimension_text((1, 0, -1)), dimension_text((0, 0, 0))
+    ('FLOP/B', 'B/s', 'a count or ratio')
+    """
+    up = [name + (f"^{dims[i]}" if dims[i] > 1 else "") for name, i in _BASE if dims[i] > 0]
+    down = [name + (f"^{-dims[i]}" if dims[i] < -1 else "") for name, i in _BASE
+            if dims[i] < 0]
+    if not up and not down:
+        return "a count or ratio"
+    return ("*".join(up) or "1") + ("/" + "/".join(down) if down else "")
+
+
 DECIMAL_PREFIXES = {"": 0, "k": 1, "K": 1, "M": 2, "G": 3, "T": 4, "P": 5, "E": 6}
 BINARY_PREFIXES = {"Ki": 1, "Mi": 2, "Gi": 3, "Ti": 4, "Pi": 5, "Ei": 6}
 
@@ -108,6 +139,16 @@ def unit_scale(unit: str, *, where: str | None = None) -> sp.Rational:
     """
     scale, _ = _unit(unit, unit, where)
     return sp.Rational(scale.numerator, scale.denominator)
+
+
+def unit_dimension(unit: str, *, where: str | None = None) -> tuple[int, int, int]:
+    """The (byte, FLOP, second) exponents of ``unit``.
+
+    >>> unit_dimension("TFLOP/s"), unit_dimension("GiB"), unit_dimension("us")
+    ((0, 1, -1), (1, 0, 0), (0, 0, 1))
+    """
+    _, dims = _unit(unit, unit, where)
+    return dims
 
 
 def _unit(unit: str, text: str, where: str | None) -> tuple[Fraction, tuple[int, int, int]]:

@@ -25,6 +25,7 @@ import sympy as sp
 from ..claims.model import Claim, Derivation
 from ..claims.runner import VERDICTS, ClaimVerdict, Verification
 from ..claims.stated import UNIT_WORDS, Stated, read
+from ..core.choices import Tried
 from ..core.errors import SymroofError
 from ..core.escape import escape, html_escape
 from ..core.parse import parse_expr, parse_relation
@@ -70,8 +71,9 @@ def derived_parts(v: ClaimVerdict, words: Mapping[str, Any]) -> tuple[Part, ...]
     if isinstance(v.value, str):
         return cell(text(v.value))
     unit = _stated_unit(v.claim)
+    raw = v.value.value if isinstance(v.value, Tried) else v.value  # its exact model's value
     try:
-        value = sp.sympify(v.value)
+        value = sp.sympify(raw)
         s = shown(_oriented(value / unit.scale if unit else value))
     except (sp.SympifyError, TypeError):
         return cell(text(v.derived))

@@ -1,0 +1,46 @@
+"""The judge's rows (issue 35): one claim per kind of reading the judge must get right."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symroof import chip, einsum, mesh
+from symroof.claims import Chapter, quantity, real
+from symroof.models import model, params
+from symroof.parallel import all_gather
+
+
+def claims(ch: Chapter) -> None:
+    rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+    count = params(model("llama-2-7b")).total
+    prose = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
+    (m1,) = real("m1")
+    gather = all_gather("bf16[4096_X, 8192]", "X", mesh("X=8", "h100-sxm"))
+    ch.add(
+        # one reading of a printed number
+        ridge_full_width=rl.ridge,
+        ridge_leading_dot=rl.ridge,
+        peak_truncated=rl.peak,
+        params_count_suffix=quantity(count, "count"),
+        ridge_in_a_relation=sp.Symbol("B", positive=True) > rl.ridge,
+        ridge_approx_word=rl.ridge,
+        # quantities
+        ridge_in_seconds=rl.ridge,
+        bandwidth_as_capacity=rl.peak / rl.ridge,
+        # truth fixes
+        ridge_book_table=rl.ridge,
+        ridge_prose=prose.ridge,
+        summary_of_the_relation=prose.ridge,
+        shifted_logit=m1,
+        restated_caches=len(["K", "V"]),
+        # diagnosis of a plain value
+        ridge_doubled=rl.ridge,
+        peak_prefix_slip=rl.peak,
+        ridge_inverted=rl.ridge,
+        allgather_latency_off=ch.with_choices(gather, latency="off"),
+        bandwidth_gib=rl.peak / rl.ridge,
+        time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
+        # the catalogue's default is the vendor's figure
+        a100_bf16_peak=chip("a100-80gb").peak("bf16"),
+        ridge_other_edition=rl.ridge,
+    )
