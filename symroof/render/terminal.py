@@ -30,6 +30,7 @@ def _rows(result: RooflineAnalysis) -> list[tuple[str, sp.Basic | str, str]]:
     """(label, value, unit) rows shared by every format."""
     rl = result.roofline
     rows: list[tuple[str, sp.Basic | str, str]] = [
+        *((label, said, "") for label, said in result.notes),
         ("FLOPs", rl.op.flops, ""),
     ]
     for level in rl.op.levels:
