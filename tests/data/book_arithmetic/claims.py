@@ -1,0 +1,23 @@
+"""A test chapter in a book's style: the arithmetic texts do that symroof says natively
+(issue 36). Every value comes from the engine; the stated values are in en.toml."""
+
+from symroof import chip, mesh
+from symroof.claims import Chapter
+from symroof.engine.ops import op
+
+
+def claims(ch: Chapter) -> None:
+    v5e = chip("tpu-v5e")
+    # item 7: a pure-FLOP op (derive --flops alone), comm bytes counted both ways
+    pure = ch.roofline(op("2e12 FLOPs", 2 * 10**12, 0), v5e)
+    both = ch.roofline(op("a both-ways exchange", 0, 0, comms={"ici": 9 * 10**9}), v5e,
+                       bandwidths={"ici": v5e.link("ici").bidirectional})
+    # item 7 and item 8: an AllGather solved for its axis size, the side proven
+    line = mesh("X=N", v5e)
+    ag = ch.collective("allgather", 10**6, "X", line)
+    meet = ch.between(ag.roofline(), "bandwidth", "latency", "N")
+    a2a = ch.collective("alltoall", 8 * 10**6, "X", mesh("X=8", v5e), total=True)
+    ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
+           axis_size=meet.exact,
+           axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
+           alltoall_total=a2a.bandwidth_time)
