@@ -156,6 +156,11 @@ def chip_lines(c: Chip) -> list[str]:
         lines.append(f"  peak from the microarchitecture ({dtype}): SMs x tensor cores per SM x "
                      f"FLOPs per clock x clock = {approx(c.micro_peak(dtype), 5)} FLOP/s" +
                      (f" (catalogue: {sheet.text})" if sheet else ""))
+    if any(k in c.figures for k in ("micro.fp32_lanes_per_sm", "micro.vpu_lanes")):
+        sheet = c.figures.get("vpu.fp32")
+        lines.append(f"  vector peak from the microarchitecture (fp32, a multiply-add as two "
+                     f"FLOPs): {approx(c.micro_vector_peak(), 5)} FLOP/s" +
+                     (f" (catalogue: {sheet.text})" if sheet else ""))
     if c.figures.get("mxu.bf16"):
         for name in sorted(c.links):
             one, both, per = link_ridges(c, name)
@@ -173,13 +178,11 @@ def link_ridges(c: Chip, name: str) -> tuple[sp.Expr, sp.Expr, str]:
     (63040, 31520, "a host's share per chip (8 chips)")
     """
     ln = c.link(name)
-    share, per = sp.S.One, f"per {ln.per}"
+    per = f"per {ln.per}"
     topo = next(iter(c.topologies.values()), None)
     if ln.per in ("host", "node") and topo is not None and topo.chips_per_host > 1:
-        share = sp.Integer(topo.chips_per_host)
         per = f"a {ln.per}'s share per chip ({topo.chips_per_host} chips)"
-    peak = c.peak("bf16")
-    return peak * share / ln.one_way, peak * share / ln.bidirectional, per
+    return c.ridge(over=name), c.ridge(over=name, both_ways=True), per
 
 
 def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:

@@ -17,6 +17,17 @@ def claims(ch: Chapter) -> None:
     ag = ch.collective("allgather", 10**6, "X", line)
     meet = ch.between(ag.roofline(), "bandwidth", "latency", "N")
     a2a = ch.collective("alltoall", 8 * 10**6, "X", mesh("X=8", v5e), total=True)
+    # item 3: hardware as a text states it
+    lettered = chip("tpu-v5e", **{"mxu.bf16": "C", "hbm": "W_hbm"})
+    h100 = chip("h100-sxm")
+    per_call = ch.collective("allgather", 10**6, "X", mesh("X=8", v5e))
+    no_hops = ch.collective("allgather", 10**6, "X",
+                            mesh("X=8", chip("tpu-v5e", **{"ici.latency": "0"})))
+    ch.add(symbolic_ridge=lettered.ridge(),
+           ib_ridge_both_ways=h100.ridge(over="ib", both_ways=True),
+           h100_vector_peak=h100.micro_vector_peak(),
+           per_message_time=ch.with_choices(per_call, latency="per_message"),
+           zero_latency_time=no_hops.time)
     ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
