@@ -29,6 +29,9 @@ CHAPTER = ROOT / "tests" / "data" / "book_arithmetic"
 PEAK = Fraction(197 * 10**12)
 ICI = Fraction(45 * 10**9)
 HOP = Fraction(1, 10**6)
+H100_PEAK = Fraction(989 * 10**12)     # h100-sxm bf16 (B12)
+H100_HBM = Fraction(335 * 10**10)      # h100-sxm HBM, B/s (B12 prose)
+DECODE = Fraction(70 * 10**9 * 2 + 32 * 2048 * 320 * 10**3) / (8 * H100_HBM)
 
 EXPECTED: dict[str, Fraction] = {
     # item 7: 2e12 FLOPs / peak
@@ -47,6 +50,20 @@ EXPECTED: dict[str, Fraction] = {
     "zero_latency_time": Fraction(7, 8) * Fraction(10**6) / ICI,
     # item 3: the exact model of the same AllGather: 7 hops of 1 us
     "per_message_time": Fraction(7, 8) * Fraction(10**6) / ICI + 7 * HOP,
+    # item 2: (70e9 x 2 + 32 x 2048 x 320e3) / (8 x 3.35e12)
+    "decode_step": Fraction(70 * 10**9 * 2 + 32 * 2048 * 320 * 10**3) / (8 * H100_HBM),
+    "decode_floor": Fraction(70 * 10**9 * 2) / (8 * H100_HBM),
+    # item 2: 32 queries every 512 steps, on 8 chips
+    "qps_per_chip": Fraction(32) / (DECODE * 512 * 8),
+    # item 2: 0.5 s x 8 chips per query against 512 steps x 8 chips / 32 queries
+    "prefill_per_decode": (Fraction(1, 2) * 8) / (DECODE * 512 * 8 / 32),
+    # item 5: 6 N D over 1e15 FLOP/s x 86400 s
+    "pf_days": Fraction(6 * 70 * 10**9 * 14 * 10**11) / (10**15 * 86400),
+    "budget": Fraction(1000 * 3600) * H100_PEAK / 2,
+    "chips_allowed": Fraction(4 * 10**6 // 19780),
+    "largest": Fraction(80 * 10**9, 16),
+    # item 5: MFU as a fraction (the claim states a per cent)
+    "mfu": Fraction(3000 * 6 * 7 * 10**9) / H100_PEAK,
 }
 
 
@@ -182,3 +199,14 @@ def test_hardware_as_a_text_states_it(capsys: pytest.CaptureFixture[str]) -> Non
     assert "(bf16 / ib, a node's share per chip (8 chips)): 19780 FLOP/byte one way, 9890 " \
         "both ways" in out
     assert chip("h100-sxm").ridge(over="ib") == 19780
+
+
+def test_book_form_refusals_name_the_culprit() -> None:
+    from symroof.core.errors import InputError
+    from symroof.models import decode_time_of, model_flops_utilisation
+    with pytest.raises(InputError, match=r"the throughput needs 2\.000 x the peak"):
+        model_flops_utilisation(2, 1, 1)
+    with pytest.raises(InputError, match=r"traffic is one of weights_kv, weights, got 'kv'"):
+        decode_time_of(1, 1, chip("h100-sxm"), 1, 1, traffic="kv")
+    with pytest.raises(InputError, match=r"params must be positive, got -1"):
+        decode_time_of(-1, 1, chip("h100-sxm"), 1, 1)

@@ -4,6 +4,17 @@
 from symroof import chip, mesh
 from symroof.claims import Chapter
 from symroof.engine.ops import op
+from symroof.models import (
+    PETAFLOP_DAY,
+    chips_for_batch,
+    decode_time_of,
+    flop_budget,
+    largest_model,
+    model_flops_utilisation,
+    prefill_decode_balance,
+    queries_per_second,
+    training_flops_of,
+)
 
 
 def claims(ch: Chapter) -> None:
@@ -28,6 +39,24 @@ def claims(ch: Chapter) -> None:
            h100_vector_peak=h100.micro_vector_peak(),
            per_message_time=ch.with_choices(per_call, latency="per_message"),
            zero_latency_time=no_hops.time)
+    # item 2: serving arithmetic in a book's form, a model given by two numbers
+    p, kv = ch.given("params", "70e9"), ch.given("kv_bytes_per_token", "320e3")
+    step = decode_time_of(p, kv, h100, 32, 2048, chips=8)
+    ch.add(decode_step=step,
+           decode_floor=decode_time_of(p, kv, h100, 32, 2048, chips=8, traffic="weights"),
+           qps_per_chip=queries_per_second(32, step, 512, chips=8),
+           prefill_per_decode=prefill_decode_balance(ch.given("prefill_time", "0.5"), step,
+                                                     512, 32, prefill_chips=8,
+                                                     decode_chips=8))
+    # item 5: training budgets and their inverses
+    ch.add(pf_days=training_flops_of(p, ch.given("tokens", "1.4e12")) / PETAFLOP_DAY,
+           budget=flop_budget(ch.given("chip_hours", 1000), h100, "0.5"),
+           chips_allowed=chips_for_batch(ch.given("global_batch", "4e6"),
+                                         h100.ridge(over="ib")),
+           largest=largest_model(h100.capacity("hbm"), 16),
+           mfu=model_flops_utilisation(ch.given("tokens_per_second", 3000),
+                                       training_flops_of(ch.given("small", "7e9"), 1),
+                                       h100.peak()))
     ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
