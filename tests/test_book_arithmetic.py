@@ -64,6 +64,12 @@ EXPECTED: dict[str, Fraction] = {
     "largest": Fraction(80 * 10**9, 16),
     # item 5: MFU as a fraction (the claim states a per cent)
     "mfu": Fraction(3000 * 6 * 7 * 10**9) / H100_PEAK,
+    # item 4: 3 + 1 hops of 1 us; the bytes over one link of each axis: 2 W
+    "route_time": Fraction(9 * 10**8) / (2 * ICI) + 4 * HOP,
+    # item 4: a 512 x 8192 bf16 shard on each of 32 chips
+    "total_bytes": Fraction(512 * 8192 * 2 * 32),
+    "total_flops": Fraction(2 * 4096 * 8192 * 8192),
+    "batch_per_chip": Fraction(4 * 10**6, 256),
 }
 
 
@@ -210,3 +216,18 @@ def test_book_form_refusals_name_the_culprit() -> None:
         decode_time_of(1, 1, chip("h100-sxm"), 1, 1, traffic="kv")
     with pytest.raises(InputError, match=r"params must be positive, got -1"):
         decode_time_of(-1, 1, chip("h100-sxm"), 1, 1)
+
+
+def test_a_route_over_two_axes_says_what_it_needs() -> None:
+    from symroof.core.errors import InputError
+    from symroof.parallel import send
+    m = mesh("X=4,Y=4", chip("tpu-v5e"))
+    with pytest.raises(InputError, match=r"a route over axes XY needs src and dst coordinates"):
+        send("V", "XY", m)
+    with pytest.raises(InputError, match=r"coordinates on axis Y run from 0 to 3, got 0 and 4"):
+        send("V", "XY", m, src=(0, 0), dst=(1, 4))
+    with pytest.raises(InputError, match=r"the route goes nowhere"):
+        send("V", "XY", m, src=(1, 1), dst=(1, 1))
+    # hops per axis, and one axis alone, as before
+    assert send("V", "XY", m, hops={"X": 2}).hops == 2
+    assert send("V", "X", m, hops=2).time == send("V", "X", m, hops={"X": 2}).time

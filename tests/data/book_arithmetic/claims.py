@@ -15,6 +15,7 @@ from symroof.models import (
     queries_per_second,
     training_flops_of,
 )
+from symroof.parallel import per_chip, send, sharded, sharded_matmul
 
 
 def claims(ch: Chapter) -> None:
@@ -57,6 +58,18 @@ def claims(ch: Chapter) -> None:
            mfu=model_flops_utilisation(ch.given("tokens_per_second", 3000),
                                        training_flops_of(ch.given("small", "7e9"), 1),
                                        h100.peak()))
+    # item 4: layouts and transfers
+    grid = mesh("X=4,Y=4", v5e)
+    wide = mesh("X=8,Y=4", v5e)
+    mm = sharded_matmul("bf16[4096, 8192_X]", "bf16[8192_X, 8192]", mesh("X=8", v5e))
+    ch.add(route_time=send(ch.given("route_bytes", "9e8"), "XY", grid, src=(0, 0),
+                           dst=(3, 1)).time,
+           total_bytes=sharded("bf16[4096_X, 8192]", wide).total_bytes,
+           total_flops=mm.total_flops,
+           batch_per_chip=per_chip(ch.given("global_batch", "4e6"),
+                                   mesh("X=16,Y=16", v5e)),
+           book_matmul_latency=ch.with_choices(mm, of="latency_time", collectives="leading",
+                                               latency="off"))
     ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
