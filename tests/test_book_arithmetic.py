@@ -231,3 +231,11 @@ def test_a_route_over_two_axes_says_what_it_needs() -> None:
     # hops per axis, and one axis alone, as before
     assert send("V", "XY", m, hops={"X": 2}).hops == 2
     assert send("V", "X", m, hops=2).time == send("V", "X", m, hops={"X": 2}).time
+
+
+def test_a_text_round_parameter_count_is_taken_under_nominal_sizes() -> None:
+    made = chapter_values()["round_decode"]
+    assert isinstance(made, Tried)
+    [nominal] = [v for k, v in made.alternatives if k == Choices(sizes="nominal")]
+    # "a 70B model": 70e9 x 2 bytes read once over 3.35e12 B/s
+    assert sp.Rational(nominal) == sp.Rational(70 * 10**9 * 2) / sp.Rational(H100_HBM.numerator)

@@ -47,10 +47,31 @@ _NOMINAL = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([MBT])\b")
 _SCALE = {"M": 10**6, "B": 10**9, "T": 10**12}
 
 
+def with_round_params(cfg: ModelConfig, total: int | str | sp.Expr,
+                      active: int | str | sp.Expr | None = None) -> ModelConfig:
+    """``cfg`` with the round parameter count a text states ("a 70B model": 70e9), which
+    every count under ``sizes="nominal"`` then takes instead of the model card's.
+
+    >>> from symroof.models import model
+    >>> cfg = with_round_params(model("llama-2-7b"), "6.7e9")
+    >>> nominal_params(cfg), cfg.source["published"]
+    (6700000000, 'as the text states it: 6700000000')
+    """
+    from dataclasses import replace
+    said = f"as the text states it: {_number(total, 'params')}"
+    if active is not None:
+        said += f", {_number(active, 'active params')} activated"
+    return replace(cfg, source={**cfg.source, "published": said})
+
+
 def nominal_params(cfg: ModelConfig, active: bool = False) -> sp.Expr:
     """The parameter count the model is published as (its source's ``published``: "7B",
-    or "15.7B total, 2.4B activated" with ``active`` for the second)."""
+    or "15.7B total, 2.4B activated" with ``active`` for the second), or the round count
+    a text states (``with_round_params``)."""
     said = str((cfg.source or {}).get("published", ""))
+    if said.startswith("as the text states it: "):
+        counts = re.findall(r"[0-9]+", said)
+        return sp.Integer(counts[1] if active and len(counts) > 1 else counts[0])
     found = _NOMINAL.findall(said)
     if not found:
         raise InputError(f"model {cfg.name!r} states no round parameter count (published: "

@@ -3,17 +3,21 @@
 
 from symroof import chip, mesh
 from symroof.claims import Chapter
+from symroof.core.choices import Choices
 from symroof.engine.ops import op
 from symroof.models import (
     PETAFLOP_DAY,
+    book_decode_time,
     chips_for_batch,
     decode_time_of,
     flop_budget,
     largest_model,
+    model,
     model_flops_utilisation,
     prefill_decode_balance,
     queries_per_second,
     training_flops_of,
+    with_round_params,
 )
 from symroof.parallel import per_chip, send, sharded, sharded_matmul
 
@@ -70,6 +74,13 @@ def claims(ch: Chapter) -> None:
                                    mesh("X=16,Y=16", v5e)),
            book_matmul_latency=ch.with_choices(mm, of="latency_time", collectives="leading",
                                                latency="off"))
+    # item 1: the text's own round figure, taken by every count under sizes=nominal
+    seventy = with_round_params(model("llama-3-70b"), ch.given("round_params", "70e9"))
+
+    def weights_read(choices: Choices) -> object:
+        return book_decode_time(seventy, h100, 1, 0, choices)
+
+    ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"))
     ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
