@@ -145,3 +145,18 @@ def test_comm_bytes_per_direction_or_both(capsys: pytest.CaptureFixture[str]) ->
     assert code == 2
     assert err.strip().endswith("--comm-per: --comm-per says how --comm-bytes are counted: "
                                 "give --comm-bytes")
+
+
+def test_model_decode_prints_the_book_form_under_choices(capsys: pytest.CaptureFixture[str],
+                                                         ) -> None:
+    args = ("model", "llama-2-7b", "--decode", "--context", "128", "--chip", "h100-sxm",
+            "--choices", "book")
+    out = cli_json(capsys, *args)
+    # Llama 2 7B: 6,738,415,616 parameters (its card), 2 L K H x 2 = 524,288 KV bytes a token
+    expected = sp.Rational(6738415616 * 2 + 128 * 524288, 335 * 10**10)
+    assert parse_expr(str(out["book_decode_time"])) == expected
+    code, text_, _ = cli(capsys, *args)
+    assert code == 0 and text_.rstrip().endswith(
+        "book form: weights and KV cache read once over h100-sxm's HBM, no compute: 4.043 ms")
+    exact = cli_json(capsys, *args[:-2])
+    assert "book_decode_time" not in exact
