@@ -14,6 +14,7 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.errors import InputError
 from ..core.printer import approx, md_escape, number_value, shown, si, text
 from ..engine.analysis import RooflineAnalysis
 from ..engine.optimize import OptimizeResult
@@ -153,9 +154,13 @@ def chip_lines(c: Chip) -> list[str]:
     for key in sorted(k for k in c.figures if k.startswith("micro.flops_per_clock")):
         dtype = key.rsplit(".", 1)[1]
         sheet = c.figures.get(f"mxu.{dtype}")
+        try:
+            derived = f"{approx(c.micro_peak(dtype), 5)} FLOP/s" + \
+                (f" (catalogue: {sheet.text})" if sheet else "")
+        except InputError as exc:  # a figure the sources do not give
+            derived = f"not derived: {exc.message.split(' has ', 1)[-1]}"
         lines.append(f"  peak from the microarchitecture ({dtype}): SMs x tensor cores per SM x "
-                     f"FLOPs per clock x clock = {approx(c.micro_peak(dtype), 5)} FLOP/s" +
-                     (f" (catalogue: {sheet.text})" if sheet else ""))
+                     f"FLOPs per clock x clock = {derived}")
     if any(k in c.figures for k in ("micro.fp32_lanes_per_sm", "micro.vpu_lanes")):
         sheet = c.figures.get("vpu.fp32")
         lines.append(f"  vector peak from the microarchitecture (fp32, a multiply-add as two "
