@@ -48,6 +48,9 @@ EXPECTED: dict[str, Fraction] = {
     "h100_vector_peak": Fraction(132 * 128 * 2 * 198 * 10**7),
     # item 3: a line of 8, one way: 7/8 V / W with an ICI latency of 0
     "zero_latency_time": Fraction(7, 8) * Fraction(10**6) / ICI,
+    # item 3: 450 GB/s one way per H100 over 18 links; 8 H100s behind a node
+    "nvlink_per_link": Fraction(450 * 10**9, 18),
+    "nvlink_per_node": Fraction(8 * 450 * 10**9),
     # item 3: the exact model of the same AllGather: 7 hops of 1 us
     "per_message_time": Fraction(7, 8) * Fraction(10**6) / ICI + 7 * HOP,
     # item 2: (70e9 x 2 + 32 x 2048 x 320e3) / (8 x 3.35e12)

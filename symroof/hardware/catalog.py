@@ -240,6 +240,17 @@ class Chip(tb.RichView):
             return self.peak(dtype, compute) / self.bandwidth(over)
         return self.peak(dtype, compute) / self.link_per_chip(over, both_ways=both_ways)
 
+    def link_per_node(self, name: str, *, both_ways: bool = False) -> sp.Expr:
+        """The bytes per second over link ``name`` of all the chips behind one host or
+        node of the default topology, one way (or ``both_ways``): a node's aggregate.
+
+        >>> chip("h100-sxm").link_per_node("nvlink"), chip("h100-sxm").link_per_node("ib")
+        (3600000000000, 400000000000)
+        """
+        topo = next(iter(self.topologies.values()), None)
+        chips = topo.chips_per_host if topo is not None else 1
+        return self.link_per_chip(name, both_ways=both_ways) * chips
+
     def link_per_chip(self, name: str, *, both_ways: bool = False) -> sp.Expr:
         """One chip's bytes per second over link ``name``, one way (or ``both_ways``): a
         host's or node's figure divided among the chips behind it.
