@@ -102,17 +102,16 @@ def derive(request: DeriveRequest) -> RooflineAnalysis:
     else:
         the_chip = chip_with(r.chip, r.catalog, r.overrides)
         built = _op(r)
-        bandwidths = {}
+        rl = roofline(built, the_chip)  # a link the chip lacks is refused here
         if r.comm_bytes is not None:
             name = r.link or "ici"
-            try:
-                ln = the_chip.link(name)
-            except InputError as exc:
-                raise exc.at("link") from None
-            bw = ln.bidirectional if r.comm_per == "both" else ln.one_way
-            bandwidths[name] = bw
-            notes = (_comm_note(name, r.comm_per, bw),)
-        rl = roofline(built, the_chip, bandwidths=bandwidths)
+            if r.comm_per == "both":
+                try:
+                    bw = the_chip.link(name).bidirectional
+                except InputError as exc:
+                    raise exc.at("link") from None
+                rl = roofline(built, the_chip, bandwidths={name: bw})
+            notes = (_comm_note(name, r.comm_per, rl.bandwidths[name]),)
     return analyse(rl, solve=r.solve, regime=r.regime, subs=r.subs, between=r.between,
                    serial=r.serial, notes=notes)
 

@@ -299,7 +299,7 @@ class Chip(tb.RichView):
             if text in labels:
                 figures[full] = old.pick(text)
                 continue
-            if named is not None:  # a figure as a text states it: a letter, such as C
+            if named is not None and not _like_label(text, labels):  # a text's letter: C
                 figures[full] = Figure(named, text, source, "override",
                                        alternatives=(replace(old, alternatives=()),
                                                      *old.alternatives),
@@ -527,6 +527,18 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
 
 _NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 _ZERO_TIME = re.compile(r"\s*[+]?0*(?:\.0*)?\s*(?:s|ms|us|µs|ns)?\s*\Z")
+
+
+def _like_label(text: str, labels: set[str]) -> bool:
+    """Whether a name reads as a mistyped label of an alternative (``B9`` beside ``B1``),
+    not as a letter of a text: letters then digits, the letters a label's.
+
+    >>> _like_label("B9", {"B1"}), _like_label("C", {"B1"}), _like_label("W1", {"B1"})
+    (True, False, False)
+    """
+    found = re.fullmatch(r"([A-Za-z]+)[0-9]+", text.strip())
+    return found is not None and any(re.match(rf"{found.group(1)}[0-9]", label)
+                                     for label in labels)
 
 
 def _symbolic(text: str) -> sp.Symbol | None:
