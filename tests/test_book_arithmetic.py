@@ -73,6 +73,8 @@ EXPECTED: dict[str, Fraction] = {
     "total_bytes": Fraction(512 * 8192 * 2 * 32),
     "total_flops": Fraction(2 * 4096 * 8192 * 8192),
     "batch_per_chip": Fraction(4 * 10**6, 256),
+    # item 4: dX and dW of a matmul: two matmuls of 2 B D F each
+    "backward_flops": Fraction(2 * 2 * 4096 * 8192 * 8192),
 }
 
 
@@ -242,3 +244,13 @@ def test_a_text_round_parameter_count_is_taken_under_nominal_sizes() -> None:
     [nominal] = [v for k, v in made.alternatives if k == Choices(sizes="nominal")]
     # "a 70B model": 70e9 x 2 bytes read once over 3.35e12 B/s
     assert sp.Rational(nominal) == sp.Rational(70 * 10**9 * 2) / sp.Rational(H100_HBM.numerator)
+
+
+def test_the_backward_of_an_einsum() -> None:
+    from symroof import backward_specs
+    from symroof.core.errors import InputError
+    assert backward_specs("B T D, D F -> B T F") == ("B T F, D F -> B T D",
+                                                     "B T D, B T F -> D F")
+    with pytest.raises(InputError, match=r"dimension D of operand 1 is in no other array nor "
+                                         r"the output: its gradient is a broadcast"):
+        backward_specs("B D -> B")

@@ -1,7 +1,7 @@
 """A test chapter in a book's style: the arithmetic texts do that symroof says natively
 (issue 36). Every value comes from the engine; the stated values are in en.toml."""
 
-from symroof import chip, mesh
+from symroof import backward, chip, mesh, sizes
 from symroof.claims import Chapter
 from symroof.core.choices import Choices
 from symroof.engine.ops import op
@@ -74,6 +74,8 @@ def claims(ch: Chapter) -> None:
            total_flops=mm.total_flops,
            batch_per_chip=per_chip(ch.given("global_batch", "4e6"),
                                    mesh("X=16,Y=16", v5e)),
+           backward_flops=sum(o.flops for o in backward("B D, D F -> B F"))
+           .subs(dict(zip(sizes("B D F"), (4096, 8192, 8192), strict=True))),
            book_matmul_latency=ch.with_choices(mm, of="latency_time", collectives="leading",
                                                latency="off"))
     # item 1: the text's own round figure, taken by every count under sizes=nominal
