@@ -73,6 +73,8 @@ EXPECTED: dict[str, Fraction] = {
     "total_bytes": Fraction(512 * 8192 * 2 * 32),
     "total_flops": Fraction(2 * 4096 * 8192 * 8192),
     "batch_per_chip": Fraction(4 * 10**6, 256),
+    # item 4: the GPU book's tensor-parallel limit Y < F W / C over NVLink (450 GB/s)
+    "tp_limit": Fraction(28672) * Fraction(450 * 10**9) / H100_PEAK,
     # item 4: dX and dW of a matmul: two matmuls of 2 B D F each
     "backward_flops": Fraction(2 * 2 * 4096 * 8192 * 8192),
 }

@@ -3,7 +3,7 @@
 
 from symroof import backward, chip, mesh, sizes
 from symroof.claims import Chapter
-from symroof.core.choices import Choices
+from symroof.core.choices import BOOK, Choices
 from symroof.engine.ops import op
 from symroof.models import (
     PETAFLOP_DAY,
@@ -20,6 +20,7 @@ from symroof.models import (
     with_round_params,
 )
 from symroof.parallel import per_chip, send, sharded, sharded_matmul
+from symroof.parallel.mlp import mlp_step
 
 
 def claims(ch: Chapter) -> None:
@@ -76,6 +77,9 @@ def claims(ch: Chapter) -> None:
                                    mesh("X=16,Y=16", v5e)),
            backward_flops=sum(o.flops for o in backward("B D, D F -> B F"))
            .subs(dict(zip(sizes("B D F"), (4096, 8192, 8192), strict=True))),
+           tp_limit=ch.between(mlp_step(mesh("X=Y", h100), tp="X", choices=BOOK)
+                               .phase("forward").roofline(), "math", "nvlink", "Y")
+           .exact.subs(sizes("F")[0], ch.given("ffn", 28672)),
            book_matmul_latency=ch.with_choices(mm, of="latency_time", collectives="leading",
                                                latency="off"))
     # item 1: the text's own round figure, taken by every count under sizes=nominal
