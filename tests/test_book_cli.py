@@ -160,3 +160,14 @@ def test_model_decode_prints_the_book_form_under_choices(capsys: pytest.CaptureF
         "book form: weights and KV cache read once over h100-sxm's HBM, no compute: 4.043 ms")
     exact = cli_json(capsys, *args[:-2])
     assert "book_decode_time" not in exact
+
+
+def test_the_tensor_parallel_limit_on_the_command_line(capsys: pytest.CaptureFixture[str],
+                                                       ) -> None:
+    out = cli_json(capsys, "derive", "--mesh", "X=Y", "--chip", "h100-sxm", "--mlp", "tp=X",
+                   "--choices", "book", "--between", "math,nvlink", "--solve", "Y")
+    th = out["threshold"]
+    assert isinstance(th, dict) and th["direction"] == "<"
+    f = sp.Symbol("F", positive=True)
+    # F W / C: 4.5e11 B/s of NVLink one way, 9.89e14 FLOP/s bf16
+    assert same(th["exact"], f * sp.Rational(450 * 10**9, 989 * 10**12))
