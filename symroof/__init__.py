@@ -38,6 +38,8 @@ _EXPORTS = {
     "Op": "engine.ops",
     "op": "engine.ops",
     "einsum": "engine.ops",
+    "backward": "engine.ops",
+    "backward_specs": "engine.ops",
     "elementwise": "engine.ops",
     "sequence": "engine.ops",
     "fuse": "engine.ops",

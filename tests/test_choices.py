@@ -27,7 +27,8 @@ def test_every_field_has_values_with_meanings_and_the_exact_model_is_the_first()
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"latency": "maybe"}, r"choice latency: unknown value 'maybe' \(choices: on, off\)"),
+    ({"latency": "maybe"},
+     r"choice latency: unknown value 'maybe' \(choices: on, off, per_message\)"),
     ({"optimizer": "bytes_per_param"}, r"choice optimizer: bytes_per_param goes with its k"),
     ({"checkpoints": "k_tensors_of_D", "checkpoint_tensors": 0},
      r"choice checkpoints: k must be a positive whole number, got 0"),
@@ -110,7 +111,8 @@ def test_the_collective_command_takes_choices_and_prints_them() -> None:
     assert data["choices"]["collectives"] == "leading"
     bad = run_cli(*base, "--choices", "latency=maybe")
     assert bad.returncode == 2 and bad.stderr.strip() == (
-        "symroof: error: --choices: choice latency: unknown value 'maybe' (choices: on, off)")
+        "symroof: error: --choices: choice latency: unknown value 'maybe' (choices: on, off, "
+        "per_message)")
 
 
 def test_parse_choices_reads_presets_and_pairs() -> None:

@@ -121,10 +121,14 @@ def test_a_peak_derived_from_the_microarchitecture_agrees_with_the_sheet() -> No
     assert a100.with_figures({"micro.clock": "1.1 GHz"}).micro_peak() == \
         108 * 4 * 512 * 1_100_000_000
     with pytest.raises(InputError, match=r"chip 'h100-sxm' has no microarchitecture figure "
-                                         r"'tensor_cores_per_sm' to derive a bf16 peak from"):
-        chip("h100-sxm").micro_peak()  # its SMs are catalogued, not the rest
+                                         r"'flops_per_clock_per_tensor_core.bf16' to derive a "
+                                         r"bf16 peak from"):
+        chip("h100-sxm").micro_peak()  # no source gives its FLOPs per clock
     with pytest.raises(InputError, match=r"a clock is a number and a unit"):
-        a100.with_figures({"micro.clock": "fast"})
+        a100.with_figures({"micro.clock": "1.1"})
+    # a name is a figure as a text states it: a symbol
+    assert a100.with_figures({"micro.clock": "f"}).micro_peak() == \
+        108 * 4 * 512 * sp.Symbol("f", positive=True)
 
 
 def test_tpu_v3_and_h800_are_in_the_catalogue_with_sources() -> None:

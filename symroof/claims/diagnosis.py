@@ -309,7 +309,7 @@ def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
                  "meaning": "; ".join(line.replace(" = ", "=", 1) for line in choices.lines()
                                       if line.split(" = ")[0] in changed),
                  "value": alt.derived, "value_value": alt.derived_value}
-    drops = [_amount(claim, d, n, tried) for n in changed
+    drops = [_amount(claim, d, n, tried, getattr(choices, n)) for n in changed
              if (d := DROPS.get((n, getattr(choices, n)))) and (n, getattr(choices, n))
              not in SLIPS]
     if slips:
@@ -325,10 +325,10 @@ def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
                    diagnosis={**diagnosis, "said": detail})
 
 
-def _amount(claim: Claim, dropped: str, field: str, tried: Tried) -> str:
-    """``dropped`` with what it amounts to, where dropping only ``field`` changes a number
-    ("the hop latency (8 us)")."""
-    alone = tried.choices.with_(**{field: "off"}) if field == "latency" else None
+def _amount(claim: Claim, dropped: str, field: str, tried: Tried, to: str = "off") -> str:
+    """``dropped`` with what it amounts to, where setting only ``field`` (to ``to``)
+    changes a number ("the hop latency (8 us)")."""
+    alone = tried.choices.with_(**{field: to}) if field == "latency" else None
     value = next((v for c, v in tried.alternatives if c == alone), None)
     if value is None or read(claim.stated, claim.source.language) is None:
         return dropped

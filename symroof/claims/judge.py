@@ -151,10 +151,10 @@ def _dimension(sent: Any) -> tuple[int, int, int] | None:
 def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:
     """What the tables of a chapter unit state, by (derivation id, claim id), read here
     (TOML only, no code); None for a unit that is a Python module."""
-    from .chapter import rows_of
+    from .chapter import _is_translation, rows_of
     from .tablefile import read_table
-    if unit.is_dir():
-        tables = sorted(unit.glob("*.toml"))
+    if unit.is_dir():  # a chip catalogue beside claims.py is data, not a table
+        tables = sorted(p for p in unit.glob("*.toml") if _is_translation(p))
     elif unit.suffix == ".toml":
         tables = [unit]
     else:

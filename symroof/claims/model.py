@@ -315,6 +315,33 @@ class DerivationBuilder:
         self.steps.extend(replace(s, title=f"{rl.op.name}: {s.title}") for s in t.steps)
         return t
 
+    def between(self, rl: Roofline, first: str, second: str, symbol: str,
+                **kwargs: Any) -> Threshold:
+        """Where the terms ``first`` and ``second`` of ``rl`` meet, solved for ``symbol``
+        (:func:`symroof.engine.thresholds.between`), its steps recorded for the write-up."""
+        from ..engine.thresholds import between
+        t = between(rl, first, second, symbol, **kwargs)
+        self.thresholds.append(t)
+        self.steps.extend(replace(s, title=f"{rl.op.name}: {s.title}") for s in t.steps)
+        return t
+
+    def collective(self, kind: str, nbytes: Any, axes: Any, on: Any, **kwargs: Any) -> Any:
+        """A collective (:func:`symroof.parallel.collectives.collective`) with its terms
+        recorded as steps for the write-up: bytes per device, bandwidth and latency terms,
+        and their sum."""
+        from ..parallel.collectives import collective
+        c = collective(kind, nbytes, axes, on, **kwargs)
+        for title, name, value, why in (
+                ("bytes each device sends", "bytes_per_device", c.bytes_per_device,
+                 "the stages' bytes summed"),
+                ("bandwidth term", "T_bandwidth", c.bandwidth_time,
+                 "each stage's bytes / its link's one-way bandwidth per chip"),
+                ("latency term", "T_latency", c.latency_time,
+                 f"{sp.sstr(c.hops)} hops x the per-hop latency"),
+                ("time", "T", c.time, "bandwidth term + latency term")):
+            self.define(f"{c.title}: {title}", name, value, why)
+        return c
+
     def curve(self, rl: Roofline, symbol: str, fixed: list[Mapping[str, Any]],
               span: tuple[float, float], title: str) -> Curve:
         """Ask the write-up for a threshold-curve figure."""

@@ -36,10 +36,13 @@ examples:
   symroof collective allreduce --bytes V --axes X --mesh "X=8" --chip h100-sxm --algorithm tree
   symroof collective allgather --bytes V --axes X --mesh "X=16" --chip h100-sxm \\
       --set "nvlink.latency=2 us" --set "ib.latency=5 us" --between nvlink,latency --solve V
+  symroof collective allgather --bytes V --axes X --mesh "X=N" --chip tpu-v5e --solve N
+  symroof collective alltoall --bytes V --total --axes X --mesh "X=8" --chip tpu-v5e
 
 --bytes follows NCCL's size convention: the gathered bytes per device (AllGather), the bytes
 reduced per device (ReduceScatter, AllReduce), the bytes each device holds (AllToAll,
-permute). A link with no sourced per-hop latency keeps the symbol alpha_<link>.
+permute); with --total an AllToAll's V is the total over the group (each device holds
+V/n). A link with no sourced per-hop latency keeps the symbol alpha_<link>.
 --algorithm nvls (NVSwitch) or sharp (InfiniBand) reduces an AllReduce in the switch: each
 device sends and receives V once, V / W and two steps (the ring: 2 (n-1)/n V / W).
 --algorithm tree runs an AllReduce up and down NCCL's double binary tree on one switched
@@ -68,7 +71,11 @@ def register(verbs: Any) -> None:
                    help="ring (default), tree (NCCL's double binary tree), nvls or sharp (an "
                         "AllReduce reduced in the switch)")
     c.add_argument("--solve", metavar="SYMBOL", help="the size below which it is "
-                   "latency-bound, in SYMBOL")
+                   "latency-bound, in SYMBOL: a size of --bytes or --array, or an axis "
+                   "size (--mesh X=N)")
+    c.add_argument("--total", action="store_true", help="an alltoall's --bytes V is the total "
+                   "over the group's devices (each holds V/n); default: what each device "
+                   "holds")
     c.add_argument("--between", metavar="TERM,TERM", help="with --solve: where two terms "
                    "meet instead (a link such as nvlink or ib, latency, bandwidth)")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
@@ -89,7 +96,8 @@ def _collective(args: argparse.Namespace) -> int:
         kind=args.kind, mesh=args.mesh, axes=args.axes, array=args.array, nbytes=args.bytes,
         chip=args.chip, catalog=args.catalog, overrides=overrides(args.set),
         topology=args.topology, dim=args.dim, subs=args.subs, solve=args.solve,
-        algorithm=args.algorithm, choices=args.choices, between=args.between))
+        algorithm=args.algorithm, choices=args.choices, between=args.between,
+        total=args.total))
     if args.json:
         emit(result.to_json())
         return 0

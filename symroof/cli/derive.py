@@ -30,11 +30,14 @@ examples:
   symroof derive --einsum "B D, D F -> B F" --dtypes bf16 --chip tpu-v5e --set hbm=B1 \\
       --solve B --regime "B<<D,F"
   symroof derive --flops "2*N - 1" --bytes "4*N + 2" --regime "N->oo"
+  symroof derive --flops "2*B*D*F" --chip h100-sxm
+  symroof derive --flops "2*B*D*F" --comm-bytes "4*B*F" --comm-per both --link ici
   symroof derive --flops "B*D*F" --comm-bytes "2*B*F" --link ici --solve D
   symroof derive --einsum "B D, D F -> B F" --dtypes bf16,int8 --out-dtype bf16 \\
       --set hbm=8.2e11 --solve B --subs "D=4096,F=4096" --json
   symroof derive --mesh "X=2" --chip tpu-v5e --matmul "bf16[B, D_X] x bf16[D_X, F]" \\
       --between math,ici --solve D
+  symroof derive --mesh "X=16:wraps" --chip tpu-v5e --matmul "bf16[B, D_X] x bf16[D_X, F]"
   symroof derive --mesh "X=8" --chip h100-sxm --flops "2*B*D*F/8" --comm-bytes "2*B*F" \\
       --link X --between math,nvlink --solve D
   symroof derive --mesh "X=8" --chip tpu-v5e --matmul "bf16[B, D_X] x bf16[D_X, F]" \\
@@ -54,9 +57,14 @@ def register(verbs: Any) -> None:
                     "in a regime and the critical threshold of one op on one chip.",
         epilog=EXAMPLES_DERIVE, formatter_class=argparse.RawDescriptionHelpFormatter)
     src = d.add_argument_group("the op (formulas or an einsum spec)")
-    src.add_argument("--flops", metavar="EXPR", help="FLOPs, e.g. '2*B*D*F'")
+    src.add_argument("--flops", metavar="EXPR", help="FLOPs, e.g. '2*B*D*F' (alone: a "
+                     "pure-FLOP op, compute-bound at any size)")
     src.add_argument("--bytes", metavar="EXPR", help="bytes moved to and from HBM")
-    src.add_argument("--comm-bytes", metavar="EXPR", help="bytes sent over --link")
+    src.add_argument("--comm-bytes", metavar="EXPR", help="bytes sent over --link, per "
+                     "direction (timed at the one-way bandwidth) unless --comm-per both")
+    src.add_argument("--comm-per", default="direction", choices=("direction", "both"),
+                     help="--comm-bytes counts one direction (default; the one-way "
+                          "bandwidth) or both directions summed (the bidirectional one)")
     src.add_argument("--link", metavar="NAME", help="link of --comm-bytes (default ici)")
     src.add_argument("--einsum", metavar="SPEC", help="einsum spec, e.g. 'B D, D F -> B F'")
     src.add_argument("--dtypes", metavar="LIST", help="dtype of each einsum operand, or one "
@@ -122,7 +130,8 @@ def _derive(args: argparse.Namespace) -> int:
         flops=args.flops, bytes=args.bytes, comm_bytes=args.comm_bytes, link=args.link,
         chip=args.chip, catalog=args.catalog, overrides=overrides(args.set),
         dtype=args.dtype, solve=args.solve, regime=args.regime, subs=args.subs,
-        between=args.between, serial=args.serial, **on_mesh, **formulas))
+        between=args.between, serial=args.serial, comm_per=args.comm_per, **on_mesh,
+        **formulas))
     if args.json:
         emit(result.to_json())
         return 0

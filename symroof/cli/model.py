@@ -161,20 +161,26 @@ def _summary(args: argparse.Namespace, request: Any) -> int:
 
 def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
     from ..commands.model import model_step
+    from ..core.printer import number_value, si, text
     from ..render.model_views import meet_line, step_json, step_lines
     r = model_step(request, phase)
     met = r.meet
     if args.json:
         emit({"model": r.config.name, "mesh": args.mesh,
               **step_json(r.step, r.critical, r.intensity),
-              **({"between": met.to_json()} if met is not None else {})})
+              **({"between": met.to_json()} if met is not None else {}),
+              **({"book_decode_time": text(r.book), "book_decode_time_value":
+                  number_value(r.book)} if r.book is not None else {})})
         return 0
     on = f", per chip of mesh {args.mesh} (tp={'+'.join(r.mesh.axes)})" if r.mesh else ""
     title = (f"{r.config.name} {phase}, batch {r.batch}, " +
              (f"context {r.context}" if phase == "decode" else f"{r.context} tokens each") +
              f", on {r.chip.name}{on} ({args.dtype} weights, {request.kv} KV cache)")
+    book = [f"book form: weights and KV cache read once over {r.chip.name}'s HBM"
+            f"{' on ' + text(r.mesh.devices) + ' chips' if r.mesh else ''}, no compute: "
+            f"{si(r.book, 's')}"] if r.book is not None else []
     print("\n".join(step_lines(r.step, r.critical, r.intensity, args.format, title) +
-                    ([meet_line(met)] if met is not None else [])))
+                    ([meet_line(met)] if met is not None else []) + book))
     return 0
 
 

@@ -46,7 +46,9 @@ class CollectiveRequest:
     """A collective of ``kind`` over ``axes`` of ``mesh``: of a sharded ``array``
     (``"bf16[B_X, D]"``, split along ``dim``) or of ``nbytes``, by ``algorithm``, under
     ``choices`` (a preset such as ``book``, or ``collectives=leading,latency=off``); solved
-    in ``solve`` for its latency-bound size, or where the terms ``between`` meet."""
+    in ``solve`` (a size of the bytes or of an axis, ``X=N``) for its latency-bound size,
+    or where the terms ``between`` meet. ``total`` says an AllToAll's ``nbytes`` is the
+    total over the group's devices, not what each device holds."""
 
     kind: str
     mesh: str
@@ -63,6 +65,7 @@ class CollectiveRequest:
     algorithm: str = "ring"
     choices: str | None = None
     between: str | None = None
+    total: bool = False
 
 
 def collective_of(request: CollectiveRequest) -> CollectiveAnalysis:
@@ -88,6 +91,10 @@ def collective_of(request: CollectiveRequest) -> CollectiveAnalysis:
         m.resolve(r.axes)
     except InputError as exc:
         raise InputError(exc.message, "axes") from None
+    if r.total and (r.array is not None or k != "alltoall"):
+        raise InputError("`total` says an alltoall's `nbytes` are the total over its devices" +
+                         (", not of an `array`" if r.array is not None else
+                          f", not of the {k}"), "total")
     if r.array is not None:
         try:
             c = all_reduce(r.array, r.axes, m, how) if how != "ring" else \
@@ -99,7 +106,7 @@ def collective_of(request: CollectiveRequest) -> CollectiveAnalysis:
     else:
         assert r.nbytes is not None
         c = collective(k, positive(parse_expr(r.nbytes, where="nbytes"), r.nbytes, "nbytes"),
-                       r.axes, m, how)
+                       r.axes, m, how, total=r.total)
     if r.choices is not None:
         c = c.under(parse_choices(r.choices))
     used = c.time.free_symbols | c.nbytes.free_symbols
@@ -110,10 +117,10 @@ def collective_of(request: CollectiveRequest) -> CollectiveAnalysis:
     th = None
     if r.solve is not None:
         s = symbol(r.solve.strip())
-        if s not in c.nbytes.free_symbols:
-            raise InputError(f"unknown size {r.solve!r}: the collective's bytes use "
-                             f"{', '.join(sorted(map(str, c.nbytes.free_symbols))) or 'none'}",
-                             "solve")
+        sizes = c.nbytes.free_symbols | c.devices.free_symbols
+        if s not in sizes:
+            raise InputError(f"unknown size {r.solve!r}: the collective's bytes and axes use "
+                             f"{', '.join(sorted(map(str, sizes))) or 'none'}", "solve")
         if s in values:
             raise InputError(f"{r.solve} is solved for, so it cannot be given a value", "subs")
         th = c.threshold(s) if pair is None else _between(c, pair, s)

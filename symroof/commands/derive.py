@@ -68,23 +68,67 @@ class DeriveRequest:
     mlp: str | None = None
     phase: str | None = None
     choices: str | None = None
+    comm_per: str = "direction"
+
+
+COMM_PER = {"direction": "one-way", "both": "bidirectional"}
+
+
+def mesh_notes(m: Mesh) -> tuple[tuple[str, str], ...]:
+    """What a mesh took: its topology (a line) and each axis, then its assumptions.
+
+    >>> from symroof.hardware.catalog import chip
+    >>> mesh_notes(mesh("X=16:wraps", chip("tpu-v5e")))[0]
+    ('mesh', 'X=16:wraps on topology tpu-v5e-pod')
+    """
+    where = f"topology {m.topology.name}" if m.topology else "no topology (links only)"
+    return (("mesh", f"{m.spec or ', '.join(m.axes)} on {where}"),
+            *((f"axis {a.name}", a.describe()) for a in m.axes.values()),
+            *(("assumption", note) for note in m.assumptions))
 
 
 def derive(request: DeriveRequest) -> RooflineAnalysis:
     """Parse, build the op (on the mesh when there is one), and analyse its roofline."""
     r = request
+    if r.comm_per not in COMM_PER:
+        raise InputError(f"comm bytes are counted per 'direction' or over 'both' directions, "
+                         f"got {r.comm_per!r}", "comm_per")
+    if r.comm_per != "direction" and r.comm_bytes is None:
+        raise InputError("`comm_per` says how `comm_bytes` are counted: give `comm_bytes`",
+                         "comm_per")
+    notes: tuple[tuple[str, str], ...] = ()
     if r.mesh is not None:
-        rl = _on_mesh(r)
+        rl, notes = _on_mesh(r)
     else:
         the_chip = chip_with(r.chip, r.catalog, r.overrides)
-        rl = roofline(_op(r), the_chip)
+        built = _op(r)
+        rl = roofline(built, the_chip)  # a link the chip lacks is refused here
+        if r.comm_bytes is not None:
+            name = r.link or "ici"
+            if r.comm_per == "both":
+                try:
+                    bw = the_chip.link(name).bidirectional
+                except InputError as exc:
+                    raise exc.at("link") from None
+                rl = roofline(built, the_chip, bandwidths={name: bw})
+            notes = (_comm_note(name, r.comm_per, rl.bandwidths[name]),)
     return analyse(rl, solve=r.solve, regime=r.regime, subs=r.subs, between=r.between,
-                   serial=r.serial)
+                   serial=r.serial, notes=notes)
+
+
+def _comm_note(link: str, per: str, bandwidth: sp.Expr) -> tuple[str, str]:
+    """How the comm bytes over ``link`` were counted and timed."""
+    if per == "both":
+        return (f"bytes ({link}) counted", f"over both directions, timed at the "
+                f"bidirectional {sp.sstr(bandwidth)} B/s per chip")
+    return (f"bytes ({link}) counted", f"per direction, timed at the one-way "
+            f"{sp.sstr(bandwidth)} B/s per chip")
 
 
 def analyse(rl: Roofline, *, solve: str | None = None, regime: str | None = None,
             subs: str | None = None, between: str | None = None,
-            serial: str | None = None) -> RooflineAnalysis:
+            serial: str | None = None,
+            notes: tuple[tuple[str, str], ...] = ()) -> RooflineAnalysis:
     """Expansion, threshold and values of a roofline.
 
     ``between`` (``"math,ici"``, ``"hbm,ici"``, ``"latency,bandwidth"``) asks for the
@@ -136,7 +180,7 @@ def analyse(rl: Roofline, *, solve: str | None = None, regime: str | None = None
         rl = rl.at(values)
         if any(too_large(t) for t in (rl.op.flops, rl.t_math, *rl.t_comms.values())):
             raise InputError("the values make a number beyond 10**1000", "subs")
-    return RooflineAnalysis(rl, exp, th, existence, values)
+    return RooflineAnalysis(rl, exp, th, existence, values, notes)
 
 
 def _serial(rl: Roofline, spec: str) -> tuple[str, ...]:
@@ -172,9 +216,7 @@ def _op(r: DeriveRequest) -> Op:
                   r.compute)
     if r.flops is None:
         raise InputError("give `flops` (and `bytes` or `comm_bytes`), or `einsum`", "derive")
-    f = _formula(r.flops, "flops")
-    if r.bytes is None and r.comm_bytes is None:
-        raise InputError("give `bytes`, `comm_bytes`, or both", "derive")
+    f = _formula(r.flops, "flops")  # alone: a pure-FLOP op, compute-bound at any size
     b = _formula(r.bytes, "bytes") if r.bytes is not None else 0
     name = f"flops {r.flops}" + (f", bytes {r.bytes}" if r.bytes else "")
     return op(name, f, b, comms=_comms(r.comm_bytes, r.link), dtype=r.dtype or "bf16",
@@ -209,13 +251,25 @@ def _values(subs: str | None, used: set[sp.Basic]) -> dict[sp.Symbol, sp.Expr]:
     return out
 
 
-def _on_mesh(r: DeriveRequest) -> Roofline:
+def _on_mesh(r: DeriveRequest) -> tuple[Roofline, tuple[tuple[str, str], ...]]:
     """A roofline on a mesh: a sharded matmul (``"LHS x RHS"``), one pass of an MLP layer's
     training step (``mlp="fsdp=XY,tp=Z"``, ``phase`` forward or backward, under
     ``choices``), or formulas whose comm bytes go over a mesh axis (``link`` names it) at
     that axis's per-chip bandwidth."""
     assert r.mesh is not None
     m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
+    notes = mesh_notes(m)
+    if r.comm_per != "direction" and (r.mlp is not None or r.matmul is not None):
+        raise InputError("`comm_per` goes with `comm_bytes`", "comm_per")
+    rl = _mesh_roofline(r, m)
+    if r.comm_bytes is not None and r.mlp is None and r.matmul is None:
+        link = next(iter(rl.op.comms))
+        label, said = _comm_note(link, r.comm_per, rl.bandwidths[link])
+        notes = (*notes, (label, f"{said} on axis {r.link or next(iter(m.axes))}"))
+    return rl, notes
+
+
+def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:
     if r.mlp is not None:
         if r.matmul or r.flops or r.bytes or r.comm_bytes:
             raise InputError("give either `mlp` or `matmul` or `flops`/`bytes`/`comm_bytes`",
@@ -236,15 +290,19 @@ def _on_mesh(r: DeriveRequest) -> Roofline:
             return sharded_matmul(parts[0], parts[1], m, scatter=r.scatter).roofline()
         except InputError as exc:
             raise exc.at("matmul") from None
-    if r.flops is None or (r.bytes is None and r.comm_bytes is None):
-        raise InputError("with `mesh` give `matmul`, or `flops` with `bytes` and/or "
-                         "`comm_bytes`", "mesh")
-    axis = m.axis(r.link or next(iter(m.axes)))
+    if r.flops is None:
+        raise InputError("with `mesh` give `matmul`, or `flops` (with `bytes` and/or "
+                         "`comm_bytes`)", "mesh")
+    try:
+        axis = m.axis(r.link or next(iter(m.axes)))
+    except InputError as exc:
+        raise exc.at("link") from None
     comms = {axis.link.name: _formula(r.comm_bytes, "comm_bytes")} if r.comm_bytes else {}
     built = op(f"flops {r.flops}", _formula(r.flops, "flops"),
                _formula(r.bytes, "bytes") if r.bytes else 0, comms=comms,
                dtype=r.dtype or "bf16")
-    return roofline(built, m.chip, bandwidths={axis.link.name: axis.bandwidth})
+    bw = axis.bandwidth * 2 if r.comm_per == "both" else axis.bandwidth
+    return roofline(built, m.chip, bandwidths={axis.link.name: bw})
 
 
 def mesh_with(spec: str, the_chip: Chip, topology: str | None) -> Mesh:

@@ -117,6 +117,7 @@ class ModelStep:
     critical: Critical | None
     intensity: Any
     meet: Meet | None
+    book: Any = None  # the decode step in a book's form, when choices are named
 
 
 def model_step(request: ModelRequest, phase: str) -> ModelStep:
@@ -145,7 +146,13 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
         tp = int(m.devices) if m is not None else 1
         intensity = decode_intensity(shard(cfg, tp), dtype=r.dtype, kv_dtype=r.kv_dtype,
                                      kernel=r.kernel)
-    return ModelStep(cfg, phase, batch, context, the_chip, m, step, critical, intensity, met)
+    book = None
+    if phase == "decode" and r.choices != EXACT:
+        from ..models.chosen import book_decode_time
+        book = book_decode_time(cfg, the_chip, batch, context, r.choices, r.dtype, r.kv,
+                                chips=m.devices if m is not None else 1)
+    return ModelStep(cfg, phase, batch, context, the_chip, m, step, critical, intensity, met,
+                     book)
 
 
 @dataclass(frozen=True)

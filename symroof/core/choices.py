@@ -39,7 +39,9 @@ OPTIONS: dict[str, dict[str, str]] = {
         "leading": "the leading term in the axis size n: (n-1)/n taken as 1"},
     "latency": {
         "on": "each collective pays its hops times the per-hop latency",
-        "off": "no latency term: bandwidth alone"},
+        "off": "no latency term: bandwidth alone",
+        "per_message": "each collective call pays the per-hop latency once (a fixed "
+                       "per-message cost), not once per hop"},
     "link_alpha": {
         "bidirectional": "a wrapped ring sends both ways: W is the bidirectional figure",
         "one_way": "W is one direction's figure, also on a ring that sends both ways"},
@@ -68,6 +70,7 @@ OPTIONS: dict[str, dict[str, str]] = {
 DROPS: dict[tuple[str, str], str] = {
     ("collectives", "leading"): "(n-1)/n",
     ("latency", "off"): "the hop latency",
+    ("latency", "per_message"): "the latency of every hop but one",
     ("link_alpha", "one_way"): "the second direction of the ring",
     ("flops", "per_token_2P"): "attention FLOPs",
     ("flops", "per_token_6P"): "attention FLOPs",

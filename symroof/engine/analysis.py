@@ -31,6 +31,7 @@ class RooflineAnalysis:
     threshold: Threshold | None
     existence: sp.Basic | None
     values: Mapping[sp.Symbol, sp.Expr]
+    notes: tuple[tuple[str, str], ...] = ()  # (label, sentence): what the figures assumed
 
     def to_json(self) -> dict[str, Any]:
         """The JSON of the command-line contract: exact values as strings, floats beside."""
@@ -41,9 +42,11 @@ class RooflineAnalysis:
             "dtype": rl.op.dtype,
             "compute": rl.op.compute,
             "values": {str(k): text(v) for k, v in self.values.items()},
+            "notes": [{"label": label, "text": said} for label, said in self.notes],
         }
-        fields = {"flops": rl.op.flops, "bytes": rl.op.bytes(rl.primary) if rl.primary in
-                  rl.op.levels else rl.op.comms[rl.primary], "intensity": rl.intensity,
+        moved = rl.op.bytes(rl.primary) if rl.primary in rl.op.levels else \
+            rl.op.comms.get(rl.primary, sp.S.Zero)
+        fields = {"flops": rl.op.flops, "bytes": moved, "intensity": rl.intensity,
                   "ridge": rl.ridge, "peak": rl.peak, "t_math": rl.t_math,
                   "t_lower": rl.t_lower, "t_upper": rl.t_upper}
         for key, value in fields.items():

@@ -251,6 +251,55 @@ def fuse(*ops: Op, name: str | None = None) -> Op:
                    reads=reads, writes=dict(ops[-1].writes))
 
 
+def backward_specs(spec: str) -> tuple[str, ...]:
+    """The einsum specs of the backward pass of ``spec``, one per operand: the gradient of
+    operand i is the output's gradient contracted with the other operands, back onto
+    operand i's dimensions.
+
+    >>> backward_specs("B D, D F -> B F")
+    ('B F, D F -> B D', 'B D, B F -> D F')
+    """
+    expect(spec, str, "an einsum spec such as 'B D, D F -> B F'", "backward")
+    where = f"einsum {spec!r}"
+    lhs, arrow, rhs = spec.partition("->")
+    if not arrow:
+        raise InputError("expected 'operands -> output'", where)
+    operands = [_dims(part, where) for part in lhs.split(",")]
+    output = _dims(rhs, where, allow_empty=True)
+    out: list[str] = []
+    for i, dims_ in enumerate(operands):
+        others = [o for j, o in enumerate(operands) if j != i]
+        inputs = [output, *others] if i == 0 else [*others[:i], output, *others[i:]]
+        seen = {d for ds in inputs for d in ds}
+        lone = [d for d in dims_ if d not in seen]
+        if lone:
+            raise InputError(f"dimension {lone[0]} of operand {i + 1} is in no other array "
+                             f"nor the output: its gradient is a broadcast, not an einsum",
+                             where)
+        out.append(", ".join(" ".join(ds) for ds in inputs if ds) + " -> " + " ".join(dims_))
+    return tuple(out)
+
+
+def backward(spec: str, dtypes: str | Sequence[str] = "bf16") -> tuple[Op, ...]:
+    """The backward pass of ``spec`` as ops, one per operand's gradient (dtypes as the
+    forward's, the output's gradient in the first operand's dtype).
+
+    >>> [op.flops for op in backward("B D, D F -> B F")]
+    [2*B*D*F, 2*B*D*F]
+    """
+    specs = backward_specs(spec)
+    kinds = [dtypes] * len(specs) if isinstance(dtypes, str) else list(dtypes)
+    if len(kinds) != len(specs):
+        raise InputError(f"{len(specs)} operands but {len(kinds)} dtypes", f"einsum {spec!r}")
+    ops = []
+    for i, grad in enumerate(specs):
+        others = [k for j, k in enumerate(kinds) if j != i]
+        ins = [kinds[0], *others] if i == 0 else [*others[:i], kinds[0], *others[i:]]
+        ops.append(einsum(grad, ins if grad.count(",") + 1 == len(ins) else kinds[0],
+                          out=kinds[i], name=f"d{i + 1} of {spec}: {grad}"))
+    return tuple(ops)
+
+
 def _dims(part: str, where: str, allow_empty: bool = False) -> list[str]:
     names = part.replace("[", " ").replace("]", " ").split()
     if not names and not allow_empty:

@@ -219,7 +219,12 @@ def binding(terms: Mapping[str, sp.Expr]) -> str:
 
     >>> binding({"compute": sp.Integer(2), "hbm": sp.Integer(2)})
     'compute'
+    >>> binding({"compute": sp.Symbol("N", positive=True), "hbm": sp.S.Zero})
+    'compute'
     """
+    moving = {k: t for k, t in terms.items() if t != 0}  # a zero term never binds
+    if len(moving) == 1:
+        return next(iter(moving))
     if not all(t.is_number for t in terms.values()):
         return "undetermined"
     return max(terms, key=lambda k: (terms[k], k == COMPUTE))

@@ -253,7 +253,30 @@ def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str,
         raise DerivationError(f"T_math = T_{res} has {len(roots)} positive solutions in {s}: "
                               f"{roots}")
     direction = side(poly, s, roots[0], whole=not idle) if signed else UNPROVEN
+    if direction == UNPROVEN and signed and idle:
+        direction = _past_idle(poly, s, roots[0], idle)
     return sp.simplify(roots[0]), direction, sp.true
+
+
+def _past_idle(poly: sp.Poly, s: sp.Symbol, root: sp.Expr, idle: list[sp.Expr]) -> str:
+    """The side of ``root`` once the factors the terms share (``s - r`` for each idle root
+    r, where every term vanishes: ``Y - 1`` for an axis of one chip) are divided out.
+    Each such factor is positive past its idle root, the sizes the threshold is about, so
+    the gap has the sign of the quotient there; the quotient's side is proven as
+    ``side`` proves any (its one positive root, by Descartes).
+
+    >>> Y, a, b = sp.symbols("Y a b", positive=True)
+    >>> _past_idle(sp.Poly(sp.expand((Y - 1) * (a * Y - b)), Y), Y, b / a, [sp.S.One])
+    '>'
+    """
+    factor = sp.Mul(*(s - r for r in idle))
+    quotient, remainder = sp.div(poly.as_expr(), factor, s)
+    if sp.expand(remainder) != 0:
+        return UNPROVEN
+    q = sp.Poly(sp.expand(quotient), s)
+    if q.degree() < 1:
+        return UNPROVEN
+    return side(q, s, root, whole=q.degree() == 1 or sign_changes(q) == 1)
 
 
 ALIASES = {"math": "compute", "flops": "compute"}

@@ -35,7 +35,7 @@ from ..core.errors import InputError, expect
 from ..core.sizes import DTYPES, canonical_dtype
 from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
 from .links import Link, convention, latency_symbol, parse_link_value, split_per
-from .micro import micro_peak, micro_specs, micro_value
+from .micro import MICRO_KEYS, micro_peak, micro_specs, micro_value, micro_vector_peak
 from .topology import Topology, build_topologies
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
@@ -156,6 +156,15 @@ class Chip(tb.RichView):
         return micro_peak({k: f.value for k, f in self.figures.items()},
                           canonical_dtype(dtype), self.name)
 
+    def micro_vector_peak(self) -> sp.Expr:
+        """The fp32 vector peak the microarchitecture figures give (a multiply-add counted
+        as two FLOPs).
+
+        >>> chip("h100-sxm").micro_vector_peak(), chip("tpu-v5p").micro_vector_peak()
+        (66908160000000, 14336000000000)
+        """
+        return micro_vector_peak({k: f.value for k, f in self.figures.items()}, self.name)
+
     def cores(self) -> tuple[sp.Expr, str] | None:
         """The chip's cores and what they are: a GPU's SMs or a TPU's TensorCores; None
         where the catalogue gives no count.
@@ -212,13 +221,49 @@ class Chip(tb.RichView):
     def bandwidth_names(self) -> list[str]:
         return sorted(k for k in self.figures if "." not in k)
 
-    def ridge(self, dtype: str = "bf16", over: str = "hbm", compute: str = "mxu") -> sp.Expr:
-        """Critical intensity: peak / bandwidth, in FLOP per byte.
+    def ridge(self, dtype: str = "bf16", over: str = "hbm", compute: str = "mxu", *,
+              both_ways: bool = False) -> sp.Expr:
+        """Critical intensity: peak / bandwidth, in FLOP per byte. Over a link the
+        bandwidth is one chip's: a host's or node's figure is shared by the chips behind
+        it (the default topology's chips per host), and ``both_ways`` takes the
+        bidirectional figure instead of the one-way one (the book's alpha = C / W).
 
         >>> chip("tpu-v5e", hbm="B1").ridge()
         9850/41
+        >>> chip("h100-sxm").ridge(over="ib"), chip("h100-sxm").ridge(over="ib", both_ways=True)
+        (19780, 9890)
         """
-        return self.peak(dtype, compute) / self.bandwidth(over)
+        if over not in self.links:
+            if both_ways:
+                raise InputError(f"{over!r} is a memory level, not a link: it has no second "
+                                 "direction", "both_ways")
+            return self.peak(dtype, compute) / self.bandwidth(over)
+        return self.peak(dtype, compute) / self.link_per_chip(over, both_ways=both_ways)
+
+    def link_per_node(self, name: str, *, both_ways: bool = False) -> sp.Expr:
+        """The bytes per second over link ``name`` of all the chips behind one host or
+        node of the default topology, one way (or ``both_ways``): a node's aggregate.
+
+        >>> chip("h100-sxm").link_per_node("nvlink"), chip("h100-sxm").link_per_node("ib")
+        (3600000000000, 400000000000)
+        """
+        topo = next(iter(self.topologies.values()), None)
+        chips = topo.chips_per_host if topo is not None else 1
+        return self.link_per_chip(name, both_ways=both_ways) * chips
+
+    def link_per_chip(self, name: str, *, both_ways: bool = False) -> sp.Expr:
+        """One chip's bytes per second over link ``name``, one way (or ``both_ways``): a
+        host's or node's figure divided among the chips behind it.
+
+        >>> chip("h100-sxm").link_per_chip("ib"), chip("tpu-v5e").link_per_chip("dcn")
+        (50000000000, 3125000000)
+        """
+        ln = self.link(name)
+        figure = ln.bidirectional if both_ways else ln.one_way
+        topo = next(iter(self.topologies.values()), None)
+        if ln.per in ("host", "node") and topo is not None and topo.chips_per_host > 1:
+            return figure / topo.chips_per_host
+        return figure
 
     def with_figures(self, overrides: Mapping[str, str],
                      source: str = COMMAND_LINE) -> Chip:
@@ -232,11 +277,17 @@ class Chip(tb.RichView):
         figures = dict(self.figures)
         for key, text in overrides.items():
             where = f"set {key}" if source == COMMAND_LINE else key
-            if key.startswith("micro.") and key in self.figures:
-                figures[key] = Figure(micro_value(key, text, where), text, source, "override")
+            named = _symbolic(text)
+            if key.startswith("micro."):
+                if key[len("micro."):] not in MICRO_KEYS:
+                    raise InputError(f"no microarchitecture field {key!r} (fields: "
+                                     f"{', '.join('micro.' + k for k in MICRO_KEYS)})", where)
+                value = named if named is not None else micro_value(key, text, where)
+                figures[key] = Figure(value, text, source, "override")
                 continue
             if key.endswith(".latency") and key[:-len(".latency")] in self.links:
-                value = parse_quantity(text, TIME, where=where)
+                value = named if named is not None else sp.S.Zero if _ZERO_TIME.fullmatch(
+                    text) else parse_quantity(text, TIME, where=where)
                 figures[key] = Figure(value, text, source, "override")
                 continue
             try:
@@ -247,6 +298,12 @@ class Chip(tb.RichView):
             labels = {a.label for a in old.alternatives}
             if text in labels:
                 figures[full] = old.pick(text)
+                continue
+            if named is not None and not _like_label(text, labels):  # a text's letter: C
+                figures[full] = Figure(named, text, source, "override",
+                                       alternatives=(replace(old, alternatives=()),
+                                                     *old.alternatives),
+                                       direction=old.direction, per=old.per)
                 continue
             if labels and not text.lstrip("+-")[:1].isdigit() and not text.startswith("."):
                 raise InputError(f"{text!r} is neither a value nor the label of an "
@@ -466,6 +523,35 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
         raise InputError(f"'per' must be one of {', '.join(PER)}, got {per!r}", where)
     return Figure(value, spec["value"], spec["source"], label, str(spec.get("note", "")),
                   tuple(alternatives), direction, per)
+
+
+_NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
+_ZERO_TIME = re.compile(r"\s*[+]?0*(?:\.0*)?\s*(?:s|ms|us|µs|ns)?\s*\Z")
+
+
+def _like_label(text: str, labels: set[str]) -> bool:
+    """Whether a name reads as a mistyped label of an alternative (``B9`` beside ``B1``),
+    not as a letter of a text: letters then digits, the letters a label's.
+
+    >>> _like_label("B9", {"B1"}), _like_label("C", {"B1"}), _like_label("W1", {"B1"})
+    (True, False, False)
+    """
+    found = re.fullmatch(r"([A-Za-z]+)[0-9]+", text.strip())
+    return found is not None and any(re.match(rf"{found.group(1)}[0-9]", label)
+                                     for label in labels)
+
+
+def _symbolic(text: str) -> sp.Symbol | None:
+    """The positive symbol a figure is set to (``"C"``, ``"W_hbm"``), or None for a value.
+
+    >>> _symbolic("W_hbm"), _symbolic("8.1e11 B/s")
+    (W_hbm, None)
+    """
+    found = _NAME.match(text)
+    if found is None:
+        return None
+    from ..core.parse import symbol
+    return symbol(found.group(1))
 
 
 def _table(value: Any, where: str) -> dict[str, Any]:

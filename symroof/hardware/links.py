@@ -62,6 +62,21 @@ class Link:
         return self.value * 2 if self.direction == "one-way" else self.value
 
     @property
+    def per_link(self) -> sp.Expr | None:
+        """One link's one-way rate: the figure itself when counted per link, a chip's
+        figure over its ``count`` links; None where the source gives no count.
+
+        >>> from symroof.hardware.catalog import chip
+        >>> chip("h100-sxm").link("nvlink").per_link   # 450 GB/s over 18 links
+        25000000000
+        """
+        if self.per == "link":
+            return self.one_way
+        if self.per == "chip" and self.count:
+            return self.one_way / self.count
+        return None
+
+    @property
     def latency_known(self) -> bool:
         """Whether a source (or the user) gave the per-hop latency."""
         return bool(self.latency_source)

@@ -57,8 +57,10 @@ from .step_roofline import step_roofline as step_roofline  # the function (symro
 __all__, __getattr__, __dir__ = lazy(__name__, {
     "capacity": "Fit max_batch max_context min_chips",
     "config": "MLA MoE ModelConfig",
-    "chosen": ("activation_bytes_under book_decode_time flops_under nominal_params "
-               "optimizer_bytes params_under training_min_chips"),
+    "chosen": ("PETAFLOP_DAY TRAFFIC activation_bytes_under book_decode_time chips_for_batch "
+               "decode_time_of flop_budget flops_under largest_model model_flops_utilisation "
+               "nominal_params optimizer_bytes params_under prefill_decode_balance "
+               "queries_per_second training_flops_of training_min_chips with_round_params"),
     "counts": ("Flops Params attention_flops flops_per_token forward_flops kv_bytes_per_sequence "
                "kv_bytes_per_token multiplied_params params training_flops_per_token"),
     "hf": "bundled from_hf load_config model",

@@ -20,7 +20,12 @@ under no, selective or full recomputation, or a text's k tensors of D per layer.
 ``training_min_chips`` puts them together: the fewest chips whose HBM holds the weights,
 gradients and optimizer states and the activations of ``tokens`` tokens.
 ``book_decode_time`` is a serving step in a book's form: weights plus the batch's KV
-cache over the HBM bandwidth.
+cache over the HBM bandwidth (``decode_time_of`` the same from a parameter count and KV
+bytes per token alone; ``traffic="weights"`` the weights-only floorline);
+``queries_per_second`` and ``prefill_decode_balance`` the serving arithmetic a text does
+from given step times. For training budgets: ``training_flops_of`` (6 N D from two
+numbers), ``flop_budget`` (chip-hours x peak), ``chips_for_batch``, ``largest_model``,
+``model_flops_utilisation`` (MFU or HFU from a throughput) and the ``PETAFLOP_DAY``.
 """
 
 from __future__ import annotations
@@ -42,10 +47,31 @@ _NOMINAL = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([MBT])\b")
 _SCALE = {"M": 10**6, "B": 10**9, "T": 10**12}
 
 
+def with_round_params(cfg: ModelConfig, total: int | str | sp.Expr,
+                      active: int | str | sp.Expr | None = None) -> ModelConfig:
+    """``cfg`` with the round parameter count a text states ("a 70B model": 70e9), which
+    every count under ``sizes="nominal"`` then takes instead of the model card's.
+
+    >>> from symroof.models import model
+    >>> cfg = with_round_params(model("llama-2-7b"), "6.7e9")
+    >>> nominal_params(cfg), cfg.source["published"]
+    (6700000000, 'as the text states it: 6700000000')
+    """
+    from dataclasses import replace
+    said = f"as the text states it: {_number(total, 'params')}"
+    if active is not None:
+        said += f", {_number(active, 'active params')} activated"
+    return replace(cfg, source={**cfg.source, "published": said})
+
+
 def nominal_params(cfg: ModelConfig, active: bool = False) -> sp.Expr:
     """The parameter count the model is published as (its source's ``published``: "7B",
-    or "15.7B total, 2.4B activated" with ``active`` for the second)."""
+    or "15.7B total, 2.4B activated" with ``active`` for the second), or the round count
+    a text states (``with_round_params``)."""
     said = str((cfg.source or {}).get("published", ""))
+    if said.startswith("as the text states it: "):
+        counts = re.findall(r"[0-9]+", said)
+        return sp.Integer(counts[1] if active and len(counts) > 1 else counts[0])
     found = _NOMINAL.findall(said)
     if not found:
         raise InputError(f"model {cfg.name!r} states no round parameter count (published: "
@@ -119,10 +145,12 @@ def training_min_chips(cfg: ModelConfig, chip: Chip, choices: Choices = EXACT,
 
 def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
                      context: int | sp.Expr, choices: Choices = EXACT,
-                     dtype: str = "bf16", kv_dtype: str = "bf16") -> sp.Expr:
+                     dtype: str = "bf16", kv_dtype: str = "bf16", *,
+                     chips: int | sp.Expr = 1, traffic: str = "weights_kv") -> sp.Expr:
     """A decode step in a book's form: the weights and the batch's KV cache read once from
-    HBM, (P x bytes + B x T x KV bytes per token) / HBM bandwidth, with no activation
-    traffic and no compute term (the full step is ``symroof.models.step_roofline``).
+    HBM, (P x bytes + B x T x KV bytes per token) / (chips x HBM bandwidth), with no
+    activation traffic and no compute term (the full step is
+    ``symroof.models.step_roofline``); ``traffic="weights"`` counts the weights alone.
 
     >>> from symroof import chip
     >>> from symroof.models import model
@@ -130,6 +158,153 @@ def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     ...                  Choices(sizes="nominal"))
     7/1675
     """
-    weights = params_under(cfg, choices, active=False) * dtype_bytes(dtype)
-    kv = sp.sympify(batch) * sp.sympify(context) * kv_bytes_per_token(cfg, kv_dtype)
-    return sp.cancel((weights + kv) / chip.bandwidth("hbm"))
+    return decode_time_of(params_under(cfg, choices, active=False),
+                          kv_bytes_per_token(cfg, kv_dtype), chip, batch, context,
+                          bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=traffic)
+
+
+TRAFFIC = {"weights_kv": "the weights and the batch's KV cache read once per step",
+           "weights": "the weights alone read once per step (a floorline: no KV cache)"}
+
+
+def _number(value: int | float | str | sp.Expr, what: str) -> sp.Expr:
+    """An exact positive number or symbol for a book-form formula (a float is read from
+    its decimal text, never its binary value)."""
+    if isinstance(value, str):
+        from ..core.parse import parse_expr
+        out = parse_expr(value, where=what)
+    elif isinstance(value, float):
+        out = sp.Rational(repr(value))
+    else:
+        out = sp.sympify(value)
+    if out.is_positive is False:
+        raise InputError(f"{what} must be positive, got {value!r}", what)
+    return out
+
+
+def decode_time_of(params_count: int | float | str | sp.Expr,
+                   kv_bytes_per_token_: int | float | str | sp.Expr, chip: Chip,
+                   batch: int | sp.Expr, context: int | sp.Expr, *,
+                   bytes_per_param: int | float | sp.Expr = 2, chips: int | sp.Expr = 1,
+                   traffic: str = "weights_kv") -> sp.Expr:
+    """A decode step of a model given only by its parameter count and KV bytes per token
+    (no config), in a book's form: (P x bytes per parameter + B x T x KV bytes per token)
+    / (chips x HBM bandwidth); ``traffic="weights"`` counts the weights alone (the
+    floorline a text draws under the step).
+
+    >>> from symroof import chip
+    >>> decode_time_of("70e9", "320e3", chip("h100-sxm"), 32, 2048, chips=8)
+    1877/312500
+    >>> decode_time_of(70 * 10**9, 0, chip("h100-sxm"), 1, 0, traffic="weights")
+    14/335
+    """
+    if traffic not in TRAFFIC:
+        raise InputError(f"traffic is one of {', '.join(TRAFFIC)}, got {traffic!r}",
+                         "traffic")
+    weights = _number(params_count, "params") * _number(bytes_per_param, "bytes_per_param")
+    kv = 0 if traffic == "weights" or kv_bytes_per_token_ == 0 else \
+        sp.sympify(batch) * sp.sympify(context) * _number(kv_bytes_per_token_,
+                                                          "kv_bytes_per_token")
+    return sp.cancel((weights + kv) / (_number(chips, "chips") * chip.bandwidth("hbm")))
+
+
+def queries_per_second(batch: int | sp.Expr, step_time: int | float | str | sp.Expr,
+                       tokens: int | sp.Expr, chips: int | sp.Expr = 1) -> sp.Expr:
+    """Queries per second per chip of a decode server: ``batch`` queries finish every
+    ``tokens`` steps of ``step_time`` seconds, on ``chips`` chips.
+
+    >>> queries_per_second(32, "0.02", 512, chips=8)
+    25/64
+    """
+    return sp.cancel(sp.sympify(batch) / (_number(step_time, "step_time") *
+                                          _number(tokens, "tokens") * _number(chips, "chips")))
+
+
+def prefill_decode_balance(prefill_time: int | float | str | sp.Expr,
+                           decode_step_time: int | float | str | sp.Expr,
+                           tokens: int | sp.Expr, decode_batch: int | sp.Expr, *,
+                           prefill_batch: int | sp.Expr = 1,
+                           prefill_chips: int | sp.Expr = 1,
+                           decode_chips: int | sp.Expr = 1) -> sp.Expr:
+    """Prefill chips per decode chip that keep both busy, from the latencies a text gives:
+    a query takes ``prefill_time`` on ``prefill_chips`` (``prefill_batch`` prompts at once)
+    and ``tokens`` decode steps of ``decode_step_time`` on ``decode_chips`` shared by
+    ``decode_batch`` queries; the chips go as the chip-seconds per query.
+
+    >>> prefill_decode_balance("0.5", "0.02", 512, 32, prefill_chips=8, decode_chips=8)
+    25/16
+    """
+    prefill = _number(prefill_time, "prefill_time") * _number(prefill_chips, "prefill_chips") \
+        / _number(prefill_batch, "prefill_batch")
+    decode = _number(decode_step_time, "decode_step_time") * _number(tokens, "tokens") * \
+        _number(decode_chips, "decode_chips") / _number(decode_batch, "decode_batch")
+    return sp.cancel(prefill / decode)
+
+
+# one petaFLOP/s sustained for a day, the unit a text states training compute in
+PETAFLOP_DAY = sp.Integer(10**15 * 86400)
+
+
+def training_flops_of(params_count: int | float | str | sp.Expr,
+                      tokens: int | float | str | sp.Expr) -> sp.Expr:
+    """6 N D: the training FLOPs of ``params_count`` parameters on ``tokens`` tokens, from
+    the two numbers alone (no config).
+
+    >>> training_flops_of("70e9", "1.4e12") / PETAFLOP_DAY
+    61250/9
+    """
+    return 6 * _number(params_count, "params") * _number(tokens, "tokens")
+
+
+def flop_budget(chip_hours: int | float | str | sp.Expr, peak: sp.Expr | Chip,
+                utilisation: int | float | str | sp.Expr = 1, dtype: str = "bf16") -> sp.Expr:
+    """The FLOPs ``chip_hours`` of a chip deliver at its peak (a chip's ``dtype`` peak, or
+    a number) times ``utilisation``.
+
+    >>> from symroof import chip
+    >>> flop_budget(1000, chip("h100-sxm"), "0.5")
+    1780200000000000000000
+    """
+    rate = peak.peak(dtype) if isinstance(peak, Chip) else _number(peak, "peak")
+    return _number(chip_hours, "chip_hours") * 3600 * rate * _number(utilisation, "utilisation")
+
+
+def chips_for_batch(global_batch: int | sp.Expr, per_chip: int | sp.Expr) -> sp.Expr:
+    """The most chips a global batch keeps at or above a per-chip (critical) batch:
+    floor(global / per chip).
+
+    >>> chips_for_batch(4 * 10**6, 2550)
+    1568
+    """
+    return sp.floor(_number(global_batch, "global_batch") / _number(per_chip, "per_chip"))
+
+
+def largest_model(memory: int | float | str | sp.Expr,
+                  bytes_per_param: int | float | str | sp.Expr) -> sp.Expr:
+    """The most parameters ``memory`` bytes hold at ``bytes_per_param`` each (whole
+    parameters).
+
+    >>> largest_model(80 * 10**9, 16)
+    5000000000
+    """
+    return sp.floor(_number(memory, "memory") / _number(bytes_per_param, "bytes_per_param"))
+
+
+def model_flops_utilisation(tokens_per_second: int | float | str | sp.Expr,
+                            flops_per_token: int | float | str | sp.Expr,
+                            peak: int | float | str | sp.Expr, chips: int | sp.Expr = 1,
+                            ) -> sp.Expr:
+    """MFU (or HFU, with the hardware's FLOPs per token, recomputation included) from a
+    reported throughput: tokens/s x FLOPs per token / (chips x peak); a throughput above
+    the peak is refused.
+
+    >>> model_flops_utilisation(3000, 6 * 7 * 10**9, 989 * 10**12)
+    126/989
+    """
+    mfu = sp.cancel(_number(tokens_per_second, "tokens_per_second") *
+                    _number(flops_per_token, "flops_per_token") /
+                    (_number(chips, "chips") * _number(peak, "peak")))
+    if mfu.is_number and mfu > 1:
+        raise InputError(f"the throughput needs {sp.N(mfu, 4)} x the peak: more than the "
+                         "chips can do", "tokens_per_second")
+    return mfu

@@ -78,7 +78,7 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
                     "reduce_scatter"),
     "matmul": "ShardedMatmul sharded_matmul",
     "mesh": "Axis Mesh mesh",
-    "sharding": "Dim ShardedArray sharded",
+    "sharding": "Dim ShardedArray per_chip sharded",
     "aggregates": "Totals Transfer flops_time gather_to_one global_batch send totals",
     "mlp": "MlpStep mlp_step",
 })

@@ -127,19 +127,72 @@ class Transfer(tb.RichView):
         return f"send over {self.axis}, {self.hops} hops", tb.key_values(rows)
 
 
-def send(nbytes: Any, axis: str, on: Mesh, hops: Any = 1) -> Transfer:
+def send(nbytes: Any, axis: str, on: Mesh, hops: Any = 1, *,
+         src: tuple[int, ...] | None = None,
+         dst: tuple[int, ...] | None = None) -> Transfer:
     """``nbytes`` to a chip ``hops`` away along ``axis`` (one link's one-way bandwidth).
 
     >>> from symroof.parallel.mesh import mesh
     >>> send("V", "X", mesh("X=16", "tpu-v5e"), hops=3).time
     V/45000000000 + 3/1000000
+
+    Over several axes (``"XY"``) the route uses every outgoing link at once: the bytes
+    are split over one link per axis (the bandwidths add up), and the hops are those from
+    the chip at coordinates ``src`` to the one at ``dst`` (one per axis named; on an axis
+    that wraps the shorter way round), or ``hops`` per axis as a mapping.
+
+    >>> m = mesh("X=4,Y=4", "tpu-v5e")
+    >>> t = send("V", "XY", m, src=(0, 0), dst=(3, 1))
+    >>> t.hops, t.time
+    (4, V/90000000000 + 1/250000)
     """
-    (name,) = on.resolve(axis)
-    a = on.axis(name)
-    h = _exact(hops, "hops")
-    if h.is_number and not (h.is_Integer and h >= 1):
-        raise InputError(f"hops is a whole number of links, at least 1, got {h}", "send")
-    return Transfer(_exact(nbytes, "nbytes"), name, h, a.bandwidth, a.latency)
+    names = on.resolve(axis)
+    if len(names) == 1 and src is None and dst is None and not isinstance(hops, dict):
+        a = on.axis(names[0])
+        h = _exact(hops, "hops")
+        if h.is_number and not (h.is_Integer and h >= 1):
+            raise InputError(f"hops is a whole number of links, at least 1, got {h}", "send")
+        return Transfer(_exact(nbytes, "nbytes"), names[0], h, a.bandwidth, a.latency)
+    per_axis = _route_hops(names, on, hops, src, dst)
+    total = sp.Add(*per_axis.values())
+    if total == 0:
+        raise InputError("the route goes nowhere: src and dst are the same chip", "send")
+    used = [n for n in names if per_axis[n] != 0]
+    bandwidth = sp.Add(*(on.axis(n).bandwidth for n in used))
+    latency = sp.cancel(sp.Add(*(per_axis[n] * on.axis(n).latency for n in used)) / total)
+    return Transfer(_exact(nbytes, "nbytes"), "".join(used), total, bandwidth, latency)
+
+
+def _route_hops(names: tuple[str, ...], on: Mesh, hops: Any,
+                src: tuple[int, ...] | None, dst: tuple[int, ...] | None) -> dict[str, Any]:
+    """Hops along each axis of a route: from coordinates, or given per axis."""
+    if isinstance(hops, dict):
+        if src is not None or dst is not None:
+            raise InputError("give hops per axis or src and dst coordinates, not both",
+                             "send")
+        unknown = [k for k in hops if k not in names]
+        if unknown:
+            raise InputError(f"hops names axis {unknown[0]!r}, not one of the route's "
+                             f"({', '.join(names)})", "send")
+        return {n: _exact(hops.get(n, 0), "hops") for n in names}
+    if src is None or dst is None:
+        raise InputError(f"a route over axes {''.join(names)} needs src and dst coordinates "
+                         f"(one per axis) or hops per axis", "send")
+    if len(src) != len(names) or len(dst) != len(names):
+        raise InputError(f"src and dst give one coordinate per axis of the route "
+                         f"({''.join(names)}: {len(names)}), got {len(src)} and {len(dst)}",
+                         "send")
+    out: dict[str, Any] = {}
+    for n, a, b in zip(names, src, dst, strict=True):
+        ax = on.axis(n)
+        if not (isinstance(a, int) and isinstance(b, int)) or min(a, b) < 0 or \
+                (ax.size.is_Integer and max(a, b) >= ax.size):
+            raise InputError(f"coordinates on axis {n} run from 0 to {ax.size - 1}, got "
+                             f"{a} and {b}", "send")
+        d = abs(b - a)
+        out[n] = sp.Integer(min(d, int(ax.size) - d) if ax.wraps and ax.size.is_Integer
+                            else d)
+    return out
 
 
 def gather_to_one(nbytes: Any, axes: AxesSpec, on: Mesh) -> Collective:

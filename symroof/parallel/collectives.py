@@ -209,14 +209,18 @@ def canonical_kind(kind: str, where: str | None = None) -> str:
 
 
 def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
-               on: Mesh, algorithm: str = "ring") -> Collective:
-    """A collective of ``nbytes`` (NCCL's size convention) over ``axes`` of a mesh.
+               on: Mesh, algorithm: str = "ring", *, total: bool = False) -> Collective:
+    """A collective of ``nbytes`` (NCCL's size convention) over ``axes`` of a mesh;
+    ``total=True`` says an AllToAll's ``nbytes`` is the total over the group's devices
+    (each then holds ``nbytes / n``).
 
     >>> from symroof.parallel.mesh import mesh
     >>> m = mesh("X=8", "h100-sxm")
     >>> c = collective("allreduce", "2*P", "X", m)
     >>> c.bytes_per_device, c.bandwidth_time
     (7*P/2, 7*P/900000000000)
+    >>> collective("alltoall", "V", "X", m, total=True).nbytes
+    V/8
     """
     k = canonical_kind(kind)
     v = parse_expr(nbytes, where="nbytes") if isinstance(nbytes, str) else exact(nbytes)
@@ -224,6 +228,10 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
     names = on.resolve(axes)
     if k == "permute" and len(names) != 1:
         raise InputError(f"a permute runs along one axis, got {', '.join(names)}")
+    if total:
+        if k != "alltoall":
+            raise InputError(f"total=True is for an alltoall's bytes, not the {k}'s", "total")
+        v = v / sp.Mul(*(on.axis(n).size for n in names))
     how = canonical_algorithm(algorithm)
     return Collective(k, names, v, _stages(k, v, [on.axis(n) for n in names], algorithm=how),
                       on, algorithm=how)

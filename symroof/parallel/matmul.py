@@ -23,10 +23,11 @@ each link, and ``latency``; they overlap unless named in ``serial``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import sympy as sp
 
+from ..core.choices import Choices
 from ..core.errors import InputError
 from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
@@ -63,6 +64,29 @@ class ShardedMatmul:
         sizes.update({d.name: s for d, s in zip(self.local_rhs.dims,
                                                 self.local_rhs.device_shape, strict=True)})
         return 2 * sp.Mul(*sizes.values())
+
+    @property
+    def total_flops(self) -> sp.Expr:
+        """FLOPs over all devices of the mesh (replicated work counted on each device).
+
+        >>> from symroof.parallel.mesh import mesh
+        >>> sharded_matmul("bf16[B_X, D]", "bf16[D, F]", mesh("X=8", "tpu-v5e")).total_flops
+        2*B*D*F
+        """
+        return sp.cancel(self.flops * self.mesh.devices)
+
+    def under(self, choices: Choices) -> ShardedMatmul:
+        """The same matmul with its collectives costed under ``choices`` (the book's V/W:
+        ``BOOK``).
+
+        >>> from symroof.core.choices import BOOK
+        >>> from symroof.parallel.mesh import mesh
+        >>> mm = sharded_matmul("bf16[B, D_X]", "bf16[D_X, F]", mesh("X=8", "tpu-v5e"))
+        >>> mm.under(BOOK).latency_time, mm.latency_time
+        (0, 7/500000)
+        """
+        return replace(self, before=tuple(c.under(choices) for c in self.before),
+                       after=tuple(c.under(choices) for c in self.after))
 
     @property
     def bytes(self) -> sp.Expr:

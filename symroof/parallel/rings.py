@@ -62,6 +62,9 @@ def stages(kind: str, v: sp.Expr, axes: list[Axis],
         out = tuple(reversed(out))
     if choices.latency == "off":
         out = tuple(replace(s, latency=sp.S.Zero) for s in out)
+    if choices.latency == "per_message" and out:  # one message per call, not per hop
+        out = (replace(out[0], hops=sp.S.One),
+               *(replace(s, hops=sp.S.Zero, latency=sp.S.Zero) for s in out[1:]))
     return out
 
 

@@ -98,6 +98,17 @@ class ShardedArray(tb.RichView):
         return sp.Mul(*self.device_shape) * dtype_bytes(self.dtype)
 
     @property
+    def total_bytes(self) -> sp.Expr:
+        """Bytes held over all devices of the mesh: each device's shard, summed (the
+        global bytes times the replication).
+
+        >>> from symroof.parallel.mesh import mesh
+        >>> sharded("bf16[B_X, D]", mesh("X=8,Y=4", "tpu-v5e")).total_bytes
+        8*B*D
+        """
+        return sp.cancel(self.device_bytes * self.mesh.devices)
+
+    @property
     def replication(self) -> sp.Expr:
         """How many devices hold each element: the sizes of the axes no dimension uses."""
         return sp.Mul(*(a.size for n, a in self.mesh.axes.items() if n not in self.used_axes))
@@ -185,3 +196,16 @@ def _split_token(token: str, on: Mesh, at: str) -> tuple[str, tuple[str, ...]]:
                          f"{bad if len(sub) > 1 else sub!r} (mesh axes: {', '.join(known)})",
                          at)
     return token, ()
+
+
+def per_chip(total: Any, on: Mesh) -> sp.Expr:
+    """A total over the mesh (a global batch, a memory, FLOPs) as each chip's share.
+
+    >>> from symroof.parallel.mesh import mesh
+    >>> per_chip(4 * 10**6, mesh("X=16,Y=16", "tpu-v5e"))
+    15625
+    """
+    value = exact(total)
+    if value.is_positive is False:
+        raise InputError(f"a total to share must be positive, got {total!r}", "per_chip")
+    return sp.cancel(value / on.devices)

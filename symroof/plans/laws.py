@@ -8,13 +8,18 @@ on every chip of the catalogue.
 ('X=16 on the ici torus (wraps around)', 4935363*C/(12001696*W))
 >>> round(float(law.value))
 1800
+>>> law.book, law.expression / law.book  # the book's V/W drops a ring's (n - 1)/n
+(1645121*C/(3750530*W), 15/16)
 
 The law comes from the plan itself (``symroof.plans.training.train``) on a one-axis mesh
 whose axis bandwidth is the symbol W and whose chip peak is the symbol C, with the
 latency term set aside: the batch per chip (in tokens) above which the strategy's
 gradient reductions and weight gathers hide under the compute of their phase. On a torus
 the axis spans a whole dimension, so it wraps; on a GPU system it runs over the scale-out
-network with N GPUs (a symbol), each with its share of its node's bandwidth.
+network with N GPUs (a symbol), each with its share of its node's bandwidth. Each law
+comes in two forms: ``expression``, exact, and ``book``, the same plan under the book's
+choices (``core.choices.BOOK``: the leading term in the axis size, no latency), so on a
+scale-out network the (N - 1)/N of a ring goes.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..core.choices import BOOK
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..hardware.catalog import Chip, load_catalog
@@ -38,7 +44,8 @@ N_GPUS = symbol("N")  # as the mesh parser makes it
 
 @dataclass(frozen=True)
 class CriticalLaw:
-    """A critical batch per chip: its expression in C and W, and its value on a chip."""
+    """A critical batch per chip: its expression in C and W (exact, and the book's form),
+    and its value on a chip."""
 
     kind: str
     chip: str
@@ -49,6 +56,8 @@ class CriticalLaw:
     peak: sp.Expr
     bandwidth: sp.Expr
     term: str
+    book: sp.Expr
+    book_value: sp.Expr
 
 
 def critical_law(cfg: ModelConfig, chip: Chip | str, kind: str, *, context: int,
@@ -78,10 +87,14 @@ def critical_law(cfg: ModelConfig, chip: Chip | str, kind: str, *, context: int,
     if name is None:  # pragma: no cover - a data kind always sends its gradients
         raise InputError(f"{kind} sends nothing on this mesh")
     expr = sp.factor(plan.critical_terms[name])
+    book_plan = train(cfg, law_mesh, parse_strategy(f"{kind}=X"), batch=B_GLOBAL,
+                      context=context, peak=C, symbolic=symbolic, choices=BOOK)
+    book = sp.factor(book_plan.critical_terms[name])
     at = {C: matrix_rate(the_chip), W: axis.bandwidth}
     value = expr.subs(at)
     limit = sp.limit(value, N_GPUS, sp.oo) if value.has(N_GPUS) else value
-    return CriticalLaw(kind, the_chip.name, where, expr, value, limit, at[C], at[W], name)
+    return CriticalLaw(kind, the_chip.name, where, expr, value, limit, at[C], at[W], name,
+                       book, book.subs(at))
 
 
 def law_table(cfg: ModelConfig, *, context: int) -> list[CriticalLaw | tuple[str, str]]:

@@ -303,7 +303,8 @@ def _law_json(law: Any) -> dict[str, Any]:
     return {"chip": law.chip, "kind": law.kind, "axis": law.axis, "term": law.term,
             **_exact("expression", law.expression), **_exact("value", law.value),
             **_exact("limit", law.limit), **_exact("peak", law.peak),
-            **_exact("bandwidth", law.bandwidth), "unit": "tokens per chip"}
+            **_exact("bandwidth", law.bandwidth), **_exact("book", law.book),
+            **_exact("book_on_chip", law.book_value), "unit": "tokens per chip"}
 
 
 def _exact(name: str, value: Any) -> dict[str, Any]:

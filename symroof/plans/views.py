@@ -263,8 +263,12 @@ def _laws(laws: Sequence[Any], fmt: str) -> list[str]:
             continue
         value = approx(law.value) if law.value.is_number else \
             f"{approx(law.limit)} x {text(sp.factor(law.value / law.limit))}"
-        rows.append((law.chip, law.kind, law.axis, text(law.expression), value))
+        rows.append((law.chip, law.kind, law.axis, text(law.expression), value,
+                     text(law.book), approx(law.book_value)))
     return [_heading("critical batch per chip (tokens) above which the strategy's comms hide "
-                     "under compute; C peak FLOP/s, W one-way bytes/s per chip on the axis",
-                     fmt), *table(["chip", "kind", "axis", "law", "value"], rows, fmt),
+                     "under compute; C peak FLOP/s, W one-way bytes/s per chip on the axis; "
+                     "the exact law and the book's form (the leading term in the axis size, "
+                     "no latency)",
+                     fmt), *table(["chip", "kind", "axis", "law (exact)", "value",
+                                   "book form", "book value"], rows, fmt),
             *notes]

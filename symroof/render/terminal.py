@@ -14,6 +14,7 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.errors import InputError
 from ..core.printer import approx, md_escape, number_value, shown, si, text
 from ..engine.analysis import RooflineAnalysis
 from ..engine.optimize import OptimizeResult
@@ -30,6 +31,7 @@ def _rows(result: RooflineAnalysis) -> list[tuple[str, sp.Basic | str, str]]:
     """(label, value, unit) rows shared by every format."""
     rl = result.roofline
     rows: list[tuple[str, sp.Basic | str, str]] = [
+        *((label, said, "") for label, said in result.notes),
         ("FLOPs", rl.op.flops, ""),
     ]
     for level in rl.op.levels:
@@ -152,8 +154,17 @@ def chip_lines(c: Chip) -> list[str]:
     for key in sorted(k for k in c.figures if k.startswith("micro.flops_per_clock")):
         dtype = key.rsplit(".", 1)[1]
         sheet = c.figures.get(f"mxu.{dtype}")
+        try:
+            derived = f"{approx(c.micro_peak(dtype), 5)} FLOP/s" + \
+                (f" (catalogue: {sheet.text})" if sheet else "")
+        except InputError as exc:  # a figure the sources do not give
+            derived = f"not derived: {exc.message.split(' has ', 1)[-1]}"
         lines.append(f"  peak from the microarchitecture ({dtype}): SMs x tensor cores per SM x "
-                     f"FLOPs per clock x clock = {approx(c.micro_peak(dtype), 5)} FLOP/s" +
+                     f"FLOPs per clock x clock = {derived}")
+    if any(k in c.figures for k in ("micro.fp32_lanes_per_sm", "micro.vpu_lanes")):
+        sheet = c.figures.get("vpu.fp32")
+        lines.append(f"  vector peak from the microarchitecture (fp32, a multiply-add as two "
+                     f"FLOPs): {approx(c.micro_vector_peak(), 5)} FLOP/s" +
                      (f" (catalogue: {sheet.text})" if sheet else ""))
     if c.figures.get("mxu.bf16"):
         for name in sorted(c.links):
@@ -172,13 +183,11 @@ def link_ridges(c: Chip, name: str) -> tuple[sp.Expr, sp.Expr, str]:
     (63040, 31520, "a host's share per chip (8 chips)")
     """
     ln = c.link(name)
-    share, per = sp.S.One, f"per {ln.per}"
+    per = f"per {ln.per}"
     topo = next(iter(c.topologies.values()), None)
     if ln.per in ("host", "node") and topo is not None and topo.chips_per_host > 1:
-        share = sp.Integer(topo.chips_per_host)
         per = f"a {ln.per}'s share per chip ({topo.chips_per_host} chips)"
-    peak = c.peak("bf16")
-    return peak * share / ln.one_way, peak * share / ln.bidirectional, per
+    return c.ridge(over=name), c.ridge(over=name, both_ways=True), per
 
 
 def chip_json(c: Chip, brief: bool = False) -> dict[str, Any]:

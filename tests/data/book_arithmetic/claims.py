@@ -1,0 +1,95 @@
+"""A test chapter in a book's style: the arithmetic texts do that symroof says natively
+(issue 36). Every value comes from the engine; the stated values are in en.toml."""
+
+from symroof import backward, chip, mesh, sizes
+from symroof.claims import Chapter
+from symroof.core.choices import BOOK, Choices
+from symroof.engine.ops import op
+from symroof.models import (
+    PETAFLOP_DAY,
+    book_decode_time,
+    chips_for_batch,
+    decode_time_of,
+    flop_budget,
+    largest_model,
+    model,
+    model_flops_utilisation,
+    prefill_decode_balance,
+    queries_per_second,
+    training_flops_of,
+    with_round_params,
+)
+from symroof.parallel import per_chip, send, sharded, sharded_matmul
+from symroof.parallel.mlp import mlp_step
+
+
+def claims(ch: Chapter) -> None:
+    v5e = chip("tpu-v5e")
+    # item 7: a pure-FLOP op (derive --flops alone), comm bytes counted both ways
+    pure = ch.roofline(op("2e12 FLOPs", 2 * 10**12, 0), v5e)
+    both = ch.roofline(op("a both-ways exchange", 0, 0, comms={"ici": 9 * 10**9}), v5e,
+                       bandwidths={"ici": v5e.link("ici").bidirectional})
+    # item 7 and item 8: an AllGather solved for its axis size, the side proven
+    line = mesh("X=N", v5e)
+    ag = ch.collective("allgather", 10**6, "X", line)
+    meet = ch.between(ag.roofline(), "bandwidth", "latency", "N")
+    a2a = ch.collective("alltoall", 8 * 10**6, "X", mesh("X=8", v5e), total=True)
+    # item 3: hardware as a text states it
+    lettered = chip("tpu-v5e", **{"mxu.bf16": "C", "hbm": "W_hbm"})
+    h100 = chip("h100-sxm")
+    per_call = ch.collective("allgather", 10**6, "X", mesh("X=8", v5e))
+    no_hops = ch.collective("allgather", 10**6, "X",
+                            mesh("X=8", chip("tpu-v5e", **{"ici.latency": "0"})))
+    ch.add(symbolic_ridge=lettered.ridge(),
+           ib_ridge_both_ways=h100.ridge(over="ib", both_ways=True),
+           h100_vector_peak=h100.micro_vector_peak(),
+           per_message_time=ch.with_choices(per_call, latency="per_message"),
+           zero_latency_time=no_hops.time,
+           nvlink_per_link=h100.link("nvlink").per_link,
+           nvlink_per_node=h100.link_per_node("nvlink"))
+    # item 2: serving arithmetic in a book's form, a model given by two numbers
+    p, kv = ch.given("params", "70e9"), ch.given("kv_bytes_per_token", "320e3")
+    step = decode_time_of(p, kv, h100, 32, 2048, chips=8)
+    ch.add(decode_step=step,
+           decode_floor=decode_time_of(p, kv, h100, 32, 2048, chips=8, traffic="weights"),
+           qps_per_chip=queries_per_second(32, step, 512, chips=8),
+           prefill_per_decode=prefill_decode_balance(ch.given("prefill_time", "0.5"), step,
+                                                     512, 32, prefill_chips=8,
+                                                     decode_chips=8))
+    # item 5: training budgets and their inverses
+    ch.add(pf_days=training_flops_of(p, ch.given("tokens", "1.4e12")) / PETAFLOP_DAY,
+           budget=flop_budget(ch.given("chip_hours", 1000), h100, "0.5"),
+           chips_allowed=chips_for_batch(ch.given("global_batch", "4e6"),
+                                         h100.ridge(over="ib")),
+           largest=largest_model(h100.capacity("hbm"), 16),
+           mfu=model_flops_utilisation(ch.given("tokens_per_second", 3000),
+                                       training_flops_of(ch.given("small", "7e9"), 1),
+                                       h100.peak()))
+    # item 4: layouts and transfers
+    grid = mesh("X=4,Y=4", v5e)
+    wide = mesh("X=8,Y=4", v5e)
+    mm = sharded_matmul("bf16[4096, 8192_X]", "bf16[8192_X, 8192]", mesh("X=8", v5e))
+    ch.add(route_time=send(ch.given("route_bytes", "9e8"), "XY", grid, src=(0, 0),
+                           dst=(3, 1)).time,
+           total_bytes=sharded("bf16[4096_X, 8192]", wide).total_bytes,
+           total_flops=mm.total_flops,
+           batch_per_chip=per_chip(ch.given("global_batch", "4e6"),
+                                   mesh("X=16,Y=16", v5e)),
+           backward_flops=sum(o.flops for o in backward("B D, D F -> B F"))
+           .subs(dict(zip(sizes("B D F"), (4096, 8192, 8192), strict=True))),
+           tp_limit=ch.between(mlp_step(mesh("X=Y", h100), tp="X", choices=BOOK)
+                               .phase("forward").roofline(), "math", "nvlink", "Y")
+           .exact.subs(sizes("F")[0], ch.given("ffn", 28672)),
+           book_matmul_latency=ch.with_choices(mm, of="latency_time", collectives="leading",
+                                               latency="off"))
+    # item 1: the text's own round figure, taken by every count under sizes=nominal
+    seventy = with_round_params(model("llama-3-70b"), ch.given("round_params", "70e9"))
+
+    def weights_read(choices: Choices) -> object:
+        return book_decode_time(seventy, h100, 1, 0, choices)
+
+    ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"))
+    ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
+           axis_size=meet.exact,
+           axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
+           alltoall_total=a2a.bandwidth_time)
