@@ -236,7 +236,7 @@ class Chip(tb.RichView):
                 figures[key] = Figure(micro_value(key, text, where), text, source, "override")
                 continue
             if key.endswith(".latency") and key[:-len(".latency")] in self.links:
-                value = parse_quantity(text, TIME, where=where)
+                value = parse_quantity(text, TIME, where=where, zero=True)
                 figures[key] = Figure(value, text, source, "override")
                 continue
             try:
