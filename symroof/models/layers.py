@@ -228,7 +228,8 @@ def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
 
 
 def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: str,
-               kv: str, kernel: str, causal: bool, prior: sp.Expr = sp.S.Zero) -> list[Op]:
+               kv: str, kernel: str, causal: bool, prior: sp.Expr = sp.S.Zero,
+               prompt: sp.Expr | None = None) -> list[Op]:
     dims = {"B": B, "T": T + prior, "S": T, "K": s["K"], "G": s["N"] / s["K"], "H": s["H"]}
     if phase == "decode":
         scores = einsum("B K G H, B T K H -> B K G T", [a, kv], out=a, name="scores",
@@ -243,6 +244,9 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
         if causal:  # position s attends to P + s + 1 positions: T (T + 1) / 2 + P T pairs
             half = (prior + (T + 1) / 2) / (prior + T)  # of the T (P + T) a dense count has
             scores, values = (replace(o, flops=o.flops * half) for o in (scores, values))
+        elif prompt is not None:  # a chunk's T queries against the prompt's every position
+            whole = prompt / (prior + T)  # as the unchunked dense count scores them
+            scores, values = (replace(o, flops=o.flops * whole) for o in (scores, values))
     if kernel == "flash":
         return [fuse(scores, values, name="attention")]
     return [scores, values]
@@ -254,7 +258,8 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
               symbolic: bool = False, expert_split: int = 1, attention: str = "flash",
               causal: bool = False, activations: str = "hbm",
               prior: int | sp.Expr = 0,
-              decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None) -> StepOps:
+              decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None,
+              prompt: int | sp.Expr | None = None) -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
@@ -262,7 +267,10 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     (``ATTENTION``), for prefill a causal count of its FLOPs, and where the activations
     live (``ACTIVATIONS``). A prefill with ``prior`` P > 0 is one chunk of a chunked
     prefill: its ``context`` tokens attend to the P positions already in the KV cache (read
-    from it) and to themselves. ``decoding`` = (B_d, T_d) adds a decode token for each of
+    from it) and to themselves; with ``prompt`` (the whole prompt's length) a dense count
+    scores the chunk's queries against every position of the prompt, as the unchunked
+    prefill's dense count does, so the chunks' FLOPs sum to it (a causal count needs no
+    length: its chunks sum to the causal prefill). ``decoding`` = (B_d, T_d) adds a decode token for each of
     B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid batch): the
     projections, norms and head run over the B T + B_d tokens together, reading each
     weight once, and the decode tokens' attention (``decode attention``) reads their
@@ -303,7 +311,8 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
     block = [_norm("attention norm", cfg, s, M, a, r), qkv,
-             *_attention(s, phase, B, T, a, kv, attention, causal, P),
+             *_attention(s, phase, B, T, a, kv, attention, causal, P,
+                         None if prompt is None else exact(prompt)),
              *(replace(o, name=f"decode {o.name}") for o in (
                  _attention(s, "decode", Bd, Td, a, kv, attention, False)
                  if decoding else ())), out,
