@@ -270,11 +270,11 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     from it) and to themselves; with ``prompt`` (the whole prompt's length) a dense count
     scores the chunk's queries against every position of the prompt, as the unchunked
     prefill's dense count does, so the chunks' FLOPs sum to it (a causal count needs no
-    length: its chunks sum to the causal prefill). ``decoding`` = (B_d, T_d) adds a decode token for each of
-    B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid batch): the
-    projections, norms and head run over the B T + B_d tokens together, reading each
-    weight once, and the decode tokens' attention (``decode attention``) reads their
-    cache."""
+    length: its chunks sum to the causal prefill). ``decoding`` = (B_d, T_d) adds a decode
+    token for each of B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid
+    batch): the projections, norms and head run over the B T + B_d tokens together,
+    reading each weight once, and the decode tokens' attention (``decode attention``)
+    reads their cache."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if attention not in ATTENTION:
