@@ -38,6 +38,8 @@ examples:
   symroof plan llama-2-7b --serve --mesh "X=8" --dtype int8 --chip h100-sxm --batch 64
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
       --batch 64 --context 2048 --mfu 5e4
+  symroof plan llama-3-70b --serve --search 8 --chip h100-sxm --context 4096 \\
+      --ttft 3s --tpot 20ms
   symroof plan llama-2-7b --train --laws --context 4096
   symroof plan llama-2-7b --train --mesh "X=8" --strategy "zero2=X" --chip h100-sxm \
       --batch 8 --context 4096 --offload optimizer
@@ -113,6 +115,12 @@ def register(verbs: Any) -> None:
                         "and per million tokens")
     p.add_argument("--latency-target", metavar="TIME",
                    help="serving: the fewest chips whose decode step meets TIME (e.g. 20ms)")
+    p.add_argument("--ttft", metavar="TIME",
+                   help="serving search (--serve --search CHIPS): the time-to-first-token "
+                        "limit, e.g. 3s")
+    p.add_argument("--tpot", metavar="TIME",
+                   help="serving search (--serve --search CHIPS): the time-per-output-token "
+                        "limit, e.g. 20ms")
     p.add_argument("--generate", metavar="G", type=count,
                    help="serving: tokens generated per request, for the prefill:decode "
                         "balance (default 256)")
@@ -149,6 +157,11 @@ def _rate(text: str) -> str:
 def run_plan(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
     from ..plans.request import PlanRequest
+    if args.serve and args.search is not None:
+        return _serving_search(args)
+    if args.ttft or args.tpot:
+        raise InputError("a limit of the serving search: use it with --serve --search CHIPS",
+                         "--ttft" if args.ttft else "--tpot")
     if args.laws and (args.serve or args.mesh or args.strategy or args.search):
         raise InputError("--laws stands alone: give it with --train and the model only",
                          "--laws")
@@ -186,6 +199,36 @@ def run_plan(args: argparse.Namespace) -> int:
     else:
         from ..plans.views import lines
         print("\n".join(lines(result, args.format)))
+    return 0
+
+
+# what a serving search chooses or does not model, refused beside it
+_NOT_IN_SERVING_SEARCH = ("mesh", "strategy", "batch", "chunk", "piggyback", "latency_target",
+                          "in_network", "offload", "price", "mfu", "laws", "choices",
+                          "microbatches", "microbatch")
+
+
+def _serving_search(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
+    from ..plans.serving_search import ServingSearchRequest, search_lines
+    for name in (*_NOT_IN_SERVING_SEARCH, "interleave"):
+        if getattr(args, name, None) not in (None, False, [], "", 1 if name == "interleave"
+                                              else None):
+            flag = "--" + name.replace("_", "-")
+            raise InputError("the serving search chooses the workers and their batches and "
+                             "models none of this: drop it or give a plan with --mesh", flag)
+    for flag, value in (("--ttft", args.ttft), ("--tpot", args.tpot)):
+        if not value:
+            raise InputError("a serving search needs both --ttft and --tpot", flag)
+    found = ServingSearchRequest(
+        model=args.model, chip=args.chip, search=args.search, ttft=args.ttft, tpot=args.tpot,
+        context=args.context or 2048, generate=args.generate or 256, catalog=args.catalog,
+        overrides=tuple(overrides(args.set).items()), dtype=args.dtype,
+        kv_dtype=args.kv_dtype, efficiency=args.efficiency).run()
+    if args.json:
+        emit(found.to_json())
+    else:
+        print("\n".join(search_lines(found, args.format)))
     return 0
 
 

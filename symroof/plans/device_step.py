@@ -131,7 +131,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
     B = symbol("B") if batch is None else sp.sympify(batch)
-    riders = sp.S.Zero if decoding is None else sp.Integer(decoding[0]) / replicas
+    riders = sp.S.Zero if decoding is None else sp.sympify(decoding[0]) / replicas
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                     kv_dtype=kv_dtype, expert_split=ep, prior=prior,
                     decoding=None if decoding is None else (riders, decoding[1]),
