@@ -38,6 +38,8 @@ examples:
   symroof plan llama-2-7b --serve --mesh "X=8" --dtype int8 --chip h100-sxm --batch 64
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
       --batch 64 --context 2048 --mfu 5e4
+  symroof plan llama-3-70b --serve --mesh "X=8" --chip h100-sxm --batch 16 \\
+      --context 4096 --draft llama-3-8b --gamma 4 --acceptance 0.8
   symroof plan llama-3-70b --serve --search 8 --chip h100-sxm --context 4096 \\
       --ttft 3s --tpot 20ms
   symroof plan llama-2-7b --train --laws --context 4096
@@ -115,6 +117,14 @@ def register(verbs: Any) -> None:
                         "and per million tokens")
     p.add_argument("--latency-target", metavar="TIME",
                    help="serving: the fewest chips whose decode step meets TIME (e.g. 20ms)")
+    p.add_argument("--draft", metavar="MODEL",
+                   help="serving: speculative decoding with this draft model on the same "
+                        "mesh (with --gamma and --acceptance)")
+    p.add_argument("--gamma", metavar="G", type=count,
+                   help="serving, with --draft: draft tokens per iteration")
+    p.add_argument("--acceptance", metavar="A",
+                   help="serving, with --draft: the chance each draft token is kept (0 to 1, "
+                        "e.g. 0.8 or 4/5)")
     p.add_argument("--ttft", metavar="TIME",
                    help="serving search (--serve --search CHIPS): the time-to-first-token "
                         "limit, e.g. 3s")
@@ -191,7 +201,8 @@ def run_plan(args: argparse.Namespace) -> int:
         mfu=args.mfu, latency_target=args.latency_target, generate=args.generate,
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
         dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices,
-        interleave=args.interleave, chunk=args.chunk, piggyback=args.piggyback)
+        interleave=args.interleave, chunk=args.chunk, piggyback=args.piggyback,
+        draft=args.draft, gamma=args.gamma, acceptance=args.acceptance)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:
@@ -204,6 +215,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
 # what a serving search chooses or does not model, refused beside it
 _NOT_IN_SERVING_SEARCH = ("mesh", "strategy", "batch", "chunk", "piggyback", "latency_target",
+                          "draft", "gamma", "acceptance",
                           "in_network", "offload", "price", "mfu", "laws", "choices",
                           "microbatches", "microbatch")
 

@@ -66,6 +66,9 @@ class PlanRequest:
     interleave: int = 1
     chunk: int | None = None
     piggyback: bool = False
+    draft: str | None = None
+    gamma: int | None = None
+    acceptance: str | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -100,6 +103,18 @@ class PlanRequest:
         if self.piggyback and self.chunk is None:
             raise InputError("decode tokens ride along with prefill chunks: give `chunk`",
                              "piggyback")
+        if (self.draft or self.gamma is not None or self.acceptance is not None) and \
+                self.mode != "serve":
+            raise InputError("speculative decoding is a serving choice: use `draft` with "
+                             "`serve`", "draft" if self.draft else
+                             "gamma" if self.gamma is not None else "acceptance")
+        if self.draft and (self.gamma is None or self.acceptance is None):
+            raise InputError("speculative decoding needs `gamma` (draft tokens per iteration) "
+                             "and `acceptance` (the chance a draft token is kept) beside "
+                             "`draft`", "gamma" if self.gamma is None else "acceptance")
+        if not self.draft and (self.gamma is not None or self.acceptance is not None):
+            raise InputError("draft tokens and their acceptance need a draft model: give "
+                             "`draft`", "gamma" if self.gamma is not None else "acceptance")
         if self.offload is not None and self.mode != "train":
             raise InputError("offloading is for training (`train`)", "offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
@@ -165,6 +180,21 @@ class PlanRequest:
                        dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
                        in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
         out = replace(out, serve=served)
+        if r.draft:
+            from .serving import serving_axes, tp_over
+            from .speculative_plan import speculative_step
+            m = mesh(r.mesh, the_chip)
+            strategy = parse_strategy(r.strategy) if r.strategy else tp_over(m)
+            assert r.gamma is not None and r.acceptance is not None
+            try:
+                small = model(r.draft)
+            except InputError as exc:
+                raise InputError(exc.message, "draft") from None
+            out = replace(out, speculative=speculative_step(
+                cfg, small, m, serving_axes(cfg, m, strategy), batch=r.batch,
+                context=r.context, gamma=r.gamma, acceptance=r.acceptance, dtype=r.dtype,
+                kv_dtype=r.kv_dtype, efficiency=eff, kernel=kernel, in_network=r.in_network,
+                choices=chosen))
         out = _priced(out, r.price)
         if r.latency_target is not None:
             target = parse_quantity(r.latency_target, TIME, where="latency_target")
@@ -237,6 +267,7 @@ class Result:
     relaxed: Any = None
     cost: tuple[Cost, ...] = ()
     given: Plan | None = None
+    speculative: Any = None  # plans.speculative_plan.SpeculativeStep
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -269,6 +300,8 @@ class Result:
             out["cost"] = [_cost_json(c) for c in self.cost]
         if self.fewest is not None:
             out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
+        if self.speculative is not None:
+            out["speculative"] = self.speculative.to_json()
         return out
 
 

@@ -121,8 +121,8 @@ class ServingPlan:
     def to_json(self) -> dict[str, Any]:
         def pool(p: tuple[str, int, int] | None, what: str) -> dict[str, Any] | None:
             return None if p is None else {"shape": p[0], "workers": p[1], what: p[2]}
-        return {"mode": self.mode, "decode": pool(self.decode, "batch"),
-                "prefill": pool(self.prefill, "prompts_per_batch"), "chips": self.chips,
+        return {"mode": self.mode, "decode_pool": pool(self.decode, "batch"),
+                "prefill_pool": pool(self.prefill, "prompts_per_batch"), "chips": self.chips,
                 "ttft_value": self.ttft, "tpot_value": self.tpot,
                 "tokens_per_s_per_chip_value": self.tokens_per_s_per_chip,
                 "tokens_per_s_per_user_value": self.tokens_per_s_per_user}
