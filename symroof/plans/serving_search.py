@@ -306,7 +306,7 @@ def search_serving(cfg: ModelConfig, the_chip: Chip, chips: int, *, ttft: float,
                                            step_all, plan)
     assumptions = (
         f"a request: {context} prompt tokens, {generate} generated; each decode step timed at "
-        "the prompt's context, as plan --serve times it; a worker's KV cache held at "
+        "the prompt's context, as a serving plan times it; a worker's KV cache held at "
         f"{context + generate} positions",
         "aggregated: each iteration decodes one token of each of the worker's B sequences and "
         "prefills the B / generate prompts replacing the finished ones in the same step (a "
