@@ -190,7 +190,7 @@ def compile_shape(cfg: ModelConfig, the_chip: Chip, tp: int, pp: int, *, context
     P, D, B = symbol("P"), symbol("D"), symbol("B")
     step = device_step(cfg, "prefill", m, axes, batch=P, context=context, dtype=dtype,
                        kv_dtype=kv_dtype, efficiency=efficiency,
-                       decoding=(D, context)).t_lower  # type: ignore[arg-type]
+                       decoding=(D, context)).t_lower
     memory = device_memory(cfg, tp, pp, 1, batch=B * pp, context=sp.Integer(end),
                            dtype=dtype, kv_dtype=kv_dtype)["total"]
     return Shape(tp, pp, step, memory, sp.lambdify((P, D), step, "numpy"),
