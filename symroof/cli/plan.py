@@ -101,7 +101,8 @@ def register(verbs: Any) -> None:
     choices_option(p, "one training or serving plan")
     p.add_argument("--offload", metavar="PARTS",
                    help="training: keep optimizer, weights and/or activations in host memory "
-                        "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
+                        "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations';"
+                        " serving: weights and/or kv, e.g. 'weights,kv'")
     p.add_argument("--in-network", action="store_true",
                    help="every AllReduce over one switched network (serving: the tensor-"
                         "parallel ones) reduces in the switch (nvls on NVSwitch, sharp on "

@@ -115,8 +115,8 @@ class PlanRequest:
         if not self.draft and (self.gamma is not None or self.acceptance is not None):
             raise InputError("draft tokens and their acceptance need a draft model: give "
                              "`draft`", "gamma" if self.gamma is not None else "acceptance")
-        if self.offload is not None and self.mode != "train":
-            raise InputError("offloading is for training (`train`)", "offload")
+        if self.offload is not None and self.mode != "train" and self.chunk is not None:
+            raise InputError("offloading with a chunked prefill is not modelled", "offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
                        context=self.context or DEFAULT_CONTEXT,
                        attention=self.attention or DEFAULT_ATTENTION[self.mode])
@@ -179,6 +179,10 @@ class PlanRequest:
                        context=r.context, generate=r.generate or 256, efficiency=eff,
                        dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
                        in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
+        if r.offload is not None:
+            from .serving_offload import offload_serving, parse_serving_offload
+            served = offload_serving(served, parse_serving_offload(r.offload), the_chip,
+                                     layers=cfg.layers, efficiency=eff)
         out = replace(out, serve=served)
         if r.draft:
             from .serving import serving_axes, tp_over
