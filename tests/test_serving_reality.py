@@ -64,3 +64,39 @@ def test_a_static_batch_s_rate_is_its_tokens_over_prefill_and_decode() -> None:
         return device_step(cfg, phase, m, {}, batch=52, context=ctx, dtype="fp16").latency
     whole = t("prefill", 2048) + 128 * (t("decode", 2048) + t("decode", 2176)) / 2
     assert figure(row, "a100-80gb", "fp16") == 52 * 128 / whole
+
+
+def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> None:
+    import json
+
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.serving import serve
+    from tests.conftest import run_cli
+    args = ["plan", "llama-2-70b", "--serve", "--mesh", "X=4", "--chip", "a100-80gb",
+            "--batch", "16", "--context", "2048", "--dtype", "fp16", "--efficiency",
+            "trtllm-a100"]
+    r = run_cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert "bound (every term at its peak) and forecast (under the efficiency):" in r.stdout
+    rows = {x["what"]: x for x in json.loads(run_cli(*args, "--json").stdout)[
+        "bound_and_forecast"]}
+    m = mesh("X=4", "a100-80gb")
+    cal = serving_calibration("trtllm-a100").efficiency()
+    peak = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16")
+    forecast = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16",
+                     efficiency=cal)
+    decode = rows["decode step"]
+    assert sp.Rational(decode["bound"]) == peak.decode.latency
+    assert sp.Rational(decode["forecast"]) == forecast.decode.latency
+    assert all(sp.Rational(x["bound"]) <= sp.Rational(x["forecast"]) for w, x in rows.items()
+               if w != "requests per s")
+
+
+def test_a_serving_calibration_is_for_its_own_chip() -> None:
+    from tests.conftest import run_cli
+    r = run_cli("plan", "llama-3-70b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                "--efficiency", "trtllm-a100")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("symroof: error: --efficiency: the serving calibration "
+                                "trtllm-a100 was measured on a100-80gb, not h100-sxm")

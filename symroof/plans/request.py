@@ -136,7 +136,10 @@ class PlanRequest:
         chosen = parse_choices(r.choices) if r.choices is not None else EXACT
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
-        eff = parse_efficiency(r.efficiency)
+        from .serving_reality import serving_efficiency
+        served_eff = serving_efficiency(r.efficiency, the_chip.name) \
+            if r.mode == "serve" else None
+        eff = served_eff or parse_efficiency(r.efficiency)
         if r.efficiency and "=" in r.efficiency:  # typed fractions: each names a term
             _check_terms(eff.fractions, the_chip, r.mesh)  # (a calibration covers a system)
         out = Result(r.mode)
@@ -179,11 +182,21 @@ class PlanRequest:
                        context=r.context, generate=r.generate or 256, efficiency=eff,
                        dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
                        in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
+        from .serving_offload import offload_serving, parse_serving_offload
         if r.offload is not None:
-            from .serving_offload import offload_serving, parse_serving_offload
             served = offload_serving(served, parse_serving_offload(r.offload), the_chip,
                                      layers=cfg.layers, efficiency=eff)
         out = replace(out, serve=served)
+        if eff.fractions:  # a forecast: the bound at peak beside it
+            bound = serve(cfg, mesh(r.mesh, the_chip),
+                          parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
+                          context=r.context, generate=r.generate or 256, dtype=r.dtype,
+                          kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
+                          in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
+            if r.offload is not None:
+                bound = offload_serving(bound, parse_serving_offload(r.offload), the_chip,
+                                        layers=cfg.layers)
+            out = replace(out, bound=bound)
         if r.draft:
             from .serving import serving_axes, tp_over
             from .speculative_plan import speculative_step
@@ -272,6 +285,7 @@ class Result:
     cost: tuple[Cost, ...] = ()
     given: Plan | None = None
     speculative: Any = None  # plans.speculative_plan.SpeculativeStep
+    bound: Serving | None = None  # the serving plan at peak, beside a forecast
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -306,7 +320,22 @@ class Result:
             out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
         if self.speculative is not None:
             out["speculative"] = self.speculative.to_json()
+        if self.bound is not None and self.serve is not None:
+            out["bound_and_forecast"] = [
+                {"what": what, **_exact("bound", b), **_exact("forecast", f)}
+                for what, b, f in bound_and_forecast(self.bound, self.serve)]
         return out
+
+
+def bound_and_forecast(bound: Serving, forecast: Serving) -> list[tuple[str, Any, Any]]:
+    """(what, at peak, under the efficiency) for a request's figures."""
+    out = [("prefill step", bound.prefill_time, forecast.prefill_time),
+           ("decode step", bound.decode.latency, forecast.decode.latency)]
+    if bound.requests is not None and forecast.requests is not None:
+        out += [(k.replace("_", " "), bound.requests[k], forecast.requests[k])
+                for k in ("time_to_first_token", "time_per_output_token",
+                          "request_latency", "requests_per_s")]
+    return out
 
 
 def _given_json(given: Plan, chosen: Plan) -> dict[str, Any]:

@@ -175,6 +175,31 @@ def serving_calibration(name: str) -> ServingCalibration:
                               fractions, sources, resource, fit["row"], fit["why"])
 
 
+def serving_calibrations() -> tuple[str, ...]:
+    """The bundled serving calibrations' names."""
+    folder = resources.files("symroof.plans").joinpath("calibrations", "serving")
+    return tuple(sorted(p.name.removesuffix(".toml") for p in folder.iterdir()
+                        if p.name.endswith(".toml")))
+
+
+def serving_efficiency(name: str | None, chip: str) -> Efficiency | None:
+    """The fractions of serving calibration ``name`` for a plan on ``chip`` (None when
+    ``name`` is not a serving calibration); a calibration of another chip is refused.
+
+    >>> serving_efficiency("trtllm-a100", "a100-80gb").of("nvlink")
+    2/3
+    >>> serving_efficiency("compute=0.5", "h100-sxm") is None
+    True
+    """
+    if not name or name.strip() not in serving_calibrations():
+        return None
+    cal = serving_calibration(name.strip())
+    if cal.chip != chip:
+        raise InputError(f"the serving calibration {cal.name} was measured on {cal.chip}, "
+                         f"not {chip}", "efficiency")
+    return cal.efficiency()
+
+
 def compare(name: str) -> list[Compared]:
     """Every row of the calibration's published table against symroof's bound and its
     forecast under the calibration."""

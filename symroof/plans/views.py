@@ -68,6 +68,14 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += _plan(result.train, fmt)
     if result.serve is not None:
         out += _serving(result.serve, fmt)
+    if result.bound is not None and result.serve is not None:
+        from .request import bound_and_forecast
+        rows = [(what, seconds(b) if what != "requests per s" else approx(b),
+                 seconds(f) if what != "requests per s" else approx(f))
+                for what, b, f in bound_and_forecast(result.bound, result.serve)]
+        out += ["", _heading("bound (every term at its peak) and forecast (under the "
+                             "efficiency)", fmt),
+                *table(["what", "bound", "forecast"], rows, fmt)]
     if result.speculative is not None:
         out += ["", *_speculative(result.speculative, fmt)]
     if result.mfu is not None:
