@@ -114,7 +114,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 efficiency: Efficiency = PEAK, chip: Chip | None = None,
                 kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0,
                 in_network: bool = False,
-                decoding: tuple[int, int] | None = None,
+                decoding: tuple[int | Expr, int] | None = None,
                 choices: Choices = EXACT, prompt: int | None = None) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
@@ -122,7 +122,8 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
     ``in_network`` has the tensor-parallel AllReduces reduce in the switch where the tensor
     axes are one switched network (``parallel.in_network``), as rings otherwise (noted);
-    ``decoding`` = (B_d, T_d) rides B_d decode tokens (global) along a prefill chunk;
+    ``decoding`` = (B_d, T_d) rides B_d decode tokens (global; a number or a symbol) along
+    a prefill chunk;
     ``prompt`` is the whole prompt's length a chunk's dense attention count scores against
     (``layer_ops``); its collectives costed under ``choices``
     (``core.choices.COLLECTIVE_CHOICES``)."""
