@@ -91,3 +91,18 @@ def test_the_command_names_its_plan_and_frontier() -> None:
                    "20ms")
     assert text.returncode == 0
     assert "no plan: no plan meets TTFT <= 1 ms: the fastest first token is" in text.stdout
+
+
+def test_an_expert_parallel_worker_is_the_device_step_and_compiles_its_experts() -> None:
+    # mixtral on 2 chips, its 8 experts over 2 expert ranks: the compiled step is the device
+    # step at any batch (the experts a batch touches included), and its NumPy form agrees
+    from symroof.plans.serving_search import worker_mesh
+    cfg = model("mixtral-8x7b")
+    s = compile_shape(cfg, H100, 1, 1, context=1024, end=1152, dtype="bf16",
+                      kv_dtype="bf16", ep=2)
+    m, axes = worker_mesh(H100, 1, 1, 2)
+    assert axes == {"ep": ("E",)} and s.name == "tp=1,ep=2" and s.chips == 2
+    for batch in (2, 6, 64):
+        decode = device_step(cfg, "decode", m, axes, batch=batch, context=1024).t_lower
+        assert s.step.subs({symbol("P"): 0, symbol("D"): batch}) == decode
+        assert abs(float(s.d(float(batch))) - float(decode)) <= 1e-12 * float(decode)

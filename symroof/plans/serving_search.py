@@ -12,17 +12,17 @@ True
 >>> s.searched, s.shapes   # 512 batches: 3 shapes, 1 pair of pools x 4 prompt batches
 (3584, ('tp=1', 'tp=1,pp=2', 'tp=2'))
 
-Each worker shape (tp, pp) is built once as the one device step (``device_step``) of a
-hybrid batch at the prompt's context T, P prompts prefilled beside one decode token of each
-of D sequences (the weights read once for both), with P and D symbols, and compiled with
-``lambdify`` to NumPy over the batches: h(0, D) is the decode step and h(P, 0) the prefill
-``plan --serve`` times (a law checks both), the catalogue's link latencies counted. A
-request has ``context`` prompt tokens and generates ``generate``; a decode step is timed at
-the prompt's context, as ``plan --serve`` times it; a worker holds its sequences' KV cache
-at context + generate positions.
+Each worker shape (tp, pp, and ep for a mixture of experts) is built once as the one device
+step (``device_step``) of a hybrid batch at the prompt's context T, P prompts prefilled
+beside one decode token of each of D sequences (the weights read once for both), with P
+and D symbols, and compiled with ``lambdify`` to NumPy over the batches: h(0, D) is the
+decode step and h(P, 0) the prefill ``plan --serve`` times (a law checks both), the
+catalogue's link latencies counted. A request has ``context`` prompt tokens and generates
+``generate``; a decode step is timed at the prompt's context, as ``plan --serve`` times it;
+a worker holds its sequences' KV cache at context + generate positions.
 
 - Aggregated (in-flight batching with piggybacked prefill, TensorRT-LLM's and vLLM's
-  default): each of N / (tp pp) workers runs B sequences; each iteration decodes a token of
+  default): each of N / (tp pp ep) workers runs B sequences; each iteration decodes a token of
   each and prefills the B / generate prompts that replace the finished ones in the same
   step: TPOT = h(B / generate, B); a new prompt's prefill rides one iteration: TTFT =
   h(1, B); tokens/s = B pp / TPOT per worker.
@@ -68,9 +68,9 @@ MODES = ("aggregated", "disaggregated")
 
 @dataclass(frozen=True)
 class Shape:
-    """A worker: tensor size ``tp`` x pipeline size ``pp`` chips; its compiled step: ``step``
-    the hybrid step of P prompts' prefill beside D sequences' decode (``h(P, D)``), and
-    ``memory`` per device at B sequences per stage."""
+    """A worker: tensor size ``tp`` x pipeline size ``pp`` x expert size ``ep`` chips; its
+    compiled step: ``step`` the hybrid step of P prompts' prefill beside D sequences'
+    decode (``h(P, D)``), and ``memory`` per device at B sequences per stage."""
 
     tp: int
     pp: int
@@ -78,14 +78,16 @@ class Shape:
     memory: Expr
     h: Callable[..., Any] = field(compare=False, repr=False)
     mem: Callable[..., Any] = field(compare=False, repr=False)
+    ep: int = 1
 
     @property
     def chips(self) -> int:
-        return self.tp * self.pp
+        return self.tp * self.pp * self.ep
 
     @property
     def name(self) -> str:
-        return f"tp={self.tp}" + (f",pp={self.pp}" if self.pp > 1 else "")
+        return (f"tp={self.tp}" + (f",pp={self.pp}" if self.pp > 1 else "")
+                + (f",ep={self.ep}" if self.ep > 1 else ""))
 
     def d(self, batch: Any) -> Any:
         """The decode step of ``batch`` sequences: h(0, B)."""
@@ -168,48 +170,64 @@ def _divisors(n: int) -> list[int]:
     return [d for d in range(1, n + 1) if n % d == 0]
 
 
-def worker_mesh(the_chip: Chip, tp: int, pp: int) -> tuple[Mesh, dict[str, tuple[str, ...]]]:
-    """The mesh of one worker and its axes: tp over ``X``, pp over ``P``."""
-    parts = [*([f"P={pp}"] if pp > 1 else []), f"X={tp}"]
+def _touched(E: Any, k: Any, M: Any) -> Any:
+    """``models.layers.Touched`` over NumPy arrays: E (1 - (1 - k/E)^M), E past M k > 64 E."""
+    return np.where(M * k > 64 * E, E, E * (1 - (1 - k / E) ** M))
+
+
+#: what the compiled steps call: NumPy, and the experts a batch touches
+NUMERIC: list[Any] = [{"Touched": _touched}, "numpy"]
+
+
+def worker_mesh(the_chip: Chip, tp: int, pp: int,
+                ep: int = 1) -> tuple[Mesh, dict[str, tuple[str, ...]]]:
+    """The mesh of one worker and its axes: tp over ``X``, pp over ``P``, ep over ``E``."""
+    parts = [*([f"P={pp}"] if pp > 1 else []), *([f"E={ep}"] if ep > 1 else []), f"X={tp}"]
     axes: dict[str, tuple[str, ...]] = {}
     if tp > 1:
         axes["tp"] = ("X",)
     if pp > 1:
         axes["pp"] = ("P",)
+    if ep > 1:
+        axes["ep"] = ("E",)
     return mesh(",".join(parts), the_chip), axes
 
 
 def compile_shape(cfg: ModelConfig, the_chip: Chip, tp: int, pp: int, *, context: int,
                   end: int, dtype: str, kv_dtype: str,
-                  efficiency: Efficiency = PEAK) -> Shape:
+                  efficiency: Efficiency = PEAK, ep: int = 1) -> Shape:
     """A (tp, pp) worker's step at ``context``: P prompts prefilled beside one decode token
     of each of D sequences (Sarathi-Serve's hybrid batch: the weights read once), and its
     memory per device at B sequences (per stage) of ``end`` positions, compiled to NumPy.
     At D = 0 the step is the prefill, at P = 0 the decode step ``plan --serve`` times."""
-    m, axes = worker_mesh(the_chip, tp, pp)
+    m, axes = worker_mesh(the_chip, tp, pp, ep)
     P, D, B = symbol("P"), symbol("D"), symbol("B")
     step = device_step(cfg, "prefill", m, axes, batch=P, context=context, dtype=dtype,
                        kv_dtype=kv_dtype, efficiency=efficiency,
                        decoding=(D, context)).t_lower
-    memory = device_memory(cfg, tp, pp, 1, batch=B * pp, context=sp.Integer(end),
+    memory = device_memory(cfg, tp, pp, ep, batch=B * pp / ep, context=sp.Integer(end),
                            dtype=dtype, kv_dtype=kv_dtype)["total"]
-    return Shape(tp, pp, step, memory, sp.lambdify((P, D), step, "numpy"),
-                 sp.lambdify(B, memory, "numpy"))
+    return Shape(tp, pp, step, memory, sp.lambdify((P, D), step, NUMERIC),
+                 sp.lambdify(B, memory, NUMERIC), ep)
 
 
 def shapes_for(cfg: ModelConfig, the_chip: Chip, chips: int, *, context: int, end: int,
                dtype: str, kv_dtype: str, efficiency: Efficiency = PEAK) -> list[Shape]:
     """Every worker shape of at most ``chips`` chips the model splits over: tp within one
-    host (the chips' fast link), the layers over pp stages."""
+    host (the chips' fast link), the layers over pp stages, a mixture's routed experts over
+    ep ranks (each with its share of the batch, the experts' tokens all-to-all)."""
     host = int(sp.Mul(*the_chip.topology().host)) if the_chip.topologies else chips
     out = []
-    for tp, pp in itertools.product(_divisors(chips), repeat=2):
-        if tp * pp > chips or tp > host or chips % (tp * pp):
+    eps = _divisors(chips) if cfg.moe is not None else [1]
+    for tp, pp, ep in itertools.product(_divisors(chips), _divisors(chips), eps):
+        size = tp * pp * ep
+        if size > chips or tp > host or chips % size:
             continue
         try:
-            shard(cfg, tp, pp=pp)
+            shard(cfg, tp, pp=pp, ep=ep)
             out.append(compile_shape(cfg, the_chip, tp, pp, context=context, end=end,
-                                     dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency))
+                                     dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency,
+                                     ep=ep))
         except InputError:
             continue  # heads, KV heads, vocabulary or layers do not split
     return out
