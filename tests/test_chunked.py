@@ -1,5 +1,6 @@
 """Chunked prefill: the chunks' steps are the one device step at a prefix already cached;
-laws: one chunk is the plain prefill, the causal chunks' FLOPs sum to the causal prefill's,
+laws: one chunk is the plain prefill, the chunks' FLOPs sum to the prefill's (the default
+dense count and the causal count alike),
 each chunk reads the KV cache of the chunks before it."""
 
 from __future__ import annotations
@@ -61,18 +62,31 @@ def test_causal_chunks_sum_to_the_causal_prefill(name: str, batch: int, context:
 
 
 @settings(max_examples=examples(8), deadline=None)
-@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), n=st.integers(1, 16),
-       chunk=st.integers(1, 512))
-def test_dense_chunks_count_the_block_causal_rectangles(name: str, batch: int, n: int,
-                                                        chunk: int) -> None:
-    # a dense count scores chunk i's C queries against its (i + 1) C keys: T (T + C) / 2
-    # pairs for T = n C, against the plain prefill's T^2; 4 N H FLOPs per pair per layer
-    # (scores and values, 2 each per multiply-add)
-    cfg, T = model(name), n * chunk
-    plain = device_step(cfg, "prefill", ONE, {}, batch=batch, context=T)
-    c = chunked_prefill(cfg, ONE, {}, batch=batch, context=T, chunk=chunk)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 16), context=st.integers(1, 4096),
+       chunk=st.integers(1, 4096), tp=st.sampled_from([1, 4]))
+def test_chunks_sum_to_the_prefill_under_the_defaults(name: str, batch: int, context: int,
+                                                      chunk: int, tp: int) -> None:
+    # the default (dense) count scores each chunk's queries against the prompt's every
+    # position, as the unchunked prefill does: the chunks' FLOPs are the prefill's
+    if -(-context // chunk) > 64:
+        chunk = -(-context // 64)
+    if name == "gpt2":
+        tp = 1  # its 50257 words do not split
+    cfg, m = model(name), mesh(f"X={tp}", "h100-sxm")
+    axes = {"tp": ("X",)} if tp > 1 else {}
+    plain = device_step(cfg, "prefill", m, axes, batch=batch, context=context)
+    c = chunked_prefill(cfg, m, axes, batch=batch, context=context, chunk=chunk)
+    assert c.flops == plain.flops
+
+
+def test_dense_chunks_score_the_whole_prompt() -> None:
+    # T = 4 C: chunk i scores its C queries against T positions, not its (i + 1) C keys;
+    # 4 N H FLOPs per pair per layer (scores and values, 2 each per multiply-add)
+    cfg, C = model("llama-2-7b"), 512
+    first = device_step(cfg, "prefill", ONE, {}, batch=1, context=C)
+    c = chunked_prefill(cfg, ONE, {}, batch=1, context=4 * C, chunk=C)
     per_pair = 4 * cfg.heads * cfg.head_dim * cfg.layers
-    assert c.flops - plain.flops == batch * per_pair * (sp.Rational(T * (T + chunk), 2) - T**2)
+    assert c.steps[0].flops - first.flops == per_pair * C * (4 * C - C)
 
 
 @settings(max_examples=examples(8), deadline=None)

@@ -96,7 +96,7 @@ def test_serving_prices_a_decode_token_at_the_step_latency(
 def test_the_text_view_states_the_price_as_given(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*TRAIN, "--mesh", "X=8", "--strategy", "zero2=X", "--batch", "8", "--price",
                  "2.5 USD/h"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    lines = capsys.readouterr().out.splitlines()  # T_upper with NCCL's per-hop latency
     i = lines.index("cost at 2.5 USD per chip-hour (the price given, '2.5 USD/h'):")
     assert lines[i + 1].startswith("training step: 0.0011201 USD per step of 201.6 ms on 8 "
                                    "chips (0.0019496 USD at T_upper); 0.034183 USD per million "

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from symroof.cli.main import main
 from symroof.core.errors import InputError
+from symroof.hardware.catalog import chip
 from symroof.models import model
 from symroof.parallel.collectives import all_reduce, collective
 from symroof.parallel.mesh import mesh
@@ -21,7 +22,7 @@ from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import Plan, train
 
 V = sp.Symbol("V", positive=True)
-ALPHA = mesh("X=8", "h100-sxm").axis("X").latency  # alpha_nvlink: no sourced latency
+ALPHA = mesh("X=8", "h100-sxm").axis("X").latency  # NCCL's 0.6 us per NVLink step
 
 
 def test_nvls_on_an_h100_node_is_v_over_w_in_two_steps() -> None:
@@ -110,8 +111,12 @@ def test_collective_verb_prints_and_writes_the_algorithm(
     assert out["bytes_per_device"] == str(2 * 8 * 4096)
 
 
+# the bandwidth terms' ratios, with the links' per-hop latencies (NCCL's) set to 0
+BANDWIDTH_ONLY = chip("h100-sxm").with_figures({"nvlink.latency": "0", "ib.latency": "0"})
+
+
 def _plan(spec: str, strategy: str, in_network: bool) -> Plan:
-    return train(model("llama-2-7b"), mesh(spec, "h100-sxm"), parse_strategy(strategy),
+    return train(model("llama-2-7b"), mesh(spec, BANDWIDTH_ONLY), parse_strategy(strategy),
                  batch=256, context=4096, in_network=in_network)
 
 
@@ -135,7 +140,7 @@ def test_an_axis_over_two_networks_keeps_its_ring() -> None:
 
 
 def _served(spec: str, strategy: str, in_network: bool, **kw: object) -> Serving:
-    return serve(model("llama-2-7b"), mesh(spec, "h100-sxm"), parse_strategy(strategy),
+    return serve(model("llama-2-7b"), mesh(spec, BANDWIDTH_ONLY), parse_strategy(strategy),
                  batch=64, context=2048, in_network=in_network, **kw)  # type: ignore[arg-type]
 
 

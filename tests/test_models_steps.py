@@ -146,9 +146,11 @@ def test_weights_that_do_not_fit_are_a_derivation_error() -> None:
         max_batch(model("llama-2-70b"), chip("a100-80gb"), context=4096)
 
 
-def test_latent_attention_has_counts_but_no_layer_ops_yet() -> None:
-    with pytest.raises(InputError, match="layer ops of latent attention"):
-        layer_ops(model("deepseek-v2-lite"), "decode", batch=1, context=8)
+def test_latent_attention_keeps_its_activations_through_hbm() -> None:
+    with pytest.raises(InputError, match="activations kept on chip are not modelled for "
+                                         "latent attention"):
+        layer_ops(model("deepseek-v2-lite"), "decode", batch=1, context=8,
+                  activations="on_chip")
 
 
 def test_bad_step_inputs_are_input_errors() -> None:

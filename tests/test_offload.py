@@ -74,12 +74,12 @@ def test_bad_offload_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str],
     assert err == f"symroof: error: {message}\n"
 
 
-def test_offload_is_for_training(capsys: pytest.CaptureFixture[str]) -> None:
+def test_serving_offloads_weights_or_kv(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--strategy", "tp=X",
-                 "--chip", "h100-sxm", "--offload", "weights"])
+                 "--chip", "h100-sxm", "--offload", "optimizer"])
     assert code == 2
-    assert capsys.readouterr().err == ("symroof: error: --offload: offloading is for "
-                                       "training (--train)\n")
+    assert capsys.readouterr().err == ("symroof: error: --offload: a serving plan offloads "
+                                       "weights or kv, not 'optimizer'\n")
 
 
 def test_plan_prints_the_host_tier(capsys: pytest.CaptureFixture[str]) -> None:

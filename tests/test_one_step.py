@@ -51,13 +51,18 @@ def test_model_on_a_mesh_and_the_serving_plan_agree_to_the_last_digit(extra: lis
 
 def test_a_known_hop_latency_lengthens_the_step_in_both_verbs() -> None:
     common = ["--chip", "h100-sxm", "--batch", "64", "--context", "2048"]
-    base = cli_json("plan", "llama-2-7b", "--serve", "--mesh", "X=8", *common)["decode"]
+    base = cli_json("plan", "llama-2-7b", "--serve", "--mesh", "X=8", *common, "--set",
+                    "nvlink.latency=0")["decode"]
     slow = cli_json("plan", "llama-2-7b", "--serve", "--mesh", "X=8", *common, "--set",
                     "nvlink.latency=2us")["decode"]
+    default = cli_json("plan", "llama-2-7b", "--serve", "--mesh", "X=8", *common)["decode"]
     # 65 AllReduces of 14 steps each (8 ports of a switch: reduce-scatter and all-gather)
     # and the logits' AllGather of 7, at 2 us
     gained = sp.Rational(slow["t_lower"]) - sp.Rational(base["t_lower"])
     assert gained == (65 * 14 + 7) * sp.Rational(2, 10**6)
+    # by default NCCL's 0.6 us per step (NCCL-TUNE in the catalogue)
+    counted = sp.Rational(default["t_lower"]) - sp.Rational(base["t_lower"])
+    assert counted == (65 * 14 + 7) * sp.Rational(6, 10**7)
 
 
 @st.composite

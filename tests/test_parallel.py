@@ -171,14 +171,17 @@ def test_latency_bound_size_of_an_allgather_on_a_tpu_axis() -> None:
     assert sp.simplify(t.exact - sp.Rational(768_000, 2) / sp.Symbol("D", positive=True)) == 0
 
 
-def test_latency_bound_size_on_an_nvswitch_node_stays_symbolic() -> None:
-    """No source in the fact sheet gives an NVLink per-hop latency: it stays alpha_nvlink,
-    and a value set by the user makes it a number."""
+def test_latency_bound_size_on_an_nvswitch_node_uses_the_sourced_latency() -> None:
+    """NCCL's cost model gives 0.6 us per ring step over NVLink (NCCL-TUNE in the
+    catalogue): 7 hops of an AllGather over 8 chips; a value set by the user replaces it,
+    and 0 leaves the bandwidth term alone."""
     c = collective("allgather", V, "X", mesh("X=8", "h100-sxm"))
-    alpha = sp.Symbol("alpha_nvlink", positive=True)
-    assert c.latency_bound_below == 7 * alpha * 450_000_000_000 * 8 / 7
+    assert c.latency_time == 7 * sp.Rational(6, 10**7)
+    assert c.latency_bound_below == 7 * sp.Rational(6, 10**7) * 450_000_000_000 * 8 / 7
     timed = mesh("X=8", chip("h100-sxm").with_figures({"nvlink.latency": "2 us"}))
     assert collective("allgather", V, "X", timed).latency_bound_below == 7_200_000
+    none = mesh("X=8", chip("h100-sxm").with_figures({"nvlink.latency": "0"}))
+    assert collective("allgather", V, "X", none).latency_time == 0
 
 
 @pytest.mark.parametrize(("make", "message"), [

@@ -86,8 +86,12 @@ def test_model_between_two_terms_of_a_step(capsys: pytest.CaptureFixture[str]) -
                  "math,ib"]) == 2
     assert "--between: no term 'ib' in the step (terms: math, hbm)" in capsys.readouterr().err
     # llama-2-7b tensor parallel over 8 H100s: its AllReduces grow with B as the compute does
-    assert main([*args[:-2], "--mesh", "X=8", "--between", "nvlink,math"]) == 2
+    # (at bandwidth only); their per-hop latency puts the crossing below B = 0
+    assert main([*args[:-2], "--mesh", "X=8", "--between", "nvlink,math", "--set",
+                 "nvlink.latency=0"]) == 2
     assert "T_tp over X (nvlink) = T_compute do not cross as B varies" in \
         capsys.readouterr().err
+    assert main([*args[:-2], "--mesh", "X=8", "--between", "nvlink,math"]) == 2
+    assert "which is not positive: the terms never cross" in capsys.readouterr().err
     assert main(["model", "llama-2-7b", "--between", "math,hbm"]) == 2
     assert "--between: --between solves a step for its batch" in capsys.readouterr().err

@@ -35,8 +35,8 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
     "fit", "dtype", "kv_dtype", "context", "tokens", "usable", "attention", "activations",
     "strategy", "batch", "microbatch", "efficiency", "price", "offload", "recompute", "search",
     "latency_target", "laws", "serve", "train", "causal", "interleave", "chunk", "piggyback",
-    "overlap",
-    "microbatches", "in_network", "generate", "mfu",
+    "overlap", "microbatches", "in_network", "generate", "mfu", "ttft", "tpot", "gamma",
+    "acceptance",
     # speculate, report
     "draft", "cost_ratio", "lang", "out", "format")}
 

@@ -38,6 +38,10 @@ examples:
   symroof plan llama-2-7b --serve --mesh "X=8" --dtype int8 --chip h100-sxm --batch 64
   symroof plan llama-2-7b --train --mesh "X=16" --strategy "fsdp=X" --chip tpu-v5e \\
       --batch 64 --context 2048 --mfu 5e4
+  symroof plan llama-3-70b --serve --mesh "X=8" --chip h100-sxm --batch 16 \\
+      --context 4096 --draft llama-3-8b --gamma 4 --acceptance 0.8
+  symroof plan llama-3-70b --serve --search 8 --chip h100-sxm --context 4096 \\
+      --ttft 3s --tpot 20ms
   symroof plan llama-2-7b --train --laws --context 4096
   symroof plan llama-2-7b --train --mesh "X=8" --strategy "zero2=X" --chip h100-sxm \
       --batch 8 --context 4096 --offload optimizer
@@ -102,7 +106,8 @@ def register(verbs: Any) -> None:
     choices_option(p, "one training or serving plan")
     p.add_argument("--offload", metavar="PARTS",
                    help="training: keep optimizer, weights and/or activations in host memory "
-                        "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations'")
+                        "over the host link (PCIe), e.g. 'optimizer' or 'optimizer,activations';"
+                        " serving: weights and/or kv, e.g. 'weights,kv'")
     p.add_argument("--in-network", action="store_true",
                    help="every AllReduce over one switched network (serving: the tensor-"
                         "parallel ones) reduces in the switch (nvls on NVSwitch, sharp on "
@@ -118,6 +123,20 @@ def register(verbs: Any) -> None:
                         "and per million tokens")
     p.add_argument("--latency-target", metavar="TIME",
                    help="serving: the fewest chips whose decode step meets TIME (e.g. 20ms)")
+    p.add_argument("--draft", metavar="MODEL",
+                   help="serving: speculative decoding with this draft model on the same "
+                        "mesh (with --gamma and --acceptance)")
+    p.add_argument("--gamma", metavar="G", type=count,
+                   help="serving, with --draft: draft tokens per iteration")
+    p.add_argument("--acceptance", metavar="A",
+                   help="serving, with --draft: the chance each draft token is kept (0 to 1, "
+                        "e.g. 0.8 or 4/5)")
+    p.add_argument("--ttft", metavar="TIME",
+                   help="serving search (--serve --search CHIPS): the time-to-first-token "
+                        "limit, e.g. 3s")
+    p.add_argument("--tpot", metavar="TIME",
+                   help="serving search (--serve --search CHIPS): the time-per-output-token "
+                        "limit, e.g. 20ms")
     p.add_argument("--generate", metavar="G", type=count,
                    help="serving: tokens generated per request, for the prefill:decode "
                         "balance (default 256)")
@@ -154,6 +173,11 @@ def _rate(text: str) -> str:
 def run_plan(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
     from ..plans.request import PlanRequest
+    if args.serve and args.search is not None:
+        return _serving_search(args)
+    if args.ttft or args.tpot:
+        raise InputError("a limit of the serving search: use it with --serve --search CHIPS",
+                         "--ttft" if args.ttft else "--tpot")
     if args.laws and (args.serve or args.mesh or args.strategy or args.search):
         raise InputError("--laws stands alone: give it with --train and the model only",
                          "--laws")
@@ -189,7 +213,8 @@ def run_plan(args: argparse.Namespace) -> int:
         laws=args.laws, offload=args.offload, price=args.price, in_network=args.in_network,
         dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices,
         interleave=args.interleave, overlap=args.overlap, chunk=args.chunk,
-        piggyback=args.piggyback)
+        piggyback=args.piggyback, draft=args.draft, gamma=args.gamma,
+        acceptance=args.acceptance)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:
@@ -197,6 +222,37 @@ def run_plan(args: argparse.Namespace) -> int:
     else:
         from ..plans.views import lines
         print("\n".join(lines(result, args.format)))
+    return 0
+
+
+# what a serving search chooses or does not model, refused beside it
+_NOT_IN_SERVING_SEARCH = ("mesh", "strategy", "batch", "chunk", "piggyback", "latency_target",
+                          "draft", "gamma", "acceptance",
+                          "in_network", "offload", "price", "mfu", "laws", "choices",
+                          "microbatches", "microbatch")
+
+
+def _serving_search(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
+    from ..plans.serving_search import ServingSearchRequest, search_lines
+    for name in (*_NOT_IN_SERVING_SEARCH, "interleave"):
+        if getattr(args, name, None) not in (None, False, [], "", 1 if name == "interleave"
+                                              else None):
+            flag = "--" + name.replace("_", "-")
+            raise InputError("the serving search chooses the workers and their batches and "
+                             "models none of this: drop it or give a plan with --mesh", flag)
+    for flag, value in (("--ttft", args.ttft), ("--tpot", args.tpot)):
+        if not value:
+            raise InputError("a serving search needs both --ttft and --tpot", flag)
+    found = ServingSearchRequest(
+        model=args.model, chip=args.chip, search=args.search, ttft=args.ttft, tpot=args.tpot,
+        context=args.context or 2048, generate=args.generate or 256, catalog=args.catalog,
+        overrides=tuple(overrides(args.set).items()), dtype=args.dtype,
+        kv_dtype=args.kv_dtype, efficiency=args.efficiency).run()
+    if args.json:
+        emit(found.to_json())
+    else:
+        print("\n".join(search_lines(found, args.format)))
     return 0
 
 

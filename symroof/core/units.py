@@ -100,8 +100,10 @@ _QUANTITY = re.compile(r"\s*([-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9]+)(?:[eE]
 _UNIT = re.compile(r"(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E)?([A-Za-zµ]+)\Z")
 
 
-def parse_quantity(text: str, expected: Dimension, *, where: str | None = None) -> sp.Rational:
-    """The exact value of ``text`` in base units, checked against ``expected``.
+def parse_quantity(text: str, expected: Dimension, *, where: str | None = None,
+                   zero: bool = False) -> sp.Rational:
+    """The exact value of ``text`` in base units, checked against ``expected``; positive,
+    or with ``zero`` also 0 (a latency left out).
 
     >>> parse_quantity("1.97e14 FLOP/s", COMPUTE)
     197000000000000
@@ -120,8 +122,8 @@ def parse_quantity(text: str, expected: Dimension, *, where: str | None = None) 
         value = Fraction(number.replace("_", ""))
     except ValueError:
         raise InputError(f"cannot read the number in {text!r}", where) from None
-    if value <= 0:
-        raise InputError(f"{text!r} must be positive", where)
+    if value < 0 or (value == 0 and not zero):
+        raise InputError(f"{text!r} must be {'zero or ' if zero else ''}positive", where)
     if not unit:
         return sp.Rational(value.numerator, value.denominator)
     scale, dims = _unit(unit, text, where)

@@ -286,8 +286,8 @@ class Chip(tb.RichView):
                 figures[key] = Figure(value, text, source, "override")
                 continue
             if key.endswith(".latency") and key[:-len(".latency")] in self.links:
-                value = named if named is not None else sp.S.Zero if _ZERO_TIME.fullmatch(
-                    text) else parse_quantity(text, TIME, where=where)
+                value = named if named is not None else parse_quantity(text, TIME, where=where,
+                                                                       zero=True)
                 figures[key] = Figure(value, text, source, "override")
                 continue
             try:
@@ -526,7 +526,6 @@ def _figure(spec: Any, dimension: Dimension, sources: dict[str, str], where: str
 
 
 _NAME = re.compile(r"\s*([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
-_ZERO_TIME = re.compile(r"\s*[+]?0*(?:\.0*)?\s*(?:s|ms|us|µs|ns)?\s*\Z")
 
 
 def _like_label(text: str, labels: set[str]) -> bool:

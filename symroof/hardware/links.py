@@ -87,7 +87,7 @@ class Link:
         >>> from symroof.hardware.catalog import chip
         >>> chip("h100-sxm").link("nvlink").describe()  # doctest: +NORMALIZE_WHITESPACE
         'nvlink: 450000000000 B/s one-way per chip (18 links);
-         latency alpha_nvlink (no source gives one)'
+         latency 3/5000000 s per hop (NCCL-TUNE)'
         """
         count = f" ({self.count} links)" if self.count else ""
         lat = (f"latency {sp.sstr(self.latency)} s per hop ({self.latency_source})"

@@ -123,6 +123,14 @@ def op_weights(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> dict[str, sp.Expr]
            "qkv": D * (N + 2 * K) * H + ((N + 2 * K) * H if cfg.qkv_bias else 0),
            "output": N * H * D + (D if cfg.out_bias else 0),
            up: first, "down": down, "output head": V * D}
+    if cfg.mla is not None:  # latent attention's ops (``layer_ops``); decode absorbs kv up
+        C, R, Q, Hv = s["C"], s["R"], s["Q"], s["H_v"]
+        del out["qkv"]
+        out.update({"kv down": D * (C + R), "kv norm": C,
+                    "kv up": C * N * (H - R + Hv), "q absorb": N * (H - R) * C,
+                    "v absorb": N * C * Hv, "output": N * Hv * D})
+        out.update({"q down": D * Q, "q norm": Q, "q up": Q * N * H} if cfg.mla.q_rank
+                   else {"q": D * N * H})
     moe = cfg.moe
     if moe is not None:
         e_first, e_down = mlp_parts(cfg, s, s["F_e"])

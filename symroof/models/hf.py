@@ -179,7 +179,11 @@ def _deepseek_v2(f: _Fields, name: str) -> ModelConfig:
 
 READERS: dict[str, Reader] = {"llama": _llama, "mistral": _llama, "qwen2": _qwen2,
                               "mixtral": _mixtral, "qwen2_moe": _qwen2_moe, "gpt2": _gpt2,
-                              "deepseek_v2": _deepseek_v2}
+                              "deepseek_v2": _deepseek_v2,
+                              # V3's layers are V2's (latent attention, shared and routed
+                              # experts); its router's sigmoid scores and their correction
+                              # bias (E numbers a MoE layer) are not counted
+                              "deepseek_v3": _deepseek_v2}
 
 
 def from_hf(data: Mapping[str, Any], *, name: str | None = None, where: str = "config.json",

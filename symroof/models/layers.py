@@ -228,7 +228,8 @@ def experts_touched(E: sp.Expr, k: sp.Expr, M: sp.Expr) -> sp.Expr:
 
 
 def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: str,
-               kv: str, kernel: str, causal: bool, prior: sp.Expr = sp.S.Zero) -> list[Op]:
+               kv: str, kernel: str, causal: bool, prior: sp.Expr = sp.S.Zero,
+               prompt: sp.Expr | None = None) -> list[Op]:
     dims = {"B": B, "T": T + prior, "S": T, "K": s["K"], "G": s["N"] / s["K"], "H": s["H"]}
     if phase == "decode":
         scores = einsum("B K G H, B T K H -> B K G T", [a, kv], out=a, name="scores",
@@ -243,9 +244,71 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
         if causal:  # position s attends to P + s + 1 positions: T (T + 1) / 2 + P T pairs
             half = (prior + (T + 1) / 2) / (prior + T)  # of the T (P + T) a dense count has
             scores, values = (replace(o, flops=o.flops * half) for o in (scores, values))
+        elif prompt is not None:  # a chunk's T queries against the prompt's every position
+            whole = prompt / (prior + T)  # as the unchunked dense count scores them
+            scores, values = (replace(o, flops=o.flops * whole) for o in (scores, values))
     if kernel == "flash":
         return [fuse(scores, values, name="attention")]
     return [scores, values]
+
+
+def _vector(name: str, M: sp.Expr, width: sp.Expr, a: str, r: str) -> Op:
+    """An RMSNorm of ``width`` over M tokens (latent attention's query and key/value
+    latents)."""
+    return op(name, 2 * M * width, M * width * dtype_bytes(a) + width * dtype_bytes(r),
+              writes=M * width * dtype_bytes(a), dtype=a, compute="vpu")
+
+
+def _mla(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, M: sp.Expr, a: str,
+         w: str, r: str, kv: str, kernel: str, causal: bool, prior: sp.Expr = sp.S.Zero,
+         prompt: sp.Expr | None = None) -> list[Op]:
+    """Latent attention (DeepSeek-V2, section 2.1): the queries (through a latent of Q when
+    the config has one), the per-token latent of C and rotary key of R (``kv down``: what
+    the cache stores), its norm; then for prefill the keys and values decompressed from
+    the latents of every position (``kv up``) and attention over N heads of H (scores) and
+    H_v (values); for decode the absorbed path (``_mla_decode``)."""
+    N, H, C, R, Q, Hv = s["N"], s["H"], s["C"], s["R"], s["Q"], s["H_v"]
+    D = s["D"]
+    query = ([_matmul("q down", M, D, Q, a, w), _vector("q norm", M, Q, a, r),
+              _matmul("q up", M, Q, N * H, a, w)] if Q != 0
+             else [_matmul("q", M, D, N * H, a, w)])
+    latent = [_matmul("kv down", M, D, C + R, a, w), _vector("kv norm", M, C, a, r)]
+    if phase == "decode":
+        return [*query, *latent, *_mla_decode(s, B, T, a, w, kv, kernel)]
+    positions = T + prior
+    up = _matmul("kv up", B * positions, C, N * (H - R + Hv), a, w)
+    dims = {"B": B, "T": positions, "S": T, "N": N, "H": H, "V": Hv}
+    scores = einsum("B S N H, B T N H -> B N S T", [a, a], out=a, name="scores", dims=dims)
+    values = einsum("B N S T, B T N V -> B S N V", [a, a], out=a, name="values", dims=dims)
+    if causal:
+        half = (prior + (T + 1) / 2) / positions
+        scores, values = (replace(o, flops=o.flops * half) for o in (scores, values))
+    elif prompt is not None:
+        scores, values = (replace(o, flops=o.flops * prompt / positions)
+                          for o in (scores, values))
+    core = [fuse(scores, values, name="attention")] if kernel == "flash" else [scores, values]
+    return [*query, *latent, up, *core]
+
+
+def _mla_decode(s: Mapping[str, sp.Expr], B: sp.Expr, T: sp.Expr, a: str, w: str, kv: str,
+                kernel: str) -> list[Op]:
+    """Latent attention's absorbed decode (DeepSeek-V2, section 2.1.2): each head's
+    no-rotary query (H - R) multiplied into the key half of ``kv up`` (``q absorb``, to C),
+    scores against the T cached latents and rotary keys (C + R each), values as the
+    weighted latents (C), then through the value half of ``kv up`` (``v absorb``, to
+    H_v); the cache is read once, B T (C + R) elements."""
+    N, H, C, R, Hv = s["N"], s["H"], s["C"], s["R"], s["H_v"]
+    dims = {"B": B, "N": N, "P": H - R, "C": C, "L": C + R, "T": T, "V": Hv}
+    absorb = einsum("B N P, N P C -> B N C", [a, w], out=a, name="q absorb", dims=dims)
+    scores = einsum("B N L, B T L -> B N T", [a, kv], out=a, name="scores", dims=dims)
+    values = einsum("B N T, B T C -> B N C", [a, kv], out=a, name="values", dims=dims)
+    back = einsum("B N C, N C V -> B N V", [a, w], out=a, name="v absorb", dims=dims)
+    if kernel == "flash":  # one kernel: the query and the cache read once, the output written
+        core = fuse(scores, values, name="attention")
+        core = replace(core, reads={"hbm": B * N * (C + R) * dtype_bytes(a)
+                                    + B * T * (C + R) * dtype_bytes(kv)})
+        return [absorb, core, back]
+    return [absorb, scores, values, back]
 
 
 def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr | None = None,
@@ -254,7 +317,8 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
               symbolic: bool = False, expert_split: int = 1, attention: str = "flash",
               causal: bool = False, activations: str = "hbm",
               prior: int | sp.Expr = 0,
-              decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None) -> StepOps:
+              decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None,
+              prompt: int | sp.Expr | None = None) -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
@@ -262,11 +326,14 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     (``ATTENTION``), for prefill a causal count of its FLOPs, and where the activations
     live (``ACTIVATIONS``). A prefill with ``prior`` P > 0 is one chunk of a chunked
     prefill: its ``context`` tokens attend to the P positions already in the KV cache (read
-    from it) and to themselves. ``decoding`` = (B_d, T_d) adds a decode token for each of
-    B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid batch): the
-    projections, norms and head run over the B T + B_d tokens together, reading each
-    weight once, and the decode tokens' attention (``decode attention``) reads their
-    cache."""
+    from it) and to themselves; with ``prompt`` (the whole prompt's length) a dense count
+    scores the chunk's queries against every position of the prompt, as the unchunked
+    prefill's dense count does, so the chunks' FLOPs sum to it (a causal count needs no
+    length: its chunks sum to the causal prefill). ``decoding`` = (B_d, T_d) adds a decode
+    token for each of B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid
+    batch): the projections, norms and head run over the B T + B_d tokens together,
+    reading each weight once, and the decode tokens' attention (``decode attention``)
+    reads their cache."""
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if attention not in ATTENTION:
@@ -275,9 +342,9 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     if activations not in ACTIVATIONS:
         raise InputError(f"unknown place {activations!r} (choices: "
                          f"{', '.join(ACTIVATIONS)})", "activations")
-    if cfg.mla is not None:
-        raise InputError(f"{cfg.name}: the layer ops of latent attention (MLA) are not "
-                         "modelled; its counts are (params, FLOPs and KV bytes per token)")
+    if cfg.mla is not None and activations != "hbm":
+        raise InputError(f"{cfg.name}: activations kept on chip are not modelled for latent "
+                         "attention (MLA)", "activations")
     s = sizes_of(cfg, symbolic)
     B, T = _size(batch, "B", "batch"), _size(context, "T", "context")
     M = B if phase == "decode" else B * T
@@ -297,17 +364,38 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     dtype_bytes(kv, where="kv_dtype")
     D, N, K, H = s["D"], s["N"], s["K"], s["H"]
     check_scheme(w, "weights", where="dtype")
-    check_scheme(kv, "kv", head_dim=H, where="kv_dtype")
+    check_scheme(kv, "kv", head_dim=None if cfg.mla is not None else H, where="kv_dtype")
     r = rest_dtype(w)  # a weight scheme leaves the embedding, head and norms in 16 bits
+    if cfg.mla is not None:
+        block = [_norm("attention norm", cfg, s, M, a, r),
+                 *_mla(s, phase, B, T, M, a, w, r, kv, attention, causal, P,
+                       None if prompt is None else exact(prompt)),
+                 *(replace(o, name=f"decode {o.name}") for o in (
+                     _mla_decode(s, Bd, Td, a, w, kv, attention) if decoding else ())),
+                 _matmul("output", M, N * s["H_v"], D, a, w),
+                 _norm("MLP norm", cfg, s, M, a, r)]
+        return _layers(cfg, s, phase, B, T, M, a, w, r, kv, P, Bd * Td, block, activations,
+                       expert_split)
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
     block = [_norm("attention norm", cfg, s, M, a, r), qkv,
-             *_attention(s, phase, B, T, a, kv, attention, causal, P),
+             *_attention(s, phase, B, T, a, kv, attention, causal, P,
+                         None if prompt is None else exact(prompt)),
              *(replace(o, name=f"decode {o.name}") for o in (
                  _attention(s, "decode", Bd, Td, a, kv, attention, False)
                  if decoding else ())), out,
              _norm("MLP norm", cfg, s, M, a, r)]
+    return _layers(cfg, s, phase, B, T, M, a, w, r, kv, P, Bd * Td, block, activations,
+                   expert_split)
+
+
+def _layers(cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr,
+            M: sp.Expr, a: str, w: str, r: str, kv: str, P: sp.Expr, riding: sp.Expr,
+            block: list[Op], activations: str, expert_split: int) -> StepOps:
+    """A layer's attention ``block`` with its MLP (or experts) after it, the layers, the
+    embedding, final norm and head once."""
+    D = s["D"]
     blocks: list[Block] = []
     dense_layers, moe_layers = s["L_d"], s["L"] - s["L_d"]
     if dense_layers != 0:
@@ -322,7 +410,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
         if moe.shared:
             shared = _mlp("shared ", cfg, s, M, s["E_s"] * s["F_s"], a, w)
             if moe.shared_gate:
-                shared[0] = _with_bias(shared[0], M, D, wb)
+                shared[0] = _with_bias(shared[0], M, D, dtype_bytes(w))
             ops += shared
         blocks.append(Block("layer" if dense_layers == 0 else "MoE layer", tuple(ops),
                             moe_layers))
@@ -334,7 +422,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     if activations == "on_chip":
         weights = op_weights(cfg, s)
         blocks = [replace(b, ops=tuple(_on_chip(o, weights, s, phase, B, T, M, a, w, kv, P,
-                                                Bd * Td)
+                                                riding)
                                        for o in b.ops)) for b in blocks]
     return StepOps(phase, B, T, M, tuple(blocks), a)
 

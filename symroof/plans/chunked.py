@@ -15,11 +15,15 @@ True
 Each chunk is the one device step (``device_step``) of a prefill of c_i tokens with P_i =
 i C positions already cached: its projections, norms and head run over the chunk's B c_i
 tokens; its attention scores c_i queries against the P_i + c_i keys (reading the P_i
-cached positions' K and V from memory), c_i (P_i + c_i) pairs in a dense count, c_i P_i +
-c_i (c_i + 1) / 2 causally. Summed over the chunks of a prompt of T = n C tokens the causal
-pairs are C^2 n (n - 1) / 2 + n C (C + 1) / 2 = T (T + 1) / 2, the causal prefill's exactly;
-the dense count gives T (T + C) / 2, the block-causal rectangles the chunks compute, which
-is the plain prefill's T^2 only at C = T. The prefill time is the sum of the chunks' steps
+cached positions' K and V from memory), c_i P_i + c_i (c_i + 1) / 2 pairs causally. Summed
+over the chunks of a prompt of T = n C tokens the causal pairs are C^2 n (n - 1) / 2 +
+n C (C + 1) / 2 = T (T + 1) / 2, the causal prefill's exactly. The dense count (the
+default) scores each chunk's c_i queries against the prompt's T positions, as the plain
+prefill's dense count does: c_i T pairs, T^2 summed, the plain prefill's exactly; so
+chunking never looks faster for counting fewer pairs (the block-causal rectangles
+c_i (P_i + c_i), T (T + C) / 2 in all, are what a kernel that skips no masked block
+but sees no later chunk computes; ``--causal`` is the count that sees the mask). The
+prefill time is the sum of the chunks' steps
 (each waits for the one before: its KV); the first token comes with the last chunk. A last
 chunk shorter than C takes the remainder.
 """
@@ -111,7 +115,7 @@ def chunked_prefill(cfg: ModelConfig, m: Mesh, axes: Mapping[str, tuple[str, ...
     steps = tuple(device_step(cfg, "prefill", m, axes, batch=batch, context=c, dtype=dtype,
                               kv_dtype=kv_dtype, efficiency=efficiency, kernel=kernel,
                               prior=p, in_network=in_network, decoding=decoding,
-                              choices=choices)
+                              choices=choices, prompt=None if kernel.causal else context)
                   for c, p in zip(sizes, priors, strict=True))
     if decoding is None:
         return ChunkedPrefill(chunk, sizes, priors, steps)

@@ -18,9 +18,12 @@ all-gathered before sampling; experts all-to-all the routed tokens before and af
 the experts; a pipeline's stages pass a token's activations on, pp - 1 times. Each
 collective is a serial term of the op it follows (the next op needs its result). The step
 covers the token's whole path (every stage of a pipeline), so its T_lower is the latency;
-pp batches are in flight at once. A link latency no source gives (``alpha_<link>``) is
-taken as 0, which keeps T_lower a lower bound and is stated with the symbol's name; set
-it with ``--set "<link>.latency=2us"``.
+pp batches are in flight at once. Each collective costs its hops at the link's per-hop
+latency where the catalogue gives one (a GPU's NVLink, PCIe and InfiniBand: NCCL's
+per-step figures; a TPU's ICI), noted with its source; ``--set "<link>.latency=0"`` gives
+the bandwidth-only bound. A link latency no source gives (``alpha_<link>``) is taken as 0,
+which keeps T_lower a lower bound and is stated with the symbol's name; set it with
+``--set "<link>.latency=2us"``.
 """
 
 from __future__ import annotations
@@ -111,26 +114,29 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 efficiency: Efficiency = PEAK, chip: Chip | None = None,
                 kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0,
                 in_network: bool = False,
-                decoding: tuple[int, int] | None = None,
-                choices: Choices = EXACT) -> DeviceStep:
+                decoding: tuple[int | Expr, int] | None = None,
+                choices: Choices = EXACT, prompt: int | None = None) -> DeviceStep:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
     without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; a prefill with
     ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
     ``in_network`` has the tensor-parallel AllReduces reduce in the switch where the tensor
     axes are one switched network (``parallel.in_network``), as rings otherwise (noted);
-    ``decoding`` = (B_d, T_d) rides B_d decode tokens (global) along a prefill chunk; its
-    collectives costed under ``choices`` (``core.choices.COLLECTIVE_CHOICES``)."""
+    ``decoding`` = (B_d, T_d) rides B_d decode tokens (global; a number or a symbol) along
+    a prefill chunk;
+    ``prompt`` is the whole prompt's length a chunk's dense attention count scores against
+    (``layer_ops``); its collectives costed under ``choices``
+    (``core.choices.COLLECTIVE_CHOICES``)."""
     choices = choices.within(COLLECTIVE_CHOICES, "a model step")
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
     B = symbol("B") if batch is None else sp.sympify(batch)
-    riders = sp.S.Zero if decoding is None else sp.Integer(decoding[0]) / replicas
+    riders = sp.S.Zero if decoding is None else sp.sympify(decoding[0]) / replicas
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                     kv_dtype=kv_dtype, expert_split=ep, prior=prior,
                     decoding=None if decoding is None else (riders, decoding[1]),
-                    **kernel.options())
+                    prompt=prompt, **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "chip")
@@ -141,7 +147,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
         through = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                             kv_dtype=kv_dtype, expert_split=ep, prior=prior,
                             decoding=None if decoding is None else (riders, decoding[1]),
-                            **replace(kernel, activations="hbm").options())
+                            prompt=prompt, **replace(kernel, activations="hbm").options())
         largest = max(o.writes.get("hbm", sp.S.Zero) for _, o in through.rows())
         notes.add(f"{phase}: activations kept on chip, the largest an op writes "
                   f"{si(largest, 'B')} per device (an on-chip memory must hold it)")
@@ -153,6 +159,8 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
             c = c.under(choices)
         label = f"{kind} over {'+'.join(c.axes)} ({', '.join(sorted(c.bandwidths()))})"
         f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
+        if m is not None:
+            _sourced(c, m, notes)
         return label, c.bandwidth_time / f + _known(c.latency_time, notes)
 
     calls: dict[str, Expr] = {}
@@ -252,6 +260,21 @@ def _known(latency: Expr, notes: set[str]) -> Expr:
                  f"{link}.latency=2us)"
                  for s, link in link_of.items())
     return latency.subs({s: 0 for s in unknown})
+
+
+def _sourced(c: Collective, m: Mesh, notes: set[str]) -> None:
+    """Notes each sourced per-hop latency ``c`` counts, with its source."""
+    for name in c.axes:
+        axis = m.axis(name)
+        for part in axis.parts or (axis,):
+            ln = part.link
+            if ln.latency_known and ln.latency == 0:
+                notes.add(f"{ln.name}: per-hop latency set to 0 ({ln.latency_source}): "
+                          f"its collectives at bandwidth only")
+            elif ln.latency_known:
+                notes.add(f"{ln.name}: {si(ln.latency, 's')} per hop counted "
+                          f"({ln.latency_source}); the figure \"{ln.name}.latency\" set "
+                          f"to 0 gives the bandwidth-only bound")
 
 
 def step_critical(step: DeviceStep) -> Critical:

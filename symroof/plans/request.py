@@ -67,6 +67,9 @@ class PlanRequest:
     overlap: str = "phase"
     chunk: int | None = None
     piggyback: bool = False
+    draft: str | None = None
+    gamma: int | None = None
+    acceptance: str | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -104,8 +107,20 @@ class PlanRequest:
         if self.piggyback and self.chunk is None:
             raise InputError("decode tokens ride along with prefill chunks: give `chunk`",
                              "piggyback")
-        if self.offload is not None and self.mode != "train":
-            raise InputError("offloading is for training (`train`)", "offload")
+        if (self.draft or self.gamma is not None or self.acceptance is not None) and \
+                self.mode != "serve":
+            raise InputError("speculative decoding is a serving choice: use `draft` with "
+                             "`serve`", "draft" if self.draft else
+                             "gamma" if self.gamma is not None else "acceptance")
+        if self.draft and (self.gamma is None or self.acceptance is None):
+            raise InputError("speculative decoding needs `gamma` (draft tokens per iteration) "
+                             "and `acceptance` (the chance a draft token is kept) beside "
+                             "`draft`", "gamma" if self.gamma is None else "acceptance")
+        if not self.draft and (self.gamma is not None or self.acceptance is not None):
+            raise InputError("draft tokens and their acceptance need a draft model: give "
+                             "`draft`", "gamma" if self.gamma is not None else "acceptance")
+        if self.offload is not None and self.mode != "train" and self.chunk is not None:
+            raise InputError("offloading with a chunked prefill is not modelled", "offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
                        context=self.context or DEFAULT_CONTEXT,
                        attention=self.attention or DEFAULT_ATTENTION[self.mode])
@@ -125,7 +140,10 @@ class PlanRequest:
         chosen = parse_choices(r.choices) if r.choices is not None else EXACT
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
-        eff = parse_efficiency(r.efficiency)
+        from .serving_reality import serving_efficiency
+        served_eff = serving_efficiency(r.efficiency, the_chip.name) \
+            if r.mode == "serve" else None
+        eff = served_eff or parse_efficiency(r.efficiency)
         if r.efficiency and "=" in r.efficiency:  # typed fractions: each names a term
             _check_terms(eff.fractions, the_chip, r.mesh)  # (a calibration covers a system)
         out = Result(r.mode)
@@ -168,7 +186,36 @@ class PlanRequest:
                        context=r.context, generate=r.generate or 256, efficiency=eff,
                        dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
                        in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
+        from .serving_offload import offload_serving, parse_serving_offload
+        if r.offload is not None:
+            served = offload_serving(served, parse_serving_offload(r.offload), the_chip,
+                                     layers=cfg.layers, efficiency=eff)
         out = replace(out, serve=served)
+        if eff.fractions:  # a forecast: the bound at peak beside it
+            bound = serve(cfg, mesh(r.mesh, the_chip),
+                          parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
+                          context=r.context, generate=r.generate or 256, dtype=r.dtype,
+                          kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
+                          in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
+            if r.offload is not None:
+                bound = offload_serving(bound, parse_serving_offload(r.offload), the_chip,
+                                        layers=cfg.layers)
+            out = replace(out, bound=bound)
+        if r.draft:
+            from .serving import serving_axes, tp_over
+            from .speculative_plan import speculative_step
+            m = mesh(r.mesh, the_chip)
+            strategy = parse_strategy(r.strategy) if r.strategy else tp_over(m)
+            assert r.gamma is not None and r.acceptance is not None
+            try:
+                small = model(r.draft)
+            except InputError as exc:
+                raise InputError(exc.message, "draft") from None
+            out = replace(out, speculative=speculative_step(
+                cfg, small, m, serving_axes(cfg, m, strategy), batch=r.batch,
+                context=r.context, gamma=r.gamma, acceptance=r.acceptance, dtype=r.dtype,
+                kv_dtype=r.kv_dtype, efficiency=eff, kernel=kernel, in_network=r.in_network,
+                choices=chosen))
         out = _priced(out, r.price)
         if r.latency_target is not None:
             target = parse_quantity(r.latency_target, TIME, where="latency_target")
@@ -242,6 +289,8 @@ class Result:
     relaxed: Any = None
     cost: tuple[Cost, ...] = ()
     given: Plan | None = None
+    speculative: Any = None  # plans.speculative_plan.SpeculativeStep
+    bound: Serving | None = None  # the serving plan at peak, beside a forecast
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -274,7 +323,24 @@ class Result:
             out["cost"] = [_cost_json(c) for c in self.cost]
         if self.fewest is not None:
             out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
+        if self.speculative is not None:
+            out["speculative"] = self.speculative.to_json()
+        if self.bound is not None and self.serve is not None:
+            out["bound_and_forecast"] = [
+                {"what": what, **_exact("bound", b), **_exact("forecast", f)}
+                for what, b, f in bound_and_forecast(self.bound, self.serve)]
         return out
+
+
+def bound_and_forecast(bound: Serving, forecast: Serving) -> list[tuple[str, Any, Any]]:
+    """(what, at peak, under the efficiency) for a request's figures."""
+    out = [("prefill step", bound.prefill_time, forecast.prefill_time),
+           ("decode step", bound.decode.latency, forecast.decode.latency)]
+    if bound.requests is not None and forecast.requests is not None:
+        out += [(k.replace("_", " "), bound.requests[k], forecast.requests[k])
+                for k in ("time_to_first_token", "time_per_output_token",
+                          "request_latency", "requests_per_s")]
+    return out
 
 
 def _given_json(given: Plan, chosen: Plan) -> dict[str, Any]:

@@ -69,6 +69,16 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += _plan(result.train, fmt)
     if result.serve is not None:
         out += _serving(result.serve, fmt)
+    if result.bound is not None and result.serve is not None:
+        from .request import bound_and_forecast
+        rows = [(what, seconds(b) if what != "requests per s" else approx(b),
+                 seconds(f) if what != "requests per s" else approx(f))
+                for what, b, f in bound_and_forecast(result.bound, result.serve)]
+        out += ["", _heading("bound (every term at its peak) and forecast (under the "
+                             "efficiency)", fmt),
+                *table(["what", "bound", "forecast"], rows, fmt)]
+    if result.speculative is not None:
+        out += ["", *_speculative(result.speculative, fmt)]
     if result.mfu is not None:
         out += ["", *_mfu(result.mfu, fmt)]
     if result.cost:
@@ -78,6 +88,24 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += ["", _heading("fewest chips for the latency target", fmt),
                 f"{n} chips ({why})" if n else why]
     return out
+
+
+def _speculative(s: Any, fmt: str) -> list[str]:
+    rows = [("draft decode step", seconds(s.draft.latency)),
+            ("verification step", f"{seconds(s.verify.latency)} ({s.gamma + 1} positions "
+                                  "a sequence)"),
+            ("iteration", f"{seconds(s.iteration)} ({s.gamma} draft steps, 1 verification)"),
+            ("tokens per iteration", f"{approx(s.tokens)} a sequence"),
+            ("time per output token", f"{seconds(s.time_per_output_token)} (decoding alone "
+                                      f"{seconds(s.decode.latency)})"),
+            ("tokens/s", f"{approx(s.tokens_per_s)} ({approx(s.tokens_per_s / s.devices)} "
+                         "per chip)"),
+            ("speedup", f"{approx(s.speedup)} on this mesh; Leviathan's ratio "
+                        f"{approx(s.leviathan.speedup)} (c = {approx(s.leviathan.cost_ratio)}"
+                        ", the verification taken as one decode step)")]
+    return [_heading(f"speculative decoding: draft {s.draft_model}, gamma {s.gamma}, "
+                     f"acceptance {approx(s.acceptance)}", fmt),
+            *table(["what", "value"], rows, fmt)]
 
 
 def _heading(title: str, fmt: str) -> str:

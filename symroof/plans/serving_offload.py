@@ -1,0 +1,121 @@
+"""Offloading a serving plan's weights or KV cache to host memory: the host link (PCIe)
+streams them in every step, beside the chip's work.
+
+>>> from symroof.models import model
+>>> from symroof.parallel.mesh import mesh
+>>> from symroof.plans.serving import serve
+>>> s = serve(model("llama-2-7b"), mesh("X=1", "h100-sxm"), batch=8, context=2048)
+>>> o = offload_serving(s, ("weights",), mesh("X=1", "h100-sxm").chip, layers=32)
+>>> o.decode.terms[IN] == s.memory["weights"] / 64_000_000_000
+True
+>>> o.decode.t_lower == max(s.decode.t_lower, o.decode.terms[IN])
+True
+
+What crosses the host link, per device and step (W its one-way bandwidth; the two
+directions at once, each a term of its own):
+
+- ``weights``: the device's weights live in host memory and stream in layer by layer in
+  every step, prefill and decode alike; HBM keeps one layer's share.
+- ``kv``: the KV cache lives in host memory; a decode step reads the device's whole cache in
+  and writes each sequence's new position out, a prefill writes the prompts' cache out; HBM
+  keeps one layer's share.
+
+The link streams while the chip computes (the next layer's share is fetched during this
+one's): a step's T_lower is the larger of its own and each direction's time, its T_upper
+their sum. The host memory's capacity is not checked (the catalogue has no figure for it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import sympy as sp
+from sympy import Expr
+
+from ..core.errors import InputError
+from ..engine.rooflines import binding
+from ..hardware.catalog import Chip
+from .device_step import DeviceStep
+from .efficiency import PEAK, Efficiency
+from .offload import HOST, IN, LINK, OUT
+from .serving import Serving, per_request
+
+SERVING_PARTS = ("weights", "kv")
+
+
+def parse_serving_offload(spec: str | None, where: str = "offload") -> tuple[str, ...]:
+    """``"kv, weights"`` -> the parts a serving plan offloads, in a fixed order.
+
+    >>> parse_serving_offload("kv, weights")
+    ('weights', 'kv')
+    """
+    if spec is None:
+        return ()
+    parts = [p.strip().lower() for p in spec.split(",")]
+    for p in parts:
+        if p not in SERVING_PARTS:
+            raise InputError(f"a serving plan offloads {' or '.join(SERVING_PARTS)}, not "
+                             f"{p!r}", where)
+    if len(set(parts)) != len(parts):
+        raise InputError(f"{spec!r} names a part twice", where)
+    return tuple(k for k in SERVING_PARTS if k in parts)
+
+
+def _streamed(step: DeviceStep, into: Expr, out: Expr, bw: Expr) -> DeviceStep:
+    """``step`` with ``into`` and ``out`` bytes crossing the host link beside it."""
+    extra = {name: b / bw for name, b in ((IN, into), (OUT, out)) if b != 0}
+    terms = {**step.terms, **extra}
+    t_lower = sp.Max(step.t_lower, *extra.values())
+    t_upper = step.t_upper + sp.Add(*extra.values())
+    return replace(step, terms=terms, t_lower=t_lower, t_upper=t_upper,
+                   bound=binding(terms) if t_lower != step.t_lower else step.bound,
+                   throughput=step.throughput * step.t_lower / t_lower)
+
+
+def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: int,
+                    efficiency: Efficiency = PEAK) -> Serving:
+    """Serving plan ``s`` with ``what`` (``SERVING_PARTS``) in host memory; ``layers`` is
+    the model's (a device holds those of its pipeline stage)."""
+    if not what:
+        return s
+    if s.chunked is not None:
+        raise InputError("offloading with a chunked prefill is not modelled", "offload")
+    try:
+        bw = chip.bandwidth(LINK) * efficiency.of(LINK)
+    except InputError as exc:
+        raise InputError(exc.message, "offload") from None
+    pp = int(s.decode.throughput * s.decode.t_lower / s.decode.tokens)  # batches in flight
+    layers_held = sp.Rational(layers, pp)
+    weights, cache = s.memory["weights"], s.memory["kv_cache"]
+    hbm = {k: v for k, v in s.memory.items() if k != "total"}
+    host = sp.S.Zero
+    decode_in = prefill_in = decode_out = prefill_out = sp.S.Zero
+    notes = []
+    if "weights" in what:
+        host += weights
+        hbm["weights"] = weights / layers_held
+        decode_in += weights
+        prefill_in += weights
+        notes.append("weights offloaded: streamed in layer by layer in every prefill and "
+                     "decode step; HBM keeps one layer's share")
+    if "kv" in what:
+        host += cache
+        hbm["kv_cache"] = cache / layers_held
+        decode_in += cache
+        decode_out += cache / s.context  # each sequence's new position
+        prefill_out += cache
+        notes.append("KV cache offloaded: a decode step reads the whole cache in and writes "
+                     "the new positions out; a prefill writes the prompts' cache out; HBM "
+                     "keeps one layer's share")
+    notes.append(f"host link: {LINK} at {sp.sstr(bw)} B/s one way per chip, both directions "
+                 "at once, streaming while the chip computes; host memory capacity not "
+                 "checked; the decode grid is left out")
+    hbm = {k: sp.cancel(v) for k, v in hbm.items()}
+    hbm["total"] = sp.Add(*hbm.values())
+    hbm[HOST] = sp.cancel(host)
+    prefill = _streamed(s.prefill, prefill_in, prefill_out, bw)
+    decode = _streamed(s.decode, decode_in, decode_out, bw)
+    requests = per_request(prefill, decode, s.generate, pp, sp.Integer(s.devices))
+    return replace(s, memory=hbm, prefill=prefill, decode=decode,
+                   balance=prefill.latency / (s.generate * decode.latency),
+                   assumptions=(*s.assumptions, *notes), grid=(), requests=requests)

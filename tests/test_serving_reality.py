@@ -1,0 +1,102 @@
+"""Serving calibrations against published measurements: one fitted row, every other a
+prediction; a bound on its side of every measurement; fractions of peak only slow a step."""
+
+from __future__ import annotations
+
+import sympy as sp
+
+from symroof.plans.serving_reality import (
+    FIRST,
+    RATE,
+    compare,
+    figure,
+    published_rows,
+    serving_calibration,
+)
+
+
+def test_the_published_rows_are_tensorrt_llm_s_a100_table() -> None:
+    head, rows = published_rows("trtllm-perf-a100")
+    assert head["chip"] == "a100-80gb" and head["dtype"] == "fp16"
+    assert [(r.model, r.tp, r.batch, r.input, r.output, r.published) for r in rows] == [
+        ("llama-2-7b", 1, 1, 128, 1, sp.Rational(16, 1000)),
+        ("llama-2-7b", 1, 1, 2048, 1, sp.Rational(133, 1000)),
+        ("llama-2-70b", 4, 1, 128, 1, sp.Rational(47, 1000)),
+        ("llama-2-70b", 4, 1, 2048, 1, sp.Rational(377, 1000)),
+        ("llama-2-7b", 1, 384, 128, 128, 5586),
+        ("llama-2-7b", 1, 60, 128, 2048, 1928),
+        ("llama-2-7b", 1, 52, 2048, 128, 591)]
+    assert {r.what for r in rows} == {FIRST, RATE}
+
+
+def test_one_fraction_is_fitted_on_one_row_and_the_others_are_sourced() -> None:
+    cal = serving_calibration("trtllm-a100")
+    assert (cal.fitted, cal.row) == ("compute", 1)
+    assert cal.fractions["hbm"] == sp.Rational(1355, 1555)
+    assert cal.fractions["nvlink"] == sp.Rational(2, 3)
+    assert 0 < cal.fractions["compute"] <= 1
+    assert cal.sources["compute"].startswith("fitted on TensorRT-LLM performance tables")
+    rows = compare("trtllm-a100")
+    assert [r.calibrated for r in rows] == [i == 1 for i in range(len(rows))]
+    assert abs(float(rows[1].error)) < 1e-5  # the fit, kept to six decimals
+
+
+def test_bounds_sit_on_their_side_and_fractions_only_slow_a_step() -> None:
+    for r in compare("trtllm-a100"):
+        assert r.bound_holds, r.source
+        if r.what == FIRST:
+            assert r.bound <= r.predicted
+        else:
+            assert r.bound >= r.predicted
+
+
+def test_a_static_batch_s_rate_is_its_tokens_over_prefill_and_decode() -> None:
+    # one GPU: B * output tokens over the prefill and output decode steps, the steps as the
+    # mean of the first and the last context's
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.device_step import device_step
+    _, rows = published_rows("trtllm-perf-a100")
+    row = rows[6]
+    m, cfg = mesh("X=1", "a100-80gb"), model(row.model)
+
+    def t(phase: str, ctx: int) -> sp.Expr:
+        return device_step(cfg, phase, m, {}, batch=52, context=ctx, dtype="fp16").latency
+    whole = t("prefill", 2048) + 128 * (t("decode", 2048) + t("decode", 2176)) / 2
+    assert figure(row, "a100-80gb", "fp16") == 52 * 128 / whole
+
+
+def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> None:
+    import json
+
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.serving import serve
+    from tests.conftest import run_cli
+    args = ["plan", "llama-2-70b", "--serve", "--mesh", "X=4", "--chip", "a100-80gb",
+            "--batch", "16", "--context", "2048", "--dtype", "fp16", "--efficiency",
+            "trtllm-a100"]
+    r = run_cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert "bound (every term at its peak) and forecast (under the efficiency):" in r.stdout
+    rows = {x["what"]: x for x in json.loads(run_cli(*args, "--json").stdout)[
+        "bound_and_forecast"]}
+    m = mesh("X=4", "a100-80gb")
+    cal = serving_calibration("trtllm-a100").efficiency()
+    peak = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16")
+    forecast = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16",
+                     efficiency=cal)
+    decode = rows["decode step"]
+    assert sp.Rational(decode["bound"]) == peak.decode.latency
+    assert sp.Rational(decode["forecast"]) == forecast.decode.latency
+    assert all(sp.Rational(x["bound"]) <= sp.Rational(x["forecast"]) for w, x in rows.items()
+               if w != "requests per s")
+
+
+def test_a_serving_calibration_is_for_its_own_chip() -> None:
+    from tests.conftest import run_cli
+    r = run_cli("plan", "llama-3-70b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                "--efficiency", "trtllm-a100")
+    assert r.returncode == 2
+    assert r.stderr.strip() == ("symroof: error: --efficiency: the serving calibration "
+                                "trtllm-a100 was measured on a100-80gb, not h100-sxm")
