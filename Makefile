@@ -15,9 +15,14 @@ APT_NEED = sh scripts/apt-need
 # pytest-xdist's workers: one per core (2 on the reference machine)
 JOBS ?= auto
 
-.PHONY: setup python tex browser katex check check-full reports notebook bench
+.PHONY: setup python tex browser katex check check-full reports notebook bench shell docs
+
+# how to run the command after set-up: the environment's bin/ is not on a new shell's PATH
+BIN = $(dir $(PYTHON))
+RUN_HINT = @echo "run symroof as $(BIN)symroof, or put it on PATH for this shell with '. $(BIN)activate', or open a shell with it: make shell"
 
 setup: python tex katex
+	$(if $(filter setup,$(MAKECMDGOALS)),$(RUN_HINT))
 
 python: $(STAMP)
 
@@ -71,6 +76,13 @@ check-full: setup
 reports: setup
 	$(PYTHON) -m symroof verify
 	$(PYTHON) -m symroof report --format md,tex,pdf,html --out reports
+	$(RUN_HINT)
+
+# a shell (yours, from $$SHELL) with the environment's bin/ first on PATH: symroof, python,
+# pytest and jupyter as the README writes them; leave it with exit
+shell: python
+	@echo "symroof is on PATH in this shell ($(abspath $(BIN))); leave it with exit"
+	@VIRTUAL_ENV="$(abspath $(BIN)..)" PATH="$(abspath $(BIN)):$$PATH" $${SHELL:-sh}
 
 # JupyterLab in the project environment, for examples/symroof.ipynb
 notebook: python

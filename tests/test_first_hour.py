@@ -1,0 +1,94 @@
+"""What a new user meets first: the command on PATH after set-up, and a ``report`` whose
+default output never touches a checkout's committed files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, run_cli
+
+SMALL = ROOT / "tests" / "data" / "small.py"
+
+
+def _git(cwd: Path, *args: str) -> str:
+    return subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+                          env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+                               "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}).stdout
+
+
+@pytest.mark.slow
+def test_report_in_a_checkout_leaves_the_committed_reports_alone(tmp_path: Path) -> None:
+    """``symroof report PATH`` run in a checkout (its committed reports/ and .gitignore) writes
+    into write-ups/, which git ignores: git status stays clean and reports/ is untouched."""
+    if shutil.which("git") is None:
+        pytest.skip("git is not installed")
+    checkout = tmp_path / "checkout"
+    (checkout / "reports").mkdir(parents=True)
+    shutil.copy(ROOT / ".gitignore", checkout / ".gitignore")
+    shutil.copy(ROOT / "reports" / "index.md", checkout / "reports" / "index.md")
+    shutil.copy(SMALL, checkout / "small.py")
+    _git(checkout, "init", "-q")
+    _git(checkout, "add", ".")
+    _git(checkout, "commit", "-q", "-m", "a checkout")
+    done = run_cli("report", "small.py", cwd=checkout)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("wrote ") and " files to write-ups (" in done.stdout
+    assert (checkout / "write-ups" / "index.md").is_file()
+    assert _git(checkout, "status", "--porcelain", "--untracked-files=all") == ""
+    assert (checkout / "reports" / "index.md").read_bytes() == \
+        (ROOT / "reports" / "index.md").read_bytes()
+
+
+def test_report_help_states_the_default_folder_and_the_exit_codes() -> None:
+    done = run_cli("report", "--help")
+    text = " ".join(done.stdout.split())
+    assert done.returncode == 0
+    assert "default write-ups" in text
+    assert ("Exit 0 when everything is written and no claim fails; 1 when everything is "
+            "written but a claim is NOT PROVEN, MISMATCH, STALE, ERROR or TIMEOUT") in text
+    assert "2 on bad input (nothing written)" in text
+
+
+def _outside_make() -> dict[str, str]:
+    """The environment without the flags of a make that runs the suite (`make check`)."""
+    return {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+
+
+def test_make_shell_puts_symroof_on_path(tmp_path: Path) -> None:
+    """``make shell`` opens the user's shell with the environment's bin/ first on PATH: the
+    README's commands run there as written."""
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    bin_dir = Path(sys.executable).parent
+    if not (bin_dir / "symroof").exists():
+        pytest.skip("symroof is not installed as a command next to this interpreter")
+    stamp = bin_dir / ".symroof-setup"
+    if not stamp.exists():
+        pytest.skip("this environment was not made by `make setup`")
+    env = {**_outside_make(), "SHELL": "/bin/sh", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), "shell",
+                           f"PYTHON={sys.executable}"],
+                          input="command -v symroof\nsymroof --help\n", capture_output=True,
+                          text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("symroof is on PATH in this shell")
+    assert lines[1] == str(bin_dir.resolve() / "symroof")
+    assert "usage: symroof" in done.stdout
+
+
+def test_set_up_ends_by_saying_how_to_run_symroof() -> None:
+    if shutil.which("make") is None:
+        pytest.skip("make is not installed")
+    for target in ("setup", "reports"):
+        done = subprocess.run(["make", "-n", "--no-print-directory", "-C", str(ROOT), target],
+                              capture_output=True, text=True, timeout=60, env=_outside_make())
+        plan = done.stdout.rstrip("\n").splitlines()
+        assert "run symroof as .venv/bin/symroof, or put it on PATH for this shell with " \
+               "'. .venv/bin/activate', or open a shell with it: make shell" in plan[-1], target
