@@ -257,7 +257,7 @@ def _nonlinear(poly: sp.Poly, s: sp.Symbol, res: str,
 
 
 ALIASES = {"math": "compute", "flops": "compute"}
-NO_CLOSED_FORM_SECONDS = 10
+NO_CLOSED_FORM_SECONDS = 10  # of CPU time, so a busy machine finds the same closed forms
 
 
 def term_time(rl: Roofline, name: str) -> sp.Expr:
@@ -349,7 +349,7 @@ def _closed_form(num: sp.Expr, s: sp.Symbol, label: str,
                  signed: bool = True) -> tuple[sp.Expr, str, sp.Basic]:
     from ..core.timelimits import TimeLimit, time_limit
     try:
-        with time_limit(NO_CLOSED_FORM_SECONDS):
+        with time_limit(NO_CLOSED_FORM_SECONDS, cpu=True):
             roots = sp.solve(num, s)
     except (NotImplementedError, TimeLimit, ValueError, TypeError):
         roots = None
