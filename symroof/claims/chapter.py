@@ -263,10 +263,14 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     for key in rows:
         if key not in ch.values:
             raise InputError("a claim claims.py does not add", f"{file}: {key}")
-    for key in ch.values:
-        if key not in rows and key not in omits:
-            raise InputError("a claim of claims.py this table neither states nor omits",
-                             f"{file}: {key}")
+    missing = [key for key in ch.values if key not in rows and key not in omits]
+    if len(missing) == 1:
+        raise InputError("a claim of claims.py this table neither states nor omits",
+                         f"{file}: {missing[0]}")
+    if missing:  # every one at once: a new translation's table lacks them all
+        raise InputError(f"{len(missing)} claims of claims.py this table neither states nor "
+                         "omits (a row for each, or list it under [chapter] omits)",
+                         f"{file}: {', '.join(missing)}")
     plain = restated_in(module, ch)
     claims = tuple(_claim(prefix + key, replace(src, section=section), row, ch.values[key],
                           f"{file}: {key}", prefix, plain.get(key, ""))
