@@ -37,8 +37,8 @@ $(VENV)/bin/python:
 # the package with its extras, editable, at the locked versions; again only when the lock or
 # pyproject.toml is newer than the stamp
 $(STAMP): pyproject.toml constraints.txt | $(PYTHON)
-	@echo "setup: symroof with its test and plot extras into $(dir $(PYTHON)) (pip, at the versions of constraints.txt)"
-	@$(PIP) -e ".[test,plot]"
+	@echo "setup: symroof with its test, plot and docs extras into $(dir $(PYTHON)) (pip, at the versions of constraints.txt)"
+	@$(PIP) -e ".[test,plot,docs]"
 	@touch $@
 
 # TeX Live, for the PDF write-ups and their tests: each piece only where kpsewhich or PATH
@@ -88,6 +88,12 @@ shell: python
 notebook: python
 	@$(PIP) -e ".[notebook]"
 	@echo "run: $(dir $(PYTHON))jupyter lab examples/symroof.ipynb"
+
+# the documentation site from docs/ (MkDocs, mkdocstrings for the API) into site/; a warning
+# (a broken link, a page the nav cannot place, a docstring reference) fails the build
+docs: python
+	$(PYTHON) -m mkdocs build --strict --quiet
+	@echo "docs: open site/index.html"
 
 bench: python
 	$(PYTHON) benchmarks/run.py
