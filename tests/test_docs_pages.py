@@ -4,6 +4,11 @@ own (so a tour that scaffolds a chapter and then verifies it runs as a user woul
 lines shown, less those that are only ``...``, appear in the output in the order shown.
 A command is written as a user types it, ``$ symroof ...``; a line ending in a backslash
 goes on on the next. Set-up commands (``make``) are written in ``sh`` blocks, not run here.
+
+The Python examples run too: a ``pycon`` block is a doctest; a ``python`` block runs, in
+one namespace per page, and every ``test_*`` function it defines is called; a block whose
+first line names a file (``# derivations/mychapter/claims.py``, ``# .../ru.toml``) is that
+file: a chapter's files are written to a folder and verified, a ``conftest.py`` is compiled.
 """
 
 from __future__ import annotations
@@ -117,3 +122,46 @@ def test_the_readme_is_short_and_starts_its_tour_with_the_command_on_path() -> N
     assert len(readme.split("\n")) < 200
     assert re.search(r"make shell|\. \.venv/bin/activate", readme.split("```console", 1)[0])
     assert os.path.exists(ROOT / "docs" / "index.md")
+
+
+def blocks(page: Path, *kinds: str) -> list[tuple[str, str]]:
+    """The fenced blocks of ``kinds`` in a page, as (kind, text)."""
+    found = re.findall(r"(?ms)^```(\w+)\n(.*?)^```$", page.read_text("utf-8"))
+    return [(kind, text) for kind, text in found if kind in kinds]
+
+
+CODE = {p.relative_to(ROOT).as_posix(): blocks(p, "python", "pycon", "toml") for p in PAGES}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p for p, found in CODE.items()
+                                  if any(kind != "toml" for kind, _ in found)])
+def test_every_python_example_runs(page: str, tmp_path: Path,
+                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import doctest
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {"__name__": "docs_example"}
+    chapters: set[Path] = set()
+    for kind, text in CODE[page]:
+        first = text.split("\n", 1)[0]
+        named = re.fullmatch(r"# ([\w./-]+\.(?:py|toml))", first)
+        if kind == "pycon":
+            test = doctest.DocTestParser().get_doctest(text, {}, page, page, 0)
+            runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS)
+            runner.run(test, out=lambda s: pytest.fail(f"{page}: {s}"))
+        elif named and (named.group(1).endswith(".toml") or
+                        named.group(1).endswith("/claims.py")):
+            path = tmp_path / named.group(1)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text, encoding="utf-8")
+            chapters.add(path.parent)
+        elif named and named.group(1) == "conftest.py":
+            compile(text, f"{page}: conftest.py", "exec")  # it would set the profile here
+        elif kind == "python":
+            exec(compile(text, page, "exec"), namespace)
+    for name, function in list(namespace.items()):
+        if name.startswith("test_") and callable(function):
+            function()
+    for folder in sorted(chapters):
+        code, printed = _run(f"symroof verify {folder} --no-cache")
+        assert code == 0, f"{page}: the chapter example does not verify:\n{printed}"
