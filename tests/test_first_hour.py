@@ -4,6 +4,7 @@ default output never touches a checkout's committed files."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -92,3 +93,21 @@ def test_set_up_ends_by_saying_how_to_run_symroof() -> None:
         plan = done.stdout.rstrip("\n").splitlines()
         assert "run symroof as .venv/bin/symroof, or put it on PATH for this shell with " \
                "'. .venv/bin/activate', or open a shell with it: make shell" in plan[-1], target
+
+
+def test_every_help_example_keeps_its_line_continuations() -> None:
+    """An example that goes on on the next line ends in a backslash; none is run together
+    (a lost backslash leaves a run of spaces before the next flag inside one line)."""
+    import argparse
+
+    from symroof.cli.main import build_parser
+    parser = build_parser()
+    verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    seen = 0
+    for name, sub in verbs.choices.items():
+        epilog = sub.epilog or ""
+        for line in epilog.split("\n"):
+            if line.lstrip().startswith("symroof "):
+                seen += 1
+                assert not re.search(r"\S {3,}--", line), f"{name}: {line.strip()[:70]}"
+    assert seen >= 30
