@@ -143,6 +143,16 @@ def cell_text(parts: Sequence[Part], fmt: str) -> str:
         r" \newline  ", r"\newline ")
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and an English noun, plural unless ``n`` is 1 (the nouns the views count take
+    an s).
+
+    >>> counted(1, "derivation"), counted(7, "derivation"), counted(1, "chip")
+    ('1 derivation', '7 derivations', '1 chip')
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def width(value: str) -> int:
     """Columns a string takes on a terminal (CJK characters take two).
 

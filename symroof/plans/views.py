@@ -75,7 +75,7 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
     if result.fewest is not None:
         n, why = result.fewest
         out += ["", _heading("fewest chips for the latency target", fmt),
-                f"{n} chips ({why})" if n else why]
+                f"{tb.counted(n, 'chip')} ({why})" if n else why]
     return out
 
 
