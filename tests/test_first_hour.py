@@ -111,3 +111,16 @@ def test_every_help_example_keeps_its_line_continuations() -> None:
                 seen += 1
                 assert not re.search(r"\S {3,}--", line), f"{name}: {line.strip()[:70]}"
     assert seen >= 30
+
+
+def test_model_says_when_it_chose_the_chip() -> None:
+    defaulted = run_cli("model", "llama-2-7b", "--decode", "--batch", "8", "--context", "1024")
+    chosen = run_cli("model", "llama-2-7b", "--decode", "--batch", "8", "--context", "1024",
+                     "--chip", "tpu-v5e")
+    assert defaulted.returncode == chosen.returncode == 0
+    assert defaulted.stdout.splitlines()[0] == (
+        "llama-2-7b decode, batch 8, context 1024, on tpu-v5e (the default chip; --chip NAME "
+        "for another) (bf16 weights, bf16 KV cache)")
+    assert chosen.stdout.splitlines()[0] == (
+        "llama-2-7b decode, batch 8, context 1024, on tpu-v5e (bf16 weights, bf16 KV cache)")
+    assert defaulted.stdout.splitlines()[1:] == chosen.stdout.splitlines()[1:]
