@@ -124,3 +124,20 @@ def test_model_says_when_it_chose_the_chip() -> None:
     assert chosen.stdout.splitlines()[0] == (
         "llama-2-7b decode, batch 8, context 1024, on tpu-v5e (bf16 weights, bf16 KV cache)")
     assert defaulted.stdout.splitlines()[1:] == chosen.stdout.splitlines()[1:]
+
+
+def test_a_failed_equality_law_says_the_value_and_the_plain_symbol_trap(tmp_path: Path) -> None:
+    """The scaffold's law compared with a plain sympy.Symbol("B") (not a positive size)
+    fails, and the verdict shows the value found and why the two B differ."""
+    folder = tmp_path / "ch"
+    assert run_cli("claims", "new", str(folder), "--lang", "en").returncode == 0
+    code = (folder / "claims.py").read_text("utf-8")
+    (folder / "claims.py").write_text(
+        code.replace(".leading, B,", ".leading, __import__('sympy').Symbol('B'),"), "utf-8")
+    done = run_cli("verify", "--no-cache", str(folder))
+    assert done.returncode == 1
+    row = next(line for line in done.stdout.splitlines() if "en_small_batch" in line)
+    assert row.split(None, 1)[0] == "MISMATCH"
+    assert ("fails (intensity tends to B: the value is B, not B (B has other assumptions on "
+            "each side: symroof's sizes are positive symbols, sizes(\"B\"), not "
+            "sympy.Symbol(\"B\")): does not hold)") in row

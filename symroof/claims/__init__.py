@@ -7,7 +7,7 @@
 
 The public face for a derivation author: the data model (``Derivation``, ``Source``,
 ``Erratum``, ``Law``), the chapter form (``Chapter``, ``build_chapter``) with its value
-marks (``measured``, ``definition``, ``assumed``, ``law``, ``within``), and the verdicts
+marks (``measured``, ``definition``, ``assumed``, ``law``, ``equals``, ``within``), and the verdicts
 (``Verdict``, ``verify``). Names load lazily: importing this package imports no SymPy.
 """
 
@@ -19,7 +19,8 @@ _EXPORTS = {
     **{name: "model" for name in ("Claim", "Conflict", "Derivation", "DerivationBuilder",
                                   "Erratum", "Law", "Source")},
     **{name: "chapter" for name in ("Chapter", "assumed", "build_chapter",
-                                    "definition", "kind_of", "law", "measured", "within")},
+                                    "definition", "equals", "kind_of", "law", "measured",
+                                    "within")},
     "Verdict": "rules",
     "stated": "stated",
     "Stated": "stated",

@@ -21,21 +21,21 @@ CLAIMS = '''"""{title}: what the chapter derives, once (each translation: a tabl
 from __future__ import annotations
 
 from symroof import chip, einsum, sizes
-from symroof.claims import Chapter, law
+from symroof.claims import Chapter, equals
 
 
 def claims(ch: Chapter) -> None:
     # Derive with the engine through ch (ch.roofline, ch.threshold, ch.expansion, ...), then
-    # add every claim once by id, as a value or a law. A worked example to replace with the
-    # text's own claims: a bf16 matmul on an H100 SXM. Sizes are positive symbols: compare
-    # with symroof.sizes("B"), not a plain sympy.Symbol("B").
+    # add every claim once by id, as a value or a law (law, equals, within). A worked
+    # example to replace with the text's own claims: a bf16 matmul on an H100 SXM. Sizes
+    # are positive symbols: compare with symroof.sizes("B"), not sympy.Symbol("B").
     (B,) = sizes("B")
     rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("h100-sxm"))
     deep = ch.threshold(rl, "B", regime="B<<D,F")
     ch.add(ridge=rl.ridge,
            critical_batch=B > deep.asymptotic,
-           small_batch=law(ch.expansion(rl.intensity, "B<<D,F").leading == B,
-                           "intensity tends to B"))
+           small_batch=equals(ch.expansion(rl.intensity, "B<<D,F").leading, B,
+                              "intensity tends to B"))
 '''
 TABLE = '''[chapter]
 id = "{id}"
