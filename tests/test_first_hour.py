@@ -141,3 +141,12 @@ def test_a_failed_equality_law_says_the_value_and_the_plain_symbol_trap(tmp_path
     assert ("fails (intensity tends to B: the value is B, not B (B has other assumptions on "
             "each side: symroof's sizes are positive symbols, sizes(\"B\"), not "
             "sympy.Symbol(\"B\")): does not hold)") in row
+
+
+def test_the_notebook_imports_only_public_names() -> None:
+    import json
+    notebook = json.loads((ROOT / "examples" / "symroof.ipynb").read_text("utf-8"))
+    code = "\n".join("".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code")
+    modules = set(re.findall(r"^(?:from|import) (symroof[\w.]*)", code, re.M))
+    assert modules and modules <= {"symroof", "symroof.claims", "symroof.models",
+                                   "symroof.plans", "symroof.testing"}, modules

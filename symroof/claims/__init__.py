@@ -7,8 +7,10 @@
 
 The public face for a derivation author: the data model (``Derivation``, ``Source``,
 ``Erratum``, ``Law``), the chapter form (``Chapter``, ``build_chapter``) with its value
-marks (``measured``, ``definition``, ``assumed``, ``law``, ``equals``, ``within``), and the verdicts
-(``Verdict``, ``verify``). Names load lazily: importing this package imports no SymPy.
+marks (``measured``, ``definition``, ``assumed``, ``law``, ``equals``, ``within``), and the
+verdicts (``Verdict``, ``verify``; ``load_derivations`` reads units by path or bundled
+name).
+Names load lazily: importing this package imports no SymPy.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ _EXPORTS = {
     "stated": "stated",
     "Stated": "stated",
     "verify": "runner",
+    "load_derivations": "runner",
     "find_conflicts": "consistency",
 }
 
