@@ -70,8 +70,9 @@ def test_make_shell_puts_symroof_on_path(tmp_path: Path) -> None:
     if not (bin_dir / "symroof").exists():
         pytest.skip("symroof is not installed as a command next to this interpreter")
     stamp = bin_dir / ".symroof-setup"
-    if not stamp.exists():
-        pytest.skip("this environment was not made by `make setup`")
+    if not stamp.exists() or any(stamp.stat().st_mtime < (ROOT / name).stat().st_mtime
+                                 for name in ("pyproject.toml", "constraints.txt")):
+        pytest.skip("this environment was not made (or is not current) by `make setup`")
     env = {**_outside_make(), "SHELL": "/bin/sh", "PATH": "/usr/bin:/bin"}
     done = subprocess.run(["make", "-s", "--no-print-directory", "-C", str(ROOT), "shell",
                            f"PYTHON={sys.executable}"],
