@@ -15,9 +15,14 @@ APT_NEED = sh scripts/apt-need
 # pytest-xdist's workers: one per core (2 on the reference machine)
 JOBS ?= auto
 
-.PHONY: setup python tex browser katex check check-full reports notebook bench
+.PHONY: setup python tex browser katex check check-full reports notebook bench shell docs
+
+# how to run the command after set-up: the environment's bin/ is not on a new shell's PATH
+BIN = $(dir $(PYTHON))
+RUN_HINT = @echo "run symroof as $(BIN)symroof, or put it on PATH for this shell with '. $(BIN)activate', or open a shell with it: make shell"
 
 setup: python tex katex
+	$(if $(filter setup,$(MAKECMDGOALS)),$(RUN_HINT))
 
 python: $(STAMP)
 
@@ -32,8 +37,8 @@ $(VENV)/bin/python:
 # the package with its extras, editable, at the locked versions; again only when the lock or
 # pyproject.toml is newer than the stamp
 $(STAMP): pyproject.toml constraints.txt | $(PYTHON)
-	@echo "setup: symroof with its test and plot extras into $(dir $(PYTHON)) (pip, at the versions of constraints.txt)"
-	@$(PIP) -e ".[test,plot]"
+	@echo "setup: symroof with its test, plot and docs extras into $(dir $(PYTHON)) (pip, at the versions of constraints.txt)"
+	@$(PIP) -e ".[test,plot,docs]"
 	@touch $@
 
 # TeX Live, for the PDF write-ups and their tests: each piece only where kpsewhich or PATH
@@ -71,11 +76,24 @@ check-full: setup
 reports: setup
 	$(PYTHON) -m symroof verify
 	$(PYTHON) -m symroof report --format md,tex,pdf,html --out reports
+	$(RUN_HINT)
+
+# a shell (yours, from $$SHELL) with the environment's bin/ first on PATH: symroof, python,
+# pytest and jupyter as the README writes them; leave it with exit
+shell: python
+	@echo "symroof is on PATH in this shell ($(abspath $(BIN))); leave it with exit"
+	@VIRTUAL_ENV="$(abspath $(BIN)..)" PATH="$(abspath $(BIN)):$$PATH" $${SHELL:-sh}
 
 # JupyterLab in the project environment, for examples/symroof.ipynb
 notebook: python
 	@$(PIP) -e ".[notebook]"
 	@echo "run: $(dir $(PYTHON))jupyter lab examples/symroof.ipynb"
+
+# the documentation site from docs/ (MkDocs, mkdocstrings for the API) into site/; a warning
+# (a broken link, a page the nav cannot place, a docstring reference) fails the build
+docs: python
+	$(PYTHON) -m mkdocs build --strict --quiet
+	@echo "docs: open site/index.html"
 
 bench: python
 	$(PYTHON) benchmarks/run.py

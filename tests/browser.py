@@ -97,15 +97,19 @@ class Browser:
                       for e in self._events):
             self._events.append(self._read(deadline))
 
-    def visit(self, page: Path, probe: str) -> Visit:
-        """Load ``page`` in a fresh tab and evaluate ``probe`` (a JS expression) after the
-        load event."""
+    def visit(self, page: Path, probe: str, width: int = 0) -> Visit:
+        """Load ``page`` in a fresh tab (``width`` CSS pixels wide, when given) and evaluate
+        ``probe`` (a JS expression) after the load event."""
         target = self.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = self.send("Target.attachToTarget", {"targetId": target,
                                                       "flatten": True})["sessionId"]
         self._events = []
         for domain in ("Network", "Page", "Runtime"):
             self.send(f"{domain}.enable", session=session)
+        if width:
+            self.send("Emulation.setDeviceMetricsOverride",
+                      {"width": width, "height": 900, "deviceScaleFactor": 1, "mobile": False},
+                      session=session)
         self.send("Page.navigate", {"url": page.resolve().as_uri()}, session=session)
         self.wait_for("Page.loadEventFired", session)
         value = self.send("Runtime.evaluate", {"expression": probe, "returnByValue": True},

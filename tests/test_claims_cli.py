@@ -10,19 +10,31 @@ from tests.conftest import run_cli
 
 
 def test_new_chapter_builds_and_a_second_language_adds_a_table(tmp_path: Path) -> None:
+    """The scaffold is a worked chapter that verifies (its claims with imports, statements
+    and stated values); a second language's table starts empty, and verify then names every
+    claim it lacks at once."""
     folder = tmp_path / "Rooflines"
     done = run_cli("claims", "new", str(folder), "--lang", "ru", "--book", "A \"book\"",
                    "--json")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["files"] == [str(folder / "claims.py"), str(folder / "ru.toml")]
-    done = run_cli("claims", "new", str(folder), "--lang", "zh")
-    assert done.returncode == 0 and done.stdout == f"wrote {folder / 'zh.toml'}\n"
-    ru, zh = build_chapter(folder)
-    assert (ru.id, zh.id, ru.source.book, ru.claims) == ("rooflines-ru", "rooflines-zh",
-                                                         'A "book"', ())
+    (ru,) = build_chapter(folder)
+    assert (ru.id, ru.source.book) == ("rooflines-ru", 'A "book"')
+    assert [c.id for c in ru.claims] == ["ru_ridge", "ru_critical_batch", "ru_small_batch"]
+    assert all(c.statement for c in ru.claims)
     verify = run_cli("verify", "--json", "--no-cache", str(folder))
     assert verify.returncode == 0, verify.stderr
-    assert json.loads(verify.stdout)["claims"] == []
+    rows = json.loads(verify.stdout)["claims"]
+    assert [(r["id"], r["verdict"]) for r in rows] == [
+        ("ru_ridge", "OK"), ("ru_critical_batch", "OK"), ("ru_small_batch", "OK")]
+    done = run_cli("claims", "new", str(folder), "--lang", "zh")
+    assert done.returncode == 0 and done.stdout == f"wrote {folder / 'zh.toml'}\n"
+    assert "[\"A worked example\"" not in (folder / "zh.toml").read_text("utf-8")
+    verify = run_cli("verify", "--no-cache", str(folder))
+    assert verify.returncode == 2 and verify.stderr == (
+        f"symroof: error: {folder / 'zh.toml'}: ridge, critical_batch, small_batch: 3 claims "
+        "of claims.py this table neither states nor omits (a row for each, or list it under "
+        "[chapter] omits)\n")
 
 
 def test_bad_input_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -204,10 +204,10 @@ def test_latent_attention_counts_and_its_decode_step() -> None:
 
 
 def readme_models() -> list[tuple[str, list[str]]]:
-    """The ``$ symroof model ...`` commands of README "Models" with the lines they print."""
+    """The ``$ symroof model ...`` commands of the guide's page on models (docs/models.md)
+    with the lines they print."""
     from tests.conftest import ROOT
-    section = (ROOT / "README.md").read_text("utf-8").split("## Models\n", 1)[1]
-    section = section.split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "models.md").read_text("utf-8")
     out = []
     for block in section.split("```console\n")[1:]:
         lines = block.split("```", 1)[0].rstrip("\n").split("\n")
@@ -215,13 +215,13 @@ def readme_models() -> list[tuple[str, list[str]]]:
     return out
 
 
-def test_readme_models_has_three_worked_commands() -> None:
+def test_the_models_page_has_three_worked_commands() -> None:
     assert len(readme_models()) == 3
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize(("command", "shown"), readme_models(), ids=lambda x: str(x)[:50])
-def test_readme_models_shows_what_the_commands_print(command: str, shown: list[str]) -> None:
+def test_the_models_page_shows_what_the_commands_print(command: str, shown: list[str]) -> None:
     import shlex
     args = shlex.split(command)
     assert args[:2] == ["symroof", "model"]

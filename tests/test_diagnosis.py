@@ -162,7 +162,7 @@ def test_a_chapter_of_approx_and_simplified_claims_exits_zero(tmp_path: Path) ->
                                                    f'language = "en"\n{omits}'), "utf-8")
     got = run_cli("verify", str(tmp_path), "--no-cache")
     assert got.returncode == 0, got.stdout + got.stderr
-    assert got.stdout.rstrip().endswith("2 claims in 1 derivations: 1 APPROX, 1 SIMPLIFIED")
+    assert got.stdout.rstrip().endswith("2 claims in 1 derivation: 1 APPROX, 1 SIMPLIFIED")
 
 
 def test_the_index_lists_diagnoses_next_to_errata(chapter: dict[str, object]) -> None:

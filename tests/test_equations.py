@@ -81,6 +81,18 @@ def test_an_equation_without_a_rational_or_power_form_goes_to_sympy() -> None:
         roots(sp.exp(x) - sp.sin(x) - x**2, x)
 
 
+def test_sympy_s_time_limit_is_cpu_time_and_named_when_it_runs_out(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The limit counts the process's CPU time (sympy.solve spends about 1 s of it on this
+    equation whatever the machine's load, far below the 10 s); an injected limit of 0.05 s
+    runs out, and the message names it."""
+    import symroof.engine.equations as equations
+    monkeypatch.setattr(equations, "SOLVE_SECONDS", 0.05)
+    with pytest.raises(DerivationError, match=r"^-x\*\*2 \+ exp\(x\) - sin\(x\) = 0 has no "
+                       r"closed form in x that SymPy finds within 0.05 s of CPU time$"):
+        roots(sp.exp(x) - sp.sin(x) - x**2, x)
+
+
 def test_the_count_of_positive_roots_is_named_when_it_is_not_one() -> None:
     with pytest.raises(DerivationError, match=r"^s\*\*2 \+ 4 = 0 has 0 positive roots in s$"):
         positive_root(s**2 + 4, s)

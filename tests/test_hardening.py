@@ -215,13 +215,11 @@ def test_hostile_formulas_never_run_code_crash_or_hang(tmp_path_factory: pytest.
                                                        parts: list[str], noise: str) -> None:
     target = tmp_path_factory.getbasetemp() / "ran"
     formula = "".join(parts).replace("{t}", str(target)) + noise
-    start = time.perf_counter()
-    with time_limit(5):
+    with time_limit(5, cpu=True):  # a hang is CPU spent; a busy machine spends none of it
         try:
             parse_expr(formula, where="--flops")
         except InputError as exc:
             assert str(exc).startswith("--flops: ")
-    assert time.perf_counter() - start < 5
     assert not target.exists()
 
 

@@ -166,7 +166,8 @@ def test_processes_a_derivation_starts_end_with_its_run(tmp_path: Path) -> None:
     """))
     start = time.monotonic()
     done = run_cli("verify", str(ch), "--no-cache", "--timeout", "5")
-    assert done.returncode == 1 and time.monotonic() - start < 5
+    # the forked child sleeps 120 s: the run ended long before, however busy the machine
+    assert done.returncode == 1 and time.monotonic() - start < 100
     time.sleep(0.3)
     assert subprocess.run(["pgrep", "-f", f"sleep {marker}"]).returncode == 1
 
@@ -253,7 +254,7 @@ def test_a_write_up_is_built_only_in_a_sealed_worker(tmp_path: Path, second: str
     start = time.monotonic()
     done = run_cli("report", str(ch), "--no-cache", "--timeout", "2", "--out",
                    str(tmp_path / "out"))
-    assert time.monotonic() - start < 15
+    assert time.monotonic() - start < 90  # the sleeper sleeps 100 s: it was stopped
     assert "NOISE" not in done.stdout
     if message:
         assert done.returncode == 1 and done.stderr.strip() == message

@@ -119,10 +119,10 @@ def test_a_threshold_with_no_closed_form_is_said_so() -> None:
 
 
 def readme_examples() -> list[tuple[str, list[str]]]:
-    """The ``$ symroof ...`` commands of README "Many chips" with the lines printed."""
+    """The ``$ symroof ...`` commands of the guide's page on many chips (docs/chips.md)
+    with the lines printed."""
     from tests.conftest import ROOT
-    text = (ROOT / "README.md").read_text("utf-8")
-    section = text.split("## Many chips", 1)[1].split("\n## ", 1)[0]
+    section = (ROOT / "docs" / "chips.md").read_text("utf-8")
     out = []
     for block in section.split("```console\n")[1:]:
         lines = block.split("```", 1)[0].rstrip("\n").split("\n")
@@ -131,7 +131,7 @@ def readme_examples() -> list[tuple[str, list[str]]]:
 
 
 @pytest.mark.parametrize(("command", "shown"), readme_examples(), ids=lambda x: str(x)[:40])
-def test_readme_many_chips_shows_what_the_commands_print(
+def test_the_many_chips_page_shows_what_the_commands_print(
         capsys: pytest.CaptureFixture[str], command: str, shown: list[str]) -> None:
     import shlex
     args = shlex.split(command)

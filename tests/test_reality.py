@@ -180,7 +180,7 @@ def test_the_committed_plot_is_what_the_benchmark_draws(tmp_path: Path) -> None:
     with contextlib.redirect_stdout(io.StringIO()):
         assert module.main(["--svg", str(drawn)]) == 0
     assert drawn.read_bytes() == (ROOT / "benchmarks" / "reality.svg").read_bytes()
-    assert "](benchmarks/reality.svg)" in (ROOT / "README.md").read_text("utf-8")
+    assert "](benchmarks/reality.svg)" in (ROOT / "docs" / "reality.md").read_text("utf-8")
 
 
 def test_interleaved_bubble_is_p_minus_1_over_v_m() -> None:

@@ -94,3 +94,49 @@ def test_html_without_katex_is_a_clear_input_error(tmp_path: Path) -> None:
     assert done.stderr == (f"symroof: error: --format html: SYMROOF_KATEX_DIR={tmp_path} has "
                            "no katex.min.css or katex.min.js (it names KaTeX's dist folder)\n")
     assert not (tmp_path / "out").exists()
+
+
+LAYOUT = """JSON.stringify([...document.querySelectorAll('table')].map(t => ({
+  heading: (t.previousElementSibling && t.previousElementSibling.previousElementSibling ||
+            {}).textContent || '',
+  right: t.getBoundingClientRect().right,
+  width: t.getBoundingClientRect().width,
+  columns: [...t.querySelectorAll('thead th')].map(th => th.getBoundingClientRect().width),
+  overflowing: [...t.querySelectorAll('td')].filter(td => td.scrollWidth > td.clientWidth + 1)
+    .map(td => td.textContent.slice(0, 40))})).concat([{
+  viewport: document.documentElement.clientWidth}]))"""
+
+
+@pytest.fixture(scope="module")
+def layouts(site: Path) -> dict[str, list[dict[str, object]]]:
+    """The tables of the index and of one chapter, laid out in a 1280-pixel-wide window."""
+    browser = Browser(require_tool("chromium"))
+    try:
+        return {name: json.loads(browser.visit(site / name, LAYOUT, width=1280).probe)
+                for name in ("index.html", "rooflines-ru.html")}
+    finally:
+        browser.close()
+
+
+def test_tables_fit_a_1280_pixel_window_and_no_cell_spills(
+        layouts: dict[str, list[dict[str, object]]]) -> None:
+    for name, found in layouts.items():
+        *tables, last = found
+        viewport = last["viewport"]  # 1280 less the scroll bar
+        assert isinstance(viewport, int) and 1240 <= viewport <= 1280 and tables, name
+        for table in tables:
+            assert table["right"] <= viewport and table["overflowing"] == [], (name, table)
+
+
+def test_the_errata_give_their_reasons_a_readable_column_at_1280_pixels(
+        layouts: dict[str, list[dict[str, object]]]) -> None:
+    """The reason column keeps its share of the table (38%, about 340 of 900 pixels), so a
+    reason is a paragraph, not a ribbon of a dozen characters, whatever the formulas beside."""
+    tables = [t for t in layouts["index.html"] if "viewport" not in t]
+    errata = tables[1]  # the verdicts of each derivation, then the errata
+    columns = errata["columns"]
+    assert isinstance(columns, list) and len(columns) == 4
+    width = float(errata["width"])  # type: ignore[arg-type]
+    assert width >= 800
+    assert columns[3] >= 0.37 * width and columns[3] >= 300
+    assert min(columns) >= 0.15 * width

@@ -124,8 +124,9 @@ def test_a_claim_that_hangs_times_out_and_the_run_goes_on() -> None:
     built = d.build()
     hang = run_claim(built.claims[0], "t", timeout=0.3)
     assert hang.verdict == "TIMEOUT" and hang.detail == "no result within 0.3 s"
-    assert 0.25 < hang.seconds < 5
-    assert run_claim(built.claims[1], "t", timeout=0.3).verdict == "OK"
+    assert hang.seconds > 0.25  # no upper bound: a busy machine may stop it late
+    # the next claim runs (with the default limit: a busy machine must not time it out)
+    assert run_claim(built.claims[1], "t").verdict == "OK"
 
 
 MODULE = '''

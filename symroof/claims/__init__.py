@@ -7,9 +7,10 @@
 
 The public face for a derivation author: the data model (``Derivation``, ``Source``,
 ``Erratum``, ``Law``), the chapter form (``Chapter``, ``build_chapter``) with its value
-marks (``measured``, ``definition``, ``assumed``, ``law``, ``within``, ``quantity``,
-``real``), and the verdicts (``Verdict``, ``verify``). Names load lazily: importing this
-package imports no SymPy.
+marks (``measured``, ``definition``, ``assumed``, ``law``, ``equals``, ``within``,
+``quantity``, ``real``), and the verdicts (``Verdict``, ``verify``; ``load_derivations``
+reads units by path or bundled name). Names load lazily: importing this package imports no
+SymPy.
 """
 
 from __future__ import annotations
@@ -20,12 +21,14 @@ _EXPORTS = {
     **{name: "model" for name in ("Claim", "Conflict", "Derivation", "DerivationBuilder",
                                   "Erratum", "Law", "Source")},
     **{name: "chapter" for name in ("Chapter", "assumed", "build_chapter",
-                                    "definition", "kind_of", "law", "measured", "quantity", "real",
+                                    "definition", "equals", "kind_of", "law", "measured",
+                                    "quantity", "real",
                                     "within")},
     "Verdict": "rules",
     "stated": "stated",
     "Stated": "stated",
     "verify": "runner",
+    "load_derivations": "runner",
     "find_conflicts": "consistency",
 }
 

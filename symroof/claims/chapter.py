@@ -279,6 +279,37 @@ def within(value: Any, lo: Any, hi: Any, meaning: str = "") -> Law:
     return Law(holds, f"{meaning}: {where}" if meaning else where, approx(v, 6))
 
 
+def equals(value: Any, expected: Any, meaning: str = "") -> Law:
+    """The law ``value = expected``, proven (their difference cancels to 0), and when it
+    does not hold, saying what the value is, and whether the two name one symbol with other
+    assumptions (symroof's sizes are positive: ``sizes("B")``, not ``sympy.Symbol("B")``).
+
+    >>> from symroof import sizes
+    >>> (B,) = sizes("B")
+    >>> equals(B * (1 + B) / (1 + B), B, "tends to B").holds
+    True
+    >>> equals(2 * B, B, "tends to B").meaning
+    'tends to B: the value is 2*B, not B'
+    >>> print(equals(B, sp.Symbol("B")).meaning)  # doctest: +NORMALIZE_WHITESPACE
+    the value is B, not B (B has other assumptions on each side: symroof's sizes are
+    positive symbols, sizes("B"), not sympy.Symbol("B"))
+    """
+    from ..engine.algebra import cancel
+    v, e = (sp.sympify(x, strict=True) for x in (value, expected))
+    holds = cancel(v - e) == 0
+    if holds:
+        return Law(True, meaning or f"{v} = {e}")
+    said = f"the value is {v}, not {e}"
+    names = {s.name for s in e.free_symbols} & {s.name for s in v.free_symbols}
+    clashes = sorted(n for n in names if len({s for s in v.free_symbols | e.free_symbols
+                                              if s.name == n}) > 1)
+    if clashes:
+        said += (f" ({', '.join(clashes)} has other assumptions on each side: symroof's sizes "
+                 f'are positive symbols, sizes("{clashes[0]}"), not '
+                 f'sympy.Symbol("{clashes[0]}"))')
+    return Law(False, f"{meaning}: {said}" if meaning else said)
+
+
 def _rational(x: Any) -> Any:
     """``x`` as an exact number: rationals and SymPy's finite real numbers as they are, a
     float as its shortest decimal, text through the formula parser."""
@@ -413,10 +444,14 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
     for key in rows:
         if key not in ch.values:
             raise InputError("a claim claims.py does not add", f"{file}: {key}")
-    for key in ch.values:
-        if key not in rows and key not in omits:
-            raise InputError("a claim of claims.py this table neither states nor omits",
-                             f"{file}: {key}")
+    missing = [key for key in ch.values if key not in rows and key not in omits]
+    if len(missing) == 1:
+        raise InputError("a claim of claims.py this table neither states nor omits",
+                         f"{file}: {missing[0]}")
+    if missing:  # every one at once: a new translation's table lacks them all
+        raise InputError(f"{len(missing)} claims of claims.py this table neither states nor "
+                         "omits (a row for each, or list it under [chapter] omits)",
+                         f"{file}: {', '.join(missing)}")
     plain = restated_in(module, ch)
     made = engine_results(ch)
     claims = tuple(_claim(prefix + key, replace(src, section=section), row,

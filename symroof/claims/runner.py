@@ -125,8 +125,8 @@ class Verification(tb.RichView):
         counts = ", ".join(f"{n} {k}" for k, n in self.summary.items())
         table = tb.Table((tb.Column("verdict"), tb.Column("claim"), tb.Column("stated"),
                           tb.Column("derived")), rows)
-        return f"{len(self.verdicts)} claims in {len(self.derivations)} derivations: " \
-            f"{counts}", table
+        return f"{tb.counted(len(self.verdicts), 'claim')} in " \
+            f"{tb.counted(len(self.derivations), 'derivation')}: {counts}", table
 
 
 def judge(claim: Claim) -> Judgement:

@@ -1,4 +1,4 @@
-"""symroof claims new: scaffold a chapter folder (claims.py and an empty translation table).
+"""symroof claims new: scaffold a chapter folder (claims.py with a worked claim, and its table).
 
 >>> import tempfile, pathlib
 >>> folder = pathlib.Path(tempfile.mkdtemp()) / "rooflines"
@@ -20,13 +20,22 @@ CLAIMS = '''"""{title}: what the chapter derives, once (each translation: a tabl
 
 from __future__ import annotations
 
-from symroof.claims import Chapter
+from symroof import chip, einsum, sizes
+from symroof.claims import Chapter, equals
 
 
 def claims(ch: Chapter) -> None:
-    # derive with the engine through ch (ch.roofline, ch.threshold, ch.expansion, ...), then
-    # add every claim once by id, as a value or a law: ch.add(ridge=rl.ridge, ...)
-    ch.add()
+    # Derive with the engine through ch (ch.roofline, ch.threshold, ch.expansion, ...), then
+    # add every claim once by id, as a value or a law (law, equals, within). A worked
+    # example to replace with the text's own claims: a bf16 matmul on an H100 SXM. Sizes
+    # are positive symbols: compare with symroof.sizes("B"), not sympy.Symbol("B").
+    (B,) = sizes("B")
+    rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("h100-sxm"))
+    deep = ch.threshold(rl, "B", regime="B<<D,F")
+    ch.add(ridge=rl.ridge,
+           critical_batch=B > deep.asymptotic,
+           small_batch=equals(ch.expansion(rl.intensity, "B<<D,F").leading, B,
+                              "intensity tends to B"))
 '''
 TABLE = '''[chapter]
 id = "{id}"
@@ -35,10 +44,26 @@ book = "{book}"
 language = "{lang}"
 prefix = "{lang}_"
 
-# one table per claim, under its section, keyed by the id claims.py adds:
-# ["Section title".ridge]
-# quote = "the words of the text"
-# stated = "240"
+# One table per claim, under its section, keyed by the id claims.py adds: the text's words
+# (quote), the value it prints (stated, as the text writes it) and an English sentence the
+# write-ups show for the claim (statement).
+'''
+EXAMPLE_ROWS = '''# The worked example's three claims:
+
+["A worked example".ridge]
+quote = "the ridge of a bf16 matmul on an H100 sits near 295 FLOPs per byte"
+stated = "≈ 295"
+statement = "The ridge point of an H100 SXM in bf16, in FLOPs per byte of HBM traffic."
+
+["A worked example".critical_batch]
+quote = "with B much smaller than D and F, the matmul is compute-bound above B = 295"
+stated = "B > 295"
+statement = "A bf16 matmul with B << D, F is compute-bound on an H100 SXM above this batch."
+
+["A worked example".small_batch]
+quote = "the intensity tends to B"
+stated = "tends to B"
+statement = "For B << D, F the matmul's arithmetic intensity tends to B."
 '''
 
 
@@ -88,7 +113,8 @@ def run_claims(args: argparse.Namespace) -> int:
 
 
 def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
-    """Create ``folder/claims.py`` (unless there) and an empty ``folder/LANG.toml``."""
+    """Create ``folder/claims.py`` with a worked example (unless there) and
+    ``folder/LANG.toml``: with the example's rows beside a new claims.py, else empty."""
     from ..core.errors import InputError
     from ..render.files import write
     from ..render.report import LANGUAGES
@@ -112,11 +138,15 @@ def scaffold(folder: Path, lang: str, title: str, book: str) -> list[Path]:
     name = re.sub(r"[^a-z0-9_.-]+", "-", folder.name.lower()).strip("-") or "chapter"
     files = []
     code = folder / "claims.py"
-    if not code.exists():
+    fresh = not code.exists()
+    if fresh:
         files.append((code, CLAIMS.format(title=title.replace('"', "'"))))
     quote = {"id": f"{name}-{lang}", "title": title, "book": book, "lang": lang}
-    files.append((table, TABLE.format(**{k: v.replace("\\", "\\\\").replace('"', '\\"')
-                                          for k, v in quote.items()})))
+    header = TABLE.format(**{k: v.replace("\\", "\\\\").replace('"', '\\"')
+                             for k, v in quote.items()})
+    # the worked example's rows go with the worked claims.py; a table for an existing
+    # claims.py starts empty, and verify names every claim it still lacks
+    files.append((table, header + "\n" + EXAMPLE_ROWS if fresh else header))
     # all or nothing, with the umask's permissions (0644 under umask 022)
     write({path.name: text for path, text in files}, folder)
     return [p for p, _ in files]

@@ -175,13 +175,19 @@ def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
     on = f", per chip of mesh {args.mesh} (tp={'+'.join(r.mesh.axes)})" if r.mesh else ""
     title = (f"{r.config.name} {phase}, batch {r.batch}, " +
              (f"context {r.context}" if phase == "decode" else f"{r.context} tokens each") +
-             f", on {r.chip.name}{on} ({args.dtype} weights, {request.kv} KV cache)")
+             f", on {r.chip.name}{_defaulted(args)}{on} ({args.dtype} weights, "
+             f"{request.kv} KV cache)")
     book = [f"book form: weights and KV cache read once over {r.chip.name}'s HBM"
             f"{' on ' + text(r.mesh.devices) + ' chips' if r.mesh else ''}, no compute: "
             f"{si(r.book, 's')}"] if r.book is not None else []
     print("\n".join(step_lines(r.step, r.critical, r.intensity, args.format, title) +
                     ([meet_line(met)] if met is not None else []) + book))
     return 0
+
+
+def _defaulted(args: argparse.Namespace) -> str:
+    """Said after the chip's name when no --chip chose it."""
+    return " (the default chip; --chip NAME for another)" if args.chip is None else ""
 
 
 def _fit(args: argparse.Namespace, request: Any) -> int:
@@ -199,7 +205,7 @@ def _fit(args: argparse.Namespace, request: Any) -> int:
     labels = {"max_batch": f"largest batch at context {context} on {on}",
               "max_context": f"longest context at batch {batch} on {on}",
               "min_chips": f"fewest chips at batch {batch}, context {context}, split evenly"}
-    title = (f"{r.config.name} on {r.chip.name}: {args.dtype} weights, {kv} KV cache; memory "
-             f"at batch {batch}, context {context}")
+    title = (f"{r.config.name} on {r.chip.name}{_defaulted(args)}: {args.dtype} weights, {kv} "
+             f"KV cache; memory at batch {batch}, context {context}")
     print("\n".join(fit_lines(title, r.memory, r.capacity, r.fits, labels, args.format)))
     return 0

@@ -30,8 +30,8 @@ examples:
   symroof plan llama-2-7b --train --mesh "X=8,Y=8" --strategy "zero1=X,pp=Y" \\
       --microbatches 16 --chip tpu-v5p --batch 512 --context 2048 --json
   symroof plan llama-2-7b --train --search 256 --chip tpu-v5e --batch 256 --context 4096
-  symroof plan megatron-gpt-175b --train --search 64 --mesh "X=8,Y=8" \
-      --strategy "pp=X,tp=Y,sp" --microbatches 64 --chip a100-80gb --batch 64 \
+  symroof plan megatron-gpt-175b --train --search 64 --mesh "X=8,Y=8" \\
+      --strategy "pp=X,tp=Y,sp" --microbatches 64 --chip a100-80gb --batch 64 \\
       --optimizer adam-megatron --recompute selective --efficiency megatron-a100
   symroof plan llama-2-7b --serve --mesh "X=8" --strategy "tp=X" --chip h100-sxm \\
       --batch 64 --context 2048 --latency-target 20ms
@@ -43,7 +43,7 @@ examples:
   symroof plan llama-3-70b --serve --search 8 --chip h100-sxm --context 4096 \\
       --ttft 3s --tpot 20ms
   symroof plan llama-2-7b --train --laws --context 4096
-  symroof plan llama-2-7b --train --mesh "X=8" --strategy "zero2=X" --chip h100-sxm \
+  symroof plan llama-2-7b --train --mesh "X=8" --strategy "zero2=X" --chip h100-sxm \\
       --batch 8 --context 4096 --offload optimizer
 
 Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron

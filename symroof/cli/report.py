@@ -22,8 +22,14 @@ def register(verbs: Any) -> None:
         description="Verify the derivations and write each one up (steps, claims with "
                     "stated and derived values and verdicts, figures), with an index that "
                     "lists every verdict and the errata. Files are written atomically once "
-                    "everything has rendered; output is byte-for-byte deterministic.",
-        epilog="examples:\n  symroof report\n  symroof report --format md,tex,pdf --out out\n"
+                    "everything has rendered; output is byte-for-byte deterministic. Exit 0 "
+                    "when everything is written and no claim fails; 1 when everything is "
+                    "written but a claim is NOT PROVEN, MISMATCH, STALE, ERROR or TIMEOUT (as "
+                    "verify), or when nothing is written because a derivation could not be "
+                    "loaded or rendered, or when --check finds a file that differs; 2 on bad "
+                    "input (nothing written).",
+        epilog="examples:\n  symroof report mychapter          (into write-ups/)\n"
+               "  symroof report --format md,tex,pdf --out out\n"
                "  symroof report --check          (exit 1 when reports/ is stale)\n"
                "  symroof report --lang ru --out reports-ru",
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -32,8 +38,9 @@ def register(verbs: Any) -> None:
     r.add_argument("--format", default="md,tex", metavar="LIST",
                    help="any of md, tex, pdf, html, comma-separated (default md,tex; html "
                         "needs KaTeX from npm: npm ci)")
-    r.add_argument("--out", default="reports", metavar="DIR", help="output folder "
-                   "(default reports)")
+    r.add_argument("--out", metavar="DIR", help="output folder (default write-ups, a "
+                   "folder of your own, never the committed reports/ of a checkout, which "
+                   "`make reports` writes with --out reports; with --check, reports)")
     r.add_argument("--lang", default="en", choices=("en", "ru", "zh"),
                    help="language of the headings and words (default en)")
     r.add_argument("--check", action="store_true",
@@ -44,6 +51,9 @@ def register(verbs: Any) -> None:
                    help="accepted for symmetry with verify: a report always derives afresh")
     r.set_defaults(run=run_report)
 
+
+DEFAULT_OUT = "write-ups"  # ignored by git in a checkout: never the committed reports/
+CHECKED = "reports"  # the committed write-ups, which --check compares
 
 SYSTEM_FOLDERS = frozenset({"/bin", "/boot", "/dev", "/etc", "/lib", "/lib64", "/proc", "/root",
                             "/run", "/sbin", "/srv", "/sys", "/usr", "/var", "/home"})
@@ -68,6 +78,8 @@ def run_report(args: argparse.Namespace) -> int:
     if "html" in formats:
         from ..render.html import katex_dir
         katex_dir()  # before any work: an HTML write-up without KaTeX is refused at once
+    if args.out is None:
+        args.out = CHECKED if args.check else DEFAULT_OUT
     if not args.out.strip():
         raise InputError("the output folder is empty", "--out")
     if any(ord(ch) < 0x20 or ord(ch) == 0x7F for ch in args.out):

@@ -143,6 +143,16 @@ def cell_text(parts: Sequence[Part], fmt: str) -> str:
         r" \newline  ", r"\newline ")
 
 
+def counted(n: int, noun: str) -> str:
+    """``n`` and an English noun, plural unless ``n`` is 1 (the nouns the views count take
+    an s).
+
+    >>> counted(1, "derivation"), counted(7, "derivation"), counted(1, "chip")
+    ('1 derivation', '7 derivations', '1 chip')
+    """
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def width(value: str) -> int:
     """Columns a string takes on a terminal (CJK characters take two).
 
@@ -210,10 +220,38 @@ def _tex_table(t: Table, env: str = "longtable") -> str:
         out = cell_text(c, "tex")  # natural-width columns never break
         return out if col.width else out.replace(r"\allowbreak{}", "")
 
-    lines += [" & ".join(tex_cell(c, col) for c, col in zip(row, t.columns, strict=True))
-              + r" \\" for row in t.rows]
+    for row in t.rows:
+        # a formula that would shrink below SHRINK_AT of its size in its column is set
+        # under the row, across the table, numbered, and its cell holds the number
+        below: list[str] = []
+        cells = []
+        for c, col in zip(row, t.columns, strict=True):
+            kept = []
+            for p in c:
+                if env == "longtable" and col.width and p.kind == "math" and \
+                        _tex_points(p.value.text) * SHRINK_AT > col.width * LINE_PT:
+                    below.append(rf"{tex_escape(col.title)}: \fit{{${p.value.latex}$}}")
+                    kept.append(small(f"({len(below)})"))
+                else:
+                    kept.append(p)
+            cells.append(tex_cell(tuple(kept), col))
+        lines.append(" & ".join(cells) + r" \\")
+        lines += [rf"\multicolumn{{{len(t.columns)}}}{{>{{\raggedright\arraybackslash}}"
+                  rf"p{{\dimexpr\linewidth-2\tabcolsep\relax}}}}{{({i}) {f}}} \\"
+                  for i, f in enumerate(below, 1)]
     lines += [r"\bottomrule", rf"\end{{{env}}}"]
     return "\n".join(lines)
+
+
+LINE_PT = 483.0  # the text width of an A4 write-up (2 cm margins), in points
+SHRINK_AT = 0.7  # the smallest scale a formula is set at inside its cell
+
+
+def _tex_points(plain: str) -> float:
+    """A formula's width in points, estimated from its plain form (about 5.5 pt a character
+    at 11 pt): enough to tell a formula that fits its column from one that would shrink to
+    an unreadable size."""
+    return 5.5 * len(plain.replace("*", "").replace(" ", ""))
 
 
 def _html_table(t: Table, fmt: str = "html") -> str:
@@ -224,7 +262,16 @@ def _html_table(t: Table, fmt: str = "html") -> str:
     body = ["<tr>" + "".join(f'<td class="{col.align}">{cell_text(c, fmt)}</td>'
                              for c, col in zip(row, t.columns, strict=True)) + "</tr>"
             for row in t.rows]
-    return "\n".join(["<table>", f"<thead>{head}</thead>", "<tbody>", *body, "</tbody>",
+    # columns with a share of the line keep it in the browser too (as in LaTeX), so a long
+    # formula or id cannot squeeze the column of prose beside it
+    shares = [c.width for c in t.columns]
+    if fmt == "html" and any(shares):
+        rest = max(0.0, 1 - sum(shares)) / max(1, shares.count(0.0))
+        cols = "".join(f'<col style="width: {100 * (w or rest):.4g}%">' for w in shares)
+        opening = ['<table class="shares">', f"<colgroup>{cols}</colgroup>"]
+    else:
+        opening = ["<table>"]
+    return "\n".join([*opening, f"<thead>{head}</thead>", "<tbody>", *body, "</tbody>",
                       "</table>"])
 
 

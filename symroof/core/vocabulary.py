@@ -8,7 +8,7 @@
 >>> critical_json(None, None, None, "sequences", "never compute-bound")["relation"] is None
 True
 
-Rules (the README's glossary lists the keys): an exact value ``x`` is a string (its SymPy
+Rules (docs/json.md lists the keys): an exact value ``x`` is a string (its SymPy
 text) with ``x_value`` beside it, a float or null when it is not a number; a map of exact
 values ``x`` has ``x_value``, the same keys with floats; keys are snake_case; a missing
 value is null, never "none"; every step carries ``flops``, ``bytes``, ``terms``,

@@ -22,7 +22,7 @@ import sympy as sp
 from ..core.errors import DerivationError
 from .algebra import cancel, is_rational_function
 
-SOLVE_SECONDS = 10
+SOLVE_SECONDS = 10  # of CPU time: the answer does not depend on the machine's load
 MAX_DEGREE = 1000  # as a formula's exponent: roots of a higher power are not attempted
 
 
@@ -171,11 +171,11 @@ def _power_balance(equation: sp.Basic, s: sp.Symbol) -> list[sp.Expr] | None:
 def _general(gap: sp.Expr, s: sp.Symbol) -> list[sp.Expr]:
     from ..core.timelimits import TimeLimit, time_limit
     try:
-        with time_limit(SOLVE_SECONDS):
+        with time_limit(SOLVE_SECONDS, cpu=True):
             return list(sp.solve(gap, s))
     except TimeLimit:
         raise DerivationError(f"{gap} = 0 has no closed form in {s} that SymPy finds "
-                              f"within {SOLVE_SECONDS} s") from None
+                              f"within {SOLVE_SECONDS:g} s of CPU time") from None
     except (NotImplementedError, ValueError, TypeError):
         raise DerivationError(f"{gap} = 0 has no closed form in {s} that SymPy finds"
                               ) from None

@@ -92,7 +92,7 @@ def lagrange(objective: sp.Expr, constraint: sp.Eq, variables: Sequence[sp.Symbo
 
     ``method`` is ``auto`` (the power-law fast path when the form allows it), ``power-law``
     (fail when it does not) or ``general`` (``sympy.solve`` on the stationarity system,
-    given ``timeout`` seconds; :class:`Unsolved`, saying why, when it gives no optimum).
+    given ``timeout`` seconds of CPU time; :class:`Unsolved`, saying why, when it gives no optimum).
     An objective that is a positive power (or a positive multiple) of a power-law sum has
     the same optimum as the sum, and takes the fast path.
     """
@@ -263,13 +263,13 @@ def _solve_general(conditions: tuple[sp.Eq, ...], g: sp.Expr, xs: tuple[sp.Symbo
     unknowns = ", ".join(map(str, [*xs, LAMBDA]))
     where = f"{len(system)} stationarity equations in {unknowns}"
     try:
-        with time_limit(timeout):
+        with time_limit(timeout, cpu=True):
             found = sp.solve(system, [*xs, LAMBDA], dict=True)
     except NotImplementedError as exc:
         raise Unsolved(f"sympy.solve cannot solve the {where}: {exc}") from None
     except TimeLimit:
-        raise Unsolved(f"sympy.solve did not finish within {timeout:g} s on the {where} (the "
-                       "power-law fast path does not apply to this form)") from None
+        raise Unsolved(f"sympy.solve did not finish within {timeout:g} s of CPU time on the "
+                       f"{where} (the power-law fast path does not apply to this form)") from None
     if not found:
         raise Unsolved(f"sympy.solve found no solution of the {where}")
     complete = [s for s in found if all(x in s for x in xs)]

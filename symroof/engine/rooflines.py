@@ -190,11 +190,13 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
     intensity = sp.oo if moved == 0 else cancel(op.flops / moved)
     ridge = peak / bandwidths[main]
     steps = (
-        Step("define", "compute time", None, sp.Eq(symbol("T_math"), t_math, evaluate=False),
+        Step("define", "compute time", None,
+             sp.Eq(symbol("T_math"), _over(op.flops, peak), evaluate=False),
              f"FLOPs / peak ({chip.name} {compute or op.compute} {dtype or op.dtype})"),
         *(Step("define", f"time on {r}", None,
-               sp.Eq(symbol(f"T_{r}"), t, evaluate=False), f"bytes / {r} bandwidth")
-          for r, t in t_comms.items()),
+               sp.Eq(symbol(f"T_{r}"), _over(_moved(op, r), bandwidths[r]), evaluate=False),
+               f"bytes / {r} bandwidth")
+          for r in t_comms),
         Step("simplify", f"arithmetic intensity against {main}", op.flops / moved, intensity,
              "FLOPs / bytes"),
         Step("evaluate", "critical intensity", None, ridge, f"peak / {main} bandwidth"),
@@ -228,6 +230,14 @@ def binding(terms: Mapping[str, sp.Expr]) -> str:
     if not all(t.is_number for t in terms.values()):
         return "undetermined"
     return max(terms, key=lambda k: (terms[k], k == COMPUTE))
+
+
+def _over(amount: sp.Expr, rate: sp.Expr) -> sp.Expr:
+    """``amount / rate`` as a step shows it: the text's own figures (2 B D F over the peak),
+    not a factor folded into the rate (B D F over half the peak)."""
+    if amount == 0 or rate == 1:
+        return cancel(amount / rate)
+    return sp.Mul(amount, sp.Pow(rate, -1, evaluate=False), evaluate=False)
 
 
 def _moved(op: Op, resource: str) -> sp.Expr:

@@ -280,7 +280,7 @@ def _past_idle(poly: sp.Poly, s: sp.Symbol, root: sp.Expr, idle: list[sp.Expr]) 
 
 
 ALIASES = {"math": "compute", "flops": "compute"}
-NO_CLOSED_FORM_SECONDS = 10
+NO_CLOSED_FORM_SECONDS = 10  # of CPU time, so a busy machine finds the same closed forms
 
 
 def term_time(rl: Roofline, name: str) -> sp.Expr:
@@ -372,7 +372,7 @@ def _closed_form(num: sp.Expr, s: sp.Symbol, label: str,
                  signed: bool = True) -> tuple[sp.Expr, str, sp.Basic]:
     from ..core.timelimits import TimeLimit, time_limit
     try:
-        with time_limit(NO_CLOSED_FORM_SECONDS):
+        with time_limit(NO_CLOSED_FORM_SECONDS, cpu=True):
             roots = sp.solve(num, s)
     except (NotImplementedError, TimeLimit, ValueError, TypeError):
         roots = None

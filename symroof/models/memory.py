@@ -163,7 +163,7 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
                                symbolic=symbolic)
         parts["activations"] = sp.expand(count_of(batch, "B", "batch") * context_symbol(context)
                                          * act.total)
-        notes["activations"] = f"{recompute} recomputation, {activation_dtype}"
+        notes["activations"] = f"{recomputation(recompute)}, {activation_dtype}"
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
 
 
@@ -192,3 +192,12 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
     cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},
                   {"weights": dtype, "kv cache": kv}, dtype_bytes(dtype))
+
+
+def recomputation(mode: str) -> str:
+    """The recomputation mode as the assumptions say it.
+
+    >>> recomputation("none"), recomputation("full")
+    ('no recomputation', 'full recomputation')
+    """
+    return "no recomputation" if mode == "none" else f"{mode} recomputation"

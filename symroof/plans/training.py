@@ -34,7 +34,7 @@ from ..engine.critical import critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.layers import spelled
-from ..models.memory import OPTIMIZERS, activation_bytes
+from ..models.memory import OPTIMIZERS, activation_bytes, recomputation
 from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
@@ -222,11 +222,11 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         if not symbolic and lower.is_number else None
     assumptions = (
         f"optimizer {optimizer}: {why}",
-        f"activations: {recompute} recomputation, bf16{_kernel(attention)}; 1F1B keeps "
+        f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}; 1F1B keeps "
         "min(p, m) microbatches in flight on the first stage" + (
             f", times 1 + (p - 1)/(p v) interleaved over v = {chunks} chunks per stage"
             if chunks != 1 else "") if pp != 1 else
-        f"activations: {recompute} recomputation, bf16{_kernel(attention)}",
+        f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}",
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         f"overlap {overlap} (predicted): {OVERLAPS[overlap]}",
         "the optimizer step once per step after the backward, serial in every bound: it "

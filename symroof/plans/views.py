@@ -64,6 +64,9 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += [_heading("continuous relaxation of fsdp x tp (communication only)", fmt),
                 f"minimise {text(x.objective)} subject to d_zero d_tp = {x.chips}: "
                 f"d_tp* = {exact(x.tp)}, d_zero* = {exact(x.zero)} (nearest splits: {near})",
+                "it weighs only the time of the FSDP gathers against the tensor-parallel "
+                "reductions; the search times whole steps (compute, memory, every "
+                "collective, the mesh's links), so the plan it chooses may split otherwise",
                 ""]
     if result.train is not None:
         out += _plan(result.train, fmt)
@@ -86,7 +89,7 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
     if result.fewest is not None:
         n, why = result.fewest
         out += ["", _heading("fewest chips for the latency target", fmt),
-                f"{n} chips ({why})" if n else why]
+                f"{tb.counted(n, 'chip')} ({why})" if n else why]
     return out
 
 

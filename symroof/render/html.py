@@ -36,6 +36,10 @@ table { border-collapse: collapse; width: 100%; margin: 1rem 0; font-size: 0.92r
 th, td { border-bottom: 1px solid #ddd; padding: 0.3rem 0.5rem; vertical-align: top; }
 th { text-align: left; border-bottom: 2px solid #888; }
 td.r, th.r { text-align: right; }
+table.shares { table-layout: fixed; }
+table.shares td { overflow-wrap: anywhere; }
+table.shares td .tex { display: inline-block; max-width: 100%; overflow-x: auto;
+  overflow-y: hidden; vertical-align: top; }
 code { font-size: 0.85em; color: #555; }
 small { color: #555; }
 figure { margin: 1.5rem 0; }

@@ -3,7 +3,7 @@ then the summary. Imports no SymPy, so a fully cached run prints without loading
 
 >>> line = VerdictLine("OK", "c", "240", "9850/41", "")
 >>> verdict_lines([line], 1)[-1]
-'1 claims in 1 derivations: 1 OK'
+'1 claim in 1 derivation: 1 OK'
 """
 
 from __future__ import annotations
@@ -69,4 +69,5 @@ def verdict_lines(verdicts: Sequence[ClaimVerdict | VerdictLine], derivations: i
     for v in lines_of:
         tally[v.verdict] = tally.get(v.verdict, 0) + 1
     counts = ", ".join(f"{tally[k]} {k}" for k in VERDICTS if k in tally)
-    return [*lines, "", f"{len(lines_of)} claims in {derivations} derivations: {counts}"]
+    return [*lines, "", f"{tb.counted(len(lines_of), 'claim')} in "
+                        f"{tb.counted(derivations, 'derivation')}: {counts}"]
