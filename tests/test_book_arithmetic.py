@@ -157,7 +157,7 @@ def test_a_catalogue_beside_claims_py_is_data(tmp_path: Path,
     code = main(["verify", str(folder), "--no-cache"])
     out = capsys.readouterr().out
     assert code == 0, out
-    assert "1 claims in 1 derivations: 1 OK" in out
+    assert "1 claim in 1 derivation: 1 OK" in out
 
 
 def test_an_infinite_value_is_one_line_not_finite(tmp_path: Path,

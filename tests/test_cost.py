@@ -99,7 +99,7 @@ def test_the_text_view_states_the_price_as_given(capsys: pytest.CaptureFixture[s
     lines = capsys.readouterr().out.splitlines()  # T_upper with NCCL's per-hop latency
     i = lines.index("cost at 2.5 USD per chip-hour (the price given, '2.5 USD/h'):")
     assert lines[i + 1].startswith("training step: 0.0011201 USD per step of 201.6 ms on 8 "
-                                   "chips (0.0019496 USD at T_upper); 0.034183 USD per million "
+                                   "chips (0.0019512 USD at T_upper); 0.034183 USD per million "
                                    "tokens")
 
 

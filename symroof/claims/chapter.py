@@ -217,7 +217,14 @@ def rounded_figures(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
 def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
     """The engine results a builder recorded (its rooflines and their ops), each with its
     dimension (``ENGINE_DIMENSIONS``); a value two results share with two dimensions is
-    left out."""
+    left out, and so is an unbounded one.
+
+    >>> from symroof import chip, op
+    >>> ch = Chapter("d", "D", Source("b"))
+    >>> rl = ch.roofline(op("pure", flops="2*N"), chip("tpu-v5e"))
+    >>> rl.intensity, sp.oo in engine_results(ch)
+    (oo, False)
+    """
     out: dict[sp.Expr, tuple[int, int, int]] = {}
     clash: set[sp.Expr] = set()
     rooflines = list(getattr(made, "rooflines", ()))
@@ -228,7 +235,9 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
             got = getattr(thing, attr, None)
             dims = (dim.byte, dim.flop, dim.second)
             for v in (got.values() if isinstance(got, Mapping) else [got]):
-                if isinstance(v, sp.Expr) and v != 0:
+                # an unbounded intensity (an op that moves no bytes) divides any number
+                # into itself: it would give every value a dimension, so it gives none
+                if isinstance(v, sp.Expr) and v != 0 and not v.has(sp.oo, sp.zoo, sp.nan):
                     if out.get(v, dims) != dims:
                         clash.add(v)
                     out[v] = dims

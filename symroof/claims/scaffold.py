@@ -78,7 +78,7 @@ def rows_of_text(text: str, language: str) -> list[Row]:
     sentence and value, in reading order."""
     if language not in LANGUAGES:
         raise InputError(f"a text is read in {', '.join(LANGUAGES)}, got {language!r}",
-                         "--lang")
+                         "lang")
     section = "Text"
     found: list[tuple[str, str, str, str]] = []
     for line_block in _blocks(text):
@@ -190,7 +190,7 @@ def scaffold_text(text: str, language: str, chapter_id: str, title: str,
     """(table text, claims.py text, rows) for a chapter scaffolded from ``text``."""
     rows = rows_of_text(text, language)
     if not rows:
-        raise InputError("the text prints no number, relation or formula to check", "--from")
+        raise InputError("the text prints no number, relation or formula to check", "text")
     return _table(rows, language, chapter_id, title, book), _claims(rows, title), rows
 
 

@@ -3,7 +3,7 @@
 >>> from symroof.cli.main import main
 >>> main(["chips"])  # doctest: +ELLIPSIS
 chip           bf16 peak    HBM B/s      HBM    ridge  title
-a100-40gb         3.1e14    1.56e12     4e10   199.36  NVIDIA A100 40GB (SXM4)
+a100-40gb        3.12e14    1.56e12     4e10   200.64  NVIDIA A100 40GB (SXM4)
 ...
 0
 """

@@ -42,6 +42,7 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
 
 # the parameters a verb's flag spells another way
 VERB_FLAGS: dict[str, dict[str, str]] = {
+    "claims": {"text": "--from"},
     "collective": {"nbytes": "--bytes"},
     "optimize": {"variables": "--vars"},
     "plan": {"tokens_per_second": "--mfu"},

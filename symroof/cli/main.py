@@ -4,8 +4,8 @@
 ...       "--solve", "D"])  # doctest: +ELLIPSIS
 flops B*D*F on tpu-v5e (mxu bf16)
 ...
-  threshold           D > 78800/9 ≈ 8755.6 (against ici)
-  smallest integer    8756
+  threshold            D > 78800/9 ≈ 8755.6 (against ici)
+  smallest integer     8756
 ...
 0
 

@@ -5,7 +5,7 @@ at most one fitted on a published run.
 >>> c.fractions["nvlink"], c.fitted.run, c.fitted.mode
 (2/3, 'megatron-gpt-22b', 'full')
 >>> round(float(c.fractions["compute"]), 4)
-0.7213
+0.7167
 
 A fitted fraction is solved exactly from the published time of its run (the time is
 a + b/f in it), the other fractions taken as given; the file names the run and the reason

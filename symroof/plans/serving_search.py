@@ -409,7 +409,7 @@ class ServingSearchRequest:
         from ..core.units import TIME, parse_quantity
         from ..hardware.catalog import load_catalog
         from ..models import model
-        from .efficiency import parse_efficiency
+        from .calibration import parse_efficiency
         limits = [parse_quantity(v, TIME, where=k) for k, v in (("ttft", self.ttft),
                                                                  ("tpot", self.tpot))]
         cfg = model(self.model)

@@ -2,7 +2,7 @@
 
 >>> from symroof.hardware.catalog import load_catalog
 >>> print(chips_lines(load_catalog())[1])
-a100-40gb         3.1e14    1.56e12     4e10   199.36  NVIDIA A100 40GB (SXM4)
+a100-40gb        3.12e14    1.56e12     4e10   200.64  NVIDIA A100 40GB (SXM4)
 
 Renders only: every value shown was derived before it gets here.
 """
