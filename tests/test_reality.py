@@ -244,11 +244,12 @@ def test_palm_flops_are_the_training_flops_the_model_does() -> None:
 
 
 def test_search_finds_sharded_states_with_gradient_accumulation_on_256_h100() -> None:
-    # at the compute bound the optimizer step decides: FSDP shards the weights it writes
+    # at the compute bound the optimizer step decides: FSDP shards the weights it writes;
+    # among the plans that tie, the rings over three axes pay the fewest hop latencies
     from symroof.hardware.catalog import chip
     from symroof.plans.search import search
     found = search(model("llama-2-7b"), chip("h100-sxm"), 256, batch=1024, context=4096)
-    assert found.best.strategy == "fsdp=X" and found.best.microbatches > 1
+    assert found.best.strategy == "fsdp=X+Y+Z" and found.best.microbatches > 1
     plan = found.plan
     assert plan.bound == "compute"
     assert plan.t_lower == plan.terms["compute"].time + plan.terms["optimizer step"].time

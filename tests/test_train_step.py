@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 import sympy as sp
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
+from symroof.core.errors import InputError
 from symroof.models import model, params
 from symroof.models.config import ModelConfig
 from symroof.models.layers import Kernel
@@ -67,8 +68,9 @@ def test_the_prediction_is_never_below_t_lower(cfg: ModelConfig, spec: str, over
     try:
         plan = train(cfg, m, parse_strategy(spec), batch=16, context=64, overlap=overlap,
                      efficiency=eff)
-    except Exception as exc:  # a model whose sizes do not split over the mesh
-        pytest.skip(str(exc))
+    except InputError:  # a model whose sizes do not split over the mesh
+        assume(False)
+        return
     assert plan.predicted is not None
     assert plan.predicted >= plan.t_lower
     assert plan.predicted <= plan.t_upper

@@ -318,7 +318,9 @@ def test_a_module_changed_after_its_import_from_a_pyc_is_not_kept(tmp_path: Path
     def editor() -> None:  # an editor saving the helper while verify runs
         for _ in range(400):
             if (marks / "imported").exists():
-                (lib / "helper_38.py").write_text("VALUE = 2\n")
+                # another size: a .pyc whose source has the same size and the same second
+                # of mtime is taken as fresh by Python itself
+                (lib / "helper_38.py").write_text("VALUE = 22\n")
                 (marks / "edited").touch()
                 return
             time.sleep(0.05)
