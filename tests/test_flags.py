@@ -12,10 +12,17 @@ from symroof.core.errors import DerivationError, InputError
 
 
 def verb_options() -> dict[str, set[str]]:
+    """Each verb's options, its actions' too (``claims new --from``)."""
     parser = build_parser()
     verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    return {name: {o for a in p._actions for o in a.option_strings}
-            for name, p in verbs.choices.items()}
+
+    def options(p: argparse.ArgumentParser) -> set[str]:
+        found = {o for a in p._actions for o in a.option_strings}
+        for a in p._actions:
+            if isinstance(a, argparse._SubParsersAction):
+                found |= set().union(*map(options, a.choices.values()))
+        return found
+    return {name: options(p) for name, p in verbs.choices.items()}
 
 
 def test_every_flag_of_the_tables_is_an_option_of_a_verb() -> None:

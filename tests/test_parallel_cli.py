@@ -122,12 +122,8 @@ def readme_examples() -> list[tuple[str, list[str]]]:
     """The ``$ symroof ...`` commands of the guide's page on many chips (docs/chips.md)
     with the lines printed."""
     from tests.conftest import ROOT
-    section = (ROOT / "docs" / "chips.md").read_text("utf-8")
-    out = []
-    for block in section.split("```console\n")[1:]:
-        lines = block.split("```", 1)[0].rstrip("\n").split("\n")
-        out.append((lines[0].removeprefix("$ "), lines[1:]))
-    return out
+    from tests.test_docs_pages import examples
+    return [(ex.command, list(ex.shown)) for ex in examples(ROOT / "docs" / "chips.md")]
 
 
 @pytest.mark.parametrize(("command", "shown"), readme_examples(), ids=lambda x: str(x)[:40])
