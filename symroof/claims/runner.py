@@ -262,18 +262,18 @@ def run_units(units: Sequence[Path], timeout: float = 30,
     at once, by default :func:`default_jobs`); units whose cache entry is current are not
     built."""
     from .cache import default_cache_folder
-    from .sandbox import Walls
+    from .sandbox import Walls, abi
     from .sealed import Pool
     check_timeout(timeout)
     results: dict[int, list[dict[str, Any]]] = {}
     ids: dict[int, list[str]] = {}
     todo = []
-    walls = Walls.build(cache.folder if cache is not None else default_cache_folder(),
-                        {u if u.is_dir() else u.parent for u in units})
-    if cache is not None and walls is None:
-        print("symroof: note: this system cannot wall the derivations off the cache "
-              "(no Landlock): verifying without it", file=sys.stderr)
+    note = ("symroof: note: this system cannot wall the derivations off the cache "
+            "(no Landlock): verifying without it")
+    if cache is not None and abi() < 1:
+        print(note, file=sys.stderr)
         cache = None
+    walls: Walls | None = None  # built when a unit must run: a cached run forks nothing
     if cache is not None and not cache.open():
         cache = None  # a cache folder that cannot be used is only slower
     if cache is not None:
@@ -289,6 +289,11 @@ def run_units(units: Sequence[Path], timeout: float = 30,
             else:
                 todo.append(i)
         if todo:
+            walls = Walls.build(cache.folder if cache is not None else default_cache_folder(),
+                                {u if u.is_dir() else u.parent for u in units})
+            if cache is not None and walls is None:  # the kernel refused the rule set
+                print(note, file=sys.stderr)
+                cache = None
             pool = Pool(timeout, jobs or default_jobs(), progress, walls)
             hints = [cache.hint(units[i], timeout) for i in todo] if cache is not None \
                 else None
