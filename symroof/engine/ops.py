@@ -157,13 +157,7 @@ def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = No
     picks the chip's peak. ``dims`` maps dimension names to expressions (default: positive
     symbols of the same names).
     """
-    expect(spec, str, "an einsum spec such as 'B D, D F -> B F'", "einsum")
-    where = f"einsum {spec!r}"
-    lhs, arrow, rhs = spec.partition("->")
-    if not arrow:
-        raise InputError("expected 'operands -> output'", where)
-    operands = [_dims(part, where) for part in lhs.split(",")]
-    output = _dims(rhs, where, allow_empty=True)
+    operands, output, where = _spec(spec, "einsum")
     kinds = [dtypes] * len(operands) if isinstance(dtypes, str) else list(dtypes)
     if len(kinds) != len(operands):
         raise InputError(f"{len(operands)} operands but {len(kinds)} dtypes", where)
@@ -259,13 +253,7 @@ def backward_specs(spec: str) -> tuple[str, ...]:
     >>> backward_specs("B D, D F -> B F")
     ('B F, D F -> B D', 'B D, B F -> D F')
     """
-    expect(spec, str, "an einsum spec such as 'B D, D F -> B F'", "backward")
-    where = f"einsum {spec!r}"
-    lhs, arrow, rhs = spec.partition("->")
-    if not arrow:
-        raise InputError("expected 'operands -> output'", where)
-    operands = [_dims(part, where) for part in lhs.split(",")]
-    output = _dims(rhs, where, allow_empty=True)
+    operands, output, where = _spec(spec, "backward")
     out: list[str] = []
     for i, dims_ in enumerate(operands):
         others = [o for j, o in enumerate(operands) if j != i]
@@ -298,6 +286,21 @@ def backward(spec: str, dtypes: str | Sequence[str] = "bf16") -> tuple[Op, ...]:
         ops.append(einsum(grad, ins if grad.count(",") + 1 == len(ins) else kinds[0],
                           out=kinds[i], name=f"d{i + 1} of {spec}: {grad}"))
     return tuple(ops)
+
+
+def _spec(spec: str, name: str) -> tuple[list[list[str]], list[str], str]:
+    """An einsum spec's operands' and output's dimension names, and the place errors name.
+
+    >>> _spec("B D, D F -> B F", "einsum")[:2]
+    ([['B', 'D'], ['D', 'F']], ['B', 'F'])
+    """
+    expect(spec, str, "an einsum spec such as 'B D, D F -> B F'", name)
+    where = f"einsum {spec!r}"
+    lhs, arrow, rhs = spec.partition("->")
+    if not arrow:
+        raise InputError("expected 'operands -> output'", where)
+    return ([_dims(part, where) for part in lhs.split(",")],
+            _dims(rhs, where, allow_empty=True), where)
 
 
 def _dims(part: str, where: str, allow_empty: bool = False) -> list[str]:
