@@ -277,9 +277,11 @@ def _sourced(c: Collective, m: Mesh, notes: set[str]) -> None:
                           f"to 0 gives the bandwidth-only bound")
 
 
-def step_critical(step: DeviceStep) -> Critical:
+def step_critical(step: DeviceStep, context: int | None = None) -> Critical:
     """The global batch above which ``step`` (built with ``batch=None``) is compute-bound:
-    compute against each of its other terms (``engine.critical``)."""
-    terms = {k: spelled(v) for k, v in step.terms.items()}
+    compute against each of its other terms (``engine.critical``); ``context`` for a step
+    built in the symbol T too."""
+    at = {} if context is None else {symbol("T"): context}
+    terms = {k: spelled(v.xreplace(at)) for k, v in step.terms.items()}
     return critical_size(terms["compute"], {k: v for k, v in terms.items() if k != "compute"},
                          symbol("B"))
