@@ -248,6 +248,21 @@ def test_the_grid_and_the_critical_batch_from_the_swept_step_equal_the_steps_bui
         device_step(cfg, "decode", m, axes, batch=None, context=1024, kernel=kernel))
 
 
+def test_a_swept_step_with_a_float_in_it_is_substituted_as_sympy_does() -> None:
+    # the fast exact walk takes rationals only; a Float fraction falls back to xreplace
+    from symroof.core.parse import symbol
+    from symroof.plans.efficiency import Efficiency
+    from symroof.plans.serving import swept_at
+    cfg, m = model("llama-2-7b"), mesh("X=2", "h100-sxm")
+    eff = Efficiency({"compute": sp.Float("0.7")})
+    swept = device_step(cfg, "decode", m, {"tp": ("X",)}, batch=None, context=symbol("T"),
+                        efficiency=eff)
+    built = device_step(cfg, "decode", m, {"tp": ("X",)}, batch=8, context=512,
+                        efficiency=eff)
+    assert swept_at(swept, 8, 512) == {"latency": built.latency,
+                                       "throughput": built.throughput}
+
+
 def test_decode_turns_compute_bound_at_its_critical_batch() -> None:
     cfg = model("llama-3-8b")  # grouped-query attention: the KV read grows slowly enough
     m, s = mesh("X=1", "h100-sxm"), parse_strategy("tp=X")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 import sympy as sp
 from sympy import Expr
@@ -248,8 +249,45 @@ def swept_at(step: DeviceStep, batch: int, context: int) -> dict[str, Expr]:
     ...                               "throughput": built.throughput}
     True
     """
-    at = {symbol("B"): batch, symbol("T"): context}
-    return {"latency": step.latency.xreplace(at), "throughput": step.throughput.xreplace(at)}
+    at = {symbol("B"): Fraction(batch), symbol("T"): Fraction(context)}
+    out = {}
+    for name, e in (("latency", step.latency), ("throughput", step.throughput)):
+        try:
+            v = _exactly(e, at)
+            out[name] = sp.Rational(v.numerator, v.denominator)
+        except _Other:  # a node the walk does not take (a Float, a ceiling): substituted
+            out[name] = e.xreplace({k: sp.Integer(int(v)) for k, v in at.items()})
+    return out
+
+
+class _Other(Exception):
+    """A node ``_exactly`` does not evaluate."""
+
+
+def _exactly(e: Expr, at: Mapping[sp.Symbol, Fraction]) -> Fraction:
+    """``e`` at ``at`` in exact fractions: sums, products, integer powers, Max and Min of
+    rationals, the SymPy arithmetic without its canonical forms (a sweep's fast path)."""
+    if e.is_Rational:
+        return Fraction(int(e.p), int(e.q))
+    if e.is_Symbol:
+        if e not in at:
+            raise _Other(str(e))
+        return at[e]
+    if e.is_Pow and e.exp.is_Integer:
+        return _exactly(e.base, at) ** int(e.exp)
+    args = [_exactly(a, at) for a in e.args]
+    if e.is_Add:
+        return sum(args, Fraction(0))
+    if e.is_Mul:
+        out = Fraction(1)
+        for a in args:
+            out *= a
+        return out
+    if isinstance(e, sp.Max):
+        return max(args)
+    if isinstance(e, sp.Min):
+        return min(args)
+    raise _Other(type(e).__name__)
 
 
 def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
