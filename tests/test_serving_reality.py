@@ -79,6 +79,7 @@ def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> Non
     r = run_cli(*args)
     assert r.returncode == 0, r.stderr
     assert "bound (every term at its peak) and forecast (under the efficiency):" in r.stdout
+    assert "(T_upper: no overlap, as the calibration takes), bound hbm" in r.stdout
     rows = {x["what"]: x for x in json.loads(run_cli(*args, "--json").stdout)[
         "bound_and_forecast"]}
     m = mesh("X=4", "a100-80gb")

@@ -87,6 +87,7 @@ class DeviceStep:
     throughput: Expr
     notes: tuple[str, ...] = ()
     comms: tuple[Comm, ...] = ()
+    overlap: bool = True  # False: its latency is T_upper, as its efficiency takes
 
     @property
     def latency(self) -> Expr:
@@ -209,7 +210,8 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     t_upper = srl.t_upper + sp.Add(*once.values())
     tokens = ops.tokens * replicas
     return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
-                      tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms))
+                      tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
+                      efficiency.overlap)
 
 
 def stage_forward_bytes(cfg: ModelConfig, *, batch: Expr, context: int | Expr, tp: int = 1,
