@@ -29,7 +29,9 @@ def _report() -> dict[str, Any]:
                       "fractions": {k: str(v) for k, v in cal.fractions.items()},
                       "fractions_value": {k: float(v) for k, v in cal.fractions.items()},
                       "sources": cal.sources, "fitted": cal.fitted, "row": cal.row,
-                      "why": cal.why}
+                      "why": cal.why,
+                      "overlap": "op" if cal.overlap else "none",
+                      "overlap_why": cal.overlap_why}
         means[name] = mean_abs_error(found)
     return {"rows": rows, "calibrations": cals, "means": means}
 
@@ -52,6 +54,9 @@ def _text(report: dict[str, Any]) -> str:
                   f"calibration {name} ({cal['title']}):"]
         lines += [f"  {k} at {v} of peak ({cal['sources'][k]})"
                   for k, v in cal["fractions"].items()]
+        if cal["overlap"] == "none":
+            lines.append(f"  forecast: each op's compute and memory traffic one after another "
+                         f"({cal['overlap_why']})")
     return "\n".join(lines)
 
 

@@ -1,6 +1,6 @@
 """One in-process ``serve`` call (LLaMA-3-70B, TP 8 on H100, batch 16, 4096 prompt tokens),
 timed here and, with ``--against DIR``, in another checkout of symroof (the previous release)
-run the same way in a child process.
+run the same way in a child process, with the ratio of the two medians.
 
     python3 benchmarks/serve_call.py
     python3 benchmarks/serve_call.py --against ../symroof-previous --json
@@ -48,12 +48,16 @@ def main(argv: list[str] | None = None) -> int:
     out = {"this": timed(here, args.runs)}
     if args.against:
         out["against"] = timed(Path(args.against).resolve(), args.runs)
+    ratio = (float(out["against"]["median_s"]) / float(out["this"]["median_s"])  # type: ignore[arg-type]
+             if args.against else None)
     if args.json:
-        print(json.dumps(out, indent=2))
+        print(json.dumps({**out, "ratio": ratio}, indent=2))
     else:
         for name, r in out.items():
             print(f"{name}: median {1e3 * float(r['median_s']):.0f} ms per serve call "  # type: ignore[arg-type]
                   f"over {args.runs} runs")
+        if ratio is not None:
+            print(f"the other checkout's median over this one's: {ratio:.1f}x")
     return 0
 
 

@@ -15,12 +15,14 @@ from hypothesis import strategies as st
 from symroof.core.errors import InputError
 from symroof.hardware.catalog import chip
 from symroof.models import model
+from symroof.models.layers import Kernel
 from symroof.parallel.mesh import mesh
 from symroof.plans.calibration import parse_efficiency
+from symroof.plans.device_step import device_step, step_critical
 from symroof.plans.laws import C, W, critical_law
 from symroof.plans.relaxed import relaxed_mix
 from symroof.plans.search import candidates, meshes, search
-from symroof.plans.serving import fewest_chips, serve
+from symroof.plans.serving import fewest_chips, serve, serving_axes
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.template import BATCH, MICRO, training_template
 from symroof.plans.training import train
@@ -222,6 +224,43 @@ def test_decode_latency_grows_with_batch_and_context_and_throughput_follows() ->
             if bigger in rows:
                 assert rows[bigger][0] > lat
     assert rows[64, 2048][0] == s.decode.latency
+
+
+@pytest.mark.parametrize(("name", "spec", "strategy", "kernel"), [
+    ("llama-2-7b", "X=8", "tp=X", Kernel()),
+    ("llama-3-70b", "X=8", "tp=X", Kernel(attention="materialised", causal=True)),
+    ("mixtral-8x7b", "X=2,Y=4", "ep=X,tp=Y", Kernel()),
+    ("llama-3-8b", "X=2,Y=2", "pp=X,tp=Y", Kernel()),
+    ("deepseek-v2-lite", "X=2", "tp=X", Kernel()),
+])
+def test_the_grid_and_the_critical_batch_from_the_swept_step_equal_the_steps_built_there(
+        name: str, spec: str, strategy: str, kernel: Kernel) -> None:
+    # the grid substitutes (B, T) into one decode step built in the symbols B and T: each
+    # row equals, exactly, the decode step built at its numbers, and so does the critical
+    # batch built at the plan's context
+    cfg, m, st_ = model(name), mesh(spec, "h100-sxm"), parse_strategy(strategy)
+    s = serve(cfg, m, st_, batch=16, context=1024, kernel=kernel)
+    axes = serving_axes(cfg, m, st_)
+    for b, t, lat, rate, _ in s.grid:
+        built = device_step(cfg, "decode", m, axes, batch=b, context=t, kernel=kernel)
+        assert (lat, rate) == (built.latency, built.throughput / m.devices)
+    assert s.critical == step_critical(
+        device_step(cfg, "decode", m, axes, batch=None, context=1024, kernel=kernel))
+
+
+def test_a_swept_step_with_a_float_in_it_is_substituted_as_sympy_does() -> None:
+    # the fast exact walk takes rationals only; a Float fraction falls back to xreplace
+    from symroof.core.parse import symbol
+    from symroof.plans.efficiency import Efficiency
+    from symroof.plans.serving import swept_at
+    cfg, m = model("llama-2-7b"), mesh("X=2", "h100-sxm")
+    eff = Efficiency({"compute": sp.Float("0.7")})
+    swept = device_step(cfg, "decode", m, {"tp": ("X",)}, batch=None, context=symbol("T"),
+                        efficiency=eff)
+    built = device_step(cfg, "decode", m, {"tp": ("X",)}, batch=8, context=512,
+                        efficiency=eff)
+    assert swept_at(swept, 8, 512) == {"latency": built.latency,
+                                       "throughput": built.throughput}
 
 
 def test_decode_turns_compute_bound_at_its_critical_batch() -> None:

@@ -79,6 +79,7 @@ def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> Non
     r = run_cli(*args)
     assert r.returncode == 0, r.stderr
     assert "bound (every term at its peak) and forecast (under the efficiency):" in r.stdout
+    assert "(T_upper: no overlap, as the calibration takes), bound hbm" in r.stdout
     rows = {x["what"]: x for x in json.loads(run_cli(*args, "--json").stdout)[
         "bound_and_forecast"]}
     m = mesh("X=4", "a100-80gb")
@@ -91,6 +92,34 @@ def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> Non
     assert sp.Rational(decode["forecast"]) == forecast.decode.latency
     assert all(sp.Rational(x["bound"]) <= sp.Rational(x["forecast"]) for w, x in rows.items()
                if w != "requests per s")
+
+
+def test_the_forecast_takes_no_overlap_and_the_bound_keeps_it() -> None:
+    # under trtllm-a100 a step's forecast is its T_upper (each op's compute, then its memory
+    # traffic, then its collectives) under the fractions; the bound is T_lower at peak
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.device_step import device_step
+    from symroof.plans.efficiency import Efficiency
+    cal = serving_calibration("trtllm-a100")
+    assert not cal.overlap and "ridge" in cal.overlap_why
+    eff = cal.efficiency()
+    m, cfg = mesh("X=4", "a100-80gb"), model("llama-2-70b")
+    for phase, batch, ctx in (("prefill", 1, 128), ("decode", 16, 2048)):
+        forecast = device_step(cfg, phase, m, {"tp": ("X",)}, batch=batch, context=ctx,
+                               dtype="fp16", efficiency=eff)
+        fractions = device_step(cfg, phase, m, {"tp": ("X",)}, batch=batch, context=ctx,
+                                dtype="fp16", efficiency=Efficiency(dict(cal.fractions)))
+        assert forecast.latency == fractions.t_upper == forecast.t_upper
+        assert fractions.t_lower < forecast.latency
+    assert "one after another (no overlap)" in eff.describe()
+
+
+def test_the_rows_not_fitted_are_within_ten_percent_on_average() -> None:
+    from symroof.plans.serving_reality import mean_abs_error
+    rows = compare("trtllm-a100")
+    assert mean_abs_error(rows) <= 0.10
+    assert all(r.bound_holds for r in rows)
 
 
 def test_a_serving_calibration_is_for_its_own_chip() -> None:

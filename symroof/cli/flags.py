@@ -36,7 +36,7 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
     "strategy", "batch", "microbatch", "efficiency", "price", "offload", "recompute", "search",
     "latency_target", "laws", "serve", "train", "causal", "interleave", "chunk", "piggyback",
     "overlap", "microbatches", "in_network", "generate", "mfu", "ttft", "tpot", "gamma",
-    "acceptance",
+    "acceptance", "rate",
     # speculate, report
     "draft", "cost_ratio", "lang", "out", "format")}
 

@@ -137,6 +137,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--tpot", metavar="TIME",
                    help="serving search (--serve --search CHIPS): the time-per-output-token "
                         "limit, e.g. 20ms")
+    p.add_argument("--rate", metavar="R",
+                   help="serving: requests arriving per second (a Poisson stream): the "
+                        "plan's utilisation and its M/D/1 queueing wait, e.g. 2.5 or 5/2")
     p.add_argument("--generate", metavar="G", type=count,
                    help="serving: tokens generated per request, for the prefill:decode "
                         "balance (default 256)")
@@ -214,7 +217,7 @@ def run_plan(args: argparse.Namespace) -> int:
         dtype=args.dtype, kv_dtype=args.kv_dtype, choices=args.choices,
         interleave=args.interleave, overlap=args.overlap, chunk=args.chunk,
         piggyback=args.piggyback, draft=args.draft, gamma=args.gamma,
-        acceptance=args.acceptance)
+        acceptance=args.acceptance, rate=args.rate)
     progress = _progress if args.progress else None
     result = request.run(progress)
     if args.json:
@@ -227,7 +230,7 @@ def run_plan(args: argparse.Namespace) -> int:
 
 # what a serving search chooses or does not model, refused beside it
 _NOT_IN_SERVING_SEARCH = ("mesh", "strategy", "batch", "chunk", "piggyback", "latency_target",
-                          "draft", "gamma", "acceptance",
+                          "draft", "gamma", "acceptance", "rate",
                           "in_network", "offload", "price", "mfu", "laws", "choices",
                           "microbatches", "microbatch")
 

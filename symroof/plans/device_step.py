@@ -87,6 +87,7 @@ class DeviceStep:
     throughput: Expr
     notes: tuple[str, ...] = ()
     comms: tuple[Comm, ...] = ()
+    overlap: bool = True  # False: its latency is T_upper, as its efficiency takes
 
     @property
     def latency(self) -> Expr:
@@ -203,11 +204,14 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     srl = step_roofline(ops, the_chip, extras, fractions)
     terms = dict(srl.terms)
     terms.update(once)
-    t_lower = srl.t_lower + sp.Add(*once.values())
+    # a calibration that takes no overlap: its forecast times each op's terms one after
+    # another, the step's T_upper (the calibration says why)
+    t_lower = (srl.t_lower if efficiency.overlap else srl.t_upper) + sp.Add(*once.values())
     t_upper = srl.t_upper + sp.Add(*once.values())
     tokens = ops.tokens * replicas
     return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
-                      tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms))
+                      tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
+                      efficiency.overlap)
 
 
 def stage_forward_bytes(cfg: ModelConfig, *, batch: Expr, context: int | Expr, tp: int = 1,
@@ -277,9 +281,11 @@ def _sourced(c: Collective, m: Mesh, notes: set[str]) -> None:
                           f"to 0 gives the bandwidth-only bound")
 
 
-def step_critical(step: DeviceStep) -> Critical:
+def step_critical(step: DeviceStep, context: int | None = None) -> Critical:
     """The global batch above which ``step`` (built with ``batch=None``) is compute-bound:
-    compute against each of its other terms (``engine.critical``)."""
-    terms = {k: spelled(v) for k, v in step.terms.items()}
+    compute against each of its other terms (``engine.critical``); ``context`` for a step
+    built in the symbol T too."""
+    at = {} if context is None else {symbol("T"): context}
+    terms = {k: spelled(v.xreplace(at)) for k, v in step.terms.items()}
     return critical_size(terms["compute"], {k: v for k, v in terms.items() if k != "compute"},
                          symbol("B"))

@@ -29,6 +29,7 @@ class Efficiency:
     fractions: Mapping[str, sp.Expr] = field(default_factory=dict)
     label: str = ""
     notes: tuple[str, ...] = ()
+    overlap: bool = True  # False: an op's compute and memory traffic one after another
 
     def of(self, term: str) -> sp.Expr:
         """The fraction assumed for ``term``: its own, else its family's (``ici`` for
@@ -45,7 +46,9 @@ class Efficiency:
         if not self.fractions:
             return "every term at its peak"
         if self.label:
-            return f"calibration {self.label}: " + "; ".join(self.notes)
+            return f"calibration {self.label}: " + "; ".join(self.notes) + (
+                "" if self.overlap else "; each op's compute and memory traffic timed one "
+                "after another (no overlap)")
         return ", ".join(f"{k} at {sp.sstr(v)} of peak" for k, v in self.fractions.items())
 
     def to_json(self) -> dict[str, str]:

@@ -70,6 +70,7 @@ class PlanRequest:
     draft: str | None = None
     gamma: int | None = None
     acceptance: str | None = None
+    rate: str | None = None
 
     def checked(self) -> PlanRequest:
         """Defaults filled in; options that do not go together are input errors."""
@@ -119,6 +120,9 @@ class PlanRequest:
         if not self.draft and (self.gamma is not None or self.acceptance is not None):
             raise InputError("draft tokens and their acceptance need a draft model: give "
                              "`draft`", "gamma" if self.gamma is not None else "acceptance")
+        if self.rate is not None and (self.mode != "serve" or self.draft):
+            raise InputError("an arrival rate queues requests for a serving plan: use it with "
+                             "`serve` (without `draft`)", "rate")
         if self.offload is not None and self.mode != "train" and self.chunk is not None:
             raise InputError("offloading with a chunked prefill is not modelled", "offload")
         return replace(self, batch=self.batch or DEFAULT_BATCH[self.mode],
@@ -216,6 +220,10 @@ class PlanRequest:
                 context=r.context, gamma=r.gamma, acceptance=r.acceptance, dtype=r.dtype,
                 kv_dtype=r.kv_dtype, efficiency=eff, kernel=kernel, in_network=r.in_network,
                 choices=chosen))
+        if r.rate is not None:
+            from .queueing import queue
+            assert served.requests is not None
+            out = replace(out, queue=queue(served.requests, r.rate))
         out = _priced(out, r.price)
         if r.latency_target is not None:
             target = parse_quantity(r.latency_target, TIME, where="latency_target")
@@ -291,6 +299,7 @@ class Result:
     given: Plan | None = None
     speculative: Any = None  # plans.speculative_plan.SpeculativeStep
     bound: Serving | None = None  # the serving plan at peak, beside a forecast
+    queue: Any = None  # plans.queueing.Queue: requests arriving at a rate
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {}
@@ -325,6 +334,8 @@ class Result:
             out["fewest_chips"] = {"chips": self.fewest[0], "note": self.fewest[1]}
         if self.speculative is not None:
             out["speculative"] = self.speculative.to_json()
+        if self.queue is not None:
+            out["queue"] = self.queue.to_json()
         if self.bound is not None and self.serve is not None:
             out["bound_and_forecast"] = [
                 {"what": what, **_exact("bound", b), **_exact("forecast", f)}

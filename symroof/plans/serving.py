@@ -23,12 +23,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 
 import sympy as sp
 from sympy import Expr
 
 from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
+from ..core.parse import symbol
 from ..core.quant import rest_dtype, scheme_of
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical
@@ -176,7 +178,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                            kv_dtype=kv, efficiency=efficiency, kernel=k,
                            in_network=in_network, choices=choices)
     prefill, decode = step("prefill", batch, context), step("decode", batch, context)
-    critical = step_critical(step("decode", None, context))
+    swept = step("decode", None, symbol("T"))  # built once, in the swept sizes B and T
+    critical = step_critical(swept, context)
     chunked = None if chunk is None else chunked_prefill(
         cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype, kv_dtype=kv,
         efficiency=efficiency, kernel=k, in_network=in_network,
@@ -185,17 +188,18 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
                            context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
     capacity = m.chip.capacity("hbm")
-    balance = sp.nsimplify(prefill_time / (generate * decode.latency))
+    ratio = prefill_time / (generate * decode.latency)
+    balance = ratio if ratio.is_Rational else sp.nsimplify(ratio)  # Floats: a simple form
     grid = []
     for t in sorted({max(1, context // 4), context, 4 * context}):
         for bb in sorted({1, *(batch * 4**k for k in range(3)),
                           *(batch // 4**k for k in (1, 2) if batch // 4**k >= 1)}):
             if bb % replicas:
                 continue
-            d = step("decode", bb, t)
+            d = swept_at(swept, bb, t)  # the decode step at (bb, t), exactly
             held = device_memory(cfg, tp, pp, ep, batch=sp.Integer(bb // replicas),
                                  context=sp.Integer(t), dtype=dtype, kv_dtype=kv)
-            grid.append((int(bb), t, d.latency, d.throughput / m.devices,
+            grid.append((int(bb), t, d["latency"], d["throughput"] / m.devices,
                          bool(held["total"] <= capacity)))
     requests = per_request(prefill, decode, generate, pp, m.devices, prefill_time)
     notes = set(prefill.notes) | set(decode.notes)
@@ -228,6 +232,62 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                    sp.Integer(batch), sp.Integer(context), memory, capacity, prefill, decode,
                    critical, balance, generate, assumptions, tuple(grid), dtype, kv,
                    requests, chunked)
+
+
+def swept_at(step: DeviceStep, batch: int, context: int) -> dict[str, Expr]:
+    """The latency and throughput of ``step`` (built in the symbols B and T) at ``batch``
+    and ``context``: exact numbers, equal to the step built at those sizes (a law in
+    tests/test_serving.py), at the cost of two substitutions instead of a step's build.
+
+    >>> from symroof.core.parse import symbol
+    >>> from symroof.models import model
+    >>> cfg, m = model("llama-2-7b"), mesh("X=8", "h100-sxm")
+    >>> axes = serving_axes(cfg, m, tp_over(m))
+    >>> swept = device_step(cfg, "decode", m, axes, batch=None, context=symbol("T"))
+    >>> built = device_step(cfg, "decode", m, axes, batch=64, context=2048)
+    >>> swept_at(swept, 64, 2048) == {"latency": built.latency,
+    ...                               "throughput": built.throughput}
+    True
+    """
+    at = {symbol("B"): Fraction(batch), symbol("T"): Fraction(context)}
+    out = {}
+    for name, e in (("latency", step.latency), ("throughput", step.throughput)):
+        try:
+            v = _exactly(e, at)
+            out[name] = sp.Rational(v.numerator, v.denominator)
+        except _Other:  # a node the walk does not take (a Float, a ceiling): substituted
+            out[name] = e.xreplace({k: sp.Integer(int(v)) for k, v in at.items()})
+    return out
+
+
+class _Other(Exception):
+    """A node ``_exactly`` does not evaluate."""
+
+
+def _exactly(e: Expr, at: Mapping[sp.Symbol, Fraction]) -> Fraction:
+    """``e`` at ``at`` in exact fractions: sums, products, integer powers, Max and Min of
+    rationals, the SymPy arithmetic without its canonical forms (a sweep's fast path)."""
+    if e.is_Rational:
+        return Fraction(int(e.p), int(e.q))
+    if e.is_Symbol:
+        if e not in at:
+            raise _Other(str(e))
+        return at[e]
+    if e.is_Pow and e.exp.is_Integer:
+        return _exactly(e.base, at) ** int(e.exp)
+    args = [_exactly(a, at) for a in e.args]
+    if e.is_Add:
+        return sum(args, Fraction(0))
+    if e.is_Mul:
+        out = Fraction(1)
+        for a in args:
+            out *= a
+        return out
+    if isinstance(e, sp.Max):
+        return max(args)
+    if isinstance(e, sp.Min):
+        return min(args)
+    raise _Other(type(e).__name__)
 
 
 def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,

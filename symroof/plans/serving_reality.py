@@ -97,12 +97,14 @@ class ServingCalibration:
     fitted: str | None
     row: int | None
     why: str
+    overlap: bool = True
+    overlap_why: str = ""
 
     def efficiency(self) -> Efficiency:
         notes = [f"{k} at {sp.sstr(v)} of peak ({self.sources[k]})"
                  for k, v in self.fractions.items()]
         return Efficiency(dict(self.fractions), label=f"{self.name} ({self.title})",
-                          notes=tuple(notes))
+                          notes=tuple(notes), overlap=self.overlap)
 
 
 def _toml(folder: str, name: str) -> dict[str, Any]:
@@ -152,14 +154,19 @@ def serving_calibration(name: str) -> ServingCalibration:
     fractions = {k: parse_expr(v["value"]) for k, v in data.get("fractions", {}).items()}
     sources = {k: v["source"] for k, v in data.get("fractions", {}).items()}
     fit = data.get("fit")
+    overlap = data.get("overlap", "op")
+    if overlap not in ("op", "none"):
+        raise InputError(f"{name}: overlap is 'op' (each op's compute under its memory "
+                         f"traffic) or 'none', got {overlap!r}", "calibration")
+    rule = {"overlap": overlap == "op", "overlap_why": data.get("overlap_why", "")}
     if fit is None:
         return ServingCalibration(name, data["title"], data["chip"], data["published"],
-                                  fractions, sources, None, None, "")
+                                  fractions, sources, None, None, "", **rule)
     head, rows = published_rows(data["published"])
     row = rows[fit["row"]]
     resource = fit["resource"]
     f = sp.Symbol("f", positive=True)
-    trial = Efficiency({**fractions, resource: f})
+    trial = Efficiency({**fractions, resource: f}, overlap=rule["overlap"])
     value = figure(row, data["chip"], head["dtype"], trial)
     fn = sp.lambdify(f, value - row.published, "math")
     lo, hi = 1e-3, 1.0
@@ -172,7 +179,7 @@ def serving_calibration(name: str) -> ServingCalibration:
     fractions[resource] = sp.Rational(round(hi * FIT_BITS), FIT_BITS)
     sources[resource] = f"fitted on {head['title']}: {row.where}"
     return ServingCalibration(name, data["title"], data["chip"], data["published"],
-                              fractions, sources, resource, fit["row"], fit["why"])
+                              fractions, sources, resource, fit["row"], fit["why"], **rule)
 
 
 def serving_calibrations() -> tuple[str, ...]:

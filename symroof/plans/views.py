@@ -80,6 +80,8 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += ["", _heading("bound (every term at its peak) and forecast (under the "
                              "efficiency)", fmt),
                 *table(["what", "bound", "forecast"], rows, fmt)]
+    if result.queue is not None:
+        out += ["", *_queue(result.queue, fmt)]
     if result.speculative is not None:
         out += ["", *_speculative(result.speculative, fmt)]
     if result.mfu is not None:
@@ -91,6 +93,23 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
         out += ["", _heading("fewest chips for the latency target", fmt),
                 f"{tb.counted(n, 'chip')} ({why})" if n else why]
     return out
+
+
+def _queue(q: Any, fmt: str) -> list[str]:
+    """Requests arriving at a rate: utilisation, and the M/D/1 wait while below 1."""
+    head = _heading(f"requests arriving at {approx(q.rate)} per second", fmt)
+    rows = [("arrival rate", f"{approx(q.rate)} requests/s"),
+            ("the mesh serves", f"{approx(q.capacity)} requests/s"),
+            ("utilisation", approx(q.utilisation))]
+    if not q.stable:
+        return [head, *table(["what", "value"], rows, fmt),
+                f"utilisation {approx(q.utilisation)} >= 1: the queue grows without bound; "
+                f"the mesh serves at most {approx(q.capacity)} requests/s",
+                *(f"- {a}" for a in q.assumptions())]
+    rows += [("mean wait in the queue", seconds(q.wait)),
+             ("time to first token, queued", seconds(q.time_to_first_token)),
+             ("request latency, queued", seconds(q.request_latency))]
+    return [head, *table(["what", "value"], rows, fmt), *(f"- {a}" for a in q.assumptions())]
 
 
 def _speculative(s: Any, fmt: str) -> list[str]:
@@ -171,7 +190,9 @@ def _plan(p: Plan, fmt: str) -> list[str]:
 def _phase(ph: DeviceStep, fmt: str) -> list[str]:
     rows = [(k, seconds(v)) for k, v in ph.terms.items()]
     out = [_heading(f"{ph.name} step", fmt), *table(["term", "time"], rows, fmt),
-           f"latency {seconds(ph.latency)} (T_lower; T_upper {seconds(ph.t_upper)}), bound "
+           f"latency {seconds(ph.latency)} (" + (
+               f"T_lower; T_upper {seconds(ph.t_upper)}" if ph.overlap else
+               "T_upper: no overlap, as the calibration takes") + f"), bound "
            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
     if ph.comms:
         calls = [(c.after, f"{c.collective}{'' if c.algorithm == 'ring' else ' ' + c.algorithm}"
