@@ -32,6 +32,12 @@ ROWS = {
     # quantities
     "ridge_in_seconds": ("MISMATCH", "stated in s, derived in FLOP/B (243.21 FLOP/B)"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
+    # a recorded collective's time and bytes, a model helper's time and count: no quantity()
+    "collective_time": ("OK", "26.4444 us at the printed precision"),
+    "collective_time_in_bytes": ("MISMATCH", "stated in KB, derived in s (2.64444e-5 s)"),
+    "collective_bytes": ("OK", "exact"),
+    "decode_step_in_flops": ("MISMATCH", "stated in GFLOP, derived in s (0.00441791 s)"),
+    "params_in_bytes": ("MISMATCH", "stated in GB, derived in a count or ratio (6.73842e9)"),
     # truth fixes: the defining place, a summary number against its relation, a real
     # symbol, a restatement
     "ridge_book_table": ("OK", "243.21 at the printed precision" + NOTED),

@@ -16,8 +16,13 @@ units (bytes, FLOP, seconds).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import wraps
+from typing import Any, TypeVar
 
 import sympy as sp
 
@@ -53,7 +58,51 @@ ENGINE_DIMENSIONS: dict[tuple[str, str], Dimension] = {
     ("Roofline", "attainable"): COMPUTE, ("Roofline", "bandwidths"): BANDWIDTH,
     ("Roofline", "t_comms"): TIME,
     ("Op", "flops"): FLOPS,
+    ("Collective", "time"): TIME, ("Collective", "bandwidth_time"): TIME,
+    ("Collective", "latency_time"): TIME, ("Collective", "bytes_per_device"): CAPACITY,
+    ("Collective", "nbytes"): CAPACITY,
 }
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: what the engine's helpers made while a chapter was built: (value, dimension)
+_MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", default=None)
+
+
+def records(dimension: Dimension, *attributes: str) -> Callable[[_F], _F]:
+    """Mark an engine helper whose result (or the named ``attributes`` of it) has
+    ``dimension``: while a chapter is built (:func:`recording`) each result is noted, so a
+    claim that adds it is judged in that dimension without saying it.
+
+    >>> @records(TIME)
+    ... def step(n): return n / 1000
+    >>> with recording() as made:
+    ...     _ = step(3)
+    >>> made
+    [(0.003, Dimension(byte=0, flop=0, second=1, name='a time (seconds)'))]
+    """
+    def mark(fn: _F) -> _F:
+        @wraps(fn)
+        def made(*args: Any, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            seen = _MADE.get()
+            if seen is not None:
+                for got in ([getattr(out, a) for a in attributes] if attributes else [out]):
+                    seen.append((got, dimension))
+            return out
+        return made  # type: ignore[return-value]
+    return mark
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple[Any, Dimension]]]:
+    """Note what the helpers marked with :func:`records` make inside the block."""
+    seen: list[tuple[Any, Dimension]] = []
+    token = _MADE.set(seen)
+    try:
+        yield seen
+    finally:
+        _MADE.reset(token)
+
+
 #: how a message writes a dimension
 _BASE = (("B", 0), ("FLOP", 1), ("s", 2))
 
