@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 # the names of rules.Verdict and rules.FAILING (a test holds them equal), here without
 # SymPy, for the runs that only read verdict rows (a fully cached verify)
-VERDICTS = ("OK", "ROUNDING", "APPROX", "SIMPLIFIED", "DEFINITION", "ERRATUM", "UNVERIFIABLE",
-            "INCONSISTENT", "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
+VERDICTS = ("OK", "ROUNDING", "APPROX", "SIMPLIFIED", "DEFINITION", "MEASURED", "ERRATUM",
+            "UNVERIFIABLE", "INCONSISTENT", "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
 FAILING = frozenset({"NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT"})
 
 

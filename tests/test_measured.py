@@ -1,0 +1,67 @@
+"""Arithmetic on measured numbers (issue 36, item 6): ``measured("22.0 ms")`` is a number
+other claims compute from; what they compute is checked as arithmetic on data, counted
+apart (MEASURED), neither a DEFINITION nor a value the engine derived."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import sympy as sp
+
+from symroof.claims.chapter import build_chapter, measured, on_data
+from tests.conftest import ROOT, run_cli
+
+CHAPTER = ROOT / "tests" / "data" / "measured"
+STEP, MOVED = Fraction(22, 1000), Fraction(12 * 10**8)  # 22.0 ms, 1.2 GB
+HBM = Fraction(335 * 10**10)  # H100 SXM HBM3, 3.35 TB/s (NVIDIA H100 datasheet)
+VALUES = {"step_time": STEP, "tokens_per_second": 32 / STEP,
+          "achieved_bandwidth": MOVED / STEP, "hbm_share": MOVED / STEP / HBM,
+          "two_steps": 2 * STEP, "bandwidth_in_seconds": MOVED / STEP}
+ON_STEP, ON_BOTH = "arithmetic on the measured 22.0 ms", \
+    "arithmetic on the measured 1.2 GB, 22.0 ms"
+ROWS = {
+    "step_time": ("MEASURED", f"exact; {ON_STEP}"),
+    "tokens_per_second": ("MEASURED", f"1454.55 at the printed precision; {ON_STEP}"),
+    "achieved_bandwidth": ("MEASURED", f"5.45455e10 B/s at the printed precision; {ON_BOTH}"),
+    "hbm_share": ("MEASURED", f"1.62822 % at the printed precision; {ON_BOTH}"),
+    "two_steps": ("MISMATCH", f"derived 44 ms, stated 48 ms; {ON_STEP}"),
+    "bandwidth_in_seconds": ("MISMATCH", "stated in ms, derived in B/s (5.45455e10 B/s); "
+                             f"{ON_BOTH}"),
+    "profile": ("UNVERIFIABLE", "a measurement: a profile of 12 runs"),
+}
+
+
+def test_a_measured_number_is_its_value_in_base_units_once_the_claims_are_built() -> None:
+    step = measured("22.0 ms")
+    assert on_data(32 / step) == (sp.Rational(16000, 11), ("22.0 ms",))
+    assert on_data(sp.Integer(3)) == (3, ())
+
+
+def test_the_values_are_the_arithmetic_on_the_data() -> None:
+    (d,) = build_chapter(CHAPTER)
+    got = {c.id: c.value for c in d.claims if c.id in VALUES}
+    assert got == {k: sp.Rational(v.numerator, v.denominator) for k, v in VALUES.items()}
+    kinds = {c.id: (c.kind, c.measured) for c in d.claims}
+    assert kinds["achieved_bandwidth"] == ("number", ("1.2 GB", "22.0 ms"))
+    assert kinds["profile"] == ("measurement", ())
+
+
+def test_each_row_prints_its_verdict_and_detail_on_the_command_line_and_in_python() -> None:
+    done = run_cli("verify", "--json", "--no-cache", "--no-timing", str(CHAPTER))
+    assert done.returncode == 1, done.stderr  # the two slips fail the run
+    got = {r["id"]: (r["verdict"], r["detail"]) for r in json.loads(done.stdout)["claims"]}
+    assert got == ROWS
+    from symroof.claims.runner import verify
+    assert {v.claim.id: (str(v.verdict), v.detail)
+            for v in verify(build_chapter(CHAPTER)).verdicts} == ROWS
+    text = run_cli("verify", "--no-cache", "--no-timing", str(CHAPTER)).stdout
+    assert text.rstrip().endswith(
+        "7 claims in 1 derivation: 4 MEASURED, 1 UNVERIFIABLE, 2 MISMATCH")
+
+
+def test_measured_holds_and_does_not_fail_a_run() -> None:
+    from symroof.claims.rows import FAILING, VERDICTS
+    from symroof.claims.rules import Verdict
+    assert "MEASURED" in VERDICTS and "MEASURED" not in FAILING
+    assert not Verdict.MEASURED.fails
