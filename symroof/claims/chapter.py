@@ -168,8 +168,8 @@ def dimension_of(value: Any, made: Any, known: dict[sp.Expr, tuple[int, int, int
 def with_editions(value: Any, made: Any) -> Any:
     """``value``, or when it is a number a recorded roofline gives (its ridge, peak or a
     time) on a chip whose table has other editions, the value with what each edition gives
-    (a :class:`Tried`): a stated value another edition reproduces is diagnosed as taking
-    that edition's figures (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s)."""
+    (a :class:`Tried`): a stated value another edition reproduces is SIMPLIFIED, with the
+    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s)."""
     if not isinstance(value, sp.Expr) or not value.is_number:
         return value
     for rl in getattr(made, "rooflines", ()):
