@@ -38,6 +38,8 @@ ROWS = {
     "collective_bytes": ("OK", "exact"),
     "decode_step_in_flops": ("MISMATCH", "stated in GFLOP, derived in s (0.00441791 s)"),
     "params_in_bytes": ("MISMATCH", "stated in GB, derived in a count or ratio (6.73842e9)"),
+    # an AllGather made without the chapter (all_gather(...)): its bytes are bytes
+    "gather_bytes_in_seconds": ("MISMATCH", "stated in ms, derived in B (5.87203e7 B)"),
     # truth fixes: the defining place, a summary number against its relation, a real
     # symbol, a restatement
     "ridge_book_table": ("OK", "243.21 at the printed precision" + NOTED),

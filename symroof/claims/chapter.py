@@ -60,9 +60,9 @@ from typing import Any
 import sympy as sp
 
 from ..core.choices import EXACT, OPTIONS, Tried, tried
-from ..core.errors import InputError
+from ..core.errors import InputError, SymroofError
 from ..core.parse import exact_number, parse_expr, size_name
-from ..core.units import ENGINE_DIMENSIONS, recording, unit_dimension
+from ..core.units import ENGINE_DIMENSIONS, recorded, recording, unit_dimension
 from ..engine.rooflines import roofline
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
@@ -246,7 +246,11 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
         for (kind, attr), dim in ENGINE_DIMENSIONS.items():
             if type(thing).__name__ == kind:
                 found.append((getattr(thing, attr, None), dim))
-    for got, dim in found:
+    for entry, dim in found:
+        try:
+            got = recorded(entry)
+        except SymroofError:  # an attribute the result cannot give (a symbolic mesh)
+            continue
         dims = (dim.byte, dim.flop, dim.second)
         for v in (got.values() if isinstance(got, Mapping) else [got]):
             # an unbounded intensity (an op that moves no bytes) divides any number

@@ -67,17 +67,18 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", default=None)
 
 
-def records(dimension: Dimension, *attributes: str) -> Callable[[_F], _F]:
-    """Mark an engine helper whose result (or the named ``attributes`` of it) has
-    ``dimension``: while a chapter is built (:func:`recording`) each result is noted, so a
-    claim that adds it is judged in that dimension without saying it.
+def records(dimension: Dimension | None = None, /, **attributes: Dimension
+            ) -> Callable[[_F], _F]:
+    """Mark an engine helper whose result has ``dimension`` (or whose named
+    ``attributes`` have theirs): while a chapter is built (:func:`recording`) each result
+    is noted, so a claim that adds it is judged in that dimension without saying it.
 
     >>> @records(TIME)
     ... def step(n): return n / 1000
     >>> with recording() as made:
     ...     _ = step(3)
-    >>> made
-    [(0.003, Dimension(byte=0, flop=0, second=1, name='a time (seconds)'))]
+    >>> [(value, d.name) for value, d in made]
+    [(0.003, 'a time (seconds)')]
     """
     def mark(fn: _F) -> _F:
         @wraps(fn)
@@ -85,22 +86,41 @@ def records(dimension: Dimension, *attributes: str) -> Callable[[_F], _F]:
             out = fn(*args, **kwargs)
             seen = _MADE.get()
             if seen is not None:
-                for got in ([getattr(out, a) for a in attributes] if attributes else [out]):
-                    seen.append((got, dimension))
+                if dimension is not None:
+                    seen.append((out, dimension))
+                # an attribute is read when the chapter's claims are built, not here
+                seen.extend((_Later(out, a), d) for a, d in attributes.items())
             return out
         return made  # type: ignore[return-value]
     return mark
 
 
+@dataclass(frozen=True)
+class _Later:
+    """An attribute of an engine result, read when it is asked for."""
+
+    thing: Any
+    attribute: str
+
+    def value(self) -> Any:
+        return getattr(self.thing, self.attribute)
+
+
 @contextmanager
 def recording() -> Iterator[list[tuple[Any, Dimension]]]:
-    """Note what the helpers marked with :func:`records` make inside the block."""
+    """Note what the helpers marked with :func:`records` make inside the block; an
+    attribute's value is read from the list with :func:`recorded`."""
     seen: list[tuple[Any, Dimension]] = []
     token = _MADE.set(seen)
     try:
         yield seen
     finally:
         _MADE.reset(token)
+
+
+def recorded(entry: Any) -> Any:
+    """The value of an entry :func:`recording` noted (an attribute read now)."""
+    return entry.value() if isinstance(entry, _Later) else entry
 
 
 #: how a message writes a dimension

@@ -149,7 +149,7 @@ def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
     return s["D"] * (2 if cfg.norm == "layernorm" else 1)
 
 
-@records(COUNT, "total", "active", "non_embedding")
+@records(total=COUNT, active=COUNT, non_embedding=COUNT)
 def params(cfg: ModelConfig, *, symbolic: bool = False) -> Params:
     """Exact parameter counts of ``cfg`` (integers, or expressions in its letters)."""
     expect(cfg, ModelConfig, "a ModelConfig (model('llama-2-7b'))", "params")

@@ -142,7 +142,7 @@ class Memory:
         return sp.expand(sum(self.parts.values(), sp.S.Zero))
 
 
-@records(CAPACITY, "total")
+@records(total=CAPACITY)
 def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
                     weights: int | None = None, gradients: int | None = None,
                     state: int | None = None, batch: int | sp.Expr | None = None,
@@ -169,7 +169,7 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
 
 
-@records(CAPACITY, "total")
+@records(total=CAPACITY)
 def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                      context: int | sp.Expr | None = None, dtype: str = "bf16",
                      kv_dtype: str | None = None, symbolic: bool = False,

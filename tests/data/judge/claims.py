@@ -35,6 +35,7 @@ def claims(ch: Chapter) -> None:
         collective_bytes=ring.bytes_per_device,
         decode_step_in_flops=step,
         params_in_bytes=count,
+        gather_bytes_in_seconds=gather.bytes_per_device,
         # truth fixes
         ridge_book_table=rl.ridge,
         ridge_prose=prose.ridge,
