@@ -50,8 +50,9 @@ def test_the_values_are_the_arithmetic_on_the_data() -> None:
 def test_each_row_prints_its_verdict_and_detail_on_the_command_line_and_in_python() -> None:
     done = run_cli("verify", "--json", "--no-cache", "--no-timing", str(CHAPTER))
     assert done.returncode == 1, done.stderr  # the two slips fail the run
-    got = {r["id"]: (r["verdict"], r["detail"]) for r in json.loads(done.stdout)["claims"]}
-    assert got == ROWS
+    rows = json.loads(done.stdout)["claims"]
+    assert {r["id"]: (r["verdict"], r["detail"]) for r in rows} == ROWS
+    assert {r["id"]: r["measured"] for r in rows}["achieved_bandwidth"] == ["1.2 GB", "22.0 ms"]
     from symroof.claims.runner import verify
     assert {v.claim.id: (str(v.verdict), v.detail)
             for v in verify(build_chapter(CHAPTER)).verdicts} == ROWS

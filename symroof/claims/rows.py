@@ -29,6 +29,7 @@ def claim_row(c: Claim, derivation: str) -> dict[str, Any]:
                        "section": c.source.section, "seed": c.source.seed,
                        "language": c.source.language},
             "statement": c.statement, "quote": c.quote, "kind": c.kind, "stated": c.stated,
+            "measured": list(c.measured),
             "derived": "", "derived_value": None, "verdict": "", "rel_error": None,
             "assumptions": list(c.assumptions) + ([c.assumed] if c.assumed else []),
             "conflicts": [k.to_json() for k in c.conflicts],
