@@ -5,9 +5,12 @@ apart (MEASURED), neither a DEFINITION nor a value the engine derived."""
 from __future__ import annotations
 
 import json
+from decimal import Decimal
 from fractions import Fraction
 
 import sympy as sp
+from hypothesis import given
+from hypothesis import strategies as st
 
 from symroof.claims.chapter import build_chapter, measured, on_data
 from tests.conftest import ROOT, run_cli
@@ -66,3 +69,17 @@ def test_measured_holds_and_does_not_fail_a_run() -> None:
     from symroof.claims.rules import Verdict
     assert "MEASURED" in VERDICTS and "MEASURED" not in FAILING
     assert not Verdict.MEASURED.fails
+
+
+@given(st.decimals(min_value="0.001", max_value="99999", places=3),
+       st.decimals(min_value="0.001", max_value="99999", places=3), st.integers(1, 1024))
+def test_arithmetic_on_measured_numbers_is_the_arithmetic_on_their_values(
+        t: Decimal, b: Decimal, k: int) -> None:
+    """Law: what a claim computes from measured numbers is the same arithmetic on the
+    numbers as printed, in base units (ms are thousandths of a second, GB 10^9 bytes)."""
+    step, moved = measured(f"{t} ms"), measured(f"{b} GB")
+    value, used = on_data(k * moved / step + step)
+    seconds, nbytes = Fraction(t) / 1000, Fraction(b) * 10**9
+    want = k * nbytes / seconds + seconds
+    assert value == sp.Rational(want.numerator, want.denominator)
+    assert used == tuple(sorted((f"{t} ms", f"{b} GB")))

@@ -293,6 +293,8 @@ def measured(evidence: str = "") -> Any:
     (16000/11, ('22.0 ms',))
     >>> measured("a profile of 12 runs")
     Measured(evidence='a profile of 12 runs')
+    >>> on_data(abs(measured("−3 ms")))
+    (3/1000, ('−3 ms',))
     """
     try:
         got = read(evidence)
@@ -300,7 +302,9 @@ def measured(evidence: str = "") -> Any:
         got = None
     if got is None:
         return Measured(evidence)
-    value = MeasuredValue(evidence, positive=True)
+    # its sign as measured (SymPy simplifies by it: Abs(x) is x for a positive x)
+    value = MeasuredValue(evidence, positive=True) if got.value > 0 else \
+        MeasuredValue(evidence, real=True, positive=False)
     value.exact, value.printed, value.dims = got.value, evidence, got.dims
     return value
 
