@@ -326,10 +326,11 @@ def data_dimension(value: Any) -> tuple[int, int, int] | None:
         return None
     if value.is_Mul:
         parts = [data_dimension(a) for a in value.args]
-        if any(d is None for d in parts):
+        known = [d for d in parts if d is not None]
+        if len(known) < len(parts):
             return None
-        return (sum(d[0] for d in parts), sum(d[1] for d in parts),  # type: ignore[index]
-                sum(d[2] for d in parts))  # type: ignore[index]
+        return (sum(d[0] for d in known), sum(d[1] for d in known),
+                sum(d[2] for d in known))
     if value.is_Pow and value.exp.is_Integer:
         d = data_dimension(value.base)
         k = int(value.exp)
@@ -534,9 +535,9 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
                  language)
     inputs = table.get("inputs", {})
     ch = Chapter(meta["id"], meta["title"], src, inputs=inputs)
-    with _on_path(file.parent), recording() as made:
+    with _on_path(file.parent), recording() as helpers:
         module.claims(ch)
-    ch.made.extend(made)
+    ch.made.extend(helpers)
     for name in sorted(set(inputs) - ch.used):
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
     rows = rows_of(table, file)
