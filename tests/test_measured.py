@@ -83,3 +83,11 @@ def test_arithmetic_on_measured_numbers_is_the_arithmetic_on_their_values(
     want = k * nbytes / seconds + seconds
     assert value == sp.Rational(want.numerator, want.denominator)
     assert used == tuple(sorted((f"{t} ms", f"{b} GB")))
+
+
+def test_a_value_judged_with_its_choices_takes_the_measured_numbers_in_each() -> None:
+    from symroof.core.choices import tried
+    step = measured("22.0 ms")
+    got, used = on_data(tried(lambda c: 3 * step if c.latency == "off" else 4 * step))
+    assert got.value == sp.Rational(88, 1000) and used == ("22.0 ms",)
+    assert [v for _, v in got.alternatives] == [sp.Rational(66, 1000)]

@@ -346,6 +346,10 @@ def on_data(value: Any) -> tuple[Any, tuple[str, ...]]:
     if isinstance(value, Quantity | Assumed | Defined):
         inner, found = on_data(value.value)
         return replace(value, value=inner), found
+    if isinstance(value, Tried):  # the exact value and each alternative
+        inner, found = on_data(value.value)
+        alternatives = tuple((c, on_data(v)[0]) for c, v in value.alternatives)
+        return replace(value, value=inner, alternatives=alternatives), found
     if isinstance(value, Law):
         return value, ()
     if not isinstance(value, sp.Basic):
