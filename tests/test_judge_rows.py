@@ -177,3 +177,22 @@ def test_a_scaffold_reads_the_text_s_language(tmp_path: Path, lang: str, text: s
     assert done.returncode == 0, done.stderr
     done = run_cli("verify", "--no-cache", str(tmp_path / "ch"))
     assert done.returncode == 0 and f"{len(stated)} UNVERIFIABLE" in done.stdout
+
+
+def test_values_from_collectives_model_helpers_and_the_parallel_layer_know_their_dimension(
+        ) -> None:
+    """No quantity() in tests/data/book_arithmetic: the engine says what each value is."""
+    (d,) = build_chapter(ROOT / "tests" / "data" / "book_arithmetic")
+    dims = {c.id: c.dimension for c in d.claims}
+    second, byte, flop, count = (0, 0, 1), (1, 0, 0), (0, 1, 0), (0, 0, 0)
+    assert {k: dims[k] for k in ("alltoall_total", "per_message_time", "decode_step",
+                                 "round_decode", "route_time", "book_matmul_latency",
+                                 "total_bytes", "total_flops", "budget", "chips_allowed",
+                                 "mfu", "qps_per_chip")} == {
+        "alltoall_total": second, "per_message_time": second, "decode_step": second,
+        "round_decode": second, "route_time": second, "book_matmul_latency": second,
+        "total_bytes": byte, "total_flops": flop, "budget": flop, "chips_allowed": count,
+        "mfu": count, "qps_per_chip": (0, 0, -1)}
+    # an axis size solved from a threshold: no dimension (it is not a product of results of
+    # one roofline, however its number factors)
+    assert dims["axis_size"] is None

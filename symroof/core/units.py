@@ -48,6 +48,7 @@ TIME = Dimension(0, 0, 1, "a time (seconds)")
 
 INTENSITY = Dimension(-1, 1, 0, "an intensity (FLOP per byte)")
 COUNT = Dimension(0, 0, 0, "a count or a ratio")
+PER_SECOND = Dimension(0, 0, -1, "a rate (per second)")
 
 #: the dimension of each engine result a claim may add, by (type, attribute); a mapping
 #: attribute (a roofline's bandwidths and memory times) gives the dimension of its values

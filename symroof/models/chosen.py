@@ -37,7 +37,7 @@ import sympy as sp
 from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
-from ..core.units import COUNT, FLOPS, TIME, records
+from ..core.units import COUNT, FLOPS, PER_SECOND, TIME, records
 from ..hardware.catalog import Chip
 from .config import ModelConfig
 from .counts import context_symbol, forward_flops, kv_bytes_per_token, params
@@ -213,6 +213,7 @@ def decode_time_of(params_count: int | float | str | sp.Expr,
     return sp.cancel((weights + kv) / (_number(chips, "chips") * chip.bandwidth("hbm")))
 
 
+@records(PER_SECOND)
 def queries_per_second(batch: int | sp.Expr, step_time: int | float | str | sp.Expr,
                        tokens: int | sp.Expr, chips: int | sp.Expr = 1) -> sp.Expr:
     """Queries per second per chip of a decode server: ``batch`` queries finish every
@@ -225,6 +226,7 @@ def queries_per_second(batch: int | sp.Expr, step_time: int | float | str | sp.E
                                           _number(tokens, "tokens") * _number(chips, "chips")))
 
 
+@records(COUNT)
 def prefill_decode_balance(prefill_time: int | float | str | sp.Expr,
                            decode_step_time: int | float | str | sp.Expr,
                            tokens: int | sp.Expr, decode_batch: int | sp.Expr, *,
@@ -276,6 +278,7 @@ def flop_budget(chip_hours: int | float | str | sp.Expr, peak: sp.Expr | Chip,
     return _number(chip_hours, "chip_hours") * 3600 * rate * _number(utilisation, "utilisation")
 
 
+@records(COUNT)
 def chips_for_batch(global_batch: int | sp.Expr, per_chip: int | sp.Expr) -> sp.Expr:
     """The most chips a global batch keeps at or above a per-chip (critical) batch:
     floor(global / per chip).
@@ -286,6 +289,7 @@ def chips_for_batch(global_batch: int | sp.Expr, per_chip: int | sp.Expr) -> sp.
     return sp.floor(_number(global_batch, "global_batch") / _number(per_chip, "per_chip"))
 
 
+@records(COUNT)
 def largest_model(memory: int | float | str | sp.Expr,
                   bytes_per_param: int | float | str | sp.Expr) -> sp.Expr:
     """The most parameters ``memory`` bytes hold at ``bytes_per_param`` each (whole
@@ -297,6 +301,7 @@ def largest_model(memory: int | float | str | sp.Expr,
     return sp.floor(_number(memory, "memory") / _number(bytes_per_param, "bytes_per_param"))
 
 
+@records(COUNT)
 def model_flops_utilisation(tokens_per_second: int | float | str | sp.Expr,
                             flops_per_token: int | float | str | sp.Expr,
                             peak: int | float | str | sp.Expr, chips: int | sp.Expr = 1,
