@@ -221,7 +221,7 @@ def test_a_book_s_2p_flops_of_a_7b_model_read_simplified() -> None:
     assert sp.Integer(14_500_000_000) < flops_per_token(cfg, 4096) < 15_500_000_000
 
 
-def test_a_figure_from_another_edition_of_the_chip_table_is_named() -> None:
+def test_a_figure_from_another_edition_of_the_chip_table_is_a_named_choice() -> None:
     from symroof import chip
     from symroof.core.choices import tried
 
@@ -230,10 +230,12 @@ def test_a_figure_from_another_edition_of_the_chip_table_is_named() -> None:
 
     # the chapter's "240" is 1.97e14 / 8.2e11 (B1); the catalogue's default HBM is 8.1e11
     got = run_claim(Claim("r", SRC, "s", "q", "240", value=tried(ridge, editions=("B1",))), "d")
-    assert got.verdict == Verdict.MISMATCH
-    assert got.detail == ("derived 243.21, stated 240; the stated value is what the chip "
-                          "table's B1 edition gives: 240.244 (edition=B1)")
-    assert got.diagnosis["kind"] == "slip" and got.diagnosis["choice"] == "edition=B1"
+    assert got.verdict == Verdict.SIMPLIFIED
+    assert got.detail == "holds with the chip table's B1 edition (edition=B1); exact 243.21"
+    assert got.diagnosis["kind"] == "choice" and got.diagnosis["choice"] == "edition=B1"
+    # a value no edition reproduces stays a MISMATCH
+    off = run_claim(Claim("r", SRC, "s", "q", "250", value=tried(ridge, editions=("B1",))), "d")
+    assert off.verdict == Verdict.MISMATCH and off.diagnosis is None
 
 
 def test_a_marked_approximation_stays_approx_when_only_a_slip_reproduces_it() -> None:

@@ -32,6 +32,14 @@ ROWS = {
     # quantities
     "ridge_in_seconds": ("MISMATCH", "stated in s, derived in FLOP/B (243.21 FLOP/B)"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
+    # a recorded collective's time and bytes, a model helper's time and count: no quantity()
+    "collective_time": ("OK", "26.4444 us at the printed precision"),
+    "collective_time_in_bytes": ("MISMATCH", "stated in KB, derived in s (2.64444e-5 s)"),
+    "collective_bytes": ("OK", "exact"),
+    "decode_step_in_flops": ("MISMATCH", "stated in GFLOP, derived in s (0.00441791 s)"),
+    "params_in_bytes": ("MISMATCH", "stated in GB, derived in a count or ratio (6.73842e9)"),
+    # an AllGather made without the chapter (all_gather(...)): its bytes are bytes
+    "gather_bytes_in_seconds": ("MISMATCH", "stated in ms, derived in B (5.87203e7 B)"),
     # truth fixes: the defining place, a summary number against its relation, a real
     # symbol, a restatement
     "ridge_book_table": ("OK", "243.21 at the printed precision" + NOTED),
@@ -60,9 +68,9 @@ ROWS = {
                       "810 GiB/s is 810 GB/s"),
     # the catalogue's default is the vendor's figure
     "a100_bf16_peak": ("OK", "exact"),
-    # a plain value the catalogue's other edition reproduces: named, with its value
-    "ridge_other_edition": ("MISMATCH", "derived 243.21, stated 240; the stated value is what "
-                            "the chip table's B1 edition gives: 240.244 (edition=B1)"),
+    # a plain value the catalogue's other edition reproduces: the text's choice, named
+    "ridge_other_edition": ("SIMPLIFIED", "holds with the chip table's B1 edition "
+                            "(edition=B1); exact 243.21"),
 }
 
 
@@ -169,3 +177,22 @@ def test_a_scaffold_reads_the_text_s_language(tmp_path: Path, lang: str, text: s
     assert done.returncode == 0, done.stderr
     done = run_cli("verify", "--no-cache", str(tmp_path / "ch"))
     assert done.returncode == 0 and f"{len(stated)} UNVERIFIABLE" in done.stdout
+
+
+def test_values_from_collectives_model_helpers_and_the_parallel_layer_know_their_dimension(
+        ) -> None:
+    """No quantity() in tests/data/book_arithmetic: the engine says what each value is."""
+    (d,) = build_chapter(ROOT / "tests" / "data" / "book_arithmetic")
+    dims = {c.id: c.dimension for c in d.claims}
+    second, byte, flop, count = (0, 0, 1), (1, 0, 0), (0, 1, 0), (0, 0, 0)
+    assert {k: dims[k] for k in ("alltoall_total", "per_message_time", "decode_step",
+                                 "round_decode", "route_time", "book_matmul_latency",
+                                 "total_bytes", "total_flops", "budget", "chips_allowed",
+                                 "mfu", "qps_per_chip")} == {
+        "alltoall_total": second, "per_message_time": second, "decode_step": second,
+        "round_decode": second, "route_time": second, "book_matmul_latency": second,
+        "total_bytes": byte, "total_flops": flop, "budget": flop, "chips_allowed": count,
+        "mfu": count, "qps_per_chip": (0, 0, -1)}
+    # an axis size solved from a threshold: no dimension (it is not a product of results of
+    # one roofline, however its number factors)
+    assert dims["axis_size"] is None

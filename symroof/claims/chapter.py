@@ -54,15 +54,15 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 from typing import Any
 
 import sympy as sp
 
 from ..core.choices import EXACT, OPTIONS, Tried, tried
-from ..core.errors import InputError
+from ..core.errors import InputError, SymroofError
 from ..core.parse import exact_number, parse_expr, size_name
-from ..core.units import ENGINE_DIMENSIONS, unit_dimension
+from ..core.units import ENGINE_DIMENSIONS, recorded, recording, unit_dimension
 from ..engine.rooflines import roofline
 from .consistency import find_conflicts
 from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
@@ -125,7 +125,8 @@ def quantity(value: Any, unit: str) -> Quantity:
     return Quantity(value, unit)
 
 
-def dimension_of(value: Any, made: Any) -> tuple[int, int, int] | None:
+def dimension_of(value: Any, made: Any, known: dict[sp.Expr, tuple[int, int, int]] | None = None
+                 ) -> tuple[int, int, int] | None:
     """The (byte, FLOP, second) exponents of a value a chapter adds: from its
     :func:`quantity`, else from the engine result it is (an attribute of a roofline the
     chapter recorded, ``ENGINE_DIMENSIONS``) or the product or quotient of two such; None
@@ -139,27 +140,36 @@ def dimension_of(value: Any, made: Any) -> tuple[int, int, int] | None:
     """
     if isinstance(value, Quantity):
         return (0, 0, 0) if value.unit in COUNTS else unit_dimension(value.unit)
+    if isinstance(value, Tried):  # judged by its exact value
+        value = value.value
     if not isinstance(value, sp.Expr) or isinstance(value, sp.Rel):
         return None
-    known = made if isinstance(made, dict) else engine_results(made)
+    if known is None:
+        known = made if isinstance(made, dict) else engine_results(made)
     if value in known:
         return known[value]
     if not value.is_number or value == 0:
         return None
-    for a, da in known.items():  # a product or a quotient of two: value / a or a / value
-        for b, sign in ((value / a, 1), (a / value, -1)):
-            db = known.get(b)
-            if db is not None:
-                return (da[0] + sign * db[0], da[1] + sign * db[1], da[2] + sign * db[2]) \
-                    if sign == 1 else (da[0] - db[0], da[1] - db[1], da[2] - db[2])
+    # a product or a quotient of two results of one roofline (its peak over its ridge):
+    # among the results of many, such a ratio is a coincidence of small numbers
+    for one in ([known] if isinstance(made, dict) else
+                [engine_results(SimpleNamespace(rooflines=[rl]))
+                 for rl in getattr(made, "rooflines", ())]):
+        for a, da in one.items():  # value / a or a / value is another
+            for b, sign in ((value / a, 1), (a / value, -1)):
+                db = one.get(b)
+                if db is not None:
+                    return (da[0] + sign * db[0], da[1] + sign * db[1],
+                            da[2] + sign * db[2]) if sign == 1 else \
+                        (da[0] - db[0], da[1] - db[1], da[2] - db[2])
     return None
 
 
 def with_editions(value: Any, made: Any) -> Any:
     """``value``, or when it is a number a recorded roofline gives (its ridge, peak or a
     time) on a chip whose table has other editions, the value with what each edition gives
-    (a :class:`Tried`): a stated value another edition reproduces is diagnosed as taking
-    that edition's figures (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s)."""
+    (a :class:`Tried`): a stated value another edition reproduces is SIMPLIFIED, with the
+    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s)."""
     if not isinstance(value, sp.Expr) or not value.is_number:
         return value
     for rl in getattr(made, "rooflines", ()):
@@ -215,9 +225,11 @@ def rounded_figures(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
 
 
 def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
-    """The engine results a builder recorded (its rooflines and their ops), each with its
-    dimension (``ENGINE_DIMENSIONS``); a value two results share with two dimensions is
-    left out, and so is an unbounded one.
+    """The engine results a builder recorded (its rooflines and their ops, its collectives,
+    and what the engine's helpers made while it was built: a model's parameter count, its
+    memory, a decode time), each with its dimension (``ENGINE_DIMENSIONS``, the helper's
+    own); a value two results share with two
+    dimensions is left out, and so is an unbounded one.
 
     >>> from symroof import chip, op
     >>> ch = Chapter("d", "D", Source("b"))
@@ -228,19 +240,25 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
     out: dict[sp.Expr, tuple[int, int, int]] = {}
     clash: set[sp.Expr] = set()
     rooflines = list(getattr(made, "rooflines", ()))
-    for thing in [*rooflines, *(rl.op for rl in rooflines)]:
+    found: list[tuple[Any, Any]] = list(getattr(made, "made", ()))
+    others = getattr(made, "collectives", ())
+    for thing in [*rooflines, *(rl.op for rl in rooflines), *others]:
         for (kind, attr), dim in ENGINE_DIMENSIONS.items():
-            if type(thing).__name__ != kind:
-                continue
-            got = getattr(thing, attr, None)
-            dims = (dim.byte, dim.flop, dim.second)
-            for v in (got.values() if isinstance(got, Mapping) else [got]):
-                # an unbounded intensity (an op that moves no bytes) divides any number
-                # into itself: it would give every value a dimension, so it gives none
-                if isinstance(v, sp.Expr) and v != 0 and not v.has(sp.oo, sp.zoo, sp.nan):
-                    if out.get(v, dims) != dims:
-                        clash.add(v)
-                    out[v] = dims
+            if type(thing).__name__ == kind:
+                found.append((getattr(thing, attr, None), dim))
+    for entry, dim in found:
+        try:
+            got = recorded(entry)
+        except SymroofError:  # an attribute the result cannot give (a symbolic mesh)
+            continue
+        dims = (dim.byte, dim.flop, dim.second)
+        for v in (got.values() if isinstance(got, Mapping) else [got]):
+            # an unbounded intensity (an op that moves no bytes) divides any number
+            # into itself: it would give every value a dimension, so it gives none
+            if isinstance(v, sp.Expr) and v != 0 and not v.has(sp.oo, sp.zoo, sp.nan):
+                if out.get(v, dims) != dims:
+                    clash.add(v)
+                out[v] = dims
     return {v: d for v, d in out.items() if v not in clash}
 
 
@@ -255,9 +273,91 @@ def real(names: str) -> tuple[sp.Symbol, ...]:
     return tuple(sp.Symbol(size_name(n, "real()"), real=True) for n in names.split())
 
 
-def measured(evidence: str = "") -> Measured:
-    """Mark a claim as a measurement (evidence here or in the table's row)."""
-    return Measured(evidence)
+class MeasuredValue(sp.Dummy):
+    """A number measured, not derived (``measured("22.0 ms")``): a symbol while claims.py
+    computes with it, its value in base units (``exact``) when the claims are built."""
+
+    exact: sp.Rational
+    printed: str
+    dims: tuple[int, int, int] | None
+
+
+def measured(evidence: str = "") -> Any:
+    """A measured number other claims compute from, when ``evidence`` is one as printed
+    (``measured("22.0 ms")``: its value in base units; a claim computed from it is judged
+    as checked arithmetic on data, MEASURED); else a mark of a claim as a measurement
+    (evidence here or in the table's row: UNVERIFIABLE).
+
+    >>> step = measured("22.0 ms")
+    >>> on_data(32 / step)
+    (16000/11, ('22.0 ms',))
+    >>> measured("a profile of 12 runs")
+    Measured(evidence='a profile of 12 runs')
+    >>> on_data(abs(measured("−3 ms")))
+    (3/1000, ('−3 ms',))
+    """
+    try:
+        got = read(evidence)
+    except InputError:
+        got = None
+    if got is None:
+        return Measured(evidence)
+    # its sign as measured (SymPy simplifies by it: Abs(x) is x for a positive x)
+    value = MeasuredValue(evidence, positive=True) if got.value > 0 else \
+        MeasuredValue(evidence, real=True, positive=False)
+    value.exact, value.printed, value.dims = got.value, evidence, got.dims
+    return value
+
+
+def data_dimension(value: Any) -> tuple[int, int, int] | None:
+    """The dimension of a value computed from measured numbers with printed units, by the
+    powers it takes them to (a product, a quotient, a sum of one dimension); None when a
+    number it uses has no unit, or a plain number scales it (32 sequences or 14e9 FLOPs:
+    the code does not say which).
+
+    >>> data_dimension(measured("2 GB") / measured("22.0 ms")), data_dimension(measured("2 GB") * 3)
+    ((1, 0, -1), None)
+    """
+    if isinstance(value, Quantity | Assumed | Defined):
+        return data_dimension(value.value)
+    if isinstance(value, MeasuredValue):
+        return value.dims
+    if not isinstance(value, sp.Expr) or not value.atoms(MeasuredValue):
+        return None
+    if value.is_Mul:
+        parts = [data_dimension(a) for a in value.args]
+        known = [d for d in parts if d is not None]
+        if len(known) < len(parts):
+            return None
+        return (sum(d[0] for d in known), sum(d[1] for d in known),
+                sum(d[2] for d in known))
+    if value.is_Pow and value.exp.is_Integer:
+        d = data_dimension(value.base)
+        k = int(value.exp)
+        return None if d is None else (d[0] * k, d[1] * k, d[2] * k)
+    if value.is_Add:
+        terms = {data_dimension(a) for a in value.args}
+        return terms.pop() if len(terms) == 1 else None  # (None when one has none)
+    return None
+
+
+def on_data(value: Any) -> tuple[Any, tuple[str, ...]]:
+    """``value`` with its measured numbers put in, and those numbers as printed."""
+    if isinstance(value, Quantity | Assumed | Defined):
+        inner, found = on_data(value.value)
+        return replace(value, value=inner), found
+    if isinstance(value, Tried):  # the exact value and each alternative
+        inner, found = on_data(value.value)
+        alternatives = tuple((c, on_data(v)[0]) for c, v in value.alternatives)
+        return replace(value, value=inner, alternatives=alternatives), found
+    if isinstance(value, Law):
+        return value, ()
+    if not isinstance(value, sp.Basic):
+        return value, ()
+    atoms = sorted(value.atoms(MeasuredValue), key=lambda m: m.printed)
+    if not atoms:
+        return value, ()
+    return value.xreplace({m: m.exact for m in atoms}), tuple(m.printed for m in atoms)
 
 
 def definition(value: Any) -> Defined:
@@ -359,6 +459,8 @@ class Chapter(DerivationBuilder):
                 self.note(f"The text's choices: {said}.")
         if hasattr(make, "under"):
             thing = make
+            if type(thing).__name__ == "Collective" and thing not in self.collectives:
+                self.collectives.append(thing)
             return tried(lambda c: getattr(thing.under(c), of), declared, editions=editions)
         if not callable(make):
             raise InputError(f"with_choices takes a function of the choices or a collective, "
@@ -437,8 +539,9 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
                  language)
     inputs = table.get("inputs", {})
     ch = Chapter(meta["id"], meta["title"], src, inputs=inputs)
-    with _on_path(file.parent):
+    with _on_path(file.parent), recording() as helpers:
         module.claims(ch)
+    ch.made.extend(helpers)
     for name in sorted(set(inputs) - ch.used):
         raise InputError("an input claims.py never reads", f"{file}: [inputs] {name}")
     rows = rows_of(table, file)
@@ -463,10 +566,13 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
                          f"{file}: {', '.join(missing)}")
     plain = restated_in(module, ch)
     made = engine_results(ch)
+    data = {key: on_data(value) for key, value in ch.values.items()}
     claims = tuple(_claim(prefix + key, replace(src, section=section), row,
-                          ch.values[key] if key in plain else with_editions(ch.values[key], ch),
+                          data[key][0] if key in plain or data[key][1]
+                          else with_editions(ch.values[key], ch),
                           f"{file}: {key}", prefix, plain.get(key, ""),
-                          dimension_of(ch.values[key], made))
+                          data_dimension(ch.values[key]) if data[key][1]
+                          else dimension_of(ch.values[key], ch, made), data[key][1])
                    for key, (section, row) in rows.items())
     check_stated(rows, str(file), language)
     ch.assumptions.extend(meta.get("assumptions", []))
@@ -563,9 +669,9 @@ def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:
 
 
 def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
-           prefix: str, plain: str = "", dimension: tuple[int, int, int] | None = None
-           ) -> Claim:
-    options: dict[str, Any] = {"dimension": dimension}
+           prefix: str, plain: str = "", dimension: tuple[int, int, int] | None = None,
+           data: tuple[str, ...] = ()) -> Claim:
+    options: dict[str, Any] = {"dimension": dimension, "measured": data}
     if isinstance(value, Quantity):
         value = value.value
     figures = row.get("figures", {})
@@ -582,7 +688,7 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
         value = None
     elif isinstance(value, Defined):
         kind, value = "definition", value.value
-    elif plain and not isinstance(value, Assumed):
+    elif plain and not isinstance(value, Assumed) and not data:
         kind, options["restates"] = "definition", f"no engine computation: {plain}"
     else:
         if isinstance(value, Assumed):

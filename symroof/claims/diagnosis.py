@@ -319,7 +319,9 @@ def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
         return replace(j, verdict=MISMATCH, detail=f"{j.detail}; {said}",
                        diagnosis={**diagnosis, "said": said})
     phrase = next((HOLDS_AS[(n, getattr(choices, n))] for n in changed
-                   if (n, getattr(choices, n)) in HOLDS_AS), f"under {choices.describe(base)}")
+                   if (n, getattr(choices, n)) in HOLDS_AS),
+                  f"with the chip table's {choices.edition} edition ({choices.describe(base)})"
+                  if changed == ("edition",) else f"under {choices.describe(base)}")
     detail = f"holds {phrase}: the text drops {_and(drops)}" if drops else f"holds {phrase}"
     return replace(j, verdict=SIMPLIFIED, detail=f"{detail}; exact {_exact(j)}",
                    diagnosis={**diagnosis, "said": detail})

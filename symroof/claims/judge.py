@@ -41,7 +41,7 @@ def facts_of(c: Claim) -> dict[str, Any]:
             "within": None if c.within is None else [str(x) for x in c.within],
             "restates": c.restates,
             "dimension": None if c.dimension is None else list(c.dimension),
-            "rounded": [list(r) for r in c.rounded]}
+            "rounded": [list(r) for r in c.rounded], "measured": list(c.measured)}
 
 
 def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
@@ -135,6 +135,7 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
         assumptions=tuple(str(a) for a in facts.get("assumptions", [])),
         conflicts=conflicts, restates=str(facts.get("restates", "")),
         dimension=_dimension(facts.get("dimension")),
+        measured=tuple(str(m) for m in facts.get("measured") or ()),
         rounded=tuple((str(r[0]), str(r[1]), str(r[2])) for r in facts.get("rounded") or []
                       if isinstance(r, list) and len(r) == 3))
 

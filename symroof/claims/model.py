@@ -158,6 +158,8 @@ class Claim(tb.RichView):
     restates: str = ""  # what a value made without computation restates (a DEFINITION)
     # the (byte, FLOP, second) exponents of the derived value, when the engine made it
     dimension: tuple[int, int, int] | None = None
+    # the measured numbers (as printed in claims.py) its value is computed from
+    measured: tuple[str, ...] = ()
     # the numbers its text printed rounded: (claim id, as printed, stated over derived)
     rounded: tuple[tuple[str, str, str], ...] = ()
     # the stated value as the table of printed numbers reads it (None: not a number)
@@ -277,6 +279,10 @@ class DerivationBuilder:
     expansions: list[Expansion] = field(default_factory=list)
     thresholds: list[Threshold] = field(default_factory=list)
     curves: list[Curve] = field(default_factory=list)
+    # the collectives it recorded, and what the engine's helpers made meanwhile (value,
+    # dimension): where a claim's value gets its dimension (symroof.claims.chapter)
+    collectives: list[Any] = field(default_factory=list)
+    made: list[tuple[Any, Any]] = field(default_factory=list)
 
     def assume(self, text: str) -> None:
         self.assumptions.append(text)
@@ -331,6 +337,7 @@ class DerivationBuilder:
         and their sum."""
         from ..parallel.collectives import collective
         c = collective(kind, nbytes, axes, on, **kwargs)
+        self.collectives.append(c)
         for title, name, value, why in (
                 ("bytes each device sends", "bytes_per_device", c.bytes_per_device,
                  "the stages' bytes summed"),

@@ -17,8 +17,8 @@ if TYPE_CHECKING:
 
 # the names of rules.Verdict and rules.FAILING (a test holds them equal), here without
 # SymPy, for the runs that only read verdict rows (a fully cached verify)
-VERDICTS = ("OK", "ROUNDING", "APPROX", "SIMPLIFIED", "DEFINITION", "ERRATUM", "UNVERIFIABLE",
-            "INCONSISTENT", "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
+VERDICTS = ("OK", "ROUNDING", "APPROX", "SIMPLIFIED", "DEFINITION", "MEASURED", "ERRATUM",
+            "UNVERIFIABLE", "INCONSISTENT", "NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT")
 FAILING = frozenset({"NOT PROVEN", "MISMATCH", "STALE", "ERROR", "TIMEOUT"})
 
 
@@ -29,6 +29,7 @@ def claim_row(c: Claim, derivation: str) -> dict[str, Any]:
                        "section": c.source.section, "seed": c.source.seed,
                        "language": c.source.language},
             "statement": c.statement, "quote": c.quote, "kind": c.kind, "stated": c.stated,
+            "measured": list(c.measured),
             "derived": "", "derived_value": None, "verdict": "", "rel_error": None,
             "assumptions": list(c.assumptions) + ([c.assumed] if c.assumed else []),
             "conflicts": [k.to_json() for k in c.conflicts],

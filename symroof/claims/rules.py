@@ -52,6 +52,7 @@ class Verdict(StrEnum):
     APPROX = "APPROX"  # a marked approximation within 5%: holds, counted apart
     SIMPLIFIED = "SIMPLIFIED"  # what a named modelling choice gives: holds, counted apart
     DEFINITION = "DEFINITION"  # restates a definition: holds, counted apart
+    MEASURED = "MEASURED"  # checked arithmetic on measured numbers: holds, counted apart
     ERRATUM = "ERRATUM"  # a known error of the text
     UNVERIFIABLE = "UNVERIFIABLE"  # a measurement, or an input chosen to fit the text
     INCONSISTENT = "INCONSISTENT"  # the text prints another value elsewhere
@@ -362,6 +363,7 @@ MARKS_V3: dict[tuple[str, Verdict], Verdict] = {
     **{("assumed", v): Verdict.UNVERIFIABLE for v in (Verdict.APPROX, Verdict.SIMPLIFIED)},
     ("erratum", Verdict.APPROX): Verdict.ERRATUM,
     ("erratum", Verdict.SIMPLIFIED): Verdict.STALE,
+    ("erratum", Verdict.MEASURED): Verdict.STALE,
     **{("conflict", v): Verdict.INCONSISTENT for v in (Verdict.APPROX, Verdict.SIMPLIFIED)},
 }
 
@@ -370,6 +372,7 @@ MARKS_V3: dict[tuple[str, Verdict], Verdict] = {
 _COMPARED = (OK, ROUNDING, MISMATCH)
 MARKS: dict[tuple[str, Verdict], Verdict] = {
     ("definition", OK): Verdict.DEFINITION,
+    **{("measured", v): Verdict.MEASURED for v in (OK, ROUNDING)},
     **{("assumed", v): Verdict.UNVERIFIABLE for v in _COMPARED},
     ("erratum", MISMATCH): Verdict.ERRATUM,
     ("erratum", Verdict.UNVERIFIABLE): Verdict.ERRATUM,
@@ -378,7 +381,8 @@ MARKS: dict[tuple[str, Verdict], Verdict] = {
     **MARKS_V3,
     # a conflict explains a claim that holds on its passage's figures; a MISMATCH stays one
     **{("conflict", v): Verdict.INCONSISTENT
-       for v in (OK, ROUNDING, Verdict.DEFINITION, Verdict.ERRATUM, Verdict.UNVERIFIABLE)},
+       for v in (OK, ROUNDING, Verdict.DEFINITION, Verdict.MEASURED, Verdict.ERRATUM,
+                 Verdict.UNVERIFIABLE)},
 }
 
 
@@ -403,6 +407,10 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
     marks: list[tuple[str, str]] = []
     if claim.kind == "definition":
         marks.append(("definition", claim.restates or "restates a definition"))
+    if claim.measured:  # arithmetic on data: checked, and said whatever the verdict
+        said = f"arithmetic on the measured {', '.join(claim.measured)}"
+        j = replace(j, detail=f"{j.detail}; {said}" if j.detail else said)
+        marks.append(("measured", ""))
     if claim.assumed:
         marks.append(("assumed", f"assumes {claim.assumed}, which gives {j.derived or '-'}"
                                  f" ({j.verdict.value.lower()}: {j.detail})"))

@@ -9,7 +9,8 @@ derivation units in worker processes.
 
 Verdicts (:class:`symroof.claims.rules.Verdict`): OK, ROUNDING (truncation or rounding
 only), APPROX (a marked approximation within 5%), SIMPLIFIED (what a named modelling choice
-of the text gives, :mod:`symroof.claims.diagnosis`), DEFINITION, ERRATUM (a mismatch the
+of the text gives, :mod:`symroof.claims.diagnosis`), DEFINITION, MEASURED (checked
+arithmetic on numbers claims.py marks ``measured("22.0 ms")``), ERRATUM (a mismatch the
 derivation marks as known), UNVERIFIABLE (a measurement, or an input chosen to fit),
 INCONSISTENT (the text prints another value elsewhere), MISMATCH, STALE (an erratum mark
 on a claim that holds), ERROR, TIMEOUT.

@@ -24,7 +24,7 @@ def register(verbs: Any) -> None:
                     "the text states, at its printed precision; expressions are equal only when "
                     "SymPy proves it (NOT PROVEN otherwise). Exit 0 when no claim is NOT "
                     "PROVEN, MISMATCH, STALE, ERROR or TIMEOUT (OK, ROUNDING, APPROX, SIMPLIFIED, "
-                    "DEFINITION, a known "
+                    "DEFINITION, MEASURED, a known "
                     "ERRATUM, INCONSISTENT or UNVERIFIABLE pass), 1 when one is, 2 on bad "
                     "input.",
         epilog="examples:\n  symroof verify\n  symroof verify rooflines-zh --json\n"

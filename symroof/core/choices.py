@@ -92,7 +92,8 @@ class Choices:
     ``optimizer_bytes`` is k of ``optimizer="bytes_per_param"`` and ``checkpoint_tensors``
     k of ``checkpoints="k_tensors_of_D"``. ``edition`` names another edition of the chip
     table (an alternative's label, such as ``B1``): its figures are taken where it has one
-    (``Chip.edition``); taking them unasked is a slip a diagnosis names.
+    (``Chip.edition``): a figure another edition prints is a modelling choice of the text
+    (the vendor's 312 TFLOP/s, a book's rounded 8.2e11 B/s), which a diagnosis names.
     """
 
     collectives: str = "exact"
@@ -157,9 +158,7 @@ class Choices:
     def slips(self, base: Choices | None = None) -> list[str]:
         """The changed fields that are slips (``SLIPS``), in words."""
         return [SLIPS[(n, getattr(self, n))] for n in self.changed(base)
-                if (n, getattr(self, n)) in SLIPS] + \
-            ([f"the chip table's {self.edition} edition"] if "edition" in
-             self.changed(base) and self.edition else [])
+                if (n, getattr(self, n)) in SLIPS]
 
     def within(self, allowed: tuple[str, ...], what: str, where: str = "choices") -> Choices:
         """``self`` when it changes only ``allowed`` fields; a choice ``what`` does not take

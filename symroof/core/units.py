@@ -16,8 +16,13 @@ units (bytes, FLOP, seconds).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import wraps
+from typing import Any, TypeVar
 
 import sympy as sp
 
@@ -43,6 +48,7 @@ TIME = Dimension(0, 0, 1, "a time (seconds)")
 
 INTENSITY = Dimension(-1, 1, 0, "an intensity (FLOP per byte)")
 COUNT = Dimension(0, 0, 0, "a count or a ratio")
+PER_SECOND = Dimension(0, 0, -1, "a rate (per second)")
 
 #: the dimension of each engine result a claim may add, by (type, attribute); a mapping
 #: attribute (a roofline's bandwidths and memory times) gives the dimension of its values
@@ -53,7 +59,71 @@ ENGINE_DIMENSIONS: dict[tuple[str, str], Dimension] = {
     ("Roofline", "attainable"): COMPUTE, ("Roofline", "bandwidths"): BANDWIDTH,
     ("Roofline", "t_comms"): TIME,
     ("Op", "flops"): FLOPS,
+    ("Collective", "time"): TIME, ("Collective", "bandwidth_time"): TIME,
+    ("Collective", "latency_time"): TIME, ("Collective", "bytes_per_device"): CAPACITY,
+    ("Collective", "nbytes"): CAPACITY,
 }
+_F = TypeVar("_F", bound=Callable[..., Any])
+#: what the engine's helpers made while a chapter was built: (value, dimension)
+_MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", default=None)
+
+
+def records(dimension: Dimension | None = None, /, **attributes: Dimension
+            ) -> Callable[[_F], _F]:
+    """Mark an engine helper whose result has ``dimension`` (or whose named
+    ``attributes`` have theirs): while a chapter is built (:func:`recording`) each result
+    is noted, so a claim that adds it is judged in that dimension without saying it.
+
+    >>> @records(TIME)
+    ... def step(n): return n / 1000
+    >>> with recording() as made:
+    ...     _ = step(3)
+    >>> [(value, d.name) for value, d in made]
+    [(0.003, 'a time (seconds)')]
+    """
+    def mark(fn: _F) -> _F:
+        @wraps(fn)
+        def made(*args: Any, **kwargs: Any) -> Any:
+            out = fn(*args, **kwargs)
+            seen = _MADE.get()
+            if seen is not None:
+                if dimension is not None:
+                    seen.append((out, dimension))
+                # an attribute is read when the chapter's claims are built, not here
+                seen.extend((_Later(out, a), d) for a, d in attributes.items())
+            return out
+        return made  # type: ignore[return-value]
+    return mark
+
+
+@dataclass(frozen=True)
+class _Later:
+    """An attribute of an engine result, read when it is asked for."""
+
+    thing: Any
+    attribute: str
+
+    def value(self) -> Any:
+        return getattr(self.thing, self.attribute)
+
+
+@contextmanager
+def recording() -> Iterator[list[tuple[Any, Dimension]]]:
+    """Note what the helpers marked with :func:`records` make inside the block; an
+    attribute's value is read from the list with :func:`recorded`."""
+    seen: list[tuple[Any, Dimension]] = []
+    token = _MADE.set(seen)
+    try:
+        yield seen
+    finally:
+        _MADE.reset(token)
+
+
+def recorded(entry: Any) -> Any:
+    """The value of an entry :func:`recording` noted (an attribute read now)."""
+    return entry.value() if isinstance(entry, _Later) else entry
+
+
 #: how a message writes a dimension
 _BASE = (("B", 0), ("FLOP", 1), ("s", 2))
 

@@ -37,6 +37,7 @@ import sympy as sp
 from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
+from ..core.units import COUNT, FLOPS, PER_SECOND, TIME, records
 from ..hardware.catalog import Chip
 from .config import ModelConfig
 from .counts import context_symbol, forward_flops, kv_bytes_per_token, params
@@ -64,6 +65,7 @@ def with_round_params(cfg: ModelConfig, total: int | str | sp.Expr,
     return replace(cfg, source={**cfg.source, "published": said})
 
 
+@records(COUNT)
 def nominal_params(cfg: ModelConfig, active: bool = False) -> sp.Expr:
     """The parameter count the model is published as (its source's ``published``: "7B",
     or "15.7B total, 2.4B activated" with ``active`` for the second), or the round count
@@ -80,6 +82,7 @@ def nominal_params(cfg: ModelConfig, active: bool = False) -> sp.Expr:
     return sp.Rational(number) * _SCALE[unit]
 
 
+@records(COUNT)
 def params_under(cfg: ModelConfig, choices: Choices = EXACT, active: bool = True) -> sp.Expr:
     """Active (or total) parameters, exact or nominal."""
     if choices.sizes == "nominal":
@@ -143,6 +146,7 @@ def training_min_chips(cfg: ModelConfig, chip: Chip, choices: Choices = EXACT,
     return bound, sp.ceiling(bound)
 
 
+@records(TIME)
 def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
                      context: int | sp.Expr, choices: Choices = EXACT,
                      dtype: str = "bf16", kv_dtype: str = "bf16", *,
@@ -182,6 +186,7 @@ def _number(value: int | float | str | sp.Expr, what: str) -> sp.Expr:
     return out
 
 
+@records(TIME)
 def decode_time_of(params_count: int | float | str | sp.Expr,
                    kv_bytes_per_token_: int | float | str | sp.Expr, chip: Chip,
                    batch: int | sp.Expr, context: int | sp.Expr, *,
@@ -208,6 +213,7 @@ def decode_time_of(params_count: int | float | str | sp.Expr,
     return sp.cancel((weights + kv) / (_number(chips, "chips") * chip.bandwidth("hbm")))
 
 
+@records(PER_SECOND)
 def queries_per_second(batch: int | sp.Expr, step_time: int | float | str | sp.Expr,
                        tokens: int | sp.Expr, chips: int | sp.Expr = 1) -> sp.Expr:
     """Queries per second per chip of a decode server: ``batch`` queries finish every
@@ -220,6 +226,7 @@ def queries_per_second(batch: int | sp.Expr, step_time: int | float | str | sp.E
                                           _number(tokens, "tokens") * _number(chips, "chips")))
 
 
+@records(COUNT)
 def prefill_decode_balance(prefill_time: int | float | str | sp.Expr,
                            decode_step_time: int | float | str | sp.Expr,
                            tokens: int | sp.Expr, decode_batch: int | sp.Expr, *,
@@ -245,6 +252,7 @@ def prefill_decode_balance(prefill_time: int | float | str | sp.Expr,
 PETAFLOP_DAY = sp.Integer(10**15 * 86400)
 
 
+@records(FLOPS)
 def training_flops_of(params_count: int | float | str | sp.Expr,
                       tokens: int | float | str | sp.Expr) -> sp.Expr:
     """6 N D: the training FLOPs of ``params_count`` parameters on ``tokens`` tokens, from
@@ -256,6 +264,7 @@ def training_flops_of(params_count: int | float | str | sp.Expr,
     return 6 * _number(params_count, "params") * _number(tokens, "tokens")
 
 
+@records(FLOPS)
 def flop_budget(chip_hours: int | float | str | sp.Expr, peak: sp.Expr | Chip,
                 utilisation: int | float | str | sp.Expr = 1, dtype: str = "bf16") -> sp.Expr:
     """The FLOPs ``chip_hours`` of a chip deliver at its peak (a chip's ``dtype`` peak, or
@@ -269,6 +278,7 @@ def flop_budget(chip_hours: int | float | str | sp.Expr, peak: sp.Expr | Chip,
     return _number(chip_hours, "chip_hours") * 3600 * rate * _number(utilisation, "utilisation")
 
 
+@records(COUNT)
 def chips_for_batch(global_batch: int | sp.Expr, per_chip: int | sp.Expr) -> sp.Expr:
     """The most chips a global batch keeps at or above a per-chip (critical) batch:
     floor(global / per chip).
@@ -279,6 +289,7 @@ def chips_for_batch(global_batch: int | sp.Expr, per_chip: int | sp.Expr) -> sp.
     return sp.floor(_number(global_batch, "global_batch") / _number(per_chip, "per_chip"))
 
 
+@records(COUNT)
 def largest_model(memory: int | float | str | sp.Expr,
                   bytes_per_param: int | float | str | sp.Expr) -> sp.Expr:
     """The most parameters ``memory`` bytes hold at ``bytes_per_param`` each (whole
@@ -290,6 +301,7 @@ def largest_model(memory: int | float | str | sp.Expr,
     return sp.floor(_number(memory, "memory") / _number(bytes_per_param, "bytes_per_param"))
 
 
+@records(COUNT)
 def model_flops_utilisation(tokens_per_second: int | float | str | sp.Expr,
                             flops_per_token: int | float | str | sp.Expr,
                             peak: int | float | str | sp.Expr, chips: int | sp.Expr = 1,

@@ -31,6 +31,7 @@ from ..core.errors import InputError, expect
 from ..core.parse import exact, symbol
 from ..core.quant import check_scheme
 from ..core.sizes import dtype_bytes
+from ..core.units import CAPACITY, COUNT, records
 from .config import ModelConfig
 
 RECOMPUTE = ("none", "selective", "full")
@@ -148,6 +149,7 @@ def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
     return s["D"] * (2 if cfg.norm == "layernorm" else 1)
 
 
+@records(total=COUNT, active=COUNT, non_embedding=COUNT)
 def params(cfg: ModelConfig, *, symbolic: bool = False) -> Params:
     """Exact parameter counts of ``cfg`` (integers, or expressions in its letters)."""
     expect(cfg, ModelConfig, "a ModelConfig (model('llama-2-7b'))", "params")
@@ -266,6 +268,7 @@ def training_flops_per_token(cfg: ModelConfig, context: int | sp.Expr | None = N
     return sp.expand(3 * f.total + extra)
 
 
+@records(CAPACITY)
 def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
                        symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes per token: 2 (a key and a value) x L x K x H x bytes per element;
@@ -285,6 +288,7 @@ def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
     return sp.expand(2 * s["L"] * s["K"] * s["H"] * b)
 
 
+@records(CAPACITY)
 def kv_bytes_per_sequence(cfg: ModelConfig, context: int | sp.Expr | None = None,
                           dtype: str = "bf16", *, symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes of one sequence of ``context`` tokens."""

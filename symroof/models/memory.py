@@ -33,6 +33,7 @@ import sympy as sp
 from ..core.errors import InputError
 from ..core.quant import rest_dtype
 from ..core.sizes import dtype_bytes
+from ..core.units import CAPACITY, records
 from .config import ModelConfig
 from .counts import RECOMPUTE, context_symbol, count_of, kv_bytes_per_token, params, sizes_of
 
@@ -141,6 +142,7 @@ class Memory:
         return sp.expand(sum(self.parts.values(), sp.S.Zero))
 
 
+@records(total=CAPACITY)
 def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
                     weights: int | None = None, gradients: int | None = None,
                     state: int | None = None, batch: int | sp.Expr | None = None,
@@ -167,6 +169,7 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
 
 
+@records(total=CAPACITY)
 def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                      context: int | sp.Expr | None = None, dtype: str = "bf16",
                      kv_dtype: str | None = None, symbolic: bool = False,

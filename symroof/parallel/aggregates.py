@@ -36,6 +36,7 @@ import sympy as sp
 from ..core import tables as tb
 from ..core.errors import InputError
 from ..core.parse import parse_expr
+from ..core.units import CAPACITY, TIME, records
 from ..hardware.catalog import Chip, chip
 from .collectives import AxesSpec, Collective, collective
 from .mesh import Mesh
@@ -127,6 +128,7 @@ class Transfer(tb.RichView):
         return f"send over {self.axis}, {self.hops} hops", tb.key_values(rows)
 
 
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, nbytes=CAPACITY)
 def send(nbytes: Any, axis: str, on: Mesh, hops: Any = 1, *,
          src: tuple[int, ...] | None = None,
          dst: tuple[int, ...] | None = None) -> Transfer:

@@ -49,6 +49,7 @@ from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.names import COLLECTIVES
 from ..core.parse import exact, parse_expr
+from ..core.units import CAPACITY, TIME, records
 from ..engine.ops import Op, positive
 from .in_network import canonical_algorithm, in_switch_stages
 from .mesh import Axis, Mesh
@@ -208,6 +209,8 @@ def canonical_kind(kind: str, where: str | None = None) -> str:
     return key
 
 
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, bytes_per_device=CAPACITY,
+         nbytes=CAPACITY)
 def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
                on: Mesh, algorithm: str = "ring", *, total: bool = False) -> Collective:
     """A collective of ``nbytes`` (NCCL's size convention) over ``axes`` of a mesh;
@@ -237,6 +240,8 @@ def collective(kind: str, nbytes: sp.Expr | int | str, axes: AxesSpec,
                       on, algorithm=how)
 
 
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, bytes_per_device=CAPACITY,
+         nbytes=CAPACITY)
 def all_gather(array: str | ShardedArray, axes: AxesSpec, on: Mesh) -> Collective:
     """Gather the shards of ``array`` over ``axes``: ``[B_X, D] -> [B, D]``."""
     a = sharded(array, on)
@@ -254,6 +259,8 @@ def all_gather(array: str | ShardedArray, axes: AxesSpec, on: Mesh) -> Collectiv
                       a, result)
 
 
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, bytes_per_device=CAPACITY,
+         nbytes=CAPACITY)
 def reduce_scatter(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                    dim: str | None = None) -> Collective:
     """Sum partial results of ``array`` over ``axes`` and split ``dim`` over them:
@@ -269,6 +276,8 @@ def reduce_scatter(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                       on, a, result)
 
 
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, bytes_per_device=CAPACITY,
+         nbytes=CAPACITY)
 def all_reduce(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                algorithm: str = "ring") -> Collective:
     """Sum partial results of ``array`` over ``axes``; every device keeps the sum."""
@@ -279,6 +288,8 @@ def all_reduce(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                       _stages("allreduce", v, _axes(on, names), algorithm=how), on, a, a, how)
 
 
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, bytes_per_device=CAPACITY,
+         nbytes=CAPACITY)
 def all_to_all(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                dim: str | None = None) -> Collective:
     """Move the split over ``axes`` from one dimension to ``dim``: ``[B_X, D] -> [B, D_X]``
@@ -302,6 +313,8 @@ def all_to_all(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                       a, result)
 
 
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, bytes_per_device=CAPACITY,
+         nbytes=CAPACITY)
 def permute(array: str | ShardedArray, axis: str, on: Mesh) -> Collective:
     """Send every device's shard to its neighbour along ``axis`` (a shift by one)."""
     a = sharded(array, on)

@@ -29,6 +29,7 @@ import sympy as sp
 
 from ..core.choices import Choices
 from ..core.errors import InputError
+from ..core.units import FLOPS, TIME, records
 from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from .collectives import LATENCY, Collective, all_gather, all_reduce, reduce_scatter
@@ -125,6 +126,7 @@ class ShardedMatmul:
                         serial=self.serial)
 
 
+@records(flops=FLOPS, total_flops=FLOPS, latency_time=TIME)
 def sharded_matmul(lhs: str | ShardedArray, rhs: str | ShardedArray, on: Mesh, *,
                    scatter: str | None = None,
                    serial: tuple[str, ...] = ()) -> ShardedMatmul:

@@ -33,6 +33,7 @@ from ..core import tables as tb
 from ..core.errors import InputError
 from ..core.parse import CONSTANTS, MAX_DIGITS, NOT_SIZES, exact, symbol, user_sizes
 from ..core.sizes import canonical_dtype, dtype_bytes
+from ..core.units import CAPACITY, records
 from .mesh import Mesh, split_axes
 
 _ARRAY = re.compile(r"\s*([A-Za-z][A-Za-z0-9]*)\s*\[(.*)\]\s*\Z")
@@ -129,6 +130,7 @@ class ShardedArray(tb.RichView):
         return sp.Mul(*(self.mesh.axis(a).size for a in axes))
 
 
+@records(global_bytes=CAPACITY, device_bytes=CAPACITY, total_bytes=CAPACITY)
 def sharded(spec: str | ShardedArray, on: Mesh, *,
             dims: Mapping[str, sp.Expr | int] | None = None) -> ShardedArray:
     """Parse ``dtype[DIM_AXES, ...]`` over the mesh ``on``; ``dims`` gives sizes to names."""

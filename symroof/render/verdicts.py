@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from ..claims.runner import ClaimVerdict
 
 COLORS = {"OK": "32", "ROUNDING": "36", "APPROX": "36", "SIMPLIFIED": "36", "DEFINITION": "2",
+          "MEASURED": "36",
           "ERRATUM": "33", "UNVERIFIABLE": "2", "INCONSISTENT": "31;1", "NOT PROVEN": "35;1",
           "MISMATCH": "31;1", "STALE": "31;1", "ERROR": "31;1", "TIMEOUT": "31;1"}
 

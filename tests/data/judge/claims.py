@@ -6,7 +6,7 @@ import sympy as sp
 
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
-from symroof.models import model, params
+from symroof.models import decode_time_of, model, params
 from symroof.parallel import all_gather
 
 
@@ -16,6 +16,8 @@ def claims(ch: Chapter) -> None:
     prose = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1"))
     (m1,) = real("m1")
     gather = all_gather("bf16[4096_X, 8192]", "X", mesh("X=8", "h100-sxm"))
+    ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+    step = decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000)
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -27,6 +29,13 @@ def claims(ch: Chapter) -> None:
         # quantities
         ridge_in_seconds=rl.ridge,
         bandwidth_as_capacity=rl.peak / rl.ridge,
+        # quantities of a recorded collective and of a model helper, no quantity() said
+        collective_time=ring.time,
+        collective_time_in_bytes=ring.time,
+        collective_bytes=ring.bytes_per_device,
+        decode_step_in_flops=step,
+        params_in_bytes=count,
+        gather_bytes_in_seconds=gather.bytes_per_device,
         # truth fixes
         ridge_book_table=rl.ridge,
         ridge_prose=prose.ridge,
