@@ -111,18 +111,19 @@ class Run:
                 "interleave": self.interleave}
 
     def command(self, efficiency: str) -> str:
-        """The command line that plans this run under ``efficiency``.
+        """The command line that plans this run under ``efficiency``: each of ``options``
+        as its flag (a parameter's name with dashes), the interleaving when there is one.
 
         >>> published("korthikanti2022").run("megatron-gpt-22b", "full").command("megatron-a100")
-        'symroof plan megatron-gpt-22b --train --mesh X=8 --strategy tp=X --chip a100-80gb --batch 4 --context 2048 --microbatch 4 --recompute full --efficiency megatron-a100'
+        'symroof plan megatron-gpt-22b --train --chip a100-80gb --mesh X=8 --strategy tp=X --batch 4 --context 2048 --microbatch 4 --recompute full --efficiency megatron-a100'
         """
-        o = self.options()
-        return " ".join([f"symroof plan {o['model']} --train --mesh {o['mesh']} --strategy "
-                         f"{o['strategy']} --chip {o['chip']} --batch {o['batch']} --context "
-                         f"{o['context']} --microbatch {o['microbatch']} --recompute "
-                         f"{o['recompute']}", *([f"--interleave {o['interleave']}"]
-                                                if o["interleave"] != 1 else []),
-                         f"--efficiency {efficiency}"])
+        o = {**self.options(), "efficiency": efficiency}
+        dashes = "-" * 2
+        words = ["symroof", "plan", o.pop("model"), dashes + o.pop("mode")]
+        for key, value in o.items():
+            if key != "interleave" or value != 1:
+                words += [dashes + key.replace("_", "-"), str(value)]
+        return " ".join(words)
 
 
 @dataclass(frozen=True)
