@@ -14,7 +14,7 @@ from symroof.core.errors import InputError
 from symroof.models import model
 from symroof.plans.calibration import calibration, parse_efficiency
 from symroof.plans.published import GIB, published
-from symroof.plans.reality import compare, mean_abs_error, plan_of
+from symroof.plans.reality import compare, mean_abs_error
 from tests.conftest import ROOT
 
 # Table 3 of the paper: heads a, hidden h, layers L
@@ -276,7 +276,7 @@ def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name
     # under the same calibration
     from symroof.plans.request import PlanRequest
     run = published("korthikanti2022").run(name, "sequence+selective")
-    spec, strategy, micro = run.as_plan()
+    spec, _, micro = run.as_plan()
     result = PlanRequest(**run.options(), search=run.gpus,
                          efficiency="megatron-a100").run()
     given, search = result.given, result.search

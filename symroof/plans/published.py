@@ -114,8 +114,10 @@ class Run:
         """The command line that plans this run under ``efficiency``: each of ``options``
         as its flag (a parameter's name with dashes), the interleaving when there is one.
 
-        >>> published("korthikanti2022").run("megatron-gpt-22b", "full").command("megatron-a100")
-        'symroof plan megatron-gpt-22b --train --chip a100-80gb --mesh X=8 --strategy tp=X --batch 4 --context 2048 --microbatch 4 --recompute full --efficiency megatron-a100'
+        >>> run = published("korthikanti2022").run("megatron-gpt-22b", "full")
+        >>> print(run.command("megatron-a100").replace(" --batch", "\\n  --batch"))
+        symroof plan megatron-gpt-22b --train --chip a100-80gb --mesh X=8 --strategy tp=X
+          --batch 4 --context 2048 --microbatch 4 --recompute full --efficiency megatron-a100
         """
         o = {**self.options(), "efficiency": efficiency}
         dashes = "-" * 2
