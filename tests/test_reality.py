@@ -111,15 +111,16 @@ def test_every_bound_holds(rows: list) -> None:
         assert lower <= r.predicted, r.source
 
 
-def test_the_22b_rows_are_within_two_percent(rows: list) -> None:
-    twenty_two = [r for r in rows if r.kind == "time" and "22B" in r.source]
-    assert len(twenty_two) == 2
-    assert all(abs(r.error) <= sp.Rational(2, 100) for r in twenty_two)
+def test_the_time_rows_within_four_percent_on_average_the_worst_1t(rows: list) -> None:
+    # measured: 3.55% over the seven rows not calibrated; the worst is 1T with full
+    # recomputation, whose last stage holds two layers and the output head
+    assert mean_abs_error(rows, "time") < sp.Rational(4, 100)
+    worst = max((r for r in rows if r.kind == "time"), key=lambda r: abs(r.error))
+    assert worst.source == "Table 5, 1T, full recompute" and worst.error > 0
 
 
-@pytest.mark.xfail(strict=True, reason="issue 34: the compute fraction fitted on the 22B run "
-                   "absorbs Megatron-LM's elementwise kernels the one model's ops lack, so "
-                   "the larger models' compute is charged too slowly (mean 17.7%)")
+@pytest.mark.xfail(strict=True, reason="issue 34: 3.55% against the goal of 3.5%: the 1T and "
+                   "530B runs' last stage holds the output head beside 2 and 3 layers")
 def test_means_meet_the_goal(rows: list) -> None:
     assert mean_abs_error(rows, "time") <= sp.Rational(35, 1000)
 

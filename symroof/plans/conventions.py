@@ -11,8 +11,10 @@
 ``rerun_collectives`` (``yes``: full recomputation reruns the forward's tensor-parallel
 collectives, and sequence parallelism all-gathers each column-parallel input again for
 the backward) and ``pipeline_sends`` (``scatter``: a pipeline send split over the tensor
-ranks) are choices of ``plans.training.train``. ``followed`` names what the one model
-already does as the framework does, with its source.
+ranks) and ``elementwise_kernels`` (``megatron``: Megatron-LM's fused softmax, dropout,
+bias-GeLU and bias-dropout-add kernels as ops of each layer,
+``plans.train_step.megatron_kernels``) are choices of ``plans.training.train``.
+``followed`` names what the one model already does as the framework does, with its source.
 """
 
 from __future__ import annotations
@@ -30,8 +32,9 @@ KNOWN: dict[str, tuple[str, ...]] = {
     "overlap": ("phase", "op", "none"),
     "rerun_collectives": ("yes", "no"),
     "pipeline_sends": ("scatter", "whole"),
+    "elementwise_kernels": ("megatron", "none"),
 }
-DEFAULTS = {"rerun_collectives": "no", "pipeline_sends": "whole"}
+DEFAULTS = {"rerun_collectives": "no", "pipeline_sends": "whole", "elementwise_kernels": "none"}
 
 
 @dataclass(frozen=True)
@@ -48,7 +51,7 @@ class Conventions:
 
     def flag(self, key: str) -> bool:
         """A yes/no or scatter/whole choice as a flag (the default where not named)."""
-        return self.choices.get(key, DEFAULTS[key]) in ("yes", "scatter")
+        return self.choices.get(key, DEFAULTS[key]) in ("yes", "scatter", "megatron")
 
     def override(self, given: Mapping[str, str | None]) -> Conventions:
         """These conventions with the choices ``given`` (not None) in their place."""

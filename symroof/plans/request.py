@@ -152,6 +152,8 @@ class PlanRequest:
             if r.mode == "serve" else None
         eff = served_eff or parse_efficiency(r.efficiency)
         r = r.conventional(eff)
+        assert r.batch is not None and r.context is not None and r.attention is not None
+        assert r.optimizer is not None and r.overlap is not None
         if r.efficiency and "=" in r.efficiency:  # typed fractions: each names a term
             _check_terms(eff.fractions, the_chip, r.mesh)  # (a calibration covers a system)
         out = Result(r.mode)
@@ -240,16 +242,18 @@ class PlanRequest:
 def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     """The plan set beside a search: ``r``'s mesh, strategy, microbatches and interleaving,
     under its recomputation policy (``any``: the fastest that fits of each policy, by
-    T_lower, then T_upper)."""
+    T_lower, then T_upper), built as the search builds its plans (a calibration's
+    conventions other than its optimizer and overlap are not the search's)."""
     from ..models.counts import RECOMPUTE
     from .offload import parse_offload
     from .training import train
     assert r.batch is not None and r.context is not None and r.attention is not None
+    assert r.optimizer is not None and r.overlap is not None
     plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
                    microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
                    optimizer=r.optimizer, attention=r.attention, efficiency=eff,
                    offload=parse_offload(r.offload), in_network=r.in_network,
-                   interleave=r.interleave, overlap=r.overlap, conventions=eff.conventions)
+                   interleave=r.interleave, overlap=r.overlap)
              for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
     return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
 

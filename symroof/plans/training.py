@@ -303,7 +303,9 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
                          "letters", "symbolic")
     ops = training_ops(cfg, batch=b, context=T, tp=int(tp), pp=int(pp), ep=int(ep),
                        sequence_parallel=strategy.sequence_parallel, attention=attention,
-                       recompute=recompute, symbolic=symbolic)
+                       recompute=recompute, symbolic=symbolic,
+                       elementwise=conventions is not None and conventions.flag(
+                           "elementwise_kernels"))
     the_chip = m.chip if rate is None else with_peak(m.chip, rate)
     by_phase = phase_terms(ops, the_chip, eff)
     micro = subs[MICRO]
