@@ -14,7 +14,7 @@ from symroof.core.errors import InputError
 from symroof.models import model
 from symroof.plans.calibration import calibration, parse_efficiency
 from symroof.plans.published import GIB, published
-from symroof.plans.reality import compare, mean_abs_error
+from symroof.plans.reality import compare, mean_abs_error, plan_of
 from tests.conftest import ROOT
 
 # Table 3 of the paper: heads a, hidden h, layers L
@@ -398,3 +398,50 @@ def test_the_papers_infiniband_per_gpu_is_the_catalogues_node_figure_over_its_gp
     assert a100.topology().scale_out == "ib"
     assert paper.ib_per_gpu == a100.bandwidth("ib") / a100.topology().chips_per_host \
         == 25 * 10**9  # 200 Gb/s HDR, one adapter per GPU
+
+
+# ---------------------------------------------------------------- Megatron-LM's conventions
+
+
+def test_a_calibration_brings_the_conventions_it_was_fitted_under() -> None:
+    # the command, and the same with the optimizer left out: one prediction, 1.42 s,
+    # under Megatron-LM's conventions, which the assumptions name; a flag given on the
+    # command line overrides its choice and says so
+    from tests.conftest import run_cli
+    args = ("plan", "megatron-gpt-22b", "--train", "--mesh", "X=8", "--strategy", "tp=X",
+            "--chip", "a100-80gb", "--batch", "4", "--context", "2048", "--microbatch", "4",
+            "--recompute", "full", "--efficiency", "megatron-a100", "--json")
+    alone = json.loads(run_cli(*args).stdout)
+    given = json.loads(run_cli(*args, "--optimizer", "adam-megatron").stdout)
+    assert alone["predicted"] == given["predicted"]
+    assert sp.Rational(alone["predicted"]) == sp.Rational("1.42")
+    assert alone["overlap"] == "op"
+    said = [a for a in alone["assumptions"] if a.startswith("conventions megatron-lm")]
+    assert len(said) == 1 and "overlap op: Megatron-LM runs each tensor-parallel" in said[0]
+    assert "optimizer adam-megatron: fp16 weights" in said[0]
+    phase = json.loads(run_cli(*args, "--overlap", "phase").stdout)
+    assert phase["overlap"] == "phase" and phase["predicted"] == phase["t_lower"]
+    assert any("overlap phase (set by the user)" in a for a in phase["assumptions"])
+
+
+def test_a_calibration_names_known_conventions(tmp_path: Path) -> None:
+    bad = tmp_path / "conv.toml"
+    bad.write_text('name = "x"\ntitle = "x"\nconventions = "deepspeed"\n'
+                   '[fractions.compute]\nvalue = "1/2"\nsource = "s"\n')
+    with pytest.raises(InputError, match=r"conv.toml: conventions: unknown conventions "
+                       r"'deepspeed' \(known: megatron-lm\)"):
+        calibration(str(bad))
+
+
+def test_the_fit_solves_the_plans_time_for_its_fraction() -> None:
+    # the fraction fitted, put back into the plan, gives the published time exactly
+    from symroof.plans.calibration import solve_fraction
+    cal = calibration("megatron-a100")
+    run = published("korthikanti2022").run("megatron-gpt-22b", "full")
+    assert plan_of(run, "megatron-a100").predicted == sp.Rational("1.42")
+    f = sp.Symbol("f", positive=True)
+    assert solve_fraction(sp.Max(2 / f, 3) + sp.Max(1 / f, sp.Rational(1, 2)), f,
+                          sp.Integer(6)) == sp.Rational(1, 2)
+    with pytest.raises(InputError, match="not under the published 1 s"):
+        solve_fraction(2 / f, f, sp.Integer(1))
+    assert cal.fractions["compute"] < 1

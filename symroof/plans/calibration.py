@@ -98,7 +98,10 @@ def _load(text: str, where: str) -> Calibration:
         fractions = {k: _fraction(v["value"], f"{where}: fractions.{k}")
                      for k, v in data["fractions"].items()}
         sources = {k: str(v["source"]) for k, v in data["fractions"].items()}
-        conv = conventions(str(data["conventions"])) if "conventions" in data else None
+        try:
+            conv = conventions(str(data["conventions"])) if "conventions" in data else None
+        except InputError as exc:
+            raise InputError(exc.message, f"{where}: conventions") from None
         fit = None
         if "fit" in data:
             f = data["fit"]
