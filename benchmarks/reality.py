@@ -57,55 +57,48 @@ def _text(rows: list[Any], cal: Any) -> str:
               f"memory: mean |error| {100 * m['memory']:.2f}%; Calculon "
               f"{100 * CALCULON['parameters + optimizer']:.2f}% (parameters + optimizer), "
               f"{100 * CALCULON['activations']:.2f}% (activations)",
-              _exact_note(), *_search_text(_searches()), "",
+              *_search_text(_searches()), "",
               f"calibration {cal.name} ({cal.title}):"]
     lines += [f"  {line}" for line in cal.describe()]
     return "\n".join(lines)
 
 
 def _searches() -> list[dict[str, Any]]:
-    """For each model: the fastest Megatron-LM configuration on the paper's GPUs and global
-    batch under the same calibration, against the paper's own (sequence parallel +
-    selective recomputation)."""
-    from symroof.plans.megatron_search import search
+    """For each model: ``symroof plan --train --search`` over the paper's GPUs and global
+    batch under the same calibration, the paper's own configuration (sequence parallel +
+    selective recomputation) given beside it."""
     from symroof.plans.published import published
+    from symroof.plans.request import PlanRequest
     paper = published(PAPER)
     out = []
     for name in paper.runs:
         given = paper.run(name, "sequence+selective")
-        found = search(given)
-        r = found.run
-        out.append({"model": name, "gpus": given.gpus, "paper_time": found.baseline,
-                    "searched_time": found.time, "tried": found.tried, "fit": found.fit,
-                    "memory": found.memory,
-                    "chosen": {"tensor": r.tensor, "pipeline": r.pipeline, "data": r.data,
-                               "micro_batch": r.micro_batch, "interleave": r.interleave,
-                               "mode": r.mode}})
+        result = PlanRequest(**{**given.options(), "recompute": "any"}, search=given.gpus,
+                             efficiency=CALIBRATION).run()
+        assert result.search is not None and result.given is not None
+        chosen = result.search.plan
+        out.append({"model": name, "gpus": given.gpus,
+                    "paper_time": float(result.given.t_lower),
+                    "searched_time": float(chosen.t_lower),
+                    "tried": result.search.searched, "memory": float(chosen.memory["total"]),
+                    "chosen": {"mesh": chosen.mesh, "strategy": chosen.strategy,
+                               "microbatches": int(chosen.extra["microbatches"]),
+                               "recompute": str(chosen.extra["recompute"])},
+                    "command": given.command(CALIBRATION).replace(
+                        " --recompute selective", " --recompute any") + f" --search {given.gpus}"})
     return out
 
 
 def _search_text(found: list[dict[str, Any]]) -> list[str]:
-    lines = ["", "search over the paper's cluster (same GPUs, global batch and calibration):"]
+    lines = ["", "plan --train --search over the paper's cluster (same GPUs, global batch and "
+             "calibration; T_lower):"]
     for f in found:
         c = f["chosen"]
-        lines.append(f"  {f['model']}: t={c['tensor']} p={c['pipeline']} d={c['data']} "
-                     f"b={c['micro_batch']} v={c['interleave']} {c['mode']}, "
-                     f"{f['searched_time']:.2f} s against the paper's configuration "
-                     f"{f['paper_time']:.2f} s ({f['tried']} tried, {f['fit']} fit; "
-                     f"{f['memory'] / 1e9:.1f} GB)")
+        lines.append(f"  {f['model']}: {c['mesh']} {c['strategy']}, {c['microbatches']} "
+                     f"microbatches, recompute {c['recompute']}: {f['searched_time']:.2f} s "
+                     f"against the paper's configuration {f['paper_time']:.2f} s "
+                     f"({f['tried']} tried; {f['memory'] / 1e9:.1f} GB)")
     return lines
-
-
-def _exact_note() -> str:
-    """How far the exact count of a stage's parameters is from Figure 1's convention."""
-    from symroof.plans.megatron import parameters_optimizer
-    from symroof.plans.published import published
-    paper = published(PAPER)
-    gaps = [float(parameters_optimizer(paper.run(name, "full"), "exact")
-                  / parameters_optimizer(paper.run(name, "full")) - 1) for name in paper.runs]
-    return (f"parameters + optimizer under the exact count (biases, norms, the first stage's "
-            f"embeddings): {100 * min(gaps):.2f}% to {100 * max(gaps):.2f}% above Figure 1's "
-            "12 h^2 per layer")
 
 
 def _svg(rows: list[Any], path: str) -> None:

@@ -1,12 +1,10 @@
-"""One model of a step: Megatron-LM's iteration (``symroof.plans.megatron``) against the
-generic training plan (``symroof.plans.training``) for the same model, mesh, strategy,
-microbatches and recomputation. They agree on the FLOPs, the activations, the compute
-term, the schedule and the tensor-parallel arrays; every other difference is one of the
-named terms below, each pinned exactly."""
+"""Megatron-LM's runs as the one training model plans them (``symroof.plans.training``):
+the FLOPs and compute term of each op derived by hand from the whole model's ops, the
+1F1B schedule's slots, and the tensor-parallel arrays, for any of the paper's models,
+tensor and pipeline sizes, microbatches and recomputation modes."""
 
 from __future__ import annotations
 
-import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,16 +14,7 @@ from symroof.models import model
 from symroof.models.counts import op_weights
 from symroof.models.layers import layer_ops
 from symroof.parallel.mesh import mesh
-from symroof.plans.megatron import (
-    BYTES_PER_PARAM,
-    MODES,
-    Run,
-    activations,
-    iteration,
-    parameters_optimizer,
-    tensor_collectives,
-)
-from symroof.plans.megatron import Iteration as MegatronIteration
+from symroof.plans.published import MODES, Run
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import Plan, train
 from tests.conftest import examples
@@ -36,64 +25,44 @@ S = 2048
 
 @st.composite
 def runs(draw: st.DrawFn) -> Run:
-    cfg = model(draw(st.sampled_from(MODELS)))
+    name = draw(st.sampled_from(MODELS))
+    cfg = model(name)
     t = draw(st.sampled_from((1, 2, 4, 8)))
     p = draw(st.sampled_from([d for d in range(1, 9) if cfg.layers % d == 0]))
     m, b = draw(st.integers(1, 12)), draw(st.integers(1, 2))
-    return Run(cfg, tensor=t, pipeline=p, global_batch=m * b, micro_batch=b, sequence=S,
-               mode=draw(st.sampled_from(tuple(MODES))))
+    return Run("drawn", name, t, p, 1, m * b, b, S, 1, "a100-80gb",
+               draw(st.sampled_from(tuple(MODES))))
 
 
-def _both(run: Run, latency: bool = True) -> tuple[Plan, MegatronIteration]:
-    """The generic plan (with ``latency=False``, its links' per-hop latencies set to 0, as
-    Megatron-LM's model costs its sends) and Megatron-LM's iteration of ``run``."""
+def _plan(run: Run) -> Plan:
     spec, strategy, micro = run.as_plan()
-    on = chip(run.chip) if latency else chip(run.chip).with_figures(
-        {"nvlink.latency": "0", "ib.latency": "0"})
-    plan = train(run.cfg, mesh(spec, on), parse_strategy(strategy),
+    return train(model(run.model), mesh(spec, chip(run.chip)), parse_strategy(strategy),
                  batch=run.global_batch, context=run.sequence, microbatches=micro,
                  recompute=run.recompute, optimizer="adam-megatron")
-    return plan, iteration(run)
-
-
-def _per_microbatch(it: MegatronIteration, resource: str) -> sp.Expr:
-    return sp.Add(*(x.time for x in it.per_microbatch if x.resource == resource))
 
 
 @settings(max_examples=examples(15))
 @given(runs())
-def test_flops_activations_compute_and_schedule_agree(run: Run) -> None:
-    plan, it = _both(run)
+def test_flops_compute_and_schedule_by_hand(run: Run) -> None:
+    plan = _plan(run)
     m, p = run.microbatches, run.pipeline
-    # FLOPs per GPU and iteration: Megatron's are the model's (with recomputation's) over
-    # t x p GPUs; the generic step's are its ops': the norms and the row-parallel tails
-    # whole on every tensor rank (the norms split under sequence parallelism), the
-    # embedding and head blocks whole on the busiest stage
-    flops = sp.Add(*(x.quantity for x in it.per_microbatch if x.resource == "compute"))
+    # FLOPs per GPU and iteration: the ops' own, the norms and the row-parallel tails whole
+    # on every tensor rank (the norms split under sequence parallelism), the embedding and
+    # head blocks whole on the busiest stage; each op at its unit's peak
     expected, seconds = _generic_compute(run)
     assert plan.extra["flops"] == m * expected
-    if run.tensor == run.pipeline == 1:
-        assert expected == flops
-    # the compute term: each op at its unit's peak (the A100's bf16 and fp16 matrix rates
-    # are one figure; the norms on the vector unit)
-    a100 = chip(run.chip)
-    assert a100.peak("bf16") == a100.peak("fp16")
     assert plan.terms["compute"].time == m * seconds
-    # activations on the first stage: Megatron's L layers' worth assume the pipeline full
-    # (m >= p); the generic 1F1B keeps min(p, m) microbatches in flight
-    assert plan.memory["activations"] == activations(run) * sp.Min(p, m) / p
-    # one schedule: m + p - 1 microbatch slots (no interleaving), the generic plan's T_upper
-    # its terms in series spread over them, then the optimizer step
-    assert it.slots == m + p - 1
+    # one schedule: m + p - 1 microbatch slots (no interleaving), T_upper its terms in
+    # series spread over them, then the optimizer step
     serial = sp.Add(*(x.time for k, x in plan.terms.items()
                       if k not in ("pipeline bubble", "optimizer step")))
-    assert plan.t_upper == it.slots * serial / m + plan.terms["optimizer step"].time
+    assert plan.t_upper == (m + p - 1) * serial / m + plan.terms["optimizer step"].time
 
 
 def _generic_compute(run: Run) -> tuple[sp.Expr, sp.Expr]:
     """A microbatch's FLOPs on the busiest stage's GPU and their time, from the whole
     model's ops split by hand."""
-    cfg, t, p = run.cfg, run.tensor, run.pipeline
+    cfg, t, p = model(run.model), run.tensor, run.pipeline
     ops = layer_ops(cfg, "prefill", batch=run.micro_batch, context=S, attention="materialised")
     w = op_weights(cfg, cfg.sizes(False))
     a100 = chip(run.chip)
@@ -116,69 +85,23 @@ def _generic_compute(run: Run) -> tuple[sp.Expr, sp.Expr]:
     return flops, seconds
 
 
-@pytest.mark.slow
-@settings(max_examples=examples(40))
-@given(runs())
-def test_parameters_differ_by_where_norms_and_positions_sit(run: Run) -> None:
-    # both 18 bytes per parameter; megatron's exact count splits every parameter of a
-    # layer over the tensor ranks; the generic plan (the tensor shard's count, as a
-    # serving plan's) keeps the layer norms and the row-parallel biases whole on every
-    # tensor rank (as Megatron-LM does) and the final norm on every stage
-    plan, _ = _both(run)
-    cfg, t, p = run.cfg, sp.Integer(run.tensor), run.pipeline
-    w, s = op_weights(cfg, cfg.sizes(False)), cfg.sizes(False)
-    norms = w["attention norm"] + w["MLP norm"]
-    biases = s["D"] * (int(cfg.out_bias) + int(cfg.mlp_bias))  # row-parallel: whole
-    named = sp.Rational(cfg.layers, p) * (norms + biases) * (1 - 1 / t) + w["final norm"]
-    states = plan.memory["weights"] + plan.memory["gradients"] + plan.memory["optimizer"]
-    assert states - parameters_optimizer(run, "exact") == BYTES_PER_PARAM * named
-
-
-@pytest.mark.slow
-@settings(max_examples=examples(40))
-@given(runs())
-def test_tensor_collectives_differ_by_the_named_regathers(run: Run) -> None:
-    plan, it = _both(run)
-    if run.tensor == 1:
-        assert _per_microbatch(it, "nvlink") == 0 and not [
-            u for u, *_ in plan.uses if u.kind == "tp"]
-        return
-    m, layers = run.microbatches, sp.Rational(run.cfg.layers, run.pipeline)
-    array = 2 * run.micro_batch * S * run.cfg.d_model  # one fp16 [s, b, h]
-    generic: dict[str, sp.Expr] = {}
-    head: dict[str, sp.Expr] = {}
+@settings(max_examples=examples(15))
+@given(runs().filter(lambda r: r.tensor > 1))
+def test_every_tensor_collective_moves_one_s_b_h_array(run: Run) -> None:
+    # Megatron's split, per layer: an AllReduce after each row-parallel matmul forward and
+    # each column-parallel input's gradient backward (4); under sequence parallelism an
+    # AllGather and a ReduceScatter in place of each (4 of each); every one moves one fp16
+    # [s, b, h] array, the output head's too
+    plan = _plan(run)
+    cfg = model(run.model)
+    array = 2 * run.micro_batch * S * cfg.d_model
+    layers = sp.Rational(cfg.layers, run.pipeline)
+    counts: dict[str, sp.Expr] = {}
     for u, _, _, nbytes in plan.uses:
-        if u.kind != "tp":
-            continue
-        assert nbytes == array  # every tensor-parallel collective moves one [s, b, h]
-        into = head if u.block == "head" else generic
-        into[u.collective] = into.get(u.collective, 0) + u.per_step / m
-    # the generic plan also gathers the output head's input and reduces its gradient
-    # (once per microbatch); Megatron's iteration leaves the head out
-    assert head == ({"allgather": 1, "reducescatter": 1} if run.sequence_parallel
-                    else {"allreduce": 1})
-    megatron = {k: layers * n for k, n in tensor_collectives(run)}
-    # Megatron-LM keeps only the sequence shard of each column-parallel input and gathers
-    # it again for the weight gradient (2 AllGathers per layer); full recomputation reruns
-    # the forward's collectives; the generic plan counts neither
-    extra: dict[str, sp.Expr] = {}
-    if run.sequence_parallel:
-        extra["allgather"] = 2 * layers
-    if run.recompute == "full":
-        for k in (("allgather", "reducescatter") if run.sequence_parallel else ("allreduce",)):
-            extra[k] = extra.get(k, 0) + 2 * layers
-    assert {k: megatron[k] - generic.get(k, 0) for k in megatron} == {
-        k: extra.get(k, 0) for k in megatron}
-
-
-@pytest.mark.slow
-@settings(max_examples=examples(20))
-@given(runs().filter(lambda r: r.tensor == 8 and r.pipeline > 1))
-def test_pipeline_sends_differ_by_megatrons_scatter_gather(run: Run) -> None:
-    # with t = 8 each stage is a node and both send over its InfiniBand, 25 GB/s per GPU;
-    # Megatron-LM splits each send over the tensor ranks (scatter/gather), the generic
-    # plan only with sequence parallelism (both at bandwidth only)
-    plan, it = _both(run, latency=False)
-    generic = sp.Add(*(x.time for k, x in plan.terms.items() if k.startswith("pp over")))
-    split = 1 if run.sequence_parallel else run.tensor
-    assert generic == run.microbatches * _per_microbatch(it, "ib") * split
+        if u.kind == "tp":
+            assert nbytes == array
+            if u.block != "head":
+                counts[u.collective] = counts.get(u.collective, 0) + u.per_step
+    m = run.microbatches
+    assert counts == ({"allgather": 4 * layers * m, "reducescatter": 4 * layers * m}
+                      if run.sequence_parallel else {"allreduce": 4 * layers * m})

@@ -89,8 +89,9 @@ def register(verbs: Any) -> None:
     p.add_argument("--interleave", metavar="V", type=count, default=1,
                    help="training: V model chunks per pipeline stage (interleaved 1F1B: the "
                         "bubble shrinks V times; default 1)")
-    p.add_argument("--overlap", default="phase", choices=("phase", "op", "none"),
+    p.add_argument("--overlap", choices=("phase", "op", "none"),
                    help="training: the overlap rule of the predicted step time (default "
+                        "phase, or the calibration's conventions': op for megatron-a100; "
                         "phase: each term overlaps the compute of its phase, as T_lower; op: "
                         "each op's compute overlaps its memory traffic, collectives wait, as a "
                         "serving step; none: as T_upper)")
@@ -98,10 +99,11 @@ def register(verbs: Any) -> None:
                    choices=("none", "selective", "full", "any"),
                    help="activation recomputation policy (default none; any: --search tries "
                         "each)")
-    p.add_argument("--optimizer", default="adam-mixed",
+    p.add_argument("--optimizer",
                    choices=("adam-mixed", "adam-megatron", "adam-fp32", "sgd-mixed"),
                    help="bytes per parameter of weights, gradients and optimizer state "
-                        "(default adam-mixed: 2 + 2 + 12; adam-megatron: fp32 gradients, 18)")
+                        "(default adam-mixed: 2 + 2 + 12, or the calibration's conventions': "
+                        "adam-megatron for megatron-a100; adam-megatron: fp32 gradients, 18)")
     kernel_options(p, "train materialised, serve flash; --causal and --activations: serving")
     choices_option(p, "one training or serving plan")
     p.add_argument("--offload", metavar="PARTS",

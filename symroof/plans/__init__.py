@@ -14,10 +14,11 @@ serving plan's prefill and decode, ``chunked``'s prefill chunks, ``model --decod
 and a training stage's forward bytes); ``training`` and ``serving`` build plans from it and
 the parallel vocabulary's collectives; ``zero`` and ``pipeline`` hold
 ZeRO's model states and the 1F1B schedule; ``search`` picks the fastest plan over every
-factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation. ``megatron`` holds
-Megatron-LM's conventions and an iteration by op class, ``published`` the runs of papers
-with their figures, ``calibration`` named fractions of peak, ``reality`` the comparison of
-the two, ``megatron_search`` the fastest Megatron-LM configuration on a cluster.
+factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation. ``conventions``
+holds a framework's choices of the one training model (Megatron-LM's, as data in
+``frameworks/``), ``published`` the runs of papers with their figures, ``calibration``
+named fractions of peak and the conventions they were fitted under, ``reality`` the
+comparison of the two through ``plan --train``.
 ``offload`` is the host-memory tier of a training plan, ``cost`` the price of a step and a
 token, ``speculative`` speculative decoding's expected tokens per step and speedup.
 """

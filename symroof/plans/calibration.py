@@ -2,14 +2,17 @@
 at most one fitted on a published run.
 
 >>> c = calibration("megatron-a100")
->>> c.fractions["nvlink"], c.fitted.run, c.fitted.mode
-(2/3, 'megatron-gpt-22b', 'full')
+>>> c.fractions["nvlink"], c.fitted.run, c.fitted.mode, c.conventions.name
+(2/3, 'megatron-gpt-22b', 'full', 'megatron-lm')
 >>> round(float(c.fractions["compute"]), 4)
-0.7167
+0.7396
 
-A fitted fraction is solved exactly from the published time of its run (the time is
-a + b/f in it), the other fractions taken as given; the file names the run and the reason
-it was chosen, and every result made with the calibration prints both.
+A calibration names the conventions it was fitted under (``conventions``, a framework's
+choices: ``plans.conventions``); its efficiency brings them along. A fitted fraction is
+solved exactly from the published time of its run, the run planned as ``plan --train``
+plans it (``plans.training.train``) under those conventions and the other fractions
+(``fit_fraction``); the file names the run and the reason it was chosen, and every result
+made with the calibration prints both.
 """
 
 from __future__ import annotations
@@ -21,13 +24,14 @@ from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
+import sympy as sp
 from sympy import Expr
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
+from .conventions import Conventions, conventions
 from .efficiency import Efficiency, parse_fractions
-from .megatron import fit_fraction
-from .published import published
+from .published import Run, published
 
 
 @dataclass(frozen=True)
@@ -53,10 +57,11 @@ class Calibration:
     fractions: dict[str, Expr]
     sources: dict[str, str]
     fitted: Fit | None
+    conventions: Conventions | None = None
 
     def efficiency(self) -> Efficiency:
         return Efficiency(dict(self.fractions), label=f"{self.name} ({self.title})",
-                          notes=tuple(self.describe()))
+                          notes=tuple(self.describe()), conventions=self.conventions)
 
     def describe(self) -> list[str]:
         """One line per fraction: value and source (or the row it was fitted on)."""
@@ -93,6 +98,10 @@ def _load(text: str, where: str) -> Calibration:
         fractions = {k: _fraction(v["value"], f"{where}: fractions.{k}")
                      for k, v in data["fractions"].items()}
         sources = {k: str(v["source"]) for k, v in data["fractions"].items()}
+        try:
+            conv = conventions(str(data["conventions"])) if "conventions" in data else None
+        except InputError as exc:
+            raise InputError(exc.message, f"{where}: conventions") from None
         fit = None
         if "fit" in data:
             f = data["fit"]
@@ -106,14 +115,78 @@ def _load(text: str, where: str) -> Calibration:
                 raise InputError(f"{f['resource']!r} is both fixed and fitted", f"{where}: fit")
             run = paper.run(f["run"], f["mode"])
             fractions[f["resource"]] = fit_fraction(run, time.value, f["resource"],
-                                                    Efficiency(dict(fractions)))
+                                                    Efficiency(dict(fractions)), conv)
             sources[f["resource"]] = (f"fitted on {paper.title}, {time.source} "
                                       f"({float(time.value):g} s): {f['why']}")
             fit = Fit(f["resource"], f["published"], f["run"], f["mode"], time.value,
                       time.source, str(f["why"]))
-        return Calibration(str(data["name"]), str(data["title"]), fractions, sources, fit)
+        return Calibration(str(data["name"]), str(data["title"]), fractions, sources, fit,
+                           conv)
     except KeyError as exc:
         raise InputError(f"missing key {exc.args[0]!r}", where) from None
+
+
+def fit_fraction(run: Run, published: Expr, resource: str, efficiency: Efficiency,
+                 conv: Conventions | None = None) -> Expr:
+    """The fraction of ``resource``'s peak at which ``run``, planned as ``plan --train``
+    plans it under ``conv`` and the other fractions of ``efficiency``, takes ``published``
+    seconds (its ``predicted`` time): ``solve_fraction`` of the plan's time with the
+    fraction a symbol."""
+    from ..hardware.catalog import chip
+    from ..models import model
+    from ..parallel.mesh import mesh
+    from .strategy import parse_strategy
+    from .training import train
+    f = sp.Symbol("f", positive=True)
+    o = run.options()
+    choices = conv.choices if conv is not None else {}
+    plan = train(model(o["model"]), mesh(o["mesh"], chip(o["chip"])),
+                 parse_strategy(o["strategy"]), batch=o["batch"], context=o["context"],
+                 microbatch=o["microbatch"], recompute=o["recompute"],
+                 interleave=o["interleave"],
+                 optimizer=choices.get("optimizer", "adam-mixed"),
+                 overlap=choices.get("overlap", "phase"),
+                 efficiency=Efficiency({**efficiency.fractions, resource: f}),
+                 conventions=conv)
+    assert plan.predicted is not None
+    return solve_fraction(plan.predicted, f, sp.nsimplify(published),
+                          f"{run.name} ({run.mode})")
+
+
+def solve_fraction(time: Expr, f: sp.Symbol, target: Expr, where: str = "fit") -> Expr:
+    """The fraction ``f`` in (0, 1] at which ``time`` equals ``target``, exact. ``time`` is
+    a sum and maximum of terms each linear in 1/f or free of it, so it grows with 1/f,
+    piecewise linearly: the piece holding the root is found numerically, then solved
+    exactly on it.
+
+    >>> f = sp.Symbol("f", positive=True)
+    >>> solve_fraction(sp.Max(3 / f, 4) + 1, f, sp.Integer(7))
+    1/2
+    """
+    x = sp.Symbol("x", positive=True)  # 1/f
+    t = time.subs(f, 1 / x)
+    at = sp.lambdify(x, t, "math")
+    if at(1.0) > float(target):
+        raise InputError(f"the run takes {at(1.0):.4g} s at every fraction 1, not under the "
+                         f"published {float(target):g} s", where)
+    lo, hi = 1.0, 2.0
+    while at(hi) < float(target):
+        lo, hi = hi, 2 * hi
+        if hi > 2**40:
+            raise InputError("no fraction reaches the published time", where)
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if at(mid) < float(target) else (lo, mid)
+    near = (lo + hi) / 2
+
+    def winner(*args: Expr) -> Expr:
+        return max(args, key=lambda a: float(a.subs(x, near)))
+
+    piece = sp.expand(t.replace(sp.Max, winner))
+    root = sp.solve(piece - target, x)
+    if len(root) != 1:
+        raise InputError(f"the fit has {len(root)} solutions on its piece", where)
+    return sp.nsimplify(1 / root[0])
 
 
 def _is_file(path: Path | Traversable) -> bool:

@@ -15,21 +15,28 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
 
+if TYPE_CHECKING:
+    from .conventions import Conventions
+
 
 @dataclass(frozen=True)
 class Efficiency:
-    """Fractions of peak by term name (``compute``, ``hbm``, a link or an axis name)."""
+    """Fractions of peak by term name (``compute``, ``hbm``, a link or an axis name);
+    ``conventions``: the choices a calibration was fitted under (``plans.conventions``),
+    which it brings along."""
 
     fractions: Mapping[str, sp.Expr] = field(default_factory=dict)
     label: str = ""
     notes: tuple[str, ...] = ()
     overlap: bool = True  # False: an op's compute and memory traffic one after another
+    conventions: Conventions | None = None
 
     def of(self, term: str) -> sp.Expr:
         """The fraction assumed for ``term``: its own, else its family's (``ici`` for

@@ -42,7 +42,7 @@ from ..core.errors import InputError
 from ..engine.ops import Op
 from ..engine.rooflines import roofline
 from ..hardware.catalog import Chip
-from .efficiency import Efficiency
+from .efficiency import PEAK, Efficiency
 from .train_step import Term
 
 OFFLOAD_PARTS = ("optimizer", "weights", "activations")
@@ -78,17 +78,23 @@ class Tier:
     notes: tuple[str, ...]
 
 
+def host_rate(chip: Chip, efficiency: Efficiency = PEAK) -> Expr:
+    """Bytes per second one way over ``chip``'s host link at the assumed fraction: one over
+    the engine's time of a byte on it (``engine.rooflines.roofline``)."""
+    try:
+        per_byte = roofline(Op("a byte to the host", 0, comms={LINK: 1}), chip).t_comms[LINK] \
+            / efficiency.of(LINK)
+    except InputError as exc:
+        raise InputError(exc.message, "offload") from None
+    return 1 / per_byte
+
+
 def host_tier(what: tuple[str, ...], memory: Mapping[str, Expr], per: Mapping[str, int],
               chip: Chip, layers: Expr, micro: Expr, in_flight: Expr,
               efficiency: Efficiency) -> Tier:
     """Move ``what`` out of a device's ``memory`` (bytes by part, of ``layers`` layers and
     ``in_flight`` microbatches of activations) to host memory over the chip's host link."""
-    try:  # the engine's time of a byte over the host link, at the assumed fraction
-        per_byte = roofline(Op("a byte to the host", 0, comms={LINK: 1}), chip).t_comms[LINK] \
-            / efficiency.of(LINK)
-    except InputError as exc:
-        raise InputError(exc.message, "offload") from None
-    bw = 1 / per_byte
+    bw = host_rate(chip, efficiency)
     hbm = {k: v for k, v in memory.items() if k != "total"}
     host = sp.S.Zero
     moved = {ph: {IN: sp.S.Zero, OUT: sp.S.Zero} for ph in ("forward", "backward")}
@@ -126,7 +132,7 @@ def host_tier(what: tuple[str, ...], memory: Mapping[str, Expr], per: Mapping[st
     hbm[HOST] = sp.cancel(host)
     terms = {}
     for name in (IN, OUT):
-        phases = {ph: sp.cancel(moved[ph][name] * per_byte) for ph in moved
+        phases = {ph: sp.cancel(moved[ph][name] / bw) for ph in moved
                   if moved[ph][name] != 0}
         if phases:
             terms[name] = Term(name, phases, f"bytes over {LINK} per device / its one-way "

@@ -7,11 +7,11 @@ the relative error, and whether the figure was used to calibrate.
 >>> all(r.bound is None or r.bound[0] <= r.published for r in rows)
 True
 
-A time row's prediction is ``symroof.plans.megatron.iteration`` at the calibration's
-fractions (every term of a microbatch slot in series, as Megatron-LM runs them); its bound
-is the same iteration at peak, T_lower (the slowest term of each slot) and T_upper (all in
-series). A memory row's prediction is the paper's convention for it (18 bytes per
-parameter over the layers' weight matrices; activations per sections 4 and 5), exact.
+A time row's prediction is the ``predicted`` time of ``symroof plan ... --train`` for the run
+under the calibration (``PlanRequest.run``, the function the command runs; the row carries
+the command), with the conventions the calibration brings; its bound is the same plan at
+peak, T_lower and T_upper. A memory row's prediction is the same plan's memory per GPU:
+its weights, gradients and optimizer state, or its activations.
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import sympy as sp
 from sympy import Expr
 
 from .calibration import calibration
-from .megatron import Iteration, Run, activations, iteration, parameters_optimizer
-from .published import Figure, published
+from .published import Figure, Run, published
+from .request import PlanRequest
+from .training import Plan
 
 MODE_NAMES = {"full": "full recomputation", "sequence+selective":
               "sequence parallel + selective recomputation", "none": "no recomputation"}
@@ -31,7 +32,8 @@ MODE_NAMES = {"full": "full recomputation", "sequence+selective":
 
 @dataclass(frozen=True)
 class Row:
-    """One published figure and symroof's figures for it (seconds or bytes per GPU)."""
+    """One published figure and symroof's figures for it (seconds or bytes per GPU), and
+    the command that gives symroof's."""
 
     source: str
     what: str
@@ -43,6 +45,7 @@ class Row:
     calibrated: bool
     terms: dict[str, Expr]
     choices: dict[str, str]
+    command: str = ""
 
     @property
     def error(self) -> Expr:
@@ -52,29 +55,34 @@ class Row:
     def to_json(self) -> dict[str, object]:
         return {"source": self.source, "what": self.what, "unit": self.unit,
                 "published": float(self.published), "predicted": float(self.predicted),
+                "predicted_exact": sp.sstr(self.predicted),
                 "bound": None if self.bound is None else
                 {"t_lower": float(self.bound[0]), "t_upper": float(self.bound[1])},
                 "error": float(self.error), "calibrated": self.calibrated,
                 "terms": {k: float(v) for k, v in self.terms.items()},
-                "choices": dict(self.choices)}
+                "choices": dict(self.choices), "command": self.command}
 
 
-def _choices(run: Run, **more: str) -> dict[str, str]:
+def plan_of(run: Run, efficiency: str | None) -> Plan:
+    """``symroof plan ... --train`` of ``run`` under ``efficiency`` (``run.command``)."""
+    plan = PlanRequest(**run.options(), efficiency=efficiency).run().train
+    assert plan is not None
+    return plan
+
+
+def _choices(run: Run, plan: Plan, **more: str) -> dict[str, str]:
     return {"recompute": run.recompute, "sequence_parallel": str(run.sequence_parallel).lower(),
-            "interleave": str(run.interleave), "optimizer": "adam-megatron", **more}
+            "interleave": str(run.interleave), "overlap": plan.overlap, **more}
 
 
-def _time_row(fig: Figure, it: Iteration, eff_name: str, calibrated: bool) -> Row:
-    eff = calibration(eff_name).efficiency()
-    predicted = it.time(eff)
-    label = it.run.cfg.name
-    slot = sp.Add(*(x.time / eff.of(x.resource) for x in it.per_microbatch))
-    terms = {**it.by_resource(eff), "bubble (of the above)": (it.slots - it.run.microbatches)
-             * slot}
-    return Row(f"{fig.source}", f"time per iteration, {label}, {MODE_NAMES[fig.mode]}",
-               "time", "s", fig.value, predicted, (it.t_lower, it.t_upper), calibrated,
-               terms, _choices(it.run, efficiency=eff_name, schedule="interleaved 1F1B, the "
-                               "terms of a slot in series"))
+def _time_row(fig: Figure, run: Run, eff_name: str, calibrated: bool) -> Row:
+    plan = plan_of(run, eff_name)
+    peak = plan_of(run, None)
+    assert plan.predicted is not None
+    return Row(fig.source, f"time per iteration, {run.model}, {MODE_NAMES[fig.mode]}",
+               "time", "s", fig.value, plan.predicted, (peak.t_lower, peak.t_upper),
+               calibrated, {k: x.time for k, x in plan.terms.items()},
+               _choices(run, plan, efficiency=eff_name), run.command(eff_name))
 
 
 def compare(paper: str, eff_name: str) -> list[Row]:
@@ -88,14 +96,15 @@ def compare(paper: str, eff_name: str) -> list[Row]:
         if fig.kind == "time":
             calibrated = fit is not None and fit.paper == paper and \
                 (fit.run, fit.mode) == (fig.run, fig.mode)
-            rows.append(_time_row(fig, iteration(run), eff_name, calibrated))
+            rows.append(_time_row(fig, run, eff_name, calibrated))
             continue
-        value = parameters_optimizer(run) if fig.what == "parameters + optimizer" \
-            else activations(run)
-        rows.append(Row(f"{fig.source}, {fig.what}", f"memory per GPU, {fig.what}, {run.cfg.name}, "
+        plan = plan_of(run, eff_name)
+        value = sp.Add(*(plan.memory[k] for k in ("weights", "gradients", "optimizer"))) \
+            if fig.what == "parameters + optimizer" else plan.memory["activations"]
+        rows.append(Row(f"{fig.source}, {fig.what}", f"memory per GPU, {fig.what}, {run.model}, "
                         f"{MODE_NAMES[fig.mode]}", "memory", "B", fig.value, value, None,
-                        False, {}, _choices(run, sizes="megatron: 12 h^2 per layer, 18 bytes "
-                                            "per parameter")))
+                        False, {}, _choices(run, plan, efficiency=eff_name),
+                        run.command(eff_name)))
     return rows
 
 

@@ -48,7 +48,7 @@ class PlanRequest:
     microbatches: int | None = None
     microbatch: int | None = None
     recompute: str = "none"
-    optimizer: str = "adam-mixed"
+    optimizer: str | None = None  # default: the calibration's conventions', else adam-mixed
     attention: str | None = None  # default: materialised to train, flash to serve
     causal: bool = False
     activations: str = "hbm"
@@ -64,7 +64,7 @@ class PlanRequest:
     kv_dtype: str | None = None
     choices: str | None = None
     interleave: int = 1
-    overlap: str = "phase"
+    overlap: str | None = None  # default: the calibration's conventions', else phase
     chunk: int | None = None
     piggyback: bool = False
     draft: str | None = None
@@ -99,7 +99,7 @@ class PlanRequest:
             raise InputError("interleaving is for one training plan with a pipeline (`train` "
                              "with `mesh` and a pp axis in `strategy`; beside a `search`, "
                              "the plan given)", "interleave")
-        if self.overlap != "phase" and self.mode != "train":
+        if self.overlap not in (None, "phase") and self.mode != "train":
             raise InputError("the overlap rule is a training plan's choice (`train`); a "
                              "serving step overlaps per op", "overlap")
         if self.chunk is not None and self.mode != "serve":
@@ -129,6 +129,13 @@ class PlanRequest:
                        context=self.context or DEFAULT_CONTEXT,
                        attention=self.attention or DEFAULT_ATTENTION[self.mode])
 
+    def conventional(self, eff: Any) -> PlanRequest:
+        """The request with the optimizer and overlap its calibration's conventions bring
+        (``eff.conventions``) where not given, else the defaults (adam-mixed, phase)."""
+        conv = eff.conventions.choices if eff.conventions is not None else {}
+        return replace(self, optimizer=self.optimizer or conv.get("optimizer", "adam-mixed"),
+                       overlap=self.overlap or conv.get("overlap", "phase"))
+
     def run(self, progress: Callable[[int, int], None] | None = None) -> Result:
         """Build what was asked for."""
         from ..core.units import TIME, parse_quantity
@@ -148,6 +155,9 @@ class PlanRequest:
         served_eff = serving_efficiency(r.efficiency, the_chip.name) \
             if r.mode == "serve" else None
         eff = served_eff or parse_efficiency(r.efficiency)
+        r = r.conventional(eff)
+        assert r.batch is not None and r.context is not None and r.attention is not None
+        assert r.optimizer is not None and r.overlap is not None
         if r.efficiency and "=" in r.efficiency:  # typed fractions: each names a term
             _check_terms(eff.fractions, the_chip, r.mesh)  # (a calibration covers a system)
         out = Result(r.mode)
@@ -176,7 +186,8 @@ class PlanRequest:
                              microbatch=r.microbatch, recompute=r.recompute,
                              optimizer=r.optimizer, attention=r.attention, efficiency=eff,
                              offload=parse_offload(r.offload), in_network=r.in_network,
-                             choices=chosen, interleave=r.interleave, overlap=r.overlap)
+                             choices=chosen, interleave=r.interleave, overlap=r.overlap,
+                             conventions=eff.conventions)
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
@@ -239,11 +250,13 @@ class PlanRequest:
 def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     """The plan set beside a search: ``r``'s mesh, strategy, microbatches and interleaving,
     under its recomputation policy (``any``: the fastest that fits of each policy, by
-    T_lower, then T_upper)."""
+    T_lower, then T_upper), built as the search builds its plans (a calibration's
+    conventions other than its optimizer and overlap are not the search's)."""
     from ..models.counts import RECOMPUTE
     from .offload import parse_offload
     from .training import train
     assert r.batch is not None and r.context is not None and r.attention is not None
+    assert r.optimizer is not None and r.overlap is not None
     plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
                    microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
                    optimizer=r.optimizer, attention=r.attention, efficiency=eff,

@@ -37,7 +37,7 @@ from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from .device_step import DeviceStep
 from .efficiency import PEAK, Efficiency
-from .offload import HOST, IN, LINK, OUT
+from .offload import HOST, IN, LINK, OUT, host_rate
 from .serving import Serving, per_request
 
 SERVING_PARTS = ("weights", "kv")
@@ -80,10 +80,7 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
         return s
     if s.chunked is not None:
         raise InputError("offloading with a chunked prefill is not modelled", "offload")
-    try:
-        bw = chip.bandwidth(LINK) * efficiency.of(LINK)
-    except InputError as exc:
-        raise InputError(exc.message, "offload") from None
+    bw = host_rate(chip, efficiency)
     pp = int(s.decode.throughput * s.decode.t_lower / s.decode.tokens)  # batches in flight
     layers_held = sp.Rational(layers, pp)
     weights, cache = s.memory["weights"], s.memory["kv_cache"]

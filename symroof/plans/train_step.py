@@ -69,13 +69,61 @@ class Term:
 def training_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,
                  pp: int = 1, ep: int = 1, sequence_parallel: bool = False,
                  attention: str = "materialised", recompute: str = "none",
-                 dtype: str = "bf16", symbolic: bool = False) -> dict[str, StepOps]:
+                 dtype: str = "bf16", symbolic: bool = False,
+                 elementwise: bool = False) -> dict[str, StepOps]:
     """The ops one device runs for one microbatch of ``batch`` sequences (a replica's) on
-    the busiest pipeline stage: ``forward`` and ``backward`` (reruns included)."""
+    the busiest pipeline stage: ``forward`` and ``backward`` (reruns included);
+    ``elementwise`` adds Megatron-LM's fused elementwise kernels to each layer
+    (``megatron_kernels``)."""
     forward, weights = forward_ops(cfg, batch=batch, context=context, tp=tp, pp=pp, ep=ep,
                                    sequence_parallel=sequence_parallel, attention=attention,
                                    dtype=dtype, symbolic=symbolic)
+    if elementwise:
+        extra = megatron_kernels(cfg, batch=batch, context=context, tp=tp,
+                                 sequence_parallel=sequence_parallel, symbolic=symbolic)
+        forward = replace(forward, blocks=tuple(
+            Block(b.name, b.ops + extra, b.count) if b.name != "head" else b
+            for b in forward.blocks))
     return {"forward": forward, "backward": backward_ops(forward, weights, recompute)}
+
+
+# Megatron-LM's fused elementwise kernels of a GPT layer beside its matmuls and norms,
+# forward, as (name, size per token, bytes read and written per element, split): each
+# reads its 2-byte inputs and writes its outputs, a dropout mask 1 byte per element. NT:
+# heads x sequence (the attention scores), D: hidden, F: MLP width. "heads" and "F" split
+# over the tensor ranks, "D" only under sequence parallelism. Korthikanti et al. 2022,
+# section 4.1 (the layer's tensors: softmax output 2as^2b, dropout mask as^2b, the
+# bias-dropout-add masks sbh, the GeLU input 8sbh).
+MEGATRON_KERNELS: tuple[tuple[str, str, int, int, str], ...] = (
+    ("scale, mask, softmax", "NT", 2, 2, "heads"),
+    ("attention dropout", "NT", 2, 3, "heads"),
+    ("bias, dropout, add (attention)", "D", 4, 3, "D"),
+    ("bias, GeLU", "F", 2, 2, "F"),
+    ("bias, dropout, add (MLP)", "D", 4, 3, "D"),
+)
+CORE_KERNELS = ("scale, mask, softmax", "attention dropout")
+
+
+def megatron_kernels(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr,
+                     tp: int = 1, sequence_parallel: bool = False,
+                     symbolic: bool = False) -> tuple[Op, ...]:
+    """One layer's fused elementwise kernels (``MEGATRON_KERNELS``) on one tensor rank, each
+    an op on the vector unit of one FLOP per element, bound by its traffic.
+
+    >>> from symroof.models import model
+    >>> k = megatron_kernels(model("megatron-gpt-22b"), batch=1, context=2048, tp=8)
+    >>> k[2].bytes() == 7 * 2048 * 6144     # whole on every rank without sequence parallelism
+    True
+    """
+    s = cfg.sizes(symbolic)
+    tokens = sp.sympify(batch) * context
+    size = {"NT": s["N"] * sp.sympify(context), "D": s["D"], "F": s["F"]}
+    out = []
+    for name, dim, reads, writes, split in MEGATRON_KERNELS:
+        n = tokens * size[dim] / (1 if split == "D" and not sequence_parallel else tp)
+        out.append(Op(name, n, reads={"hbm": reads * n}, writes={"hbm": writes * n},
+                      compute="vpu"))
+    return tuple(out)
 
 
 def forward_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,
@@ -119,8 +167,9 @@ def backward_ops(forward: StepOps, weights: Mapping[str, Expr], recompute: str) 
 
 
 def _core(o: Op, weights: Mapping[str, Expr]) -> bool:
-    """The attention core: a matrix-unit op without weights."""
-    return o.compute == "mxu" and weights.get(o.name, 0) == 0
+    """The attention core: a matrix-unit op without weights (and Megatron-LM's softmax and
+    attention dropout kernels)."""
+    return (o.compute == "mxu" and weights.get(o.name, 0) == 0) or o.name in CORE_KERNELS
 
 
 def _split_norm(o: Op, held: Expr, tp: int) -> Op:

@@ -39,6 +39,7 @@ from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
+from .conventions import Conventions
 from .efficiency import PEAK, Efficiency
 from .mfu import predicted_mfu
 from .pipeline import in_flight, interleaved_cost, model_chunks
@@ -132,7 +133,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           peak: Expr | None = None, template: Template | None = None,
           symbolic: bool = False, offload: tuple[str, ...] = (),
           in_network: bool = False, choices: Choices = EXACT, interleave: int = 1,
-          overlap: str = DEFAULT_OVERLAP) -> Plan:
+          overlap: str = DEFAULT_OVERLAP, conventions: Conventions | None = None) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
     of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
     ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
@@ -147,7 +148,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     per chunk), and the first stage holds 1 + (p - 1)/(p v) times the activations
     (Korthikanti et al., 2022, section 4.2.3). ``overlap`` (``train_step.OVERLAPS``) is the
     rule of ``predicted``, the step's time at ``efficiency``: ``phase`` (T_lower's rule),
-    ``op`` (a serving step's) or ``none`` (T_upper's)."""
+    ``op`` (a serving step's) or ``none`` (T_upper's). ``conventions``
+    (``plans.conventions``, e.g. Megatron-LM's) brings the choices ``rerun_collectives``
+    and ``pipeline_sends`` and is stated in the assumptions; its ``optimizer`` and
+    ``overlap`` are the caller's to apply (``PlanRequest`` does, unless the user set them)."""
     if overlap not in OVERLAPS:
         raise InputError(f"overlap must be one of {', '.join(OVERLAPS)}, got {overlap!r}",
                          "overlap")
@@ -179,7 +183,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     sums: dict[str, Expr] = {}  # the ops' FLOPs and bytes, and each phase's per-op time
     sym, uses, where = _terms(t, m, strategy, subs, B_GLOBAL / (replicas * micro), B_GLOBAL,
                               n, peak, cfg, recompute, efficiency, symbolic, in_network,
-                              attention, choices, chunks, sums, overlap == "op")
+                              attention, choices, chunks, sums, overlap == "op",
+                              conventions)
     tier = None
     if offload:
         from .offload import host_tier
@@ -239,7 +244,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         "forward ops of its shard (a serving prefill's; replicated norms counted on every "
         "tensor rank, norms on the vector unit), the backward as each op's input-gradient "
         "and weight-gradient ops, recomputation's reruns",
-        f"efficiency: {efficiency.describe()}", *(tier.notes if tier else ()), *where,
+        f"efficiency: {efficiency.describe()}",
+        *([conventions.override({"overlap": overlap, "optimizer": optimizer}).describe()]
+          if conventions is not None else []),
+        *(tier.notes if tier else ()), *where,
         *([f"collectives as a text costs them: {choices.describe()} (leaves out "
            f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
         *m.assumptions)
@@ -283,6 +291,7 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
            eff: Efficiency, symbolic: bool = False, in_network: bool = False,
            attention: str = "materialised", choices: Choices = EXACT, chunks: int = 1,
            sums: dict[str, Expr] | None = None, per_op: bool = False,
+           conventions: Conventions | None = None,
            ) -> tuple[dict[str, Term], list[tuple[Use, str, Expr, Expr]], list[str]]:
     T = t.context
     tp, pp, ep = (subs[DEGREE[k]] for k in ("tp", "pp", "ep"))
@@ -294,7 +303,9 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
                          "letters", "symbolic")
     ops = training_ops(cfg, batch=b, context=T, tp=int(tp), pp=int(pp), ep=int(ep),
                        sequence_parallel=strategy.sequence_parallel, attention=attention,
-                       recompute=recompute, symbolic=symbolic)
+                       recompute=recompute, symbolic=symbolic,
+                       elementwise=conventions is not None and conventions.flag(
+                           "elementwise_kernels"))
     the_chip = m.chip if rate is None else with_peak(m.chip, rate)
     by_phase = phase_terms(ops, the_chip, eff)
     micro = subs[MICRO]
@@ -316,7 +327,9 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
              for k in dict.fromkeys(k for ph in PHASES for k in by_phase[ph])}
     uses: list[tuple[Use, str, Expr, Expr]] = []
     notes: set[str] = set()
-    for u in t.uses:
+    reruns = conventions is not None and conventions.flag("rerun_collectives")
+    scatter = conventions is not None and conventions.flag("pipeline_sends")
+    for u in _with_reruns(t.uses, recompute, strategy.sequence_parallel) if reruns else t.uses:
         axes = axes_for(strategy, u.kind)
         if not axes:
             continue
@@ -324,6 +337,8 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         count = exact(u.per_step).subs(subs)
         if u.kind == "pp":  # a stage sends each chunk's output on: v sends per microbatch
             count = count * chunks
+            if scatter and not strategy.sequence_parallel:  # split over the tensor ranks
+                nbytes = nbytes / tp
         how = (in_switch_algorithm([m.axis(a) for a in axes]) or "ring") \
             if in_network and u.collective == "allreduce" else "ring"
         coll = collective(u.collective, nbytes, list(axes), m, how)
@@ -346,6 +361,24 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         phases[u.phase] = phases.get(u.phase, sp.S.Zero) + count * each
         terms[name] = Term(name, phases, "")
     return terms, uses, sorted(notes)
+
+
+def _with_reruns(uses: tuple[Use, ...], recompute: str, sequence_parallel: bool,
+                 ) -> list[Use]:
+    """``uses`` and the tensor-parallel collectives a rerun repeats in the backward: full
+    recomputation's rerun of each forward one, and with sequence parallelism each
+    column-parallel input gathered again (only its sequence shard was kept)."""
+    out = list(uses)
+    for u in uses:
+        if u.kind != "tp" or u.scope != "layer" or u.phase != "forward":
+            continue
+        if recompute == "full":
+            out.append(replace(u, phase="backward", what=f"{u.what}, rerun by the "
+                               "recomputation"))
+        if sequence_parallel and u.collective == "allgather":
+            out.append(replace(u, phase="backward", what=f"{u.what}, gathered again for the "
+                               "weight gradient"))
+    return out
 
 
 def _label(strategy: Strategy, kind: str) -> str:
