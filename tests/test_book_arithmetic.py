@@ -248,6 +248,65 @@ def test_a_text_round_parameter_count_is_taken_under_nominal_sizes() -> None:
     assert sp.Rational(nominal) == sp.Rational(70 * 10**9 * 2) / sp.Rational(H100_HBM.numerator)
 
 
+H100_HBM_BYTES = Fraction(80 * 10**9)  # h100-sxm HBM capacity (B12)
+# item 1: each value under sizes=nominal, from the text's round figures
+NOMINAL: dict[str, Fraction] = {
+    # 32 sequences x 2048 tokens x 320e3 bytes per token (the text's KV bytes)
+    "round_kv_cache": Fraction(32 * 2048 * 320 * 10**3),
+    # floor((8 x 80e9 - 70e9 x 2) / (2048 x 320e3))
+    "round_max_batch": Fraction((8 * H100_HBM_BYTES - 70 * 10**9 * 2)
+                                // (2048 * 320 * 10**3)),
+    # the bundled llama-3-70b's round size, 70B (its card: 70.6B), x 2 bytes / 80e9
+    "round_min_chips": Fraction(70 * 10**9 * 2) / H100_HBM_BYTES,
+}
+
+
+@pytest.mark.parametrize("claim", sorted(NOMINAL))
+def test_round_figures_reach_memory_and_capacity(claim: str) -> None:
+    made = chapter_values()[claim]
+    assert isinstance(made, Tried)
+    [nominal] = [v for k, v in made.alternatives if k == Choices(sizes="nominal")]
+    assert sp.Rational(nominal) == sp.Rational(NOMINAL[claim].numerator,
+                                               NOMINAL[claim].denominator)
+    assert sp.Rational(made.value) != sp.Rational(nominal)  # the exact sizes differ
+
+
+def test_round_figures_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    args = ["model", "llama-3-70b", "--fit", "--chip", "h100-sxm", "--context", "2048",
+            "--chips", "8", "--choices", "sizes=nominal", "--set", "params=70e9", "--set",
+            "kv_bytes_per_token=320e3"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "largest batch at context 2048 on 8 x h100-sxm, split evenly  B <= 390625/512 " \
+        "(≈ 762.94), so 762" in out
+    assert "sizes  " in out and "nominal: as the text states it: 70000000000 parameters, " \
+        "320000 KV bytes per token" in out
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["max_batch"]["integer"] == NOMINAL["round_max_batch"]
+    assert data["kv_bytes_per_token"] == 320000 and data["choices"] == "sizes=nominal"
+    # the bundled config's round size, without --set
+    assert main(["model", "llama-3-70b", "--fit", "--chip", "h100-sxm", "--context", "2048",
+                 "--choices", "sizes=nominal"]) == 0
+    out = capsys.readouterr().out
+    assert "nominal: 70B (the round size texts use; the card states 70.6B), exact KV " \
+        "bytes" in out and "weights  " in out and "  140 GB" in out
+    # the book-form decode step takes them too
+    assert main(["model", "llama-3-70b", "--decode", "--context", "2048", "--batch", "32",
+                 "--chip", "h100-sxm", "--mesh", "X=8", "--choices", "sizes=nominal", "--set",
+                 "params=70e9", "--set", "kv_bytes_per_token=320e3"]) == 0
+    assert "no compute: 6.006 ms (sizes nominal: as the text states it" in \
+        capsys.readouterr().out
+    # a round figure without nominal sizes, or unknown, is one line and exit 2
+    assert main(["model", "llama-3-70b", "--fit", "--set", "params=70e9"]) == 2
+    assert "--set params: a round figure is taken under sizes=nominal" in \
+        capsys.readouterr().err
+    assert main(["model", "llama-3-70b", "--fit", "--choices", "latency=off"]) == 2
+    assert "model --fit takes the choices sizes; latency=off does not apply" in \
+        capsys.readouterr().err
+
+
 def test_the_backward_of_an_einsum() -> None:
     from symroof import backward_specs
     from symroof.core.errors import InputError

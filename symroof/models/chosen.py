@@ -30,8 +30,6 @@ numbers), ``flop_budget`` (chip-hours x peak), ``chips_for_batch``, ``largest_mo
 
 from __future__ import annotations
 
-import re
-
 import sympy as sp
 
 from ..core.choices import EXACT, Choices
@@ -39,45 +37,12 @@ from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
 from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .counts import context_symbol, forward_flops, kv_bytes_per_token, params
+from .counts import context_symbol, forward_flops, params
 from .memory import activation_bytes
+from .nominal import kv_bytes_under, nominal_params
+from .nominal import positive_number as _number
 
 OPTIMIZER_BYTES = {"zero16": 16, "megatron18": 18}
-_NOMINAL = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([MBT])\b")
-_SCALE = {"M": 10**6, "B": 10**9, "T": 10**12}
-
-
-def with_round_params(cfg: ModelConfig, total: int | str | sp.Expr,
-                      active: int | str | sp.Expr | None = None) -> ModelConfig:
-    """``cfg`` with the round parameter count a text states ("a 70B model": 70e9), which
-    every count under ``sizes="nominal"`` then takes instead of the model card's.
-
-    >>> from symroof.models import model
-    >>> cfg = with_round_params(model("llama-2-7b"), "6.7e9")
-    >>> nominal_params(cfg), cfg.source["published"]
-    (6700000000, 'as the text states it: 6700000000')
-    """
-    from dataclasses import replace
-    said = f"as the text states it: {_number(total, 'params')}"
-    if active is not None:
-        said += f", {_number(active, 'active params')} activated"
-    return replace(cfg, source={**cfg.source, "published": said})
-
-
-def nominal_params(cfg: ModelConfig, active: bool = False) -> sp.Expr:
-    """The parameter count the model is published as (its source's ``published``: "7B",
-    or "15.7B total, 2.4B activated" with ``active`` for the second), or the round count
-    a text states (``with_round_params``)."""
-    said = str((cfg.source or {}).get("published", ""))
-    if said.startswith("as the text states it: "):
-        counts = re.findall(r"[0-9]+", said)
-        return sp.Integer(counts[1] if active and len(counts) > 1 else counts[0])
-    found = _NOMINAL.findall(said)
-    if not found:
-        raise InputError(f"model {cfg.name!r} states no round parameter count (published: "
-                         f"{said or 'none'!r})", "sizes=nominal")
-    number, unit = found[1] if active and len(found) > 1 else found[0]
-    return sp.Rational(number) * _SCALE[unit]
 
 
 def params_under(cfg: ModelConfig, choices: Choices = EXACT, active: bool = True) -> sp.Expr:
@@ -159,27 +124,12 @@ def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     7/1675
     """
     return decode_time_of(params_under(cfg, choices, active=False),
-                          kv_bytes_per_token(cfg, kv_dtype), chip, batch, context,
+                          kv_bytes_under(cfg, kv_dtype, choices), chip, batch, context,
                           bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=traffic)
 
 
 TRAFFIC = {"weights_kv": "the weights and the batch's KV cache read once per step",
            "weights": "the weights alone read once per step (a floorline: no KV cache)"}
-
-
-def _number(value: int | float | str | sp.Expr, what: str) -> sp.Expr:
-    """An exact positive number or symbol for a book-form formula (a float is read from
-    its decimal text, never its binary value)."""
-    if isinstance(value, str):
-        from ..core.parse import parse_expr
-        out = parse_expr(value, where=what)
-    elif isinstance(value, float):
-        out = sp.Rational(repr(value))
-    else:
-        out = sp.sympify(value)
-    if out.is_positive is False:
-        raise InputError(f"{what} must be positive, got {value!r}", what)
-    return out
 
 
 def decode_time_of(params_count: int | float | str | sp.Expr,

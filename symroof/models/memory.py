@@ -30,11 +30,13 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..core.quant import rest_dtype
 from ..core.sizes import dtype_bytes
 from .config import ModelConfig
 from .counts import RECOMPUTE, context_symbol, count_of, kv_bytes_per_token, params, sizes_of
+from .nominal import kv_bytes_under, nominal_kv_bytes, nominal_params, round_figures
 
 # bytes per parameter (weights, gradients, optimizer state); sources in the docstring
 OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
@@ -170,28 +172,45 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
 def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                      context: int | sp.Expr | None = None, dtype: str = "bf16",
                      kv_dtype: str | None = None, symbolic: bool = False,
-                     tp: int = 1) -> Memory:
+                     tp: int = 1, choices: Choices = EXACT) -> Memory:
     """Serving memory: the weights in ``dtype`` plus the KV cache of ``batch`` sequences of
     ``context`` tokens (symbols B and T when omitted); with ``tp`` > 1, what one of ``tp``
     tensor-parallel chips holds (its ``shard``: norms and KV heads past their count
-    replicated).
+    replicated). Under ``choices`` with ``sizes="nominal"`` the weights are the round
+    parameter count (``symroof.models.nominal``) at ``dtype`` bytes, split evenly over
+    ``tp``, and the KV cache takes the text's KV bytes per token when it states them.
 
     >>> from symroof.models import model
     >>> inference_memory(model("llama-2-7b"), batch=1, context=4096).total
     15624314880
+    >>> m = inference_memory(model("llama-3-70b"), context=0, choices=Choices(sizes="nominal"))
+    >>> m.total, m.assumptions["sizes"]
+    (140000000000, 'nominal: 70B (the round size texts use; the card states 70.6B), exact KV bytes')
     """
-    if tp != 1:
-        from .tensor_parallel import shard
-        cfg = shard(cfg, tp)
     kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
     B = count_of(batch, "B", "batch")
-    p = params(cfg, symbolic=symbolic)
-    rest = p.embedding + p.norms  # a weight scheme leaves these in 16 bits
-    weights = ((p.total - rest) * dtype_bytes(dtype, where="dtype")
-               + rest * dtype_bytes(rest_dtype(dtype)))
-    cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
+    notes = {"weights": dtype, "kv cache": kv}
+    if choices.sizes == "nominal":
+        weights = nominal_params(cfg) * dtype_bytes(dtype, where="dtype") / tp
+        per_token = kv_bytes_under(cfg, kv, choices)
+        if nominal_kv_bytes(cfg) is None and tp != 1:
+            from .tensor_parallel import shard
+            per_token = kv_bytes_per_token(shard(cfg, tp), kv)
+        elif tp != 1:
+            per_token = per_token / tp
+        notes["sizes"] = f"nominal: {round_figures(cfg)}"
+    else:
+        if tp != 1:
+            from .tensor_parallel import shard
+            cfg = shard(cfg, tp)
+        p = params(cfg, symbolic=symbolic)
+        rest = p.embedding + p.norms  # a weight scheme leaves these in 16 bits
+        weights = ((p.total - rest) * dtype_bytes(dtype, where="dtype")
+                   + rest * dtype_bytes(rest_dtype(dtype)))
+        per_token = kv_bytes_per_token(cfg, kv, symbolic=symbolic)
+    cache = B * context_symbol(context) * per_token
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},
-                  {"weights": dtype, "kv cache": kv}, dtype_bytes(dtype))
+                  notes, dtype_bytes(dtype))
 
 
 def recomputation(mode: str) -> str:

@@ -11,7 +11,10 @@ from symroof.models import (
     chips_for_batch,
     decode_time_of,
     flop_budget,
+    inference_memory,
     largest_model,
+    max_batch,
+    min_chips,
     model,
     model_flops_utilisation,
     prefill_decode_balance,
@@ -89,6 +92,19 @@ def claims(ch: Chapter) -> None:
         return book_decode_time(seventy, h100, 1, 0, choices)
 
     ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"))
+    # item 1: the round figures reach memory, the largest batch and the fewest chips; a
+    # bundled config's round size (70B for the card's 70.6B)
+    stated = with_round_params(model("llama-3-70b"), ch.given("round_params", "70e9"),
+                               kv_bytes_per_token=ch.given("kv_bytes_per_token", "320e3"))
+    ch.add(round_kv_cache=ch.with_choices(
+               lambda c: inference_memory(stated, batch=32, context=2048, choices=c)
+               .parts["kv cache"], sizes="nominal"),
+           round_max_batch=ch.with_choices(
+               lambda c: max_batch(stated, h100, context=2048, chips=8, choices=c).integer,
+               sizes="nominal"),
+           round_min_chips=ch.with_choices(
+               lambda c: min_chips(model("llama-3-70b"), h100, context=0, choices=c).exact,
+               sizes="nominal"))
     ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
