@@ -6,6 +6,7 @@ ICI 4.5e10 B/s one way, 1 us per hop); and the smaller defects of item 8."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import textwrap
 from fractions import Fraction
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symroof import chip, mesh
 from symroof.claims.chapter import Chapter, build_chapter
@@ -31,6 +34,9 @@ ICI = Fraction(45 * 10**9)
 HOP = Fraction(1, 10**6)
 H100_PEAK = Fraction(989 * 10**12)     # h100-sxm bf16 (B12)
 H100_HBM = Fraction(335 * 10**10)      # h100-sxm HBM, B/s (B12 prose)
+# Llama 2 7B's parameters from its config (V 32000, D 4096, F 11008, L 32, untied
+# embeddings): 2 V D + L (4 D^2 + 3 D F + 2 D) + D, the card's 6.74B
+LLAMA_P = 2 * 32000 * 4096 + 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096
 DECODE = Fraction(70 * 10**9 * 2 + 32 * 2048 * 320 * 10**3) / (8 * H100_HBM)
 
 EXPECTED: dict[str, Fraction] = {
@@ -67,6 +73,19 @@ EXPECTED: dict[str, Fraction] = {
     "largest": Fraction(80 * 10**9, 16),
     # item 5: MFU as a fraction (the claim states a per cent)
     "mfu": Fraction(3000 * 6 * 7 * 10**9) / H100_PEAK,
+    # item 5: bytes per parameter of the presets: 2 + 0 + 8, 2 + 2 + 2, state 4 + 4
+    "adam_bf16_total": Fraction(10 * LLAMA_P),
+    "adam_8bit_total": Fraction(6 * LLAMA_P),
+    "sgd_momentum_state": Fraction(8 * LLAMA_P),
+    # item 5: bf16 2 + fp32 4 + three fp32 tensors 12
+    "dtype_parts": Fraction(2 + 4 + 3 * 4),
+    # item 5: the outputs of the weight matmuls per token and layer: Q, K, V (3 x 4096, no
+    # GQA), the output projection (4096), gate and up (2 x 11008), down (4096), in bf16
+    "matmul_checkpoints": Fraction(4096 * 32 * 2 * (3 * 4096 + 4096 + 2 * 11008 + 4096)),
+    # item 5: 4 tensors of D per layer and token, bf16
+    "k_tensor_checkpoints": Fraction(4096 * 32 * 2 * 4 * 4096),
+    # item 5: HFU under full recomputation: 3000 tokens/s x 8 x 7e9 / peak
+    "hfu": Fraction(3000 * 8 * 7 * 10**9) / H100_PEAK,
     # item 4: 3 + 1 hops of 1 us; the bytes over one link of each axis: 2 W
     "route_time": Fraction(9 * 10**8) / (2 * ICI) + 4 * HOP,
     # item 4: a 512 x 8192 bf16 shard on each of 32 chips
@@ -272,7 +291,6 @@ def test_round_figures_reach_memory_and_capacity(claim: str) -> None:
 
 
 def test_round_figures_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
-    import json
     args = ["model", "llama-3-70b", "--fit", "--chip", "h100-sxm", "--context", "2048",
             "--chips", "8", "--choices", "sizes=nominal", "--set", "params=70e9", "--set",
             "kv_bytes_per_token=320e3"]
@@ -315,3 +333,95 @@ def test_the_backward_of_an_einsum() -> None:
     with pytest.raises(InputError, match=r"dimension D of operand 1 is in no other array nor "
                                          r"the output: its gradient is a broadcast"):
         backward_specs("B D -> B")
+
+
+def test_optimizer_choices_and_presets_agree() -> None:
+    # one question, one answer: a Choices optimizer is the training_memory preset it names
+    from symroof.core.choices import OPTIONS
+    from symroof.models import (
+        OPTIMIZER_PRESETS,
+        OPTIMIZERS,
+        model,
+        optimizer_bytes,
+        training_memory,
+    )
+    assert set(OPTIMIZER_PRESETS) == set(OPTIONS["optimizer"]) - {"bytes_per_param"}
+    cfg = model("gpt2")
+    for choice, preset in OPTIMIZER_PRESETS.items():
+        assert optimizer_bytes(Choices(optimizer=choice)) == \
+            training_memory(cfg, optimizer=preset).bytes_per_param
+    # the command line offers every preset a plan takes (its parser imports no SymPy, so it
+    # lists them): all but the one that keeps no gradient copy
+    from symroof.cli.main import build_parser
+    [plan] = [a for a in build_parser()._subparsers._group_actions[0].choices.items()
+              if a[0] == "plan"]
+    [opt] = [a for a in plan[1]._actions if "--optimizer" in a.option_strings]
+    assert tuple(opt.choices) == tuple(k for k, v in OPTIMIZERS.items() if v[1])
+    from symroof.core.errors import InputError
+    from symroof.models.memory import plan_states
+    with pytest.raises(InputError, match=r"adam-bf16 keeps no gradient copy: a training plan"):
+        plan_states("adam-bf16")
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 64), context=st.integers(1, 8192))
+def test_k_tensors_of_d_one_answer(k: int, context: int) -> None:
+    # the Choices form (training_min_chips) and training_memory's checkpoint policy agree
+    from symroof.models import activation_bytes_under, model, training_memory
+    cfg = model("llama-2-7b")
+    per_token = activation_bytes_under(cfg, context, Choices(checkpoints="k_tensors_of_D",
+                                                             checkpoint_tensors=k))
+    mem = training_memory(cfg, batch=1, context=context, recompute="k_tensors_of_D",
+                          tensors=k)
+    assert mem.parts["activations"] == context * per_token == context * k * 4096 * 32 * 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(tps=st.integers(1, 10**4), n=st.integers(10**6, 10**10))
+def test_hfu_is_at_least_mfu_and_at_most_the_peak(tps: int, n: int) -> None:
+    from symroof.core.errors import InputError
+    from symroof.models import flops_utilisation
+    peak = 989 * 10**12
+    try:
+        u = flops_utilisation(tps, n, peak, recompute="full")
+    except InputError as exc:
+        assert Fraction(tps * 8 * n, peak) > 1 and "x the peak" in exc.message
+        return
+    assert u.mfu <= u.hfu <= 1
+    assert u.hfu == sp.Rational(8, 6) * u.mfu
+    assert flops_utilisation(tps, n, peak).hfu == u.mfu
+
+
+def test_training_memory_refusals_name_the_part() -> None:
+    from symroof.core.errors import InputError
+    from symroof.models import flops_utilisation, model, training_memory
+    cfg = model("gpt2")
+    with pytest.raises(InputError, match=r"state: expected dtype names joined by '\+', got "
+                                         r"'fp32\+'"):
+        training_memory(cfg, state="fp32+")
+    with pytest.raises(InputError, match=r"weights: unknown dtype 'fp12'"):
+        training_memory(cfg, weights="fp12")
+    with pytest.raises(InputError, match=r"gradients: bytes per parameter must be a whole "
+                                         r"number >= 0 or a dtype name, got -1"):
+        training_memory(cfg, gradients=-1)
+    with pytest.raises(InputError, match=r"k_tensors_of_D goes with its k"):
+        training_memory(cfg, batch=1, context=8, recompute="k_tensors_of_D")
+    with pytest.raises(InputError, match=r"k_tensors_of_D goes with its k"):
+        training_memory(cfg, batch=1, context=8, recompute="matmuls", tensors=2)
+    with pytest.raises(InputError, match=r"unknown optimizer 'adam-4bit'"):
+        training_memory(cfg, optimizer="adam-4bit")
+    with pytest.raises(InputError, match=r"recompute is one of none, full"):
+        flops_utilisation(1, 1, 1, recompute="selective")
+
+
+def test_an_optimizer_preset_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from symroof.models import model, params
+    n = params(model("llama-2-7b")).total
+    assert n == LLAMA_P
+    for preset, state in (("adam-8bit", 2), ("sgd-momentum", 8)):
+        assert main(["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X",
+                     "--chip", "h100-sxm", "--optimizer", preset, "--batch", "8",
+                     "--context", "4096", "--json"]) == 0
+        memory = json.loads(capsys.readouterr().out)["memory"]
+        assert int(memory["optimizer"]) == state * LLAMA_P, preset
+        assert int(memory["gradients"]) == 2 * LLAMA_P

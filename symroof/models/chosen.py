@@ -30,6 +30,8 @@ numbers), ``flop_budget`` (chip-hours x peak), ``chips_for_batch``, ``largest_mo
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import sympy as sp
 
 from ..core.choices import EXACT, Choices
@@ -38,11 +40,16 @@ from ..core.sizes import dtype_bytes
 from ..hardware.catalog import Chip
 from .config import ModelConfig
 from .counts import context_symbol, forward_flops, params
-from .memory import activation_bytes
+from .memory import OPTIMIZERS, activation_bytes, checkpointed_bytes
 from .nominal import kv_bytes_under, nominal_params
 from .nominal import positive_number as _number
 
-OPTIMIZER_BYTES = {"zero16": 16, "megatron18": 18}
+# the optimizer choices (symroof.core.choices) as the training_memory presets they name
+OPTIMIZER_PRESETS = {"zero16": "adam-mixed", "megatron18": "adam-megatron",
+                     "adam_bf16": "adam-bf16", "adam_8bit": "adam-8bit",
+                     "sgd_momentum": "sgd-momentum"}
+OPTIMIZER_BYTES = {choice: sum(OPTIMIZERS[preset][:3])
+                   for choice, preset in OPTIMIZER_PRESETS.items()}
 
 
 def params_under(cfg: ModelConfig, choices: Choices = EXACT, active: bool = True) -> sp.Expr:
@@ -68,7 +75,13 @@ def flops_under(cfg: ModelConfig, context: int | sp.Expr | None = None,
 
 
 def optimizer_bytes(choices: Choices = EXACT) -> int:
-    """Training bytes per parameter (weights, gradients and optimizer states)."""
+    """Training bytes per parameter (weights, gradients and optimizer states): a preset's
+    (``OPTIMIZER_PRESETS``, the ``training_memory`` presets) or the text's own k.
+
+    >>> optimizer_bytes(Choices(optimizer="adam_8bit")), optimizer_bytes(Choices(
+    ...     optimizer="adam_bf16")), optimizer_bytes(Choices(optimizer="sgd_momentum"))
+    (6, 10, 12)
+    """
     if choices.optimizer == "bytes_per_param":
         assert choices.optimizer_bytes is not None
         return choices.optimizer_bytes
@@ -85,8 +98,8 @@ def activation_bytes_under(cfg: ModelConfig, context: int | sp.Expr | None = Non
     524288
     """
     if choices.checkpoints == "k_tensors_of_D":
-        assert choices.checkpoint_tensors is not None
-        return choices.checkpoint_tensors * cfg.d_model * cfg.layers * dtype_bytes(dtype)
+        return checkpointed_bytes(cfg, "k_tensors_of_D", dtype=dtype,
+                                  tensors=choices.checkpoint_tensors).total
     return activation_bytes(cfg, choices.checkpoints, context=context, dtype=dtype).total
 
 
@@ -258,3 +271,36 @@ def model_flops_utilisation(tokens_per_second: int | float | str | sp.Expr,
         raise InputError(f"the throughput needs {sp.N(mfu, 4)} x the peak: more than the "
                          "chips can do", "tokens_per_second")
     return mfu
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    """MFU (the model's FLOPs, 6 N per token) and HFU (the FLOPs the hardware ran, the
+    recomputed forward included) of a reported throughput, as fractions of the peak."""
+
+    mfu: sp.Expr
+    hfu: sp.Expr
+    recompute: str
+
+
+def flops_utilisation(tokens_per_second: int | float | str | sp.Expr,
+                      params_count: int | float | str | sp.Expr,
+                      peak: int | float | str | sp.Expr, chips: int | sp.Expr = 1,
+                      recompute: str = "none") -> Utilisation:
+    """MFU and HFU side by side from a throughput and a parameter count (no config): the
+    model does 6 N FLOPs per token; under ``recompute="full"`` the hardware also reruns
+    the forward, 2 N more (8 N); under ``none`` HFU is MFU. The hardware's FLOPs above the
+    peak are refused (HFU <= 1).
+
+    >>> u = flops_utilisation(3000, "7e9", 989 * 10**12, recompute="full")
+    >>> u.mfu, u.hfu
+    (126/989, 168/989)
+    """
+    rerun = {"none": 0, "full": 2}
+    if recompute not in rerun:
+        raise InputError(f"recompute is one of {', '.join(rerun)} (from a parameter count "
+                         f"alone), got {recompute!r}", "recompute")
+    n = _number(params_count, "params")
+    hfu = model_flops_utilisation(tokens_per_second, (6 + rerun[recompute]) * n, peak, chips)
+    mfu = model_flops_utilisation(tokens_per_second, 6 * n, peak, chips)
+    return Utilisation(mfu, hfu, recompute)

@@ -47,7 +47,36 @@ OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
                       "parameter (the bars of Korthikanti et al. 2022, Figure 1)"),
     "adam-fp32": (4, 4, 8, "fp32 Adam: fp32 weights, gradients and two moments"),
     "sgd-mixed": (2, 2, 4, "mixed-precision SGD without momentum: fp32 master weights only"),
+    "adam-bf16": (2, 0, 8, "bf16 weights and two fp32 Adam moments, no gradient copy kept "
+                  "(each gradient applied as it is made) and no master copy: 10 bytes per "
+                  "parameter"),
+    "adam-8bit": (2, 2, 2, "8-bit Adam: bf16 weights and gradients, the two moments "
+                  "quantised to 8 bits each (Dettmers et al. 2022, 8-bit Optimizers via "
+                  "Block-wise Quantization), no master copy"),
+    "sgd-momentum": (2, 2, 8, "mixed-precision SGD with momentum: bf16 weights and "
+                     "gradients, fp32 master weights and one fp32 momentum"),
 }
+def plan_states(optimizer: str) -> tuple[int, int, int, str]:
+    """A preset's bytes per parameter (weights, gradients, state) and why, for a training
+    plan, which all-reduces and shards the gradients: a preset that keeps no gradient copy
+    is refused there (its gradients still cross the links in the weights' dtype).
+
+    >>> plan_states("adam-mixed")[:3]
+    (2, 2, 12)
+    """
+    if optimizer not in OPTIMIZERS:
+        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)})",
+                         "optimizer")
+    if OPTIMIZERS[optimizer][1] == 0:
+        raise InputError(f"{optimizer} keeps no gradient copy: a training plan reduces and "
+                         "shards the gradients, so it counts their bytes (adam-mixed, or "
+                         "training_memory for the memory alone)", "optimizer")
+    return OPTIMIZERS[optimizer]
+
+
+# checkpoint policies training_memory takes beyond the recomputation modes (RECOMPUTE):
+# the outputs of each layer's weight matmuls kept, or a text's k tensors of D per layer
+CHECKPOINTS = ("matmuls", "k_tensors_of_D")
 T_WIDE = ("softmax output", "softmax dropout mask", "softmax dropout output")
 ATTENTION = ("materialised", "flash")
 
@@ -144,29 +173,106 @@ class Memory:
 
 
 def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
-                    weights: int | None = None, gradients: int | None = None,
-                    state: int | None = None, batch: int | sp.Expr | None = None,
+                    weights: int | str | None = None, gradients: int | str | None = None,
+                    state: int | str | None = None, batch: int | sp.Expr | None = None,
                     context: int | sp.Expr | None = None, recompute: str = "none",
-                    activation_dtype: str = "bf16", symbolic: bool = False) -> Memory:
+                    activation_dtype: str = "bf16", symbolic: bool = False,
+                    tensors: int | None = None) -> Memory:
     """Training memory: weights, gradients and optimizer state at stated bytes per parameter
-    (``optimizer`` presets, or ``weights``/``gradients``/``state`` given), plus activations
-    for ``batch`` sequences of ``context`` tokens when a batch is given."""
+    (``optimizer`` presets, or ``weights``/``gradients``/``state`` given as bytes or dtype
+    names, ``state`` as its tensors' dtypes joined by ``+``: ``"fp32+fp32"`` for two fp32
+    moments), plus activations for ``batch`` sequences of ``context`` tokens when a batch is
+    given, under ``recompute``: a recomputation mode (none, selective, full), ``matmuls``
+    (the outputs of each layer's weight matmuls kept: Q, K, V, the output projection, the
+    MLP's in and out; the rest recomputed) or ``k_tensors_of_D`` (a text's ``tensors`` k
+    tensors of D per layer and token).
+
+    >>> from symroof.models import model
+    >>> training_memory(model("llama-2-7b"), optimizer="adam-8bit").bytes_per_param
+    6
+    >>> training_memory(model("llama-2-7b"), weights="bf16", gradients=0,
+    ...                 state="fp32+fp32").bytes_per_param
+    10
+    >>> m = training_memory(model("gpt2"), batch=1, context=1024, recompute="k_tensors_of_D",
+    ...                     tensors=2)
+    >>> m.parts["activations"] == 1024 * 2 * 768 * 12 * 2
+    True
+    """
     if optimizer not in OPTIMIZERS:
-        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)})")
+        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)})",
+                         "optimizer")
     w0, g0, s0, why = OPTIMIZERS[optimizer]
-    w, g, st = (sp.Integer(x if x is not None else d) for x, d in
-                ((weights, w0), (gradients, g0), (state, s0)))
+    w, g, st = (_part_bytes(x, d, name) for x, d, name in
+                ((weights, w0, "weights"), (gradients, g0, "gradients"), (state, s0, "state")))
     n = params(cfg, symbolic=symbolic).total
     parts = {"weights": w * n, "gradients": g * n, "optimizer state": st * n}
     notes = {"optimizer": why, "bytes per parameter": f"weights {w}, gradients {g}, "
              f"optimizer state {st}"}
+    if (recompute == "k_tensors_of_D") != (tensors is not None):
+        raise InputError("k_tensors_of_D goes with its k (tensors=) and only it", "tensors")
+    if tensors is not None:
+        count_of(tensors, "k", "tensors")
     if batch is not None:
-        act = activation_bytes(cfg, recompute, context=context, dtype=activation_dtype,
-                               symbolic=symbolic)
+        act = checkpointed_bytes(cfg, recompute, context=context, dtype=activation_dtype,
+                                 symbolic=symbolic, tensors=tensors)
         parts["activations"] = sp.expand(count_of(batch, "B", "batch") * context_symbol(context)
                                          * act.total)
-        notes["activations"] = f"{recomputation(recompute)}, {activation_dtype}"
+        notes["activations"] = f"{recomputation(recompute, tensors)}, {activation_dtype}"
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
+
+
+def _part_bytes(given: int | str | None, preset: int, name: str) -> sp.Expr:
+    """Bytes per parameter of one part: the preset's, a number, a dtype name, or dtype
+    names joined by ``+`` (one per tensor the part keeps)."""
+    if given is None:
+        return sp.Integer(preset)
+    if isinstance(given, str):
+        names = [t.strip() for t in given.split("+")]
+        if not all(names):
+            raise InputError(f"expected dtype names joined by '+', got {given!r}", name)
+        return sum((dtype_bytes(t, where=name) for t in names), sp.S.Zero)
+    if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+        raise InputError(f"bytes per parameter must be a whole number >= 0 or a dtype name, "
+                         f"got {given!r}", name)
+    return sp.Integer(given)
+
+
+def checkpointed_bytes(cfg: ModelConfig, policy: str = "none", *,
+                       context: int | sp.Expr | None = None, dtype: str = "bf16",
+                       symbolic: bool = False, tensors: int | None = None) -> Activations:
+    """Activation bytes per token kept under a recomputation mode (``activation_bytes``) or
+    a checkpoint policy: ``matmuls`` keeps the outputs of each layer's weight matmuls,
+    a (N + 2 K) H + D + (2 F gated, F plain) + D bytes per token; ``k_tensors_of_D`` keeps
+    ``tensors`` k tensors of D, a k D.
+
+    >>> from symroof.models import model
+    >>> checkpointed_bytes(model("llama-2-7b"), "matmuls").per_layer == 2 * (3 * 4096 + 4096
+    ...                                                       + 2 * 11008 + 4096)
+    True
+    """
+    if policy not in CHECKPOINTS:
+        return activation_bytes(cfg, policy, context=context, dtype=dtype, symbolic=symbolic)
+    if cfg.mla is not None:
+        raise InputError(f"{cfg.name}: activations of latent attention (MLA) are not modelled")
+    s = sizes_of(cfg, symbolic)
+    a = dtype_bytes(dtype, where="activation dtype")
+    if policy == "k_tensors_of_D":
+        if tensors is None:
+            raise InputError("k_tensors_of_D goes with its k (tensors=)", "tensors")
+        k = count_of(tensors, "k", "tensors")
+
+        def kept(width: sp.Expr) -> dict[str, sp.Expr]:
+            return {f"{k} tensors of D": k * a * s["D"]}
+    else:
+        def kept(width: sp.Expr) -> dict[str, sp.Expr]:
+            mlp_in = 2 * width if cfg.mlp == "gated" else width
+            return {"Q, K and V projections": a * (s["N"] + 2 * s["K"]) * s["H"],
+                    "output projection": a * s["D"], "MLP input projection": a * mlp_in,
+                    "MLP output projection": a * s["D"]}
+    moe_width = s["k"] * s["F_e"] + s["E_s"] * s["F_s"]
+    dense = kept(s["F"]) if s["L_d"] != 0 else {}
+    moe = kept(moe_width) if cfg.moe is not None and s["L"] - s["L_d"] != 0 else {}
+    return Activations(policy, dense, moe, s["L_d"], s["L"] - s["L_d"])
 
 
 def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
@@ -213,10 +319,14 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                   notes, dtype_bytes(dtype))
 
 
-def recomputation(mode: str) -> str:
-    """The recomputation mode as the assumptions say it.
+def recomputation(mode: str, tensors: int | None = None) -> str:
+    """The recomputation mode or checkpoint policy as the assumptions say it.
 
-    >>> recomputation("none"), recomputation("full")
-    ('no recomputation', 'full recomputation')
+    >>> recomputation("none"), recomputation("full"), recomputation("k_tensors_of_D", 2)
+    ('no recomputation', 'full recomputation', 'checkpoints of 2 tensors of D per layer')
     """
+    if mode == "matmuls":
+        return "checkpoints after the weight matmuls (their outputs kept, the rest recomputed)"
+    if mode == "k_tensors_of_D":
+        return f"checkpoints of {tensors} tensors of D per layer"
     return "no recomputation" if mode == "none" else f"{mode} recomputation"

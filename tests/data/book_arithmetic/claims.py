@@ -11,6 +11,7 @@ from symroof.models import (
     chips_for_batch,
     decode_time_of,
     flop_budget,
+    flops_utilisation,
     inference_memory,
     largest_model,
     max_batch,
@@ -20,6 +21,7 @@ from symroof.models import (
     prefill_decode_balance,
     queries_per_second,
     training_flops_of,
+    training_memory,
     with_round_params,
 )
 from symroof.parallel import per_chip, send, sharded, sharded_matmul
@@ -68,6 +70,21 @@ def claims(ch: Chapter) -> None:
            mfu=model_flops_utilisation(ch.given("tokens_per_second", 3000),
                                        training_flops_of(ch.given("small", "7e9"), 1),
                                        h100.peak()))
+    # item 5: optimizer presets, bytes per part by dtype name, checkpoint policies, HFU
+    llama = model("llama-2-7b")
+    ch.add(adam_bf16_total=training_memory(llama, optimizer="adam-bf16").total,
+           adam_8bit_total=training_memory(llama, optimizer="adam-8bit").total,
+           sgd_momentum_state=training_memory(llama, optimizer="sgd-momentum")
+           .parts["optimizer state"],
+           dtype_parts=training_memory(llama, weights="bf16", gradients="fp32",
+                                       state="fp32+fp32+fp32").bytes_per_param,
+           matmul_checkpoints=training_memory(llama, batch=1, context=4096,
+                                              recompute="matmuls").parts["activations"],
+           k_tensor_checkpoints=training_memory(llama, batch=1, context=4096,
+                                                recompute="k_tensors_of_D", tensors=4)
+           .parts["activations"],
+           hfu=flops_utilisation(ch.given("tokens_per_second", 3000), ch.given("small", "7e9"),
+                                 h100.peak(), recompute="full").hfu)
     # item 4: layouts and transfers
     grid = mesh("X=4,Y=4", v5e)
     wide = mesh("X=8,Y=4", v5e)
