@@ -84,6 +84,10 @@ EXPECTED: dict[str, Fraction] = {
     "matmul_checkpoints": Fraction(4096 * 32 * 2 * (3 * 4096 + 4096 + 2 * 11008 + 4096)),
     # item 5: 4 tensors of D per layer and token, bf16
     "k_tensor_checkpoints": Fraction(4096 * 32 * 2 * 4 * 4096),
+    # item 5: ZeRO-3 over 8: a 1/8 shard of the bf16 weights, plus two layers gathered
+    # whole (4 D^2 + 3 D F + 2 D each), of which 1/8 was the device's own
+    "zero3_peak_weights": Fraction(2 * LLAMA_P, 8) + 2 * (4 * 4096**2 + 3 * 4096 * 11008
+                                                          + 2 * 4096) * 2 * Fraction(7, 8),
     # item 5: HFU under full recomputation: 3000 tokens/s x 8 x 7e9 / peak
     "hfu": Fraction(3000 * 8 * 7 * 10**9) / H100_PEAK,
     # item 4: 3 + 1 hops of 1 us; the bytes over one link of each axis: 2 W
@@ -425,3 +429,17 @@ def test_an_optimizer_preset_on_the_command_line(capsys: pytest.CaptureFixture[s
         memory = json.loads(capsys.readouterr().out)["memory"]
         assert int(memory["optimizer"]) == state * LLAMA_P, preset
         assert int(memory["gradients"]) == 2 * LLAMA_P
+
+
+def test_zero3_shard_is_the_plans_stage_3_weights() -> None:
+    # one question, one answer: the shard zero3_weights holds is plans.zero's stage 3
+    from symroof.models import model, params, zero3_weights
+    from symroof.plans.zero import zero_states
+    cfg = model("llama-2-7b")
+    for n in (2, 8, 64):
+        assert zero3_weights(cfg, n).parts["weight shard"] == zero_states(
+            params(cfg).total, n, 3, {"weights": 2, "gradients": 2, "optimizer": 12})["weights"]
+    assert zero3_weights(cfg, 1).parts["live parameters"] == 0  # nothing to gather
+    from symroof.core.errors import InputError
+    with pytest.raises(InputError, match=r"live_layers: 33 live layers, but llama-2-7b has 32"):
+        zero3_weights(cfg, 8, live_layers=33)

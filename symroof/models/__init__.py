@@ -69,7 +69,7 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "nominal": ("kv_bytes_under nominal_kv_bytes nominal_params positive_number round_figures "
                 "with_round_params"),
     "memory": ("Activations CHECKPOINTS Memory OPTIMIZERS activation_bytes checkpointed_bytes "
-               "inference_memory training_memory"),
+               "inference_memory plan_states training_memory zero3_weights"),
     "step_roofline": "StepRoofline critical_batch critical_of decode_intensity step_roofline",
     "tensor_parallel": "MEGATRON check_degrees shard",
 })

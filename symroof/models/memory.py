@@ -319,6 +319,33 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                   notes, dtype_bytes(dtype))
 
 
+def zero3_weights(cfg: ModelConfig, devices: int | sp.Expr, *, live_layers: int = 2,
+                  dtype: str = "bf16") -> Memory:
+    """The weights a ZeRO-3 (FSDP) device holds at its peak: its 1/N shard of every weight,
+    plus the live parameters, the ``live_layers`` layers it has gathered whole (the one it
+    computes and the one it prefetches; DeepSpeed's ``stage3_max_live_parameters``), of
+    which it owned 1/N already.
+
+    >>> from symroof.models import model
+    >>> m = zero3_weights(model("gpt2"), 4, live_layers=1)
+    >>> m.parts["live parameters"] == 7087872 * 2 * 3 // 4   # a layer: 12 D^2 + 13 D
+    True
+    """
+    n = count_of(devices, "N", "devices")
+    live = count_of(live_layers, "", "live_layers")
+    if n.is_number and live.is_number and live > cfg.layers:
+        raise InputError(f"{live} live layers, but {cfg.name} has {cfg.layers}", "live_layers")
+    from dataclasses import replace
+    p = params(cfg).total
+    layer = params(replace(cfg, layers=cfg.layers + 1)).total - p  # one (the last kind of) layer
+    w = dtype_bytes(dtype, where="dtype")
+    return Memory({"weight shard": sp.expand(p * w / n),
+                   "live parameters": sp.expand(live * layer * w * (n - 1) / n)},
+                  {"weights": f"{dtype}, sharded over {n} devices (ZeRO-3)",
+                   "live parameters": f"{live} layers of {layer} parameters gathered whole"},
+                  w)
+
+
 def recomputation(mode: str, tensors: int | None = None) -> str:
     """The recomputation mode or checkpoint policy as the assumptions say it.
 

@@ -22,6 +22,7 @@ from symroof.models import (
     queries_per_second,
     training_flops_of,
     training_memory,
+    zero3_weights,
     with_round_params,
 )
 from symroof.parallel import per_chip, send, sharded, sharded_matmul
@@ -83,6 +84,7 @@ def claims(ch: Chapter) -> None:
            k_tensor_checkpoints=training_memory(llama, batch=1, context=4096,
                                                 recompute="k_tensors_of_D", tensors=4)
            .parts["activations"],
+           zero3_peak_weights=zero3_weights(llama, 8, live_layers=2).total,
            hfu=flops_utilisation(ch.given("tokens_per_second", 3000), ch.given("small", "7e9"),
                                  h100.peak(), recompute="full").hfu)
     # item 4: layouts and transfers
