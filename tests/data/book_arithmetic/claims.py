@@ -22,8 +22,8 @@ from symroof.models import (
     queries_per_second,
     training_flops_of,
     training_memory,
-    zero3_weights,
     with_round_params,
+    zero3_weights,
 )
 from symroof.parallel import per_chip, send, sharded, sharded_matmul
 from symroof.parallel.mlp import mlp_step
