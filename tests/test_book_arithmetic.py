@@ -443,3 +443,18 @@ def test_zero3_shard_is_the_plans_stage_3_weights() -> None:
     from symroof.core.errors import InputError
     with pytest.raises(InputError, match=r"live_layers: 33 live layers, but llama-2-7b has 32"):
         zero3_weights(cfg, 8, live_layers=33)
+
+
+def test_an_optimizer_choice_on_a_training_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    # --choices optimizer=adam_8bit is --optimizer adam-8bit: one plan, two spellings
+    base = ["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X", "--chip",
+            "h100-sxm", "--batch", "8", "--context", "4096", "--json"]
+    outs = []
+    for extra in (["--choices", "optimizer=adam_8bit"], ["--optimizer", "adam-8bit"]):
+        assert main([*base, *extra]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0]["memory"] == outs[1]["memory"]
+    assert int(outs[0]["memory"]["optimizer"]) == 2 * LLAMA_P
+    # with a collective's choice beside it, the collectives still take theirs
+    assert main([*base, "--choices", "optimizer=sgd_momentum,latency=off"]) == 0
+    assert int(json.loads(capsys.readouterr().out)["memory"]["optimizer"]) == 8 * LLAMA_P

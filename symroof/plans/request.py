@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 
 if TYPE_CHECKING:
+    from ..core.choices import Choices
     from .cost import Cost
     from .device_step import DeviceStep
     from .mfu import Mfu
@@ -138,6 +139,9 @@ class PlanRequest:
         assert r.batch is not None and r.context is not None and r.attention is not None
         from ..core.choices import EXACT, parse_choices
         chosen = parse_choices(r.choices) if r.choices is not None else EXACT
+        optimizer = r.optimizer
+        if r.mode == "train" and "optimizer" in chosen.changed():
+            optimizer, chosen = _optimizer_choice(chosen, r.optimizer)
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         from .serving_reality import serving_efficiency
@@ -170,7 +174,7 @@ class PlanRequest:
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
                              microbatch=r.microbatch, recompute=r.recompute,
-                             optimizer=r.optimizer, attention=r.attention, efficiency=eff,
+                             optimizer=optimizer, attention=r.attention, efficiency=eff,
                              offload=parse_offload(r.offload), in_network=r.in_network,
                              choices=chosen, interleave=r.interleave, overlap=r.overlap)
                 out = replace(out, train=plan)
@@ -227,6 +231,28 @@ class PlanRequest:
                                                    kernel=kernel, in_network=r.in_network))
         return out
 
+
+def _optimizer_choice(chosen: Choices, given: str) -> tuple[str, Choices]:
+    """A training plan's optimizer named as a choice (``optimizer=adam_8bit``): the preset
+    it names (``symroof.models.chosen.OPTIMIZER_PRESETS``), and the choices without it. A
+    text's k bytes per parameter is refused: a plan shards weights, gradients and state
+    apart, and k does not split them."""
+    from ..models.chosen import OPTIMIZER_PRESETS
+    if chosen.optimizer == "bytes_per_param":
+        raise InputError(f"optimizer=bytes_per_param={chosen.optimizer_bytes} does not say "
+                         "how the bytes split over weights, gradients and state, which a "
+                         "training plan shards apart: name a preset (optimizer="
+                         f"{', '.join(OPTIMIZER_PRESETS)}) or give --optimizer", "choices")
+    preset = OPTIMIZER_PRESETS[chosen.optimizer]
+    from ..models.memory import plan_states
+    try:
+        plan_states(preset)
+    except InputError as exc:
+        raise InputError(f"optimizer={chosen.optimizer}: {exc.message}", "choices") from None
+    if given not in ("adam-mixed", preset):
+        raise InputError(f"optimizer={chosen.optimizer} is the preset {preset}, but the "
+                         f"optimizer given is {given}: give one", "choices")
+    return preset, chosen.with_(optimizer="zero16")
 
 def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     """The plan set beside a search: ``r``'s mesh, strategy, microbatches and interleaving,
