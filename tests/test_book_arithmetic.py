@@ -88,6 +88,10 @@ EXPECTED: dict[str, Fraction] = {
     # whole (4 D^2 + 3 D F + 2 D each), of which 1/8 was the device's own
     "zero3_peak_weights": Fraction(2 * LLAMA_P, 8) + 2 * (4 * 4096**2 + 3 * 4096 * 11008
                                                           + 2 * 4096) * 2 * Fraction(7, 8),
+    # item 5: a plan's HFU by PaLM's count: 6 N + 12 L H Q T, and the forward rerun
+    # 2 N + 4 L H Q T, N = 6607343616 (llama-2-7b less its untied input embedding)
+    "plan_hfu": Fraction(20000 * (8 * (LLAMA_P - 32000 * 4096) + 16 * 32 * 32 * 128 * 4096),
+                         8) / H100_PEAK,
     # item 5: HFU under full recomputation: 3000 tokens/s x 8 x 7e9 / peak
     "hfu": Fraction(3000 * 8 * 7 * 10**9) / H100_PEAK,
     # item 4: 3 + 1 hops of 1 us; the bytes over one link of each axis: 2 W
@@ -458,3 +462,23 @@ def test_an_optimizer_choice_on_a_training_plan(capsys: pytest.CaptureFixture[st
     # with a collective's choice beside it, the collectives still take theirs
     assert main([*base, "--choices", "optimizer=sgd_momentum,latency=off"]) == 0
     assert int(json.loads(capsys.readouterr().out)["memory"]["optimizer"]) == 8 * LLAMA_P
+
+
+def test_hfu_beside_mfu_on_a_training_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X", "--chip",
+            "h100-sxm", "--batch", "8", "--context", "4096", "--mfu", "20000"]
+    assert main([*base, "--recompute", "full"]) == 0
+    out = capsys.readouterr().out
+    assert "HFU 15.53% = 20000 tokens/s x 61448683520 FLOPs per token, full recomputation's " \
+        "forward rerun (15362170880) counted" in out
+    assert main([*base, "--recompute", "full", "--json"]) == 0
+    u = json.loads(capsys.readouterr().out)["mfu"]
+    assert sp.Rational(u["hfu"]) == sp.Rational(EXPECTED["plan_hfu"].numerator,
+                                                 EXPECTED["plan_hfu"].denominator)
+    # nothing recomputed: the HFU is the MFU, and no second line
+    assert main(base) == 0
+    assert "HFU" not in capsys.readouterr().out
+    # a throughput whose hardware FLOPs pass the peak is refused, naming the flag
+    assert main([*base[:-1], "150000", "--recompute", "full"]) == 2
+    assert "--mfu: 150000 tokens/s is an HFU of 116.50% under full recomputation, above " \
+        "the peak of 8 chips" in capsys.readouterr().err

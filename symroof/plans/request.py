@@ -298,7 +298,8 @@ def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
     from .train_step import matrix_rate
     assert plan is not None
     tps = parse_expr(rate, where="mfu")
-    return mfu_of(cfg, plan.context, tps, plan.devices, matrix_rate(chip))
+    return mfu_of(cfg, plan.context, tps, plan.devices, matrix_rate(chip),
+                  str(plan.extra.get("recompute", "none")))
 
 
 @dataclass(frozen=True)
@@ -345,6 +346,9 @@ class Result:
             out["mfu"] = {**_exact("value", u.value), **_exact("flops_per_token",
                                                                u.flops_per_token),
                           "definition": u.definition}
+            if u.rerun_flops_per_token != 0:  # HFU beside it, the rerun counted
+                out["mfu"] |= {**_exact("hfu", u.hfu), "recompute": u.recompute,
+                               **_exact("rerun_flops_per_token", u.rerun_flops_per_token)}
         if self.cost:
             out["cost"] = [_cost_json(c) for c in self.cost]
         if self.fewest is not None:

@@ -27,6 +27,7 @@ from symroof.models import (
 )
 from symroof.parallel import per_chip, send, sharded, sharded_matmul
 from symroof.parallel.mlp import mlp_step
+from symroof.plans.mfu import mfu_of
 
 
 def claims(ch: Chapter) -> None:
@@ -84,6 +85,8 @@ def claims(ch: Chapter) -> None:
            k_tensor_checkpoints=training_memory(llama, batch=1, context=4096,
                                                 recompute="k_tensors_of_D", tensors=4)
            .parts["activations"],
+           plan_hfu=mfu_of(llama, 4096, ch.given("plan_tokens_per_second", 20000), 8,
+                           h100.peak(), "full").hfu,
            zero3_peak_weights=zero3_weights(llama, 8, live_layers=2).total,
            hfu=flops_utilisation(ch.given("tokens_per_second", 3000), ch.given("small", "7e9"),
                                  h100.peak(), recompute="full").hfu)
