@@ -358,15 +358,12 @@ def test_optimizer_choices_and_presets_agree() -> None:
     for choice, preset in OPTIMIZER_PRESETS.items():
         assert optimizer_bytes(Choices(optimizer=choice)) == \
             training_memory(cfg, optimizer=preset).bytes_per_param
-    # the command line offers every preset a plan takes (its parser imports no SymPy, so it
-    # lists them): all but the one that keeps no gradient copy
-    from symroof.cli.main import build_parser
-    [plan] = [a for a in build_parser()._subparsers._group_actions[0].choices.items()
-              if a[0] == "plan"]
-    [opt] = [a for a in plan[1]._actions if "--optimizer" in a.option_strings]
-    assert tuple(opt.choices) == tuple(k for k, v in OPTIMIZERS.items() if v[1])
+    # a plan takes every preset that keeps its gradients, with the same bytes
     from symroof.core.errors import InputError
     from symroof.models.memory import plan_states
+    for name, (w, g, state, _) in OPTIMIZERS.items():
+        if g:
+            assert plan_states(name)[:3] == (w, g, state)
     with pytest.raises(InputError, match=r"adam-bf16 keeps no gradient copy: a training plan"):
         plan_states("adam-bf16")
 
@@ -447,6 +444,21 @@ def test_zero3_shard_is_the_plans_stage_3_weights() -> None:
     from symroof.core.errors import InputError
     with pytest.raises(InputError, match=r"live_layers: 33 live layers, but llama-2-7b has 32"):
         zero3_weights(cfg, 8, live_layers=33)
+
+
+def test_optimizer_parts_by_dtype_name_on_a_training_plan(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X", "--chip",
+            "h100-sxm", "--batch", "8", "--context", "4096", "--json"]
+    assert main([*base, "--optimizer", "weights=bf16,gradients=fp32,state=fp32+fp32+fp32"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [int(data["memory"][k]) for k in ("weights", "gradients", "optimizer")] == \
+        [2 * LLAMA_P, 4 * LLAMA_P, 12 * LLAMA_P]
+    # the same bytes as the adam-megatron preset (2 + 4 + 12), one plan either way
+    assert main([*base, "--optimizer", "adam-megatron"]) == 0
+    assert json.loads(capsys.readouterr().out)["memory"] == data["memory"]
+    assert "optimizer weights=bf16,gradients=fp32,state=fp32+fp32+fp32: weights bf16, " \
+        "gradients fp32, state fp32+fp32+fp32, as given" in data["assumptions"]
 
 
 def test_an_optimizer_choice_on_a_training_plan(capsys: pytest.CaptureFixture[str]) -> None:

@@ -56,22 +56,45 @@ OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
     "sgd-momentum": (2, 2, 8, "mixed-precision SGD with momentum: bf16 weights and "
                      "gradients, fp32 master weights and one fp32 momentum"),
 }
-def plan_states(optimizer: str) -> tuple[int, int, int, str]:
+def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
     """A preset's bytes per parameter (weights, gradients, state) and why, for a training
-    plan, which all-reduces and shards the gradients: a preset that keeps no gradient copy
-    is refused there (its gradients still cross the links in the weights' dtype).
+    plan, or the parts given by dtype name (``weights=bf16,gradients=fp32,state=fp32+fp32``,
+    each part's tensors joined by ``+``). A plan all-reduces and shards the gradients: a
+    preset that keeps no gradient copy is refused there (its gradients still cross the
+    links in the weights' dtype).
 
     >>> plan_states("adam-mixed")[:3]
     (2, 2, 12)
+    >>> plan_states("weights=bf16, gradients=fp32, state=fp32+fp32+fp32")
+    (2, 4, 12, 'weights bf16, gradients fp32, state fp32+fp32+fp32, as given')
     """
+    if "=" in optimizer:
+        given: dict[str, str] = {}
+        for part in (p.strip() for p in optimizer.split(",")):
+            name, _, value = part.partition("=")
+            name = name.strip()
+            if name not in ("weights", "gradients", "state") or not value.strip():
+                raise InputError(f"expected weights=, gradients= and state= dtype names (state "
+                                 f"joined by '+'), got {part!r}", "optimizer")
+            if name in given:
+                raise InputError(f"{name} is given twice", "optimizer")
+            given[name] = value.strip()
+        missing = [n for n in ("weights", "gradients", "state") if n not in given]
+        if missing:
+            raise InputError(f"no bytes for {missing[0]}: give weights=, gradients= and "
+                             "state=", "optimizer")
+        w, g, st = (_part_bytes(given[n], 0, f"optimizer {n}")
+                    for n in ("weights", "gradients", "state"))
+        return w, g, st, ", ".join(f"{n} {given[n]}" for n in given) + ", as given"
     if optimizer not in OPTIMIZERS:
-        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)})",
-                         "optimizer")
+        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)}, or "
+                         "weights=, gradients= and state= dtype names)", "optimizer")
     if OPTIMIZERS[optimizer][1] == 0:
         raise InputError(f"{optimizer} keeps no gradient copy: a training plan reduces and "
                          "shards the gradients, so it counts their bytes (adam-mixed, or "
                          "training_memory for the memory alone)", "optimizer")
-    return OPTIMIZERS[optimizer]
+    w0, g0, s0, why = OPTIMIZERS[optimizer]
+    return sp.Integer(w0), sp.Integer(g0), sp.Integer(s0), why
 
 
 # checkpoint policies training_memory takes beyond the recomputation modes (RECOMPUTE):
