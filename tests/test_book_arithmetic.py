@@ -6,6 +6,7 @@ ICI 4.5e10 B/s one way, 1 us per hop); and the smaller defects of item 8."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import shutil
 import textwrap
 from fractions import Fraction
@@ -13,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symroof import chip, mesh
 from symroof.claims.chapter import Chapter, build_chapter
@@ -31,6 +34,9 @@ ICI = Fraction(45 * 10**9)
 HOP = Fraction(1, 10**6)
 H100_PEAK = Fraction(989 * 10**12)     # h100-sxm bf16 (B12)
 H100_HBM = Fraction(335 * 10**10)      # h100-sxm HBM, B/s (B12 prose)
+# Llama 2 7B's parameters from its config (V 32000, D 4096, F 11008, L 32, untied
+# embeddings): 2 V D + L (4 D^2 + 3 D F + 2 D) + D, the card's 6.74B
+LLAMA_P = 2 * 32000 * 4096 + 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096
 DECODE = Fraction(70 * 10**9 * 2 + 32 * 2048 * 320 * 10**3) / (8 * H100_HBM)
 
 EXPECTED: dict[str, Fraction] = {
@@ -67,6 +73,27 @@ EXPECTED: dict[str, Fraction] = {
     "largest": Fraction(80 * 10**9, 16),
     # item 5: MFU as a fraction (the claim states a per cent)
     "mfu": Fraction(3000 * 6 * 7 * 10**9) / H100_PEAK,
+    # item 5: bytes per parameter of the presets: 2 + 0 + 8, 2 + 2 + 2, state 4 + 4
+    "adam_bf16_total": Fraction(10 * LLAMA_P),
+    "adam_8bit_total": Fraction(6 * LLAMA_P),
+    "sgd_momentum_state": Fraction(8 * LLAMA_P),
+    # item 5: bf16 2 + fp32 4 + three fp32 tensors 12
+    "dtype_parts": Fraction(2 + 4 + 3 * 4),
+    # item 5: the outputs of the weight matmuls per token and layer: Q, K, V (3 x 4096, no
+    # GQA), the output projection (4096), gate and up (2 x 11008), down (4096), in bf16
+    "matmul_checkpoints": Fraction(4096 * 32 * 2 * (3 * 4096 + 4096 + 2 * 11008 + 4096)),
+    # item 5: 4 tensors of D per layer and token, bf16
+    "k_tensor_checkpoints": Fraction(4096 * 32 * 2 * 4 * 4096),
+    # item 5: ZeRO-3 over 8: a 1/8 shard of the bf16 weights, plus two layers gathered
+    # whole (4 D^2 + 3 D F + 2 D each), of which 1/8 was the device's own
+    "zero3_peak_weights": Fraction(2 * LLAMA_P, 8) + 2 * (4 * 4096**2 + 3 * 4096 * 11008
+                                                          + 2 * 4096) * 2 * Fraction(7, 8),
+    # item 5: a plan's HFU by PaLM's count: 6 N + 12 L H Q T, and the forward rerun
+    # 2 N + 4 L H Q T, N = 6607343616 (llama-2-7b less its untied input embedding)
+    "plan_hfu": Fraction(20000 * (8 * (LLAMA_P - 32000 * 4096) + 16 * 32 * 32 * 128 * 4096),
+                         8) / H100_PEAK,
+    # item 5: HFU under full recomputation: 3000 tokens/s x 8 x 7e9 / peak
+    "hfu": Fraction(3000 * 8 * 7 * 10**9) / H100_PEAK,
     # item 4: 3 + 1 hops of 1 us; the bytes over one link of each axis: 2 W
     "route_time": Fraction(9 * 10**8) / (2 * ICI) + 4 * HOP,
     # item 4: a 512 x 8192 bf16 shard on each of 32 chips
@@ -248,6 +275,64 @@ def test_a_text_round_parameter_count_is_taken_under_nominal_sizes() -> None:
     assert sp.Rational(nominal) == sp.Rational(70 * 10**9 * 2) / sp.Rational(H100_HBM.numerator)
 
 
+H100_HBM_BYTES = Fraction(80 * 10**9)  # h100-sxm HBM capacity (B12)
+# item 1: each value under sizes=nominal, from the text's round figures
+NOMINAL: dict[str, Fraction] = {
+    # 32 sequences x 2048 tokens x 320e3 bytes per token (the text's KV bytes)
+    "round_kv_cache": Fraction(32 * 2048 * 320 * 10**3),
+    # floor((8 x 80e9 - 70e9 x 2) / (2048 x 320e3))
+    "round_max_batch": Fraction((8 * H100_HBM_BYTES - 70 * 10**9 * 2)
+                                // (2048 * 320 * 10**3)),
+    # the bundled llama-3-70b's round size, 70B (its card: 70.6B), x 2 bytes / 80e9
+    "round_min_chips": Fraction(70 * 10**9 * 2) / H100_HBM_BYTES,
+}
+
+
+@pytest.mark.parametrize("claim", sorted(NOMINAL))
+def test_round_figures_reach_memory_and_capacity(claim: str) -> None:
+    made = chapter_values()[claim]
+    assert isinstance(made, Tried)
+    [nominal] = [v for k, v in made.alternatives if k == Choices(sizes="nominal")]
+    assert sp.Rational(nominal) == sp.Rational(NOMINAL[claim].numerator,
+                                               NOMINAL[claim].denominator)
+    assert sp.Rational(made.value) != sp.Rational(nominal)  # the exact sizes differ
+
+
+def test_round_figures_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["model", "llama-3-70b", "--fit", "--chip", "h100-sxm", "--context", "2048",
+            "--chips", "8", "--choices", "sizes=nominal", "--set", "params=70e9", "--set",
+            "kv_bytes_per_token=320e3"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "largest batch at context 2048 on 8 x h100-sxm, split evenly  B <= 390625/512 " \
+        "(≈ 762.94), so 762" in out
+    assert "sizes  " in out and "nominal: as the text states it: 70000000000 parameters, " \
+        "320000 KV bytes per token" in out
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["max_batch"]["integer"] == NOMINAL["round_max_batch"]
+    assert data["kv_bytes_per_token"] == 320000 and data["choices"] == "sizes=nominal"
+    # the bundled config's round size, without --set
+    assert main(["model", "llama-3-70b", "--fit", "--chip", "h100-sxm", "--context", "2048",
+                 "--choices", "sizes=nominal"]) == 0
+    out = capsys.readouterr().out
+    assert "nominal: 70B (the round size texts use; the card states 70.6B), exact KV " \
+        "bytes" in out and "weights  " in out and "  140 GB" in out
+    # the book-form decode step takes them too
+    assert main(["model", "llama-3-70b", "--decode", "--context", "2048", "--batch", "32",
+                 "--chip", "h100-sxm", "--mesh", "X=8", "--choices", "sizes=nominal", "--set",
+                 "params=70e9", "--set", "kv_bytes_per_token=320e3"]) == 0
+    assert "no compute: 6.006 ms (sizes nominal: as the text states it" in \
+        capsys.readouterr().out
+    # a round figure without nominal sizes, or unknown, is one line and exit 2
+    assert main(["model", "llama-3-70b", "--fit", "--set", "params=70e9"]) == 2
+    assert "--set params: a round figure is taken under sizes=nominal" in \
+        capsys.readouterr().err
+    assert main(["model", "llama-3-70b", "--fit", "--choices", "latency=off"]) == 2
+    assert "model --fit takes the choices sizes; latency=off does not apply" in \
+        capsys.readouterr().err
+
+
 def test_the_backward_of_an_einsum() -> None:
     from symroof import backward_specs
     from symroof.core.errors import InputError
@@ -256,3 +341,156 @@ def test_the_backward_of_an_einsum() -> None:
     with pytest.raises(InputError, match=r"dimension D of operand 1 is in no other array nor "
                                          r"the output: its gradient is a broadcast"):
         backward_specs("B D -> B")
+
+
+def test_optimizer_choices_and_presets_agree() -> None:
+    # one question, one answer: a Choices optimizer is the training_memory preset it names
+    from symroof.core.choices import OPTIONS
+    from symroof.models import (
+        OPTIMIZER_PRESETS,
+        OPTIMIZERS,
+        model,
+        optimizer_bytes,
+        training_memory,
+    )
+    assert set(OPTIMIZER_PRESETS) == set(OPTIONS["optimizer"]) - {"bytes_per_param"}
+    cfg = model("gpt2")
+    for choice, preset in OPTIMIZER_PRESETS.items():
+        assert optimizer_bytes(Choices(optimizer=choice)) == \
+            training_memory(cfg, optimizer=preset).bytes_per_param
+    # a plan takes every preset that keeps its gradients, with the same bytes
+    from symroof.core.errors import InputError
+    from symroof.models.memory import plan_states
+    for name, (w, g, state, _) in OPTIMIZERS.items():
+        if g:
+            assert plan_states(name)[:3] == (w, g, state)
+    with pytest.raises(InputError, match=r"adam-bf16 keeps no gradient copy: a training plan"):
+        plan_states("adam-bf16")
+
+
+@settings(max_examples=25, deadline=None)
+@given(k=st.integers(1, 64), context=st.integers(1, 8192))
+def test_k_tensors_of_d_one_answer(k: int, context: int) -> None:
+    # the Choices form (training_min_chips) and training_memory's checkpoint policy agree
+    from symroof.models import activation_bytes_under, model, training_memory
+    cfg = model("llama-2-7b")
+    per_token = activation_bytes_under(cfg, context, Choices(checkpoints="k_tensors_of_D",
+                                                             checkpoint_tensors=k))
+    mem = training_memory(cfg, batch=1, context=context, recompute="k_tensors_of_D",
+                          tensors=k)
+    assert mem.parts["activations"] == context * per_token == context * k * 4096 * 32 * 2
+
+
+@settings(max_examples=25, deadline=None)
+@given(tps=st.integers(1, 10**4), n=st.integers(10**6, 10**10))
+def test_hfu_is_at_least_mfu_and_at_most_the_peak(tps: int, n: int) -> None:
+    from symroof.core.errors import InputError
+    from symroof.models import flops_utilisation
+    peak = 989 * 10**12
+    try:
+        u = flops_utilisation(tps, n, peak, recompute="full")
+    except InputError as exc:
+        assert Fraction(tps * 8 * n, peak) > 1 and "x the peak" in exc.message
+        return
+    assert u.mfu <= u.hfu <= 1
+    assert u.hfu == sp.Rational(8, 6) * u.mfu
+    assert flops_utilisation(tps, n, peak).hfu == u.mfu
+
+
+def test_training_memory_refusals_name_the_part() -> None:
+    from symroof.core.errors import InputError
+    from symroof.models import flops_utilisation, model, training_memory
+    cfg = model("gpt2")
+    with pytest.raises(InputError, match=r"state: expected dtype names joined by '\+', got "
+                                         r"'fp32\+'"):
+        training_memory(cfg, state="fp32+")
+    with pytest.raises(InputError, match=r"weights: unknown dtype 'fp12'"):
+        training_memory(cfg, weights="fp12")
+    with pytest.raises(InputError, match=r"gradients: bytes per parameter must be a whole "
+                                         r"number >= 0 or a dtype name, got -1"):
+        training_memory(cfg, gradients=-1)
+    with pytest.raises(InputError, match=r"k_tensors_of_D goes with its k"):
+        training_memory(cfg, batch=1, context=8, recompute="k_tensors_of_D")
+    with pytest.raises(InputError, match=r"k_tensors_of_D goes with its k"):
+        training_memory(cfg, batch=1, context=8, recompute="matmuls", tensors=2)
+    with pytest.raises(InputError, match=r"unknown optimizer 'adam-4bit'"):
+        training_memory(cfg, optimizer="adam-4bit")
+    with pytest.raises(InputError, match=r"recompute is one of none, full"):
+        flops_utilisation(1, 1, 1, recompute="selective")
+
+
+def test_an_optimizer_preset_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    from symroof.models import model, params
+    n = params(model("llama-2-7b")).total
+    assert n == LLAMA_P
+    for preset, state in (("adam-8bit", 2), ("sgd-momentum", 8)):
+        assert main(["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X",
+                     "--chip", "h100-sxm", "--optimizer", preset, "--batch", "8",
+                     "--context", "4096", "--json"]) == 0
+        memory = json.loads(capsys.readouterr().out)["memory"]
+        assert int(memory["optimizer"]) == state * LLAMA_P, preset
+        assert int(memory["gradients"]) == 2 * LLAMA_P
+
+
+def test_zero3_shard_is_the_plans_stage_3_weights() -> None:
+    # one question, one answer: the shard zero3_weights holds is plans.zero's stage 3
+    from symroof.models import model, params, zero3_weights
+    from symroof.plans.zero import zero_states
+    cfg = model("llama-2-7b")
+    for n in (2, 8, 64):
+        assert zero3_weights(cfg, n).parts["weight shard"] == zero_states(
+            params(cfg).total, n, 3, {"weights": 2, "gradients": 2, "optimizer": 12})["weights"]
+    assert zero3_weights(cfg, 1).parts["live parameters"] == 0  # nothing to gather
+    from symroof.core.errors import InputError
+    with pytest.raises(InputError, match=r"live_layers: 33 live layers, but llama-2-7b has 32"):
+        zero3_weights(cfg, 8, live_layers=33)
+
+
+def test_optimizer_parts_by_dtype_name_on_a_training_plan(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X", "--chip",
+            "h100-sxm", "--batch", "8", "--context", "4096", "--json"]
+    assert main([*base, "--optimizer", "weights=bf16,gradients=fp32,state=fp32+fp32+fp32"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [int(data["memory"][k]) for k in ("weights", "gradients", "optimizer")] == \
+        [2 * LLAMA_P, 4 * LLAMA_P, 12 * LLAMA_P]
+    # the same bytes as the adam-megatron preset (2 + 4 + 12), one plan either way
+    assert main([*base, "--optimizer", "adam-megatron"]) == 0
+    assert json.loads(capsys.readouterr().out)["memory"] == data["memory"]
+    assert "optimizer weights=bf16,gradients=fp32,state=fp32+fp32+fp32: weights bf16, " \
+        "gradients fp32, state fp32+fp32+fp32, as given" in data["assumptions"]
+
+
+def test_an_optimizer_choice_on_a_training_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    # --choices optimizer=adam_8bit is --optimizer adam-8bit: one plan, two spellings
+    base = ["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X", "--chip",
+            "h100-sxm", "--batch", "8", "--context", "4096", "--json"]
+    outs = []
+    for extra in (["--choices", "optimizer=adam_8bit"], ["--optimizer", "adam-8bit"]):
+        assert main([*base, *extra]) == 0
+        outs.append(json.loads(capsys.readouterr().out))
+    assert outs[0]["memory"] == outs[1]["memory"]
+    assert int(outs[0]["memory"]["optimizer"]) == 2 * LLAMA_P
+    # with a collective's choice beside it, the collectives still take theirs
+    assert main([*base, "--choices", "optimizer=sgd_momentum,latency=off"]) == 0
+    assert int(json.loads(capsys.readouterr().out)["memory"]["optimizer"]) == 8 * LLAMA_P
+
+
+def test_hfu_beside_mfu_on_a_training_plan(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X", "--chip",
+            "h100-sxm", "--batch", "8", "--context", "4096", "--mfu", "20000"]
+    assert main([*base, "--recompute", "full"]) == 0
+    out = capsys.readouterr().out
+    assert "HFU 15.53% = 20000 tokens/s x 61448683520 FLOPs per token, full recomputation's " \
+        "forward rerun (15362170880) counted" in out
+    assert main([*base, "--recompute", "full", "--json"]) == 0
+    u = json.loads(capsys.readouterr().out)["mfu"]
+    assert sp.Rational(u["hfu"]) == sp.Rational(EXPECTED["plan_hfu"].numerator,
+                                                 EXPECTED["plan_hfu"].denominator)
+    # nothing recomputed: the HFU is the MFU, and no second line
+    assert main(base) == 0
+    assert "HFU" not in capsys.readouterr().out
+    # a throughput whose hardware FLOPs pass the peak is refused, naming the flag
+    assert main([*base[:-1], "150000", "--recompute", "full"]) == 2
+    assert "--mfu: 150000 tokens/s is an HFU of 116.50% under full recomputation, above " \
+        "the peak of 8 chips" in capsys.readouterr().err

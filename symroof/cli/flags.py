@@ -45,7 +45,7 @@ VERB_FLAGS: dict[str, dict[str, str]] = {
     "claims": {"text": "--from"},
     "collective": {"nbytes": "--bytes"},
     "optimize": {"variables": "--vars"},
-    "plan": {"tokens_per_second": "--mfu"},
+    "plan": {"tokens_per_second": "--mfu", "optimizer": "--optimizer"},
     "speculate": {"alpha": "--acceptance", "gamma": "--draft-tokens"},
 }
 

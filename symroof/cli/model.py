@@ -25,9 +25,13 @@ examples:
   symroof model llama-2-7b --decode --context 2048 --chip h100-sxm --mesh X=8 \\
       --between math,nvlink
   symroof model llama-3-70b --fit --chip a100-80gb --context 8192
+  symroof model llama-3-70b --fit --chip h100-sxm --context 2048 --chips 8 \\
+      --choices sizes=nominal --set params=70e9 --set kv_bytes_per_token=320e3
 
 Bundled models: symroof model --list. Weights and KV cache are bf16 unless --dtype and
---kv-dtype say otherwise.
+--kv-dtype say otherwise. --choices sizes=nominal takes the round size texts use (70B for
+llama-3-70b's 70.6B), or the text's own figures given with --set params=N and --set
+kv_bytes_per_token=N.
 """
 
 
@@ -66,7 +70,8 @@ def register(verbs: Any) -> None:
     chip_options(m)
     m.set_defaults(chip=None)  # tpu-v5e, when a step or --fit asks for a chip
     kernel_options(m, "flash")
-    choices_option(m, "--decode/--prefill on a mesh, as plan --serve")
+    choices_option(m, "--decode/--prefill on a mesh, as plan --serve; --fit takes "
+                      "sizes=nominal (a text's round figures)")
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     m.add_argument("--json", action="store_true", help="machine-readable output")
@@ -91,9 +96,15 @@ def run_model(args: argparse.Namespace) -> int:
         dtype_bytes(args.kv_dtype, where="--kv-dtype")
     mode = "--decode" if args.decode else "--prefill" if args.prefill else \
         "--fit" if args.fit else None
+    from ..commands.model import ROUND_FIGURES
+    chip_set = overrides(args.set)
+    round_set = {k: chip_set.pop(k) for k in list(chip_set) if k in ROUND_FIGURES}
     on_chip, fit = "only --decode, --prefill and --fit use it", "only --fit uses it"
     unused = {"--chip": (args.chip is not None and mode is None, on_chip),
               "--set": (bool(args.set) and mode is None, on_chip),
+              **{f"--set {k}": (mode != "--fit" and not (mode == "--decode" and args.choices),
+                                "a round figure is taken by --fit and --decode's book form, "
+                                "under --choices sizes=nominal") for k in round_set},
               "--catalog": (args.catalog is not None and mode is None, on_chip),
               "--mesh": (args.mesh is not None and mode is None, on_chip),
               "--batch": (args.batch is not None and mode is None, on_chip),
@@ -108,7 +119,8 @@ def run_model(args: argparse.Namespace) -> int:
                  for flag, given in (("--attention", args.attention is not None),
                                      ("--causal", args.causal),
                                      ("--activations", args.activations != "hbm"),
-                                     ("--choices", args.choices is not None))}}
+                                     ("--choices", args.choices is not None
+                                      and mode != "--fit"))}}
     for flag, (ignored, why) in unused.items():
         if ignored:
             raise InputError(f"given but not used: {why}", flag)
@@ -121,12 +133,17 @@ def run_model(args: argparse.Namespace) -> int:
     request = ModelRequest(
         args.name, batch=args.batch, context=args.context, tokens=args.tokens,
         dtype=args.dtype, kv_dtype=args.kv_dtype, chip=args.chip, catalog=args.catalog,
-        overrides=overrides(args.set), mesh=args.mesh, between=args.between,
+        overrides=chip_set, round_figures=round_set, mesh=args.mesh, between=args.between,
         chips=args.chips, usable=args.usable, symbolic=args.symbolic,
         kernel=Kernel(args.attention or "flash", args.causal,
                       args.activations.replace("-", "_")),
         choices=parse_choices(args.choices) if args.choices else EXACT)
-    request.config()  # an unknown model is the first error
+    try:
+        request.config()  # an unknown model is the first error
+    except InputError as exc:
+        if (exc.where or "").startswith("round_figures"):
+            raise InputError(exc.message, "--set " + (exc.where or "").split(" ", 1)[-1]) from None
+        raise
     if args.between is not None and not (args.decode or args.prefill):
         raise InputError("--between solves a step for its batch: give --decode or --prefill",
                          "--between")
@@ -179,10 +196,18 @@ def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
              f"{request.kv} KV cache)")
     book = [f"book form: weights and KV cache read once over {r.chip.name}'s HBM"
             f"{' on ' + text(r.mesh.devices) + ' chips' if r.mesh else ''}, no compute: "
-            f"{si(r.book, 's')}"] if r.book is not None else []
+            f"{si(r.book, 's')}" + _sizes(request)] if r.book is not None else []
     print("\n".join(step_lines(r.step, r.critical, r.intensity, args.format, title) +
                     ([meet_line(met)] if met is not None else []) + book))
     return 0
+
+
+def _sizes(request: Any) -> str:
+    """Which round figures the book form took, under sizes=nominal."""
+    if request.choices.sizes != "nominal":
+        return ""
+    from ..models.nominal import round_figures
+    return f" (sizes nominal: {round_figures(request.config())})"
 
 
 def _defaulted(args: argparse.Namespace) -> str:

@@ -99,11 +99,13 @@ def register(verbs: Any) -> None:
                    choices=("none", "selective", "full", "any"),
                    help="activation recomputation policy (default none; any: --search tries "
                         "each)")
-    p.add_argument("--optimizer",
-                   choices=("adam-mixed", "adam-megatron", "adam-fp32", "sgd-mixed"),
-                   help="bytes per parameter of weights, gradients and optimizer state "
-                        "(default adam-mixed: 2 + 2 + 12, or the calibration's conventions': "
-                        "adam-megatron for megatron-a100; adam-megatron: fp32 gradients, 18)")
+    p.add_argument("--optimizer", metavar="PRESET|PARTS",
+                   help="bytes per parameter of weights, gradients and optimizer state: a "
+                        "preset (default adam-mixed: 2 + 2 + 12, or the calibration's "
+                        "conventions': adam-megatron for megatron-a100; adam-megatron: fp32 "
+                        "gradients, 18; adam-fp32; sgd-mixed; adam-8bit: 2 + 2 + 2; "
+                        "sgd-momentum: 2 + 2 + 8) or dtype names, e.g. "
+                        "'weights=bf16,gradients=fp32,state=fp32+fp32+fp32'")
     kernel_options(p, "train materialised, serve flash; --causal and --activations: serving")
     choices_option(p, "one training or serving plan")
     p.add_argument("--offload", metavar="PARTS",

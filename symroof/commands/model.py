@@ -40,6 +40,10 @@ from ..plans.meets import Meet, step_between
 from ..plans.serving import step_on
 from ..render.model_views import Summary
 
+# the round figures of a model a text may state (``ModelRequest.round_figures``, --set)
+ROUND_FIGURES = {"params": "the parameter count (a 70B model: 70e9)",
+                 "kv_bytes_per_token": "the KV-cache bytes per token"}
+
 
 def bundled_models() -> list[tuple[str, str, int]]:
     """The bundled models: name, Hugging Face repository, parameters.
@@ -74,13 +78,37 @@ class ModelRequest:
     symbolic: bool = False
     kernel: Kernel = DEFAULT_KERNEL
     choices: Choices = EXACT
+    round_figures: Mapping[str, str] = field(default_factory=dict)
 
     @property
     def kv(self) -> str:
         return self.kv_dtype or rest_dtype(self.dtype)
 
     def config(self) -> ModelConfig:
-        return model(self.name)
+        """The model, with the round figures a text states (``params``,
+        ``kv_bytes_per_token``) when given: ``sizes=nominal`` takes them."""
+        cfg = model(self.name)
+        bad = sorted(set(self.round_figures) - set(ROUND_FIGURES))
+        if bad:
+            raise InputError(f"no round figure {bad[0]!r} (known: {', '.join(ROUND_FIGURES)})",
+                             "round_figures")
+        if not self.round_figures:
+            return cfg
+        if self.choices.sizes != "nominal":
+            raise InputError("a round figure is taken under sizes=nominal: add it to the "
+                             "choices", f"round_figures {', '.join(self.round_figures)}")
+        from ..models.nominal import nominal_params, positive_number, with_round_params
+        for key, value in self.round_figures.items():
+            try:
+                got = positive_number(value, key)
+            except InputError as exc:
+                raise InputError(exc.message, f"round_figures {key}") from None
+            if not got.is_Integer:
+                raise InputError(f"a round figure is a whole number such as 70e9, got "
+                                 f"{value!r}", f"round_figures {key}")
+        total = self.round_figures.get("params") or nominal_params(cfg)
+        return with_round_params(cfg, total, kv_bytes_per_token=self.round_figures.get(
+            "kv_bytes_per_token"))
 
     def the_chip(self) -> Chip:
         return chip_with(self.chip or "tpu-v5e", self.catalog, self.overrides)
@@ -134,9 +162,11 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     batch = r.batch or 1
     the_chip = r.the_chip()
     m = mesh(r.mesh, the_chip) if r.mesh else None
+    # a text's round sizes reach the book form of the step; the step itself is exact
+    step_choices = r.choices.with_(sizes="exact")
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
                              dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel,
-                             choices=r.choices)
+                             choices=step_choices)
     met = None
     if r.between is not None:
         met = step_between(cfg, phase, the_chip, m, r.between, context=context,
@@ -169,10 +199,14 @@ class ModelFit:
     capacity: Any
     fits: Mapping[str, tuple[Any, str]]
 
+    choices: Choices = EXACT
+
     def facts(self, dtype: str, kv_dtype: str) -> dict[str, Any]:
+        from ..models.nominal import kv_bytes_under
         return {"model": self.config.name, "chip": self.chip.name, "context": self.context,
                 "batch": self.batch, "chips": self.chips, "dtype": dtype, "kv_dtype": kv_dtype,
-                "kv_bytes_per_token": int(kv_bytes_per_token(self.config, kv_dtype))}
+                "kv_bytes_per_token": int(kv_bytes_under(self.config, kv_dtype, self.choices)),
+                "choices": self.choices.describe()}
 
 
 def model_fit(request: ModelRequest) -> ModelFit:
@@ -194,8 +228,9 @@ def model_fit(request: ModelRequest) -> ModelFit:
         if not n.is_Integer:
             raise InputError(f"the mesh must have a whole number of chips, got {n}", "mesh")
         chips, tp, pooled = int(n), int(n), 1
+    choices = r.choices.within(("sizes",), "model --fit")
     common = {"dtype": r.dtype, "kv_dtype": r.kv_dtype,
-              "usable": "1" if r.usable is None else r.usable}
+              "usable": "1" if r.usable is None else r.usable, "choices": choices}
     fits: dict[str, tuple[Any, str]] = {}
     for key, call in (
             ("max_batch", lambda: max_batch(cfg, the_chip, context=context, chips=pooled,
@@ -208,6 +243,7 @@ def model_fit(request: ModelRequest) -> ModelFit:
             fits[key] = (call(), "")
         except DerivationError as exc:
             fits[key] = (None, exc.message)
-    mem = inference_memory(cfg, batch=batch, context=context, dtype=r.dtype, kv_dtype=r.kv)
+    mem = inference_memory(cfg, batch=batch, context=context, dtype=r.dtype, kv_dtype=r.kv,
+                           choices=choices)
     return ModelFit(cfg, the_chip, batch, context, chips, mem, fits["min_chips"][0].capacity,
-                    fits)
+                    fits, choices)

@@ -59,7 +59,13 @@ OPTIONS: dict[str, dict[str, str]] = {
     "optimizer": {
         "zero16": "16 bytes per parameter (ZeRO: bf16 weights and grads, fp32 Adam)",
         "megatron18": "18 bytes per parameter (Megatron: adds an fp32 gradient copy)",
-        "bytes_per_param": "the text's own k bytes per parameter"},
+        "bytes_per_param": "the text's own k bytes per parameter",
+        "adam_bf16": "10 bytes per parameter (bf16 weights, two fp32 moments, no gradient "
+                     "copy)",
+        "adam_8bit": "6 bytes per parameter (8-bit Adam: bf16 weights and grads, two 8-bit "
+                     "moments)",
+        "sgd_momentum": "12 bytes per parameter (SGD with momentum: bf16 weights and grads, "
+                        "fp32 master weights and momentum)"},
     "checkpoints": {
         "none": "every activation kept for the backward pass",
         "selective": "only what is costly to recompute kept",

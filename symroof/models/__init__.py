@@ -57,15 +57,19 @@ from .step_roofline import step_roofline as step_roofline  # the function (symro
 __all__, __getattr__, __dir__ = lazy(__name__, {
     "capacity": "Fit max_batch max_context min_chips",
     "config": "MLA MoE ModelConfig",
-    "chosen": ("PETAFLOP_DAY TRAFFIC activation_bytes_under book_decode_time chips_for_batch "
-               "decode_time_of flop_budget flops_under largest_model model_flops_utilisation "
-               "nominal_params optimizer_bytes params_under prefill_decode_balance "
-               "queries_per_second training_flops_of training_min_chips with_round_params"),
+    "chosen": ("OPTIMIZER_BYTES OPTIMIZER_PRESETS PETAFLOP_DAY TRAFFIC Utilisation "
+               "activation_bytes_under book_decode_time chips_for_batch decode_time_of "
+               "flop_budget flops_under flops_utilisation largest_model model_flops_utilisation "
+               "optimizer_bytes params_under prefill_decode_balance "
+               "queries_per_second training_flops_of training_min_chips"),
     "counts": ("Flops Params attention_flops flops_per_token forward_flops kv_bytes_per_sequence "
                "kv_bytes_per_token multiplied_params params training_flops_per_token"),
     "hf": "bundled from_hf load_config model",
     "layers": "ACTIVATIONS ATTENTION Block DEFAULT_KERNEL Kernel StepOps layer_ops",
-    "memory": "Activations Memory OPTIMIZERS activation_bytes inference_memory training_memory",
+    "nominal": ("kv_bytes_under nominal_kv_bytes nominal_params positive_number round_figures "
+                "with_round_params"),
+    "memory": ("Activations CHECKPOINTS Memory OPTIMIZERS activation_bytes checkpointed_bytes "
+               "inference_memory plan_states training_memory zero3_weights"),
     "step_roofline": "StepRoofline critical_batch critical_of decode_intensity step_roofline",
     "tensor_parallel": "MEGATRON check_degrees shard",
 })

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact, exact_number, symbol
 from ..core.printer import si
@@ -75,37 +76,65 @@ def _solve(need: sp.Expr, limit: sp.Expr, s: sp.Symbol, what: str) -> tuple[sp.E
 
 def max_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, chips: int = 1,
               dtype: str = "bf16", kv_dtype: str | None = None,
-              usable: sp.Expr | float | str = 1, tp: int = 1) -> Fit:
+              usable: sp.Expr | float | str = 1, tp: int = 1,
+              choices: Choices = EXACT) -> Fit:
     """The largest batch whose weights and KV cache at ``context`` fit ``chips`` chips
     (split evenly), or with ``tp`` > 1 one chip of a tensor-parallel mesh (``chips`` then
-    1: its shard, replicated parts included)."""
+    1: its shard, replicated parts included); ``choices`` with ``sizes="nominal"`` takes
+    the round figures a text states (``inference_memory``).
+
+    >>> from symroof import chip
+    >>> from symroof.models import model, with_round_params
+    >>> cfg = with_round_params(model("llama-3-70b"), "70e9", kv_bytes_per_token="320e3")
+    >>> fit = max_batch(cfg, chip("h100-sxm"), context=2048, chips=8,
+    ...                 choices=Choices(sizes="nominal"))
+    >>> fit.integer, fit.assumptions["sizes"]
+    (762, 'nominal: as the text states it: 70000000000 parameters, 320000 KV bytes per token')
+    """
     B = symbol("B")
     mem = inference_memory(cfg, batch=B, context=context, dtype=dtype, kv_dtype=kv_dtype,
-                           tp=tp)
+                           tp=tp, choices=choices)
     cap, note = _capacity(chip, chips, usable)
     exact, direction = _solve(mem.total, cap, B, f"{cfg.name} on {chips} x {chip.name}")
-    return Fit(B, exact, direction, mem, cap, {"memory": note})
+    return Fit(B, exact, direction, mem, cap, _notes(note, mem))
+
+
+def _notes(memory_note: str, mem: Memory) -> dict[str, str]:
+    """A fit's assumptions: the usable memory, and the round sizes when taken."""
+    return {"memory": memory_note, **({"sizes": mem.assumptions["sizes"]}
+                                      if "sizes" in mem.assumptions else {})}
 
 
 def max_context(cfg: ModelConfig, chip: Chip, *, batch: int | sp.Expr, chips: int = 1,
                 dtype: str = "bf16", kv_dtype: str | None = None,
-                usable: sp.Expr | float | str = 1, tp: int = 1) -> Fit:
+                usable: sp.Expr | float | str = 1, tp: int = 1,
+                choices: Choices = EXACT) -> Fit:
     """The longest context at ``batch`` whose weights and KV cache fit ``chips`` chips (or
-    one chip of a ``tp``-way tensor-parallel mesh)."""
+    one chip of a ``tp``-way tensor-parallel mesh), under ``choices`` (``max_batch``)."""
     T = context_symbol(None)
     mem = inference_memory(cfg, batch=batch, context=T, dtype=dtype, kv_dtype=kv_dtype,
-                           tp=tp)
+                           tp=tp, choices=choices)
     cap, note = _capacity(chip, chips, usable)
     exact, direction = _solve(mem.total, cap, T, f"{cfg.name} on {chips} x {chip.name}")
-    return Fit(T, exact, direction, mem, cap, {"memory": note})
+    return Fit(T, exact, direction, mem, cap, _notes(note, mem))
 
 
 def min_chips(cfg: ModelConfig, chip: Chip, *, batch: int | sp.Expr = 1,
               context: int | sp.Expr | None = None, dtype: str = "bf16",
-              kv_dtype: str | None = None, usable: sp.Expr | float | str = 1) -> Fit:
+              kv_dtype: str | None = None, usable: sp.Expr | float | str = 1,
+              choices: Choices = EXACT) -> Fit:
     """The fewest chips whose memory holds the weights and the KV cache of ``batch``
-    sequences of ``context`` tokens: n >= (W + B T kv) / (u C)."""
+    sequences of ``context`` tokens: n >= (W + B T kv) / (u C), under ``choices``
+    (``sizes="nominal"``: a text's round figures).
+
+    >>> from symroof import chip
+    >>> from symroof.models import model
+    >>> min_chips(model("llama-3-70b"), chip("h100-sxm"), context=0,
+    ...           choices=Choices(sizes="nominal")).relation
+    n >= 7/4
+    """
     n = symbol("n")
-    mem = inference_memory(cfg, batch=batch, context=context, dtype=dtype, kv_dtype=kv_dtype)
+    mem = inference_memory(cfg, batch=batch, context=context, dtype=dtype, kv_dtype=kv_dtype,
+                           choices=choices)
     per_chip, note = _capacity(chip, 1, usable)
-    return Fit(n, sp.cancel(mem.total / per_chip), ">=", mem, per_chip, {"memory": note})
+    return Fit(n, sp.cancel(mem.total / per_chip), ">=", mem, per_chip, _notes(note, mem))

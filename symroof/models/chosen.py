@@ -30,7 +30,7 @@ numbers), ``flop_budget`` (chip-hours x peak), ``chips_for_batch``, ``largest_mo
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 
 import sympy as sp
 
@@ -40,46 +40,17 @@ from ..core.sizes import dtype_bytes
 from ..core.units import COUNT, FLOPS, PER_SECOND, TIME, records
 from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .counts import context_symbol, forward_flops, kv_bytes_per_token, params
-from .memory import activation_bytes
+from .counts import context_symbol, forward_flops, params
+from .memory import OPTIMIZERS, activation_bytes, checkpointed_bytes
+from .nominal import kv_bytes_under, nominal_params
+from .nominal import positive_number as _number
 
-OPTIMIZER_BYTES = {"zero16": 16, "megatron18": 18}
-_NOMINAL = re.compile(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([MBT])\b")
-_SCALE = {"M": 10**6, "B": 10**9, "T": 10**12}
-
-
-def with_round_params(cfg: ModelConfig, total: int | str | sp.Expr,
-                      active: int | str | sp.Expr | None = None) -> ModelConfig:
-    """``cfg`` with the round parameter count a text states ("a 70B model": 70e9), which
-    every count under ``sizes="nominal"`` then takes instead of the model card's.
-
-    >>> from symroof.models import model
-    >>> cfg = with_round_params(model("llama-2-7b"), "6.7e9")
-    >>> nominal_params(cfg), cfg.source["published"]
-    (6700000000, 'as the text states it: 6700000000')
-    """
-    from dataclasses import replace
-    said = f"as the text states it: {_number(total, 'params')}"
-    if active is not None:
-        said += f", {_number(active, 'active params')} activated"
-    return replace(cfg, source={**cfg.source, "published": said})
-
-
-@records(COUNT)
-def nominal_params(cfg: ModelConfig, active: bool = False) -> sp.Expr:
-    """The parameter count the model is published as (its source's ``published``: "7B",
-    or "15.7B total, 2.4B activated" with ``active`` for the second), or the round count
-    a text states (``with_round_params``)."""
-    said = str((cfg.source or {}).get("published", ""))
-    if said.startswith("as the text states it: "):
-        counts = re.findall(r"[0-9]+", said)
-        return sp.Integer(counts[1] if active and len(counts) > 1 else counts[0])
-    found = _NOMINAL.findall(said)
-    if not found:
-        raise InputError(f"model {cfg.name!r} states no round parameter count (published: "
-                         f"{said or 'none'!r})", "sizes=nominal")
-    number, unit = found[1] if active and len(found) > 1 else found[0]
-    return sp.Rational(number) * _SCALE[unit]
+# the optimizer choices (symroof.core.choices) as the training_memory presets they name
+OPTIMIZER_PRESETS = {"zero16": "adam-mixed", "megatron18": "adam-megatron",
+                     "adam_bf16": "adam-bf16", "adam_8bit": "adam-8bit",
+                     "sgd_momentum": "sgd-momentum"}
+OPTIMIZER_BYTES = {choice: sum(OPTIMIZERS[preset][:3])
+                   for choice, preset in OPTIMIZER_PRESETS.items()}
 
 
 @records(COUNT)
@@ -106,7 +77,13 @@ def flops_under(cfg: ModelConfig, context: int | sp.Expr | None = None,
 
 
 def optimizer_bytes(choices: Choices = EXACT) -> int:
-    """Training bytes per parameter (weights, gradients and optimizer states)."""
+    """Training bytes per parameter (weights, gradients and optimizer states): a preset's
+    (``OPTIMIZER_PRESETS``, the ``training_memory`` presets) or the text's own k.
+
+    >>> optimizer_bytes(Choices(optimizer="adam_8bit")), optimizer_bytes(Choices(
+    ...     optimizer="adam_bf16")), optimizer_bytes(Choices(optimizer="sgd_momentum"))
+    (6, 10, 12)
+    """
     if choices.optimizer == "bytes_per_param":
         assert choices.optimizer_bytes is not None
         return choices.optimizer_bytes
@@ -123,8 +100,8 @@ def activation_bytes_under(cfg: ModelConfig, context: int | sp.Expr | None = Non
     524288
     """
     if choices.checkpoints == "k_tensors_of_D":
-        assert choices.checkpoint_tensors is not None
-        return choices.checkpoint_tensors * cfg.d_model * cfg.layers * dtype_bytes(dtype)
+        return checkpointed_bytes(cfg, "k_tensors_of_D", dtype=dtype,
+                                  tensors=choices.checkpoint_tensors).total
     return activation_bytes(cfg, choices.checkpoints, context=context, dtype=dtype).total
 
 
@@ -163,27 +140,12 @@ def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     7/1675
     """
     return decode_time_of(params_under(cfg, choices, active=False),
-                          kv_bytes_per_token(cfg, kv_dtype), chip, batch, context,
+                          kv_bytes_under(cfg, kv_dtype, choices), chip, batch, context,
                           bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=traffic)
 
 
 TRAFFIC = {"weights_kv": "the weights and the batch's KV cache read once per step",
            "weights": "the weights alone read once per step (a floorline: no KV cache)"}
-
-
-def _number(value: int | float | str | sp.Expr, what: str) -> sp.Expr:
-    """An exact positive number or symbol for a book-form formula (a float is read from
-    its decimal text, never its binary value)."""
-    if isinstance(value, str):
-        from ..core.parse import parse_expr
-        out = parse_expr(value, where=what)
-    elif isinstance(value, float):
-        out = sp.Rational(repr(value))
-    else:
-        out = sp.sympify(value)
-    if out.is_positive is False:
-        raise InputError(f"{what} must be positive, got {value!r}", what)
-    return out
 
 
 @records(TIME)
@@ -320,3 +282,36 @@ def model_flops_utilisation(tokens_per_second: int | float | str | sp.Expr,
         raise InputError(f"the throughput needs {sp.N(mfu, 4)} x the peak: more than the "
                          "chips can do", "tokens_per_second")
     return mfu
+
+
+@dataclass(frozen=True)
+class Utilisation:
+    """MFU (the model's FLOPs, 6 N per token) and HFU (the FLOPs the hardware ran, the
+    recomputed forward included) of a reported throughput, as fractions of the peak."""
+
+    mfu: sp.Expr
+    hfu: sp.Expr
+    recompute: str
+
+
+def flops_utilisation(tokens_per_second: int | float | str | sp.Expr,
+                      params_count: int | float | str | sp.Expr,
+                      peak: int | float | str | sp.Expr, chips: int | sp.Expr = 1,
+                      recompute: str = "none") -> Utilisation:
+    """MFU and HFU side by side from a throughput and a parameter count (no config): the
+    model does 6 N FLOPs per token; under ``recompute="full"`` the hardware also reruns
+    the forward, 2 N more (8 N); under ``none`` HFU is MFU. The hardware's FLOPs above the
+    peak are refused (HFU <= 1).
+
+    >>> u = flops_utilisation(3000, "7e9", 989 * 10**12, recompute="full")
+    >>> u.mfu, u.hfu
+    (126/989, 168/989)
+    """
+    rerun = {"none": 0, "full": 2}
+    if recompute not in rerun:
+        raise InputError(f"recompute is one of {', '.join(rerun)} (from a parameter count "
+                         f"alone), got {recompute!r}", "recompute")
+    n = _number(params_count, "params")
+    hfu = model_flops_utilisation(tokens_per_second, (6 + rerun[recompute]) * n, peak, chips)
+    mfu = model_flops_utilisation(tokens_per_second, 6 * n, peak, chips)
+    return Utilisation(mfu, hfu, recompute)

@@ -30,12 +30,14 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
+from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..core.quant import rest_dtype
 from ..core.sizes import dtype_bytes
 from ..core.units import CAPACITY, records
 from .config import ModelConfig
 from .counts import RECOMPUTE, context_symbol, count_of, kv_bytes_per_token, params, sizes_of
+from .nominal import kv_bytes_under, nominal_kv_bytes, nominal_params, round_figures
 
 # bytes per parameter (weights, gradients, optimizer state); sources in the docstring
 OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
@@ -46,7 +48,59 @@ OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
                       "parameter (the bars of Korthikanti et al. 2022, Figure 1)"),
     "adam-fp32": (4, 4, 8, "fp32 Adam: fp32 weights, gradients and two moments"),
     "sgd-mixed": (2, 2, 4, "mixed-precision SGD without momentum: fp32 master weights only"),
+    "adam-bf16": (2, 0, 8, "bf16 weights and two fp32 Adam moments, no gradient copy kept "
+                  "(each gradient applied as it is made) and no master copy: 10 bytes per "
+                  "parameter"),
+    "adam-8bit": (2, 2, 2, "8-bit Adam: bf16 weights and gradients, the two moments "
+                  "quantised to 8 bits each (Dettmers et al. 2022, 8-bit Optimizers via "
+                  "Block-wise Quantization), no master copy"),
+    "sgd-momentum": (2, 2, 8, "mixed-precision SGD with momentum: bf16 weights and "
+                     "gradients, fp32 master weights and one fp32 momentum"),
 }
+def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
+    """A preset's bytes per parameter (weights, gradients, state) and why, for a training
+    plan, or the parts given by dtype name (``weights=bf16,gradients=fp32,state=fp32+fp32``,
+    each part's tensors joined by ``+``). A plan all-reduces and shards the gradients: a
+    preset that keeps no gradient copy is refused there (its gradients still cross the
+    links in the weights' dtype).
+
+    >>> plan_states("adam-mixed")[:3]
+    (2, 2, 12)
+    >>> plan_states("weights=bf16, gradients=fp32, state=fp32+fp32+fp32")
+    (2, 4, 12, 'weights bf16, gradients fp32, state fp32+fp32+fp32, as given')
+    """
+    if "=" in optimizer:
+        given: dict[str, str] = {}
+        for part in (p.strip() for p in optimizer.split(",")):
+            name, _, value = part.partition("=")
+            name = name.strip()
+            if name not in ("weights", "gradients", "state") or not value.strip():
+                raise InputError(f"expected weights=, gradients= and state= dtype names (state "
+                                 f"joined by '+'), got {part!r}", "optimizer")
+            if name in given:
+                raise InputError(f"{name} is given twice", "optimizer")
+            given[name] = value.strip()
+        missing = [n for n in ("weights", "gradients", "state") if n not in given]
+        if missing:
+            raise InputError(f"no bytes for {missing[0]}: give weights=, gradients= and "
+                             "state=", "optimizer")
+        w, g, st = (_part_bytes(given[n], 0, f"optimizer {n}")
+                    for n in ("weights", "gradients", "state"))
+        return w, g, st, ", ".join(f"{n} {given[n]}" for n in given) + ", as given"
+    if optimizer not in OPTIMIZERS:
+        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)}, or "
+                         "weights=, gradients= and state= dtype names)", "optimizer")
+    if OPTIMIZERS[optimizer][1] == 0:
+        raise InputError(f"{optimizer} keeps no gradient copy: a training plan reduces and "
+                         "shards the gradients, so it counts their bytes (adam-mixed, or "
+                         "training_memory for the memory alone)", "optimizer")
+    w0, g0, s0, why = OPTIMIZERS[optimizer]
+    return sp.Integer(w0), sp.Integer(g0), sp.Integer(s0), why
+
+
+# checkpoint policies training_memory takes beyond the recomputation modes (RECOMPUTE):
+# the outputs of each layer's weight matmuls kept, or a text's k tensors of D per layer
+CHECKPOINTS = ("matmuls", "k_tensors_of_D")
 T_WIDE = ("softmax output", "softmax dropout mask", "softmax dropout output")
 ATTENTION = ("materialised", "flash")
 
@@ -144,63 +198,188 @@ class Memory:
 
 @records(total=CAPACITY)
 def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
-                    weights: int | None = None, gradients: int | None = None,
-                    state: int | None = None, batch: int | sp.Expr | None = None,
+                    weights: int | str | None = None, gradients: int | str | None = None,
+                    state: int | str | None = None, batch: int | sp.Expr | None = None,
                     context: int | sp.Expr | None = None, recompute: str = "none",
-                    activation_dtype: str = "bf16", symbolic: bool = False) -> Memory:
+                    activation_dtype: str = "bf16", symbolic: bool = False,
+                    tensors: int | None = None) -> Memory:
     """Training memory: weights, gradients and optimizer state at stated bytes per parameter
-    (``optimizer`` presets, or ``weights``/``gradients``/``state`` given), plus activations
-    for ``batch`` sequences of ``context`` tokens when a batch is given."""
+    (``optimizer`` presets, or ``weights``/``gradients``/``state`` given as bytes or dtype
+    names, ``state`` as its tensors' dtypes joined by ``+``: ``"fp32+fp32"`` for two fp32
+    moments), plus activations for ``batch`` sequences of ``context`` tokens when a batch is
+    given, under ``recompute``: a recomputation mode (none, selective, full), ``matmuls``
+    (the outputs of each layer's weight matmuls kept: Q, K, V, the output projection, the
+    MLP's in and out; the rest recomputed) or ``k_tensors_of_D`` (a text's ``tensors`` k
+    tensors of D per layer and token).
+
+    >>> from symroof.models import model
+    >>> training_memory(model("llama-2-7b"), optimizer="adam-8bit").bytes_per_param
+    6
+    >>> training_memory(model("llama-2-7b"), weights="bf16", gradients=0,
+    ...                 state="fp32+fp32").bytes_per_param
+    10
+    >>> m = training_memory(model("gpt2"), batch=1, context=1024, recompute="k_tensors_of_D",
+    ...                     tensors=2)
+    >>> m.parts["activations"] == 1024 * 2 * 768 * 12 * 2
+    True
+    """
     if optimizer not in OPTIMIZERS:
-        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)})")
+        raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)})",
+                         "optimizer")
     w0, g0, s0, why = OPTIMIZERS[optimizer]
-    w, g, st = (sp.Integer(x if x is not None else d) for x, d in
-                ((weights, w0), (gradients, g0), (state, s0)))
+    w, g, st = (_part_bytes(x, d, name) for x, d, name in
+                ((weights, w0, "weights"), (gradients, g0, "gradients"), (state, s0, "state")))
     n = params(cfg, symbolic=symbolic).total
     parts = {"weights": w * n, "gradients": g * n, "optimizer state": st * n}
     notes = {"optimizer": why, "bytes per parameter": f"weights {w}, gradients {g}, "
              f"optimizer state {st}"}
+    if (recompute == "k_tensors_of_D") != (tensors is not None):
+        raise InputError("k_tensors_of_D goes with its k (tensors=) and only it", "tensors")
+    if tensors is not None:
+        count_of(tensors, "k", "tensors")
     if batch is not None:
-        act = activation_bytes(cfg, recompute, context=context, dtype=activation_dtype,
-                               symbolic=symbolic)
+        act = checkpointed_bytes(cfg, recompute, context=context, dtype=activation_dtype,
+                                 symbolic=symbolic, tensors=tensors)
         parts["activations"] = sp.expand(count_of(batch, "B", "batch") * context_symbol(context)
                                          * act.total)
-        notes["activations"] = f"{recomputation(recompute)}, {activation_dtype}"
+        notes["activations"] = f"{recomputation(recompute, tensors)}, {activation_dtype}"
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
+
+
+def _part_bytes(given: int | str | None, preset: int, name: str) -> sp.Expr:
+    """Bytes per parameter of one part: the preset's, a number, a dtype name, or dtype
+    names joined by ``+`` (one per tensor the part keeps)."""
+    if given is None:
+        return sp.Integer(preset)
+    if isinstance(given, str):
+        names = [t.strip() for t in given.split("+")]
+        if not all(names):
+            raise InputError(f"expected dtype names joined by '+', got {given!r}", name)
+        return sum((dtype_bytes(t, where=name) for t in names), sp.S.Zero)
+    if isinstance(given, bool) or not isinstance(given, int) or given < 0:
+        raise InputError(f"bytes per parameter must be a whole number >= 0 or a dtype name, "
+                         f"got {given!r}", name)
+    return sp.Integer(given)
+
+
+def checkpointed_bytes(cfg: ModelConfig, policy: str = "none", *,
+                       context: int | sp.Expr | None = None, dtype: str = "bf16",
+                       symbolic: bool = False, tensors: int | None = None) -> Activations:
+    """Activation bytes per token kept under a recomputation mode (``activation_bytes``) or
+    a checkpoint policy: ``matmuls`` keeps the outputs of each layer's weight matmuls,
+    a (N + 2 K) H + D + (2 F gated, F plain) + D bytes per token; ``k_tensors_of_D`` keeps
+    ``tensors`` k tensors of D, a k D.
+
+    >>> from symroof.models import model
+    >>> checkpointed_bytes(model("llama-2-7b"), "matmuls").per_layer == 2 * (3 * 4096 + 4096
+    ...                                                       + 2 * 11008 + 4096)
+    True
+    """
+    if policy not in CHECKPOINTS:
+        return activation_bytes(cfg, policy, context=context, dtype=dtype, symbolic=symbolic)
+    if cfg.mla is not None:
+        raise InputError(f"{cfg.name}: activations of latent attention (MLA) are not modelled")
+    s = sizes_of(cfg, symbolic)
+    a = dtype_bytes(dtype, where="activation dtype")
+    if policy == "k_tensors_of_D":
+        if tensors is None:
+            raise InputError("k_tensors_of_D goes with its k (tensors=)", "tensors")
+        k = count_of(tensors, "k", "tensors")
+
+        def kept(width: sp.Expr) -> dict[str, sp.Expr]:
+            return {f"{k} tensors of D": k * a * s["D"]}
+    else:
+        def kept(width: sp.Expr) -> dict[str, sp.Expr]:
+            mlp_in = 2 * width if cfg.mlp == "gated" else width
+            return {"Q, K and V projections": a * (s["N"] + 2 * s["K"]) * s["H"],
+                    "output projection": a * s["D"], "MLP input projection": a * mlp_in,
+                    "MLP output projection": a * s["D"]}
+    moe_width = s["k"] * s["F_e"] + s["E_s"] * s["F_s"]
+    dense = kept(s["F"]) if s["L_d"] != 0 else {}
+    moe = kept(moe_width) if cfg.moe is not None and s["L"] - s["L_d"] != 0 else {}
+    return Activations(policy, dense, moe, s["L_d"], s["L"] - s["L_d"])
 
 
 @records(total=CAPACITY)
 def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                      context: int | sp.Expr | None = None, dtype: str = "bf16",
                      kv_dtype: str | None = None, symbolic: bool = False,
-                     tp: int = 1) -> Memory:
+                     tp: int = 1, choices: Choices = EXACT) -> Memory:
     """Serving memory: the weights in ``dtype`` plus the KV cache of ``batch`` sequences of
     ``context`` tokens (symbols B and T when omitted); with ``tp`` > 1, what one of ``tp``
     tensor-parallel chips holds (its ``shard``: norms and KV heads past their count
-    replicated).
+    replicated). Under ``choices`` with ``sizes="nominal"`` the weights are the round
+    parameter count (``symroof.models.nominal``) at ``dtype`` bytes, split evenly over
+    ``tp``, and the KV cache takes the text's KV bytes per token when it states them.
 
     >>> from symroof.models import model
     >>> inference_memory(model("llama-2-7b"), batch=1, context=4096).total
     15624314880
+    >>> m = inference_memory(model("llama-3-70b"), context=0, choices=Choices(sizes="nominal"))
+    >>> m.total, m.assumptions["sizes"]
+    (140000000000, 'nominal: 70B (the round size texts use; the card states 70.6B), exact KV bytes')
     """
-    if tp != 1:
-        from .tensor_parallel import shard
-        cfg = shard(cfg, tp)
     kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
     B = count_of(batch, "B", "batch")
-    p = params(cfg, symbolic=symbolic)
-    rest = p.embedding + p.norms  # a weight scheme leaves these in 16 bits
-    weights = ((p.total - rest) * dtype_bytes(dtype, where="dtype")
-               + rest * dtype_bytes(rest_dtype(dtype)))
-    cache = B * context_symbol(context) * kv_bytes_per_token(cfg, kv, symbolic=symbolic)
+    notes = {"weights": dtype, "kv cache": kv}
+    if choices.sizes == "nominal":
+        weights = nominal_params(cfg) * dtype_bytes(dtype, where="dtype") / tp
+        per_token = kv_bytes_under(cfg, kv, choices)
+        if nominal_kv_bytes(cfg) is None and tp != 1:
+            from .tensor_parallel import shard
+            per_token = kv_bytes_per_token(shard(cfg, tp), kv)
+        elif tp != 1:
+            per_token = per_token / tp
+        notes["sizes"] = f"nominal: {round_figures(cfg)}"
+    else:
+        if tp != 1:
+            from .tensor_parallel import shard
+            cfg = shard(cfg, tp)
+        p = params(cfg, symbolic=symbolic)
+        rest = p.embedding + p.norms  # a weight scheme leaves these in 16 bits
+        weights = ((p.total - rest) * dtype_bytes(dtype, where="dtype")
+                   + rest * dtype_bytes(rest_dtype(dtype)))
+        per_token = kv_bytes_per_token(cfg, kv, symbolic=symbolic)
+    cache = B * context_symbol(context) * per_token
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},
-                  {"weights": dtype, "kv cache": kv}, dtype_bytes(dtype))
+                  notes, dtype_bytes(dtype))
 
 
-def recomputation(mode: str) -> str:
-    """The recomputation mode as the assumptions say it.
+def zero3_weights(cfg: ModelConfig, devices: int | sp.Expr, *, live_layers: int = 2,
+                  dtype: str = "bf16") -> Memory:
+    """The weights a ZeRO-3 (FSDP) device holds at its peak: its 1/N shard of every weight,
+    plus the live parameters, the ``live_layers`` layers it has gathered whole (the one it
+    computes and the one it prefetches; DeepSpeed's ``stage3_max_live_parameters``), of
+    which it owned 1/N already.
 
-    >>> recomputation("none"), recomputation("full")
-    ('no recomputation', 'full recomputation')
+    >>> from symroof.models import model
+    >>> m = zero3_weights(model("gpt2"), 4, live_layers=1)
+    >>> m.parts["live parameters"] == 7087872 * 2 * 3 // 4   # a layer: 12 D^2 + 13 D
+    True
     """
+    n = count_of(devices, "N", "devices")
+    live = count_of(live_layers, "", "live_layers")
+    if n.is_number and live.is_number and live > cfg.layers:
+        raise InputError(f"{live} live layers, but {cfg.name} has {cfg.layers}", "live_layers")
+    from dataclasses import replace
+    p = params(cfg).total
+    layer = params(replace(cfg, layers=cfg.layers + 1)).total - p  # one (the last kind of) layer
+    w = dtype_bytes(dtype, where="dtype")
+    return Memory({"weight shard": sp.expand(p * w / n),
+                   "live parameters": sp.expand(live * layer * w * (n - 1) / n)},
+                  {"weights": f"{dtype}, sharded over {n} devices (ZeRO-3)",
+                   "live parameters": f"{live} layers of {layer} parameters gathered whole"},
+                  w)
+
+
+def recomputation(mode: str, tensors: int | None = None) -> str:
+    """The recomputation mode or checkpoint policy as the assumptions say it.
+
+    >>> recomputation("none"), recomputation("full"), recomputation("k_tensors_of_D", 2)
+    ('no recomputation', 'full recomputation', 'checkpoints of 2 tensors of D per layer')
+    """
+    if mode == "matmuls":
+        return "checkpoints after the weight matmuls (their outputs kept, the rest recomputed)"
+    if mode == "k_tensors_of_D":
+        return f"checkpoints of {tensors} tensors of D per layer"
     return "no recomputation" if mode == "none" else f"{mode} recomputation"

@@ -50,6 +50,15 @@ class Mfu:
     chips: sp.Expr
     peak: sp.Expr
     definition: str = DEFINITION
+    rerun_flops_per_token: sp.Expr = sp.S.Zero  # recomputation's forward rerun
+    recompute: str = "none"
+
+    @property
+    def hfu(self) -> sp.Expr:
+        """Hardware FLOPs utilisation: the model's FLOPs and recomputation's rerun (Korthikanti
+        et al. 2022, section 6), over the same peak."""
+        return self.tokens_per_second * (self.flops_per_token + self.rerun_flops_per_token) \
+            / (self.chips * self.peak)
 
     @property
     def achieved(self) -> sp.Expr:
@@ -94,11 +103,52 @@ def model_params(cfg: ModelConfig) -> sp.Expr:
     return params(cfg).active - looked_up
 
 
+# the forward FLOPs a recomputation policy reruns, by PaLM's count: the forward's 2 N
+# + 4 L H Q T under full recomputation, the attention core's 4 L H Q T under selective
+RERUN = {"none": (0, 0), "selective": (0, 4), "full": (2, 4)}
+
+
+def rerun_flops_per_token(n_params: sp.Expr | int, layers: sp.Expr | int,
+                          heads: sp.Expr | int, head_dim: sp.Expr | int,
+                          context: sp.Expr | int, recompute: str = "none") -> sp.Expr:
+    """The forward FLOPs per token ``recompute`` runs again in the backward, by PaLM's
+    count (HFU counts them, MFU does not).
+
+    >>> import sympy as sp
+    >>> N, L, H, Q, T = sp.symbols("N L H Q T", positive=True)
+    >>> rerun_flops_per_token(N, L, H, Q, T, "full")
+    4*H*L*Q*T + 2*N
+    """
+    if recompute not in RERUN:
+        raise InputError(f"recompute must be one of {', '.join(RERUN)}, got {recompute!r}",
+                         "recompute")
+    a, b = RERUN[recompute]
+    n, layer, h, q, t = (exact(v) for v in (n_params, layers, heads, head_dim, context))
+    return a * n + b * layer * h * q * t
+
+
 def mfu_of(cfg: ModelConfig, context: sp.Expr | int, tokens_per_second: sp.Expr | int,
-           chips: sp.Expr | int, peak: sp.Expr | int) -> Mfu:
-    """PaLM's MFU of ``cfg`` at a throughput, with N = ``model_params(cfg)``."""
-    return mfu_from(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim, context,
-                    tokens_per_second, chips, peak)
+           chips: sp.Expr | int, peak: sp.Expr | int, recompute: str = "none") -> Mfu:
+    """PaLM's MFU of ``cfg`` at a throughput, with N = ``model_params(cfg)``, and the HFU
+    beside it under ``recompute`` (the hardware's FLOPs above the peak are refused).
+
+    >>> from symroof.models import model
+    >>> u = mfu_of(model("llama-2-7b"), 4096, 20000, 8, 989 * 10**12, "full")
+    >>> float(u.value) < float(u.hfu) <= 1
+    True
+    """
+    u = mfu_from(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim, context,
+                 tokens_per_second, chips, peak)
+    rerun = rerun_flops_per_token(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim,
+                                  context, recompute)
+    from dataclasses import replace
+    u = replace(u, rerun_flops_per_token=rerun, recompute=recompute)
+    if u.hfu.is_number and u.hfu > 1:
+        raise InputError(f"{sp.sstr(u.tokens_per_second)} tokens/s is an HFU of "
+                         f"{float(u.hfu):.2%} under {recompute} recomputation, above the peak "
+                         f"of {sp.sstr(u.chips)} chips: check the throughput, the chip and "
+                         "the chip count", "tokens_per_second")
+    return u
 
 
 def predicted_mfu(cfg: ModelConfig, tokens: sp.Expr | int, seconds: sp.Expr,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 
 if TYPE_CHECKING:
+    from ..core.choices import Choices
     from .cost import Cost
     from .device_step import DeviceStep
     from .mfu import Mfu
@@ -155,7 +156,11 @@ class PlanRequest:
         served_eff = serving_efficiency(r.efficiency, the_chip.name) \
             if r.mode == "serve" else None
         eff = served_eff or parse_efficiency(r.efficiency)
+        given = r.optimizer
         r = r.conventional(eff)
+        if r.mode == "train" and "optimizer" in chosen.changed():
+            optimizer, chosen = _optimizer_choice(chosen, given)
+            r = replace(r, optimizer=optimizer)
         assert r.batch is not None and r.context is not None and r.attention is not None
         assert r.optimizer is not None and r.overlap is not None
         if r.efficiency and "=" in r.efficiency:  # typed fractions: each names a term
@@ -247,6 +252,28 @@ class PlanRequest:
         return out
 
 
+def _optimizer_choice(chosen: Choices, given: str | None) -> tuple[str, Choices]:
+    """A training plan's optimizer named as a choice (``optimizer=adam_8bit``): the preset
+    it names (``symroof.models.chosen.OPTIMIZER_PRESETS``), and the choices without it. A
+    text's k bytes per parameter is refused: a plan shards weights, gradients and state
+    apart, and k does not split them."""
+    from ..models.chosen import OPTIMIZER_PRESETS
+    if chosen.optimizer == "bytes_per_param":
+        raise InputError(f"optimizer=bytes_per_param={chosen.optimizer_bytes} does not say "
+                         "how the bytes split over weights, gradients and state, which a "
+                         "training plan shards apart: name a preset (optimizer="
+                         f"{', '.join(OPTIMIZER_PRESETS)}) or give --optimizer", "choices")
+    preset = OPTIMIZER_PRESETS[chosen.optimizer]
+    from ..models.memory import plan_states
+    try:
+        plan_states(preset)
+    except InputError as exc:
+        raise InputError(f"optimizer={chosen.optimizer}: {exc.message}", "choices") from None
+    if given not in (None, preset):
+        raise InputError(f"optimizer={chosen.optimizer} is the preset {preset}, but the "
+                         f"optimizer given is {given}: give one", "choices")
+    return preset, chosen.with_(optimizer="zero16")
+
 def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     """The plan set beside a search: ``r``'s mesh, strategy, microbatches and interleaving,
     under its recomputation policy (``any``: the fastest that fits of each policy, by
@@ -293,7 +320,8 @@ def _mfu(cfg: Any, plan: Plan | None, rate: str, chip: Any) -> Mfu:
     from .train_step import matrix_rate
     assert plan is not None
     tps = parse_expr(rate, where="mfu")
-    return mfu_of(cfg, plan.context, tps, plan.devices, matrix_rate(chip))
+    return mfu_of(cfg, plan.context, tps, plan.devices, matrix_rate(chip),
+                  str(plan.extra.get("recompute", "none")))
 
 
 @dataclass(frozen=True)
@@ -341,6 +369,9 @@ class Result:
             out["mfu"] = {**_exact("value", u.value), **_exact("flops_per_token",
                                                                u.flops_per_token),
                           "definition": u.definition}
+            if u.rerun_flops_per_token != 0:  # HFU beside it, the rerun counted
+                out["mfu"] |= {**_exact("hfu", u.hfu), "recompute": u.recompute,
+                               **_exact("rerun_flops_per_token", u.rerun_flops_per_token)}
         if self.cost:
             out["cost"] = [_cost_json(c) for c in self.cost]
         if self.fewest is not None:

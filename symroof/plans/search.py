@@ -33,7 +33,7 @@ from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import RECOMPUTE
 from ..models.layers import layer_ops
-from ..models.memory import OPTIMIZERS
+from ..models.memory import plan_states
 from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
 from .efficiency import PEAK, Efficiency
@@ -205,7 +205,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     if not cands:
         raise InputError(f"no mesh and strategy of {n} chips fits the model's sizes and a "
                          f"batch of {batch}", "search")
-    w, g, o, why = OPTIMIZERS[optimizer]
+    w, g, o, why = plan_states(optimizer)
     per = {"weights": w, "gradients": g, "optimizer": o}
     step = layer_ops(cfg, "prefill", batch=BATCH, context=context, attention=attention)
     templates = {}

@@ -34,7 +34,7 @@ from ..engine.critical import critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.layers import spelled
-from ..models.memory import OPTIMIZERS, activation_bytes, recomputation
+from ..models.memory import activation_bytes, plan_states, recomputation
 from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
@@ -167,7 +167,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     replicas = deg[DEGREE["dp"]] * deg[DEGREE["zero"]] * deg[DEGREE["ep"]]
     micro = _microbatches(batch, replicas, pp, microbatches, microbatch)
     chunks = model_chunks(cfg.name, cfg.layers, interleave, pp, micro)
-    w, g, o, why = OPTIMIZERS[optimizer]
+    w, g, o, why = plan_states(optimizer)
     per = {"weights": w, "gradients": g, "optimizer": o}
     t = template or training_template(cfg, context=context, kinds=kinds_of(strategy),
                                       zero_stage=strategy.zero_stage,

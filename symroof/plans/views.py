@@ -289,7 +289,11 @@ def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
 def _mfu(u: Mfu, fmt: str) -> list[str]:
     return [_heading("MFU", fmt), f"{approx(u.value * 100)}% = {approx(u.tokens_per_second)} "
             f"tokens/s x {text(u.flops_per_token)} FLOPs per token / ({text(u.chips)} chips x "
-            f"{approx(u.peak)} FLOP/s)", f"definition: {u.definition}"]
+            f"{approx(u.peak)} FLOP/s)", f"definition: {u.definition}"] + (
+        [f"HFU {approx(u.hfu * 100)}% = {approx(u.tokens_per_second)} tokens/s x "
+         f"{text(u.flops_per_token + u.rerun_flops_per_token)} FLOPs per token, {u.recompute} "
+         f"recomputation's forward rerun ({text(u.rerun_flops_per_token)}) counted"]
+        if u.rerun_flops_per_token != 0 else [])
 
 
 def _cost(costs: Sequence[Cost], fmt: str) -> list[str]:

@@ -262,6 +262,8 @@ def fit_lines(title: str, memory: Memory, capacity: sp.Expr,
               fmt: str = "text") -> list[str]:
     rows: list[tuple[str, str]] = [(k, si(v, "B")) for k, v in memory.parts.items()]
     rows.append(("memory per chip", si(capacity, "B")))
+    if "sizes" in memory.assumptions:
+        rows.append(("sizes", memory.assumptions["sizes"]))
     for key, (fit, reason) in fits.items():
         shown = reason if fit is None else (
             f"{text(fit.relation)}" + (f" (≈ {approx(fit.exact)})" if not fit.exact.is_Integer

@@ -11,16 +11,23 @@ from symroof.models import (
     chips_for_batch,
     decode_time_of,
     flop_budget,
+    flops_utilisation,
+    inference_memory,
     largest_model,
+    max_batch,
+    min_chips,
     model,
     model_flops_utilisation,
     prefill_decode_balance,
     queries_per_second,
     training_flops_of,
+    training_memory,
     with_round_params,
+    zero3_weights,
 )
 from symroof.parallel import per_chip, send, sharded, sharded_matmul
 from symroof.parallel.mlp import mlp_step
+from symroof.plans.mfu import mfu_of
 
 
 def claims(ch: Chapter) -> None:
@@ -65,6 +72,24 @@ def claims(ch: Chapter) -> None:
            mfu=model_flops_utilisation(ch.given("tokens_per_second", 3000),
                                        training_flops_of(ch.given("small", "7e9"), 1),
                                        h100.peak()))
+    # item 5: optimizer presets, bytes per part by dtype name, checkpoint policies, HFU
+    llama = model("llama-2-7b")
+    ch.add(adam_bf16_total=training_memory(llama, optimizer="adam-bf16").total,
+           adam_8bit_total=training_memory(llama, optimizer="adam-8bit").total,
+           sgd_momentum_state=training_memory(llama, optimizer="sgd-momentum")
+           .parts["optimizer state"],
+           dtype_parts=training_memory(llama, weights="bf16", gradients="fp32",
+                                       state="fp32+fp32+fp32").bytes_per_param,
+           matmul_checkpoints=training_memory(llama, batch=1, context=4096,
+                                              recompute="matmuls").parts["activations"],
+           k_tensor_checkpoints=training_memory(llama, batch=1, context=4096,
+                                                recompute="k_tensors_of_D", tensors=4)
+           .parts["activations"],
+           plan_hfu=mfu_of(llama, 4096, ch.given("plan_tokens_per_second", 20000), 8,
+                           h100.peak(), "full").hfu,
+           zero3_peak_weights=zero3_weights(llama, 8, live_layers=2).total,
+           hfu=flops_utilisation(ch.given("tokens_per_second", 3000), ch.given("small", "7e9"),
+                                 h100.peak(), recompute="full").hfu)
     # item 4: layouts and transfers
     grid = mesh("X=4,Y=4", v5e)
     wide = mesh("X=8,Y=4", v5e)
@@ -89,6 +114,19 @@ def claims(ch: Chapter) -> None:
         return book_decode_time(seventy, h100, 1, 0, choices)
 
     ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"))
+    # item 1: the round figures reach memory, the largest batch and the fewest chips; a
+    # bundled config's round size (70B for the card's 70.6B)
+    stated = with_round_params(model("llama-3-70b"), ch.given("round_params", "70e9"),
+                               kv_bytes_per_token=ch.given("kv_bytes_per_token", "320e3"))
+    ch.add(round_kv_cache=ch.with_choices(
+               lambda c: inference_memory(stated, batch=32, context=2048, choices=c)
+               .parts["kv cache"], sizes="nominal"),
+           round_max_batch=ch.with_choices(
+               lambda c: max_batch(stated, h100, context=2048, chips=8, choices=c).integer,
+               sizes="nominal"),
+           round_min_chips=ch.with_choices(
+               lambda c: min_chips(model("llama-3-70b"), h100, context=0, choices=c).exact,
+               sizes="nominal"))
     ch.add(pure_flops_time=pure.t_math, both_ways_time=both.t_comms["ici"],
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
