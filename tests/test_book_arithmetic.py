@@ -329,7 +329,7 @@ def test_round_figures_on_the_command_line(capsys: pytest.CaptureFixture[str]) -
     assert "--set params: a round figure is taken under sizes=nominal" in \
         capsys.readouterr().err
     assert main(["model", "llama-3-70b", "--fit", "--choices", "latency=off"]) == 2
-    assert "model --fit takes the choices sizes; latency=off does not apply" in \
+    assert "a fit of a model in memory takes the choices sizes; latency=off does not apply" in \
         capsys.readouterr().err
 
 

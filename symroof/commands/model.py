@@ -228,7 +228,7 @@ def model_fit(request: ModelRequest) -> ModelFit:
         if not n.is_Integer:
             raise InputError(f"the mesh must have a whole number of chips, got {n}", "mesh")
         chips, tp, pooled = int(n), int(n), 1
-    choices = r.choices.within(("sizes",), "model --fit")
+    choices = r.choices.within(("sizes",), "a fit of a model in memory")
     common = {"dtype": r.dtype, "kv_dtype": r.kv_dtype,
               "usable": "1" if r.usable is None else r.usable, "choices": choices}
     fits: dict[str, tuple[Any, str]] = {}

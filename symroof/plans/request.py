@@ -262,7 +262,7 @@ def _optimizer_choice(chosen: Choices, given: str | None) -> tuple[str, Choices]
         raise InputError(f"optimizer=bytes_per_param={chosen.optimizer_bytes} does not say "
                          "how the bytes split over weights, gradients and state, which a "
                          "training plan shards apart: name a preset (optimizer="
-                         f"{', '.join(OPTIMIZER_PRESETS)}) or give --optimizer", "choices")
+                         f"{', '.join(OPTIMIZER_PRESETS)}) or give `optimizer`", "choices")
     preset = OPTIMIZER_PRESETS[chosen.optimizer]
     from ..models.memory import plan_states
     try:
