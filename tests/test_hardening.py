@@ -226,6 +226,22 @@ def test_hostile_formulas_never_run_code_crash_or_hang(tmp_path_factory: pytest.
 # ------------------------------------------------------------ interruption, determinism --
 
 @pytest.mark.slow
+def _wait_for_a_worker(pid: int, seconds: float = 120) -> None:
+    """Until process ``pid`` has a child (a worker it forked), however busy the machine; a
+    fixed sleep would interrupt a slow start before its handler is in place."""
+    children = Path(f"/proc/{pid}/task/{pid}/children")
+    if not children.exists():  # no /proc: the old, load-dependent wait
+        time.sleep(2)
+        return
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if children.read_text().split():
+            time.sleep(0.2)
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"process {pid} forked no worker within {seconds} s")
+
+
 def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> None:
     small = ROOT / "tests" / "data" / "small.py"
     out = tmp_path / "out"
@@ -241,7 +257,7 @@ def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> N
     proc = subprocess.Popen([sys.executable, "-m", "symroof", "report", str(small), str(slow),
                              "--format", "md", "--no-cache", "--out", str(out)], cwd=ROOT,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(2)
+    _wait_for_a_worker(proc.pid)  # verifying: the slow claim's worker is forked
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130 and "symroof: interrupted" in err
