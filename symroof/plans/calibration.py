@@ -20,7 +20,6 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from importlib.abc import Traversable
 from pathlib import Path
 
@@ -204,14 +203,11 @@ def calibration(name: str) -> Calibration:
         if not _is_file(file):
             raise InputError("no such calibration file", name)
         return _load(file.read_text("utf-8"), name)
-    folder = resources.files("symroof.plans").joinpath("calibrations")
-    entry = folder.joinpath(f"{name}.toml")
-    if not _is_file(entry):
-        known = sorted(e.name.removesuffix(".toml") for e in folder.iterdir()
-                       if e.name.endswith(".toml"))
-        raise InputError(f"unknown calibration {name!r} (known: {', '.join(known)}; or a "
+    from ..core.resources import data_text
+    if name not in known():
+        raise InputError(f"unknown calibration {name!r} (known: {', '.join(known())}; or a "
                          ".toml file)")
-    return _load(entry.read_text("utf-8"), f"symroof/plans/calibrations/{name}.toml")
+    return _load(*data_text("symroof.plans", "calibrations", name, "calibration"))
 
 
 def parse_efficiency(spec: str | None, where: str = "efficiency") -> Efficiency:
@@ -233,7 +229,7 @@ def parse_efficiency(spec: str | None, where: str = "efficiency") -> Efficiency:
 
 
 def known() -> list[str]:
-    folder = resources.files("symroof.plans").joinpath("calibrations")
-    return sorted(e.name.removesuffix(".toml") for e in folder.iterdir()
-                  if e.name.endswith(".toml"))
+    """The bundled calibrations' names."""
+    from ..core.resources import data_names
+    return data_names("symroof.plans", "calibrations")
 

@@ -23,7 +23,6 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
-from importlib import resources
 
 from ..core.errors import InputError
 
@@ -93,10 +92,5 @@ def _load(name: str, text: str, where: str) -> Conventions:
 @cache
 def conventions(name: str) -> Conventions:
     """A bundled framework's conventions by name."""
-    folder = resources.files("symroof.plans").joinpath("frameworks")
-    entry = folder.joinpath(f"{name}.toml")
-    if not entry.is_file():
-        known = sorted(e.name.removesuffix(".toml") for e in folder.iterdir()
-                       if e.name.endswith(".toml"))
-        raise InputError(f"unknown conventions {name!r} (known: {', '.join(known)})")
-    return _load(name, entry.read_text("utf-8"), f"symroof/plans/frameworks/{name}.toml")
+    from ..core.resources import data_text
+    return _load(name, *data_text("symroof.plans", "frameworks", name, "conventions"))

@@ -16,7 +16,6 @@ from __future__ import annotations
 import tomllib
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import sympy as sp
@@ -189,10 +188,5 @@ def _load(name: str, text: str) -> Published:
 @cache
 def published(name: str) -> Published:
     """A bundled paper's runs and figures by name."""
-    folder = resources.files("symroof.plans").joinpath("published")
-    file = folder.joinpath(f"{name}.toml")
-    if not file.is_file():
-        known = sorted(e.name.removesuffix(".toml") for e in folder.iterdir()
-                       if e.name.endswith(".toml"))
-        raise InputError(f"unknown published runs {name!r} (known: {', '.join(known)})")
-    return _load(name, file.read_text("utf-8"))
+    from ..core.resources import data_text
+    return _load(name, data_text("symroof.plans", "published", name, "published runs")[0])

@@ -184,9 +184,8 @@ def serving_calibration(name: str) -> ServingCalibration:
 
 def serving_calibrations() -> tuple[str, ...]:
     """The bundled serving calibrations' names."""
-    folder = resources.files("symroof.plans").joinpath("calibrations", "serving")
-    return tuple(sorted(p.name.removesuffix(".toml") for p in folder.iterdir()
-                        if p.name.endswith(".toml")))
+    from ..core.resources import data_names
+    return tuple(data_names("symroof.plans", "calibrations", "serving"))
 
 
 def serving_efficiency(name: str | None, chip: str) -> Efficiency | None:
