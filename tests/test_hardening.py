@@ -260,7 +260,7 @@ def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> N
     _wait_for_a_worker(proc.pid)  # verifying: the slow claim's worker is forked
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
-    assert proc.returncode == 130 and "symroof: interrupted" in err
+    assert proc.returncode == 130 and "symroof: interrupted" in err, (proc.returncode, err)
     after = {p.name: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
 
