@@ -43,7 +43,6 @@ from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.counts import op_weights
 from ..models.layers import DEFAULT_KERNEL, Kernel, layer_ops, spelled
 from ..models.step_roofline import StepRoofline, step_roofline
 from ..models.tensor_parallel import shard
@@ -212,47 +211,6 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
                       tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
                       efficiency.overlap)
-
-
-def stage_forward_bytes(cfg: ModelConfig, *, batch: Expr, context: int | Expr, tp: int = 1,
-                        pp: int = 1, ep: int = 1, sequence_parallel: bool = False,
-                        attention: str = "materialised", dtype: str = "bf16",
-                        symbolic: bool = False) -> Expr:
-    """HBM bytes one device moves in a training forward pass of ``batch`` sequences (a
-    replica's microbatch) on the busiest pipeline stage: the prefill ops of its tensor
-    shard (``layer_ops`` of ``shard``, as ``device_step`` runs them), the layers over the
-    ``pp`` stages and the embedding and head once (as the memory account charges them),
-    the routed experts over the ``ep`` ranks; with sequence parallelism each norm's
-    activations split over the tensor ranks (its weights stay whole).
-
-    >>> from symroof.models import model
-    >>> cfg = model("llama-2-7b")
-    >>> one = stage_forward_bytes(cfg, batch=8, context=2048)
-    >>> one == layer_ops(cfg, "prefill", batch=8, context=2048,
-    ...                  attention="materialised").total().bytes()
-    True
-    >>> stage_forward_bytes(cfg, batch=8, context=2048, tp=8) > one / 8   # replicated parts
-    True
-    """
-    if symbolic and tp != 1:
-        raise InputError("a tensor-parallel step is built from the model's numbers, not its "
-                         "letters", "symbolic")
-    part = shard(cfg, tp, pp=pp, ep=ep)
-    ops = layer_ops(part, "prefill", batch=batch, context=context, dtype=dtype,
-                    activation_dtype=dtype, symbolic=symbolic, expert_split=ep,
-                    attention=attention)
-    weights = op_weights(part, part.sizes(symbolic))
-    wb = dtype_bytes(dtype)
-    total = sp.S.Zero
-    for block in ops.blocks:
-        share = sp.S.One if block.name == "head" else block.count / pp
-        for o in block.ops:
-            moved = o.bytes()
-            if sequence_parallel and tp > 1 and o.name.endswith("norm"):
-                held = weights[o.name] * wb
-                moved = (moved - held) / tp + held
-            total += share * moved
-    return sp.expand(total)
 
 
 def _known(latency: Expr, notes: set[str]) -> Expr:
