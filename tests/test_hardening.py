@@ -265,6 +265,20 @@ def test_ctrl_c_during_report_leaves_previous_reports_whole(tmp_path: Path) -> N
     assert after == before
 
 
+def test_an_interrupt_a_library_swallows_is_raised_again_by_the_run() -> None:
+    from symroof.claims.processes import interrupts_remembered
+    before = signal.getsignal(signal.SIGINT)
+    with interrupts_remembered() as interrupted:
+        try:  # what mpmath's bare ``except: pass`` does to a Ctrl-C that lands in it
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(5)  # the handler runs at once; never reached
+        except:  # noqa: E722
+            pass
+        with pytest.raises(KeyboardInterrupt):
+            interrupted()
+    assert signal.getsignal(signal.SIGINT) is before
+
+
 @pytest.mark.slow
 def test_verify_json_is_identical_across_runs_and_hash_seeds() -> None:
     outs = []

@@ -1,6 +1,6 @@
 """Processes of a sealed run: a worker's exit status in words, its process group killed,
 the processes its descendants leave behind adopted and killed, pipe ends kept off the
-standard streams' numbers, SIGTERM read as an interrupt.
+standard streams' numbers, SIGINT and SIGTERM remembered as an interrupt.
 
 >>> how(0)
 'exited with code 0'
@@ -82,19 +82,33 @@ def fork_worker(serve: Callable[[int], object]) -> tuple[int, int]:
 
 
 @contextmanager
-def terminate_as_interrupt() -> Iterator[None]:
-    """SIGTERM stops the run like Ctrl-C, so the workers are killed, never left running."""
+def interrupts_remembered() -> Iterator[Callable[[], None]]:
+    """Ctrl-C (SIGINT) and SIGTERM stop the run, so the workers are killed, never left
+    running; the signal is remembered as well as raised, and the check this yields raises
+    it again: a library that swallows the KeyboardInterrupt (mpmath has bare ``except:``
+    clauses) cannot lose it.
+
+    >>> with interrupts_remembered() as check:
+    ...     check()  # nothing arrived: returns
+    """
     if threading.current_thread() is not threading.main_thread():
-        yield
+        yield lambda: None
         return
+    arrived: list[int] = []
 
     def stop(signum: int, frame: object) -> None:
+        arrived.append(signum)
         raise KeyboardInterrupt
-    previous = signal.signal(signal.SIGTERM, stop)
+
+    def check() -> None:
+        if arrived:
+            raise KeyboardInterrupt
+    previous = {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        yield
+        yield check
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, old in previous.items():
+            signal.signal(sig, old)
 
 
 def _subreaper(on: bool) -> None:

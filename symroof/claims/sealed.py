@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 from .cache import Derived, Hint, file_digest, own_files
 from .judge import against_tables, judged
-from .processes import adopting_orphans, fork_worker, how, kill, reap, terminate_as_interrupt
+from .processes import adopting_orphans, fork_worker, how, interrupts_remembered, kill, reap
 from .rows import unit_row
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ class Pool:
         finished: list[_Job] = []
         from .sandbox import not_dumpable, set_dumpable
         dumpable = not_dumpable()  # no worker opens this process's descriptors
-        with terminate_as_interrupt(), adopting_orphans():
+        with interrupts_remembered() as interrupted, adopting_orphans():
             try:
                 # the longest unit starts at once; the parent imports what the others
                 # share while it runs
@@ -150,11 +150,13 @@ class Pool:
                 if waiting:
                     _import(preload(hints))
                 while waiting or active:
+                    interrupted()  # raised again if a library swallowed it
                     while waiting and len(active) < self.jobs:
                         job = waiting.pop(0)
                         self._spawn(job)
                         active[job.fd] = job
                     self._step(active, waiting, finished)
+                interrupted()
             finally:
                 for job in active.values():
                     kill(job.pid)
