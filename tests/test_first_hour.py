@@ -130,6 +130,27 @@ def test_model_says_when_it_chose_the_chip() -> None:
     assert defaulted.stdout.splitlines()[1:] == chosen.stdout.splitlines()[1:]
 
 
+def test_plan_says_when_it_chose_the_chip() -> None:
+    """Training, serving and the serving search name the default chip as such; a plan on
+    the same chip named by --chip prints the same lines without the note."""
+    note = " (the default chip; --chip NAME for another)"
+    for args, head in (
+            (("--train", "--mesh", "X=8", "--strategy", "dp=X", "--batch", "8", "--context",
+              "1024"), "llama-2-7b training on tpu-v5e{}, mesh X=8 (8 chips), dp=X"),
+            (("--serve", "--mesh", "X=8", "--batch", "8", "--context", "1024"),
+             "llama-2-7b serving on tpu-v5e{}, mesh X=8 (8 chips), tp=X")):
+        defaulted = run_cli("plan", "llama-2-7b", *args)
+        chosen = run_cli("plan", "llama-2-7b", *args, "--chip", "tpu-v5e")
+        assert defaulted.returncode == chosen.returncode == 0, defaulted.stderr
+        assert defaulted.stdout.splitlines()[0] == head.format(note)
+        assert chosen.stdout.splitlines()[0] == head.format("")
+        assert defaulted.stdout.splitlines()[1:] == chosen.stdout.splitlines()[1:]
+    found = run_cli("plan", "llama-2-7b", "--serve", "--search", "8", "--ttft", "3s",
+                    "--tpot", "50ms")
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.startswith(f"llama-2-7b serving on 8 x tpu-v5e{note}: TTFT <= 3 s")
+
+
 def test_a_failed_equality_law_says_the_value_and_the_plain_symbol_trap(tmp_path: Path) -> None:
     """The scaffold's law compared with a plain sympy.Symbol("B") (not a positive size)
     fails, and the verdict shows the value found and why the two B differ."""

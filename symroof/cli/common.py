@@ -14,6 +14,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from ..hardware import DEFAULT_CHIP
+
 
 class Parser(argparse.ArgumentParser):
     """argparse with one-line errors and exit code 2."""
@@ -24,12 +26,22 @@ class Parser(argparse.ArgumentParser):
 
 def chip_options(p: argparse.ArgumentParser, with_name: bool = True) -> None:
     if with_name:
-        p.add_argument("--chip", default="tpu-v5e", metavar="NAME",
-                       help="chip from the catalogue (default tpu-v5e; see 'symroof chips')")
+        p.add_argument("--chip", default=DEFAULT_CHIP, metavar="NAME",
+                       help=f"chip from the catalogue (default {DEFAULT_CHIP}; see "
+                            "'symroof chips')")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="override a figure for this run: hbm=8.1e11, hbm='810 GB/s', "
                         "bf16=9.1e14, or an alternative's label (hbm=B1)")
     p.add_argument("--catalog", metavar="FILE", help="a catalogue TOML file of your own")
+
+
+def defaulted_chip(chip: str | None) -> str:
+    """Said after the chip's name when no --chip chose it.
+
+    >>> defaulted_chip(None), defaulted_chip("h100-sxm")
+    (' (the default chip; --chip NAME for another)', '')
+    """
+    return " (the default chip; --chip NAME for another)" if chip is None else ""
 
 
 def kernel_options(p: argparse.ArgumentParser, attention_default: str) -> None:

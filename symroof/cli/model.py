@@ -13,7 +13,15 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from .common import chip_options, choices_option, emit, exact_option, kernel_options, overrides
+from .common import (
+    chip_options,
+    choices_option,
+    defaulted_chip,
+    emit,
+    exact_option,
+    kernel_options,
+    overrides,
+)
 
 EXAMPLES_MODEL = """\
 examples:
@@ -192,7 +200,7 @@ def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
     on = f", per chip of mesh {args.mesh} (tp={'+'.join(r.mesh.axes)})" if r.mesh else ""
     title = (f"{r.config.name} {phase}, batch {r.batch}, " +
              (f"context {r.context}" if phase == "decode" else f"{r.context} tokens each") +
-             f", on {r.chip.name}{_defaulted(args)}{on} ({args.dtype} weights, "
+             f", on {r.chip.name}{defaulted_chip(args.chip)}{on} ({args.dtype} weights, "
              f"{request.kv} KV cache)")
     book = [f"book form: weights and KV cache read once over {r.chip.name}'s HBM"
             f"{' on ' + text(r.mesh.devices) + ' chips' if r.mesh else ''}, no compute: "
@@ -210,11 +218,6 @@ def _sizes(request: Any) -> str:
     return f" (sizes nominal: {round_figures(request.config())})"
 
 
-def _defaulted(args: argparse.Namespace) -> str:
-    """Said after the chip's name when no --chip chose it."""
-    return " (the default chip; --chip NAME for another)" if args.chip is None else ""
-
-
 def _fit(args: argparse.Namespace, request: Any) -> int:
     from ..commands.model import model_fit
     from ..render.model_views import fit_json, fit_lines
@@ -230,7 +233,7 @@ def _fit(args: argparse.Namespace, request: Any) -> int:
     labels = {"max_batch": f"largest batch at context {context} on {on}",
               "max_context": f"longest context at batch {batch} on {on}",
               "min_chips": f"fewest chips at batch {batch}, context {context}, split evenly"}
-    title = (f"{r.config.name} on {r.chip.name}{_defaulted(args)}: {args.dtype} weights, {kv} "
-             f"KV cache; memory at batch {batch}, context {context}")
+    title = (f"{r.config.name} on {r.chip.name}{defaulted_chip(args.chip)}: {args.dtype} "
+             f"weights, {kv} KV cache; memory at batch {batch}, context {context}")
     print("\n".join(fit_lines(title, r.memory, r.capacity, r.fits, labels, args.format)))
     return 0

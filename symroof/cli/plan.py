@@ -13,10 +13,12 @@ import argparse
 import sys
 from typing import Any
 
+from ..hardware import DEFAULT_CHIP
 from .common import (
     chip_options,
     choices_option,
     count,
+    defaulted_chip,
     emit,
     exact_option,
     kernel_options,
@@ -77,6 +79,7 @@ def register(verbs: Any) -> None:
                    help="training: the critical batch per chip of dp and fsdp, exact in the "
                         "peak C and link bandwidth W, on every catalogue chip")
     chip_options(p)
+    p.set_defaults(chip=None)  # tpu-v5e, said in the title when taken
     p.add_argument("--batch", metavar="B", type=count,
                    help="global batch in sequences (default: train 256, serve 1)")
     p.add_argument("--context", metavar="T", type=count,
@@ -209,7 +212,8 @@ def run_plan(args: argparse.Namespace) -> int:
         raise InputError(f"a time needs its unit (e.g. 20ms or 0.02 s), got "
                          f"{args.latency_target!r}", "--latency-target")
     request = PlanRequest(
-        model=args.model, mode="train" if args.train else "serve", chip=args.chip,
+        model=args.model, mode="train" if args.train else "serve",
+        chip=args.chip or DEFAULT_CHIP,
         catalog=args.catalog, overrides=overrides(args.set), mesh=args.mesh,
         strategy=args.strategy, search=args.search, batch=args.batch, context=args.context,
         microbatches=args.microbatches, microbatch=args.microbatch,
@@ -228,7 +232,7 @@ def run_plan(args: argparse.Namespace) -> int:
         emit(result.to_json())
     else:
         from ..plans.views import lines
-        print("\n".join(lines(result, args.format)))
+        print("\n".join(lines(result, args.format, defaulted_chip(args.chip))))
     return 0
 
 
@@ -252,14 +256,15 @@ def _serving_search(args: argparse.Namespace) -> int:
         if not value:
             raise InputError("a serving search needs both --ttft and --tpot", flag)
     found = ServingSearchRequest(
-        model=args.model, chip=args.chip, search=args.search, ttft=args.ttft, tpot=args.tpot,
+        model=args.model, chip=args.chip or DEFAULT_CHIP, search=args.search, ttft=args.ttft,
+        tpot=args.tpot,
         context=args.context or 2048, generate=args.generate or 256, catalog=args.catalog,
         overrides=tuple(overrides(args.set).items()), dtype=args.dtype,
         kv_dtype=args.kv_dtype, efficiency=args.efficiency).run()
     if args.json:
         emit(found.to_json())
     else:
-        print("\n".join(search_lines(found, args.format)))
+        print("\n".join(search_lines(found, args.format, defaulted_chip(args.chip))))
     return 0
 
 

@@ -24,6 +24,7 @@ from ..core.sizes import size_value
 from ..engine.ops import positive
 from ..engine.thresholds import Threshold, term_pair, term_time
 from ..engine.thresholds import between as between_terms
+from ..hardware import DEFAULT_CHIP
 from ..hardware.catalog import chip_with
 from ..parallel.analysis import CollectiveAnalysis
 from ..parallel.collectives import (
@@ -55,7 +56,7 @@ class CollectiveRequest:
     axes: str
     array: str | None = None
     nbytes: str | None = None
-    chip: str = "tpu-v5e"
+    chip: str = DEFAULT_CHIP
     catalog: str | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
     topology: str | None = None

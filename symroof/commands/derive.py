@@ -28,6 +28,7 @@ from ..engine.ops import Op, einsum, op, positive
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import ALIASES, solve_condition, term_pair, term_time, threshold
 from ..engine.thresholds import between as between_terms
+from ..hardware import DEFAULT_CHIP
 from ..hardware.catalog import Chip, chip_with
 from ..parallel.matmul import sharded_matmul
 from ..parallel.mesh import Mesh, mesh
@@ -51,7 +52,7 @@ class DeriveRequest:
     einsum: str | None = None
     dtypes: str | None = None
     out_dtype: str | None = None
-    chip: str = "tpu-v5e"
+    chip: str = DEFAULT_CHIP
     catalog: str | None = None
     overrides: Mapping[str, str] = field(default_factory=dict)
     dtype: str | None = None

@@ -17,6 +17,7 @@ from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.quant import rest_dtype
 from ..engine.critical import Critical
+from ..hardware import DEFAULT_CHIP
 from ..hardware.catalog import Chip, chip_with
 from ..models import (
     bundled,
@@ -111,7 +112,7 @@ class ModelRequest:
             "kv_bytes_per_token"))
 
     def the_chip(self) -> Chip:
-        return chip_with(self.chip or "tpu-v5e", self.catalog, self.overrides)
+        return chip_with(self.chip or DEFAULT_CHIP, self.catalog, self.overrides)
 
 
 def model_summary(request: ModelRequest) -> Summary:

@@ -360,12 +360,13 @@ def _why(name: str, chips: int, ttft: float, tpot: float, fits: Any, first: Any,
             f"token is {si(step[k], 's')} ({plan(k).describe()})")
 
 
-def search_lines(s: ServingSearch, fmt: str = "text") -> list[str]:
-    """The search as text: the limits, the best plan, the best of each mode, the frontier."""
+def search_lines(s: ServingSearch, fmt: str = "text", chip_note: str = "") -> list[str]:
+    """The search as text: the limits, the best plan, the best of each mode, the frontier;
+    ``chip_note`` follows the chip's name."""
     from .views import table
-    out = [f"{s.model} serving on {s.chips} x {s.chip}: TTFT <= {si(s.ttft_limit, 's')}, "
-           f"TPOT <= {si(s.tpot_limit, 's')}; prompts of {s.context} tokens generating "
-           f"{s.generate}",
+    out = [f"{s.model} serving on {s.chips} x {s.chip}{chip_note}: "
+           f"TTFT <= {si(s.ttft_limit, 's')}, TPOT <= {si(s.tpot_limit, 's')}; "
+           f"prompts of {s.context} tokens generating {s.generate}",
            f"searched {s.searched} configurations over the worker shapes "
            f"{', '.join(s.shapes)}; {s.feasible} meet the limits", ""]
     if s.best is None:

@@ -49,8 +49,9 @@ def exact(value: Any) -> str:
     return text(expr)
 
 
-def lines(result: Result, fmt: str = "text") -> list[str]:
-    """The whole result in ``fmt`` (``text`` or ``md``)."""
+def lines(result: Result, fmt: str = "text", chip_note: str = "") -> list[str]:
+    """The whole result in ``fmt`` (``text`` or ``md``); ``chip_note`` follows the chip's
+    name in the title (the command line says there that no --chip chose it)."""
     out: list[str] = []
     if result.laws:
         out += _laws(result.laws, fmt)
@@ -69,9 +70,9 @@ def lines(result: Result, fmt: str = "text") -> list[str]:
                 "collective, the mesh's links), so the plan it chooses may split otherwise",
                 ""]
     if result.train is not None:
-        out += _plan(result.train, fmt)
+        out += _plan(result.train, fmt, chip_note)
     if result.serve is not None:
-        out += _serving(result.serve, fmt)
+        out += _serving(result.serve, fmt, chip_note)
     if result.bound is not None and result.serve is not None:
         from .request import bound_and_forecast
         rows = [(what, seconds(b) if what != "requests per s" else approx(b),
@@ -134,8 +135,9 @@ def _heading(title: str, fmt: str) -> str:
     return f"### {title}" if fmt == "md" else f"{title}:"
 
 
-def _header(kind: str, p: Plan | Serving, fmt: str) -> list[str]:
-    title = f"{p.model} {kind} on {p.chip}, mesh {p.mesh} ({p.devices} chips), {p.strategy}"
+def _header(kind: str, p: Plan | Serving, fmt: str, chip_note: str) -> list[str]:
+    title = (f"{p.model} {kind} on {p.chip}{chip_note}, mesh {p.mesh} ({p.devices} chips), "
+             f"{p.strategy}")
     words = parse_strategy(p.strategy).title()
     return [f"## {title}" if fmt == "md" else title, f"{words}; batch {p.batch} x "
             f"{p.context} tokens", ""]
@@ -159,8 +161,8 @@ def _terms(terms: dict[str, Term] | Any, fmt: str, phases: Sequence[str]) -> lis
     return table(head, rows, fmt)
 
 
-def _plan(p: Plan, fmt: str) -> list[str]:
-    out = _header("training", p, fmt) + _memory(p, fmt)
+def _plan(p: Plan, fmt: str, chip_note: str = "") -> list[str]:
+    out = _header("training", p, fmt, chip_note) + _memory(p, fmt)
     rows = []
     for u, name, time, size in p.uses:
         rows.append((name.split(" over ")[0], u.collective, u.what, u.block, u.phase,
@@ -203,8 +205,8 @@ def _phase(ph: DeviceStep, fmt: str) -> list[str]:
     return out
 
 
-def _serving(s: Serving, fmt: str) -> list[str]:
-    out = _header("serving", s, fmt) + _memory(s, fmt)
+def _serving(s: Serving, fmt: str, chip_note: str = "") -> list[str]:
+    out = _header("serving", s, fmt, chip_note) + _memory(s, fmt)
     out += _phase(s.prefill, fmt)
     if s.chunked is not None:
         out += _chunks(s, fmt)
