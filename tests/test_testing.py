@@ -214,8 +214,8 @@ def test_a_threshold_off_by_ten_percent_is_caught_with_the_shrunk_sizes() -> Non
         assert_threshold(MATMUL, V5E, "B", 264, regime="B<<D,F")
     assert str(err.value) == (
         "B > 264 (B<<D,F) fails at D=1000000, F=1000000 (depth 1000000 from D=1, F=1): the "
-        "bound does not flip around B = 264: at B = 261.36 (1 - delta) T_math = 2.6534 > "
-        "T_hbm = 2.4403; at B = 266.64 (1 + delta) T_math = 2.70701 > T_hbm = 2.44033; the "
+        "bound does not flip around B = 264: at B = 261.36 (1 - delta) T_math = 2.6534 s > "
+        "T_hbm = 2.4403 s; at B = 266.64 (1 + delta) T_math = 2.70701 s > T_hbm = 2.44033 s; the "
         "engine's exact threshold there is B = 240.359")
 
 
@@ -243,9 +243,10 @@ def test_an_exact_threshold_off_by_ten_percent_is_caught_where_it_exists() -> No
     # where it is shrunk to depends on the example database; with none (CI) it is D=F=512
     assert re.match(r"B > 10835\*D\*F/\(41\*D\*F - 9850\*D - 9850\*F\) fails at D=\d+, "
                     r"F=\d+( \(scaled by \d+ from D=\d+, F=\d+\))?: the bound does not flip "
-                    r"around B = [\d.e+]+: at B = [\d.e+]+ \(1 - delta\) T_math = [\d.e+-]+ > "
-                    r"T_hbm = [\d.e+-]+; at B = [\d.e+]+ \(1 \+ delta\) T_math = [\d.e+-]+ > "
-                    r"T_hbm = [\d.e+-]+$", str(err.value)), str(err.value)
+                    r"around B = [\d.e+]+: at B = [\d.e+]+ \(1 - delta\) T_math = [\d.e+-]+ "
+                    r"[mµn]?s > T_hbm = [\d.e+-]+ [mµn]?s; at B = [\d.e+]+ \(1 \+ delta\) "
+                    r"T_math = [\d.e+-]+ [mµn]?s > T_hbm = [\d.e+-]+ [mµn]?s$", str(err.value)), \
+        str(err.value)
     at = sizes_in(str(err.value))
     # a real counterexample: the threshold exists there, and B = 1.1 x it is compute-bound
     # on both sides of the claimed value

@@ -53,6 +53,7 @@ import sympy as sp
 from ..claims.rules import proof
 from ..core.errors import InputError
 from ..core.parse import exact, parse_expr
+from ..core.printer import si
 from ..engine.asymptotics import Regime, expansion
 from ..engine.ops import Op
 from ..engine.rooflines import roofline
@@ -244,8 +245,8 @@ def assert_flips(t: Threshold, value: sp.Expr | str | float | None = None, *,
                         ("1 + delta", fraction(v) * (1 + d))):
             t_math, t_other, gap = times({**p, s: size(x)})
             sides.append((gap > 0, f"at {s} = {_num(x, digits)} ({side}) T_math = "
-                                   f"{_num(t_math, digits)} {'>' if gap > 0 else '<='} "
-                                   f"T_{t.resource} = {_num(t_other, digits)}"))
+                                   f"{si(t_math, 's', digits)} {'>' if gap > 0 else '<='} "
+                                   f"T_{t.resource} = {si(t_other, 's', digits)}"))
         (below, text_below), (above, text_above) = sides
         if (below, above) != ((False, True) if want == ">" else (True, False)):
             derived = "" if value is None else \
