@@ -9,6 +9,10 @@ The Python examples run too: a ``pycon`` block is a doctest; a ``python`` block 
 one namespace per page, and every ``test_*`` function it defines is called; a block whose
 first line names a file (``# derivations/mychapter/claims.py``, ``# .../ru.toml``) is that
 file: a chapter's files are written to a folder and verified, a ``conftest.py`` is compiled.
+
+A number with a unit in the prose is printed by an example of the page, or by the command a
+``<!-- figures: $ ... -->`` comment names (run here), or declared with its reason in a
+``<!-- given: ... -->`` comment (an input, a published or a measured figure).
 """
 
 from __future__ import annotations
@@ -165,3 +169,117 @@ def test_every_python_example_runs(page: str, tmp_path: Path,
     for folder in sorted(chapters):
         code, printed = _run(f"symroof verify {folder} --no-cache")
         assert code == 0, f"{page}: the chapter example does not verify:\n{printed}"
+
+
+# -- the figures of the prose ---------------------------------------------------------------
+# A number with a unit in a page's prose is either printed by one of the page's console
+# examples (its shown lines), or printed by the command a `<!-- figures: $ COMMAND -->`
+# comment before its paragraph names (run here), or declared by a `<!-- given: ... -->`
+# comment before its paragraph: an input, a published or a measured figure, with its reason
+# (every figure written in that comment is declared). No figure a command prints is typed
+# by hand unchecked.
+
+UNIT = (r"(?:[TPGM]?FLOP/s|FLOP/B|FLOPs|[KkMGT]?B/s|tokens/s|requests/s|GiB|[KkMGT]B|ms|us|"
+        r"µs|ns|s|USD|B)")
+FIGURE = re.compile(r"(?<![\w.,/])[-+]?\d[\d,]*(?:\.\d+)?(?:e[-+]?\d+)?(?:%| " + UNIT +
+                    r"(?![\w/])| bytes\b)")
+
+
+@dataclass(frozen=True)
+class Paragraph:
+    """A block of prose (a paragraph, a list, a table) with the figures it prints and the
+    commands and declarations of the comments before it."""
+    page: str
+    line: int
+    figures: tuple[str, ...]
+    commands: tuple[str, ...]
+    given: tuple[str, ...]
+
+
+def paragraphs(page: Path) -> list[Paragraph]:
+    """The prose of ``page`` by paragraph, fenced blocks left out."""
+    text = page.read_text("utf-8")
+    name = page.relative_to(ROOT).as_posix()
+    text = re.sub(r"(?ms)^```.*?^```$", lambda m: "\n" * m.group(0).count("\n"), text)
+    found: list[Paragraph] = []
+    commands: list[str] = []
+    given: list[str] = []
+    line = 1
+    for block in re.split(r"(\n\s*\n)", text):
+        if not block.strip():
+            line += block.count("\n")
+            continue
+        notes = re.findall(r"(?s)<!--\s*(figures|given):(.*?)-->", block)
+        prose = re.sub(r"`[^`\n]*`", "", re.sub(r"(?s)<!--.*?-->", "", block))
+        for kind, body in notes:
+            if kind == "figures":
+                commands.append(" ".join(body.split()).removeprefix("$ "))
+            else:
+                given += FIGURE.findall(body)
+        if prose.strip():
+            found.append(Paragraph(name, line, tuple(FIGURE.findall(prose)), tuple(commands),
+                                   tuple(given)))
+            commands, given = [], []
+        line += block.count("\n")
+    return found
+
+
+PROSE = {page.relative_to(ROOT).as_posix(): paragraphs(page) for page in PAGES}
+
+
+def _printed(figure: str, text: str) -> bool:
+    """Whether ``text`` prints ``figure`` (a count of bytes as the bare number a step's
+    table prints under its "bytes" heading)."""
+    figure = figure.removesuffix(" bytes")
+    return re.search(r"(?<![\d.])" + re.escape(figure) + r"(?!\d)", text) is not None
+
+
+def _unaccounted(page: str) -> list[tuple[Paragraph, list[str]]]:
+    """Each paragraph's figures that neither the page's console examples show nor a
+    comment declares (the ones its `figures:` commands must print)."""
+    shown = "\n".join(line for ex in ALL.get(page, []) for line in ex.shown)
+    out = []
+    for par in PROSE[page]:
+        left = [f for f in par.figures if not _printed(f, shown) and f not in par.given]
+        if left:
+            out.append((par, left))
+    return out
+
+
+def test_every_figure_of_the_prose_is_printed_or_declared() -> None:
+    """The static half: a figure no example shows and no comment declares has a command."""
+    bare = [f"{par.page}:{par.line}: {left}" for page in PROSE
+            for par, left in _unaccounted(page) if not par.commands]
+    assert not bare, "figures typed by hand, printed by no example:\n" + "\n".join(bare)
+
+
+def _run_any(command: str) -> str:
+    if command.startswith("symroof "):
+        code, printed = _run(command)
+        assert code in (0, 1), (command, printed)
+        return printed
+    import subprocess
+    import sys
+    words = shlex.split(command)
+    assert words[0] == "python" and (words[1] == "-c" or words[1].startswith("benchmarks/")), \
+        command
+    done = subprocess.run([sys.executable, *words[1:]], cwd=ROOT, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, (command, done.stderr)
+    return done.stdout
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p for p in PROSE
+                                  if any(par.commands for par, _ in _unaccounted(p))])
+def test_the_figures_a_paragraph_names_a_command_for_are_what_it_prints(
+        page: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)  # the commands read the checkout's test chapters; none writes
+    monkeypatch.setenv("COLUMNS", "100")
+    outputs: dict[str, str] = {}
+    for par, left in _unaccounted(page):
+        if not par.commands:
+            continue
+        printed = "\n".join(outputs.setdefault(c, _run_any(c)) for c in par.commands)
+        missing = [f for f in left if not _printed(f, printed)]
+        assert not missing, (f"{page}:{par.line}: not printed by {par.commands}: {missing}")
