@@ -40,6 +40,10 @@ ROWS = {
     "params_in_bytes": ("MISMATCH", "stated in GB, derived in a count or ratio (6.73842e9)"),
     # an AllGather made without the chapter (all_gather(...)): its bytes are bytes
     "gather_bytes_in_seconds": ("MISMATCH", "stated in ms, derived in B (5.87203e7 B)"),
+    # a number printed bare: a time read in the unit its row declares (unit = "us"), a
+    # count read as it is
+    "collective_time_bare": ("OK", "26.4444 us at the printed precision"),
+    "params_bare": ("OK", "6.73842e9 at the printed precision"),
     # truth fixes: the defining place, a summary number against its relation, a real
     # symbol, a restatement
     "ridge_book_table": ("OK", "243.21 at the printed precision" + NOTED),
@@ -117,6 +121,19 @@ def _edit(folder: Path, old: str, new: str) -> None:
     ('"TPU v5e HBM" = { value = "8.1e11 B/s"', '"TPU v5e HBM" = { value = "9.0e11 B/s"',
      "[chapter.defines]: defines 'TPU v5e HBM' as '9.0e11 B/s', which no row prints "
      "(printed: 8.1e11 B/s; 8.2e11 B/s)"),
+    # a bare number against a time, with no unit declared; a unit that is none; a unit
+    # declared for a number that prints its own
+    ('stated = "26.4"\nunit = "us"\n', 'stated = "26.4"\n',
+     "collective_time_bare: stated: the stated value '26.4' is printed without a unit, and "
+     "the claim's value is a time (seconds), whose scale a bare number does not say: declare "
+     'the unit the text means (unit = "ms", or "us", "s") or state it ("26.4 ms"); see '
+     "docs/numbers.md"),
+    ('unit = "us"', 'unit = "furlongs"',
+     "collective_time_bare: unit: unit 'furlongs' is not a unit, a multiplier or a fraction "
+     "of the table of printed numbers (docs/numbers.md)"),
+    ('stated = "26.4"\nunit = "us"', 'stated = "26.4 us"\nunit = "us"',
+     "collective_time_bare: unit: unit is for a number printed bare; the stated value "
+     "'26.4 us' prints its own (us)"),
 ])
 def test_what_a_reader_gets_wrong_is_refused_by_name(tmp_path: Path, old: str, new: str,
                                                      message: str) -> None:

@@ -65,7 +65,17 @@ from ..core.parse import exact_number, parse_expr, size_name
 from ..core.units import ENGINE_DIMENSIONS, recorded, recording, unit_dimension
 from ..engine.rooflines import roofline
 from .consistency import find_conflicts
-from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
+from .model import (
+    Claim,
+    Derivation,
+    DerivationBuilder,
+    Erratum,
+    Law,
+    Source,
+    declared,
+    tolerance_of,
+    truth,
+)
 from .printed import check_figures, check_stated, printed_values
 from .restated import restated
 from .stated import read, refusal
@@ -73,7 +83,7 @@ from .tablefile import read_table
 
 _META = ("chapter", "inputs")
 _ROW = {"quote", "stated", "statement", "erratum", "right", "evidence", "meaning", "figures",
-        "figures_in", "sums_up", "assumes", "tolerance", "known"}
+        "figures_in", "sums_up", "assumes", "tolerance", "known", "unit"}
 
 
 @dataclass(frozen=True)
@@ -627,7 +637,7 @@ def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[s
 _TEXT, _TEXTS = (str,), "texts"
 _FIELDS: dict[str, Any] = {
     "quote": _TEXT, "statement": _TEXT, "erratum": _TEXT, "right": _TEXT, "evidence": _TEXT,
-    "meaning": _TEXT, "known": _TEXT, "assumes": (str, list), "figures_in": _TEXTS,
+    "meaning": _TEXT, "known": _TEXT, "unit": _TEXT, "assumes": (str, list), "figures_in": _TEXTS,
     "sums_up": _TEXTS, "stated": (str, int, float), "tolerance": (str, int, float),
     "figures": "table"}
 
@@ -680,6 +690,8 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
     options["figures"] = tuple(sorted((str(k), str(v)) for k, v in figures.items()))
     options["sums_up"] = tuple(prefix + str(k) for k in row.get("sums_up", []))
     stated = str(row["stated"])
+    if "unit" in row:  # the unit of a number the text prints bare
+        stated = declared(stated, row["unit"], src.language, f"{where}: unit")
     if isinstance(value, Measured):
         kind, evidence = "measurement", row.get("evidence", value.evidence)
         if not evidence:
