@@ -213,3 +213,33 @@ def test_values_from_collectives_model_helpers_and_the_parallel_layer_know_their
     # an axis size solved from a threshold: no dimension (it is not a product of results of
     # one roofline, however its number factors)
     assert dims["axis_size"] is None
+
+
+def test_a_scaffold_writes_the_unit_its_sentence_gives_a_bare_number(tmp_path: Path
+                                                                        ) -> None:
+    (tmp_path / "t.md").write_text("# Gathers\n\nThe gather's time over 8 chips, in us: "
+                                   "26.4.\n", "utf-8")
+    folder = tmp_path / "ch"
+    done = run_cli("claims", "new", str(folder), "--from", str(tmp_path / "t.md"),
+                   "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    table = (folder / "en.toml").read_text("utf-8")
+    assert '["Gathers".time_02]\nquote = "The gather\'s time over 8 chips, in us: 26.4."\n' \
+        'stated = "26.4"\nunit = "us"\n' in table
+    # the stub replaced by the engine's value: the bare 26.4 is read in us
+    (folder / "claims.py").write_text(textwrap.dedent('''
+        from symroof import chip, mesh
+        from symroof.claims import Chapter
+
+
+        def claims(ch: Chapter) -> None:
+            ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+            ch.add(time_02=ring.time)
+        '''), "utf-8")
+    _edit(folder, "omits = []", 'omits = ["count_01"]')
+    text = (folder / "en.toml").read_text("utf-8")
+    start = text.index('["Gathers".count_01]')
+    (folder / "en.toml").write_text(text[:start] + text[text.index("[", start + 5):], "utf-8")
+    done = run_cli("verify", "--no-cache", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert "OK       time_02  26.4 us  238/9 us\n" in done.stdout
