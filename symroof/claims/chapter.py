@@ -35,7 +35,9 @@ between translations (an example's chip count, a figure a problem uses) are read
 value (with its unit), and optionally an English statement, an erratum (``erratum``,
 ``right``), measurement ``evidence``, the ``meaning`` of a law, the ``figures`` the passage
 prints (each printed in the quote, or in the quotes of the claims ``figures_in`` names), the
-claims a summary ``sums_up``, ``assumes``, and a ``tolerance`` in [0, 1). A table key that
+claims a summary ``sums_up``, ``assumes``, a ``tolerance`` in [0, 1), and the ``unit`` of a
+number the text prints bare (``stated = "26.4"``, ``unit = "us"``: read as ``26.4 us``; a
+bare number against a time, bytes, a bandwidth or a rate needs it). A table key that
 claims.py does not add, or a claim the table neither states nor lists under ``omits``, is an
 input error naming the file and key. The kind of a claim follows from its value and stated
 value; a value claims.py writes down without computing anything (a literal, an input read
