@@ -64,7 +64,7 @@ import sympy as sp
 from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError, SymroofError
 from ..core.parse import exact_number, parse_expr, size_name
-from ..core.units import ENGINE_DIMENSIONS, recorded, recording, unit_dimension
+from ..core.units import COUNT, ENGINE_DIMENSIONS, recorded, recording, unit_dimension
 from ..engine.rooflines import roofline
 from .consistency import find_conflicts
 from .model import (
@@ -267,11 +267,21 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
         for v in (got.values() if isinstance(got, Mapping) else [got]):
             # an unbounded intensity (an op that moves no bytes) divides any number
             # into itself: it would give every value a dimension, so it gives none
-            if isinstance(v, sp.Expr) and v != 0 and not v.has(sp.oo, sp.zoo, sp.nan):
+            if _bounded(v):
                 if out.get(v, dims) != dims:
                     clash.add(v)
                 out[v] = dims
+    # a threshold solves for a size (a batch, an axis size): a count, unless the value is
+    # already another result (B_crit of a matmul is its ridge, FLOP/B, in number)
+    for t in getattr(made, "thresholds", ()):
+        for v in (t.exact, t.asymptotic):
+            if _bounded(v) and v not in out and v not in clash:
+                out[v] = (COUNT.byte, COUNT.flop, COUNT.second)
     return {v: d for v, d in out.items() if v not in clash}
+
+
+def _bounded(v: Any) -> bool:
+    return isinstance(v, sp.Expr) and v != 0 and not v.has(sp.oo, sp.zoo, sp.nan)
 
 
 def real(names: str) -> tuple[sp.Symbol, ...]:
