@@ -100,9 +100,13 @@ def test_a_missing_or_extra_key_is_an_input_error_naming_file_and_key(tmp_path: 
 
 
 def test_a_bad_row_or_table_names_where(tmp_path: Path) -> None:
-    bad = EN.replace('stated = "hbm"', 'stated = "hbm"\nunit = 1')
+    bad = EN.replace('stated = "hbm"', 'stated = "hbm"\nunits = 1')
     folder = chapter(tmp_path, {"en.toml": bad})
-    with pytest.raises(InputError, match=r"en\.toml: bound: unknown field 'unit'"):
+    with pytest.raises(InputError, match=r"en\.toml: bound: unknown field 'units'"):
+        build_chapter(folder)
+    bad = EN.replace('stated = "hbm"', 'stated = "hbm"\nunit = 1')  # a field, not text
+    (folder / "en.toml").write_text(textwrap.dedent(bad), "utf-8")
+    with pytest.raises(InputError, match=r"en\.toml: bound: unit must be text, got 1"):
         build_chapter(folder)
     (folder / "en.toml").write_text("[chapter\n", "utf-8")
     with pytest.raises(InputError, match="not valid TOML"):

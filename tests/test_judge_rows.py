@@ -40,6 +40,10 @@ ROWS = {
     "params_in_bytes": ("MISMATCH", "stated in GB, derived in a count or ratio (6.73842e9)"),
     # an AllGather made without the chapter (all_gather(...)): its bytes are bytes
     "gather_bytes_in_seconds": ("MISMATCH", "stated in ms, derived in B (5.87203e7 B)"),
+    # a number printed bare: a time read in the unit its row declares (unit = "us"), a
+    # count read as it is
+    "collective_time_bare": ("OK", "26.4444 us at the printed precision"),
+    "params_bare": ("OK", "6.73842e9 at the printed precision"),
     # truth fixes: the defining place, a summary number against its relation, a real
     # symbol, a restatement
     "ridge_book_table": ("OK", "243.21 at the printed precision" + NOTED),
@@ -117,6 +121,19 @@ def _edit(folder: Path, old: str, new: str) -> None:
     ('"TPU v5e HBM" = { value = "8.1e11 B/s"', '"TPU v5e HBM" = { value = "9.0e11 B/s"',
      "[chapter.defines]: defines 'TPU v5e HBM' as '9.0e11 B/s', which no row prints "
      "(printed: 8.1e11 B/s; 8.2e11 B/s)"),
+    # a bare number against a time, with no unit declared; a unit that is none; a unit
+    # declared for a number that prints its own
+    ('stated = "26.4"\nunit = "us"\n', 'stated = "26.4"\n',
+     "collective_time_bare: stated: the stated value '26.4' is printed without a unit, and "
+     "the claim's value is a time (seconds), whose scale a bare number does not say: declare "
+     'the unit the text means (unit = "ms", or "us", "s") or state it ("26.4 ms"); see '
+     "docs/numbers.md"),
+    ('unit = "us"', 'unit = "furlongs"',
+     "collective_time_bare: unit: unit 'furlongs' is not a unit, a multiplier or a fraction "
+     "of the table of printed numbers (docs/numbers.md)"),
+    ('stated = "26.4"\nunit = "us"', 'stated = "26.4 us"\nunit = "us"',
+     "collective_time_bare: unit: unit is for a number printed bare; the stated value "
+     "'26.4 us' prints its own (us)"),
 ])
 def test_what_a_reader_gets_wrong_is_refused_by_name(tmp_path: Path, old: str, new: str,
                                                      message: str) -> None:
@@ -193,6 +210,87 @@ def test_values_from_collectives_model_helpers_and_the_parallel_layer_know_their
         "round_decode": second, "route_time": second, "book_matmul_latency": second,
         "total_bytes": byte, "total_flops": flop, "budget": flop, "chips_allowed": count,
         "mfu": count, "qps_per_chip": (0, 0, -1)}
-    # an axis size solved from a threshold: no dimension (it is not a product of results of
-    # one roofline, however its number factors)
-    assert dims["axis_size"] is None
+    # an axis size solved from a threshold (ch.between): a size, a count
+    assert dims["axis_size"] == count
+
+
+PLANNED = """
+from symroof import chip, einsum
+from symroof.claims import Chapter
+from symroof.models import model
+from symroof.parallel.mesh import mesh
+from symroof.plans.device_step import device_step
+from symroof.plans.strategy import parse_strategy
+from symroof.plans.training import train
+
+
+def claims(ch: Chapter) -> None:
+    step = device_step(model("llama-2-7b"), "decode", mesh("X=8", "h100-sxm"),
+                       {"tp": ("X",)}, batch=64, context=2048)
+    plan = train(model("llama-2-7b"), mesh("X=16,Y=16", "tpu-v5e"),
+                 parse_strategy("fsdp=X,tp=Y"), batch=256, context=4096)
+    rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+    th = ch.threshold(rl, "B")
+    ch.add(decode_step=step.t_lower, decode_hbm=step.terms["hbm"],
+           decode_tokens=step.throughput, train_step=plan.t_lower,
+           train_weights=plan.memory["weights"], batch_crit=th.exact)
+"""
+
+
+def test_plans_device_steps_and_thresholds_know_their_dimension(tmp_path: Path) -> None:
+    folder = tmp_path / "planned"
+    folder.mkdir()
+    (folder / "claims.py").write_text(PLANNED, "utf-8")
+    stated = {"decode_step": "3.80 GB", "decode_hbm": "1 s", "decode_tokens": "1 s",
+              "train_step": "1 s", "train_weights": "52675072 B", "batch_crit": "B"}
+    rows = "".join(f'[s.{k}]\nquote = "{v}"\nstated = "{v}"\n' for k, v in stated.items())
+    (folder / "en.toml").write_text('[chapter]\nid = "p-en"\ntitle = "p"\nbook = "b"\n'
+                                    + rows, "utf-8")
+    (d,) = build_chapter(folder)
+    assert {c.id: c.dimension for c in d.claims} == {
+        "decode_step": (0, 0, 1), "decode_hbm": (0, 0, 1), "decode_tokens": (0, 0, -1),
+        "train_step": (0, 0, 1), "train_weights": (1, 0, 0),
+        # the threshold B > exact solves for a size; B_crit with D, F free is no engine
+        # result of another dimension
+        "batch_crit": (0, 0, 0)}
+    done = run_cli("verify", "--json", "--no-cache", "--no-timing", str(folder))
+    got = {r["id"]: (r["verdict"], r["detail"]) for r in json.loads(done.stdout)["claims"]}
+    assert got["decode_step"][0] == "MISMATCH" and \
+        got["decode_step"][1].startswith("stated in GB, derived in s (")
+    assert got["decode_tokens"][0] == "MISMATCH" and \
+        got["decode_tokens"][1].startswith("stated in s, derived in 1/s (")
+    # a device step's time printed bare is refused, as any time is
+    _edit(folder, 'quote = "1 s"\nstated = "1 s"', 'quote = "1"\nstated = "1"')
+    with pytest.raises(InputError, match="decode_hbm: stated: the stated value '1' is printed "
+                                         "without a unit, and the claim's value is a time"):
+        build_chapter(folder)
+
+
+def test_a_scaffold_writes_the_unit_its_sentence_gives_a_bare_number(tmp_path: Path
+                                                                        ) -> None:
+    (tmp_path / "t.md").write_text("# Gathers\n\nThe gather's time over 8 chips, in us: "
+                                   "26.4.\n", "utf-8")
+    folder = tmp_path / "ch"
+    done = run_cli("claims", "new", str(folder), "--from", str(tmp_path / "t.md"),
+                   "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    table = (folder / "en.toml").read_text("utf-8")
+    assert '["Gathers".time_02]\nquote = "The gather\'s time over 8 chips, in us: 26.4."\n' \
+        'stated = "26.4"\nunit = "us"\n' in table
+    # the stub replaced by the engine's value: the bare 26.4 is read in us
+    (folder / "claims.py").write_text(textwrap.dedent('''
+        from symroof import chip, mesh
+        from symroof.claims import Chapter
+
+
+        def claims(ch: Chapter) -> None:
+            ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+            ch.add(time_02=ring.time)
+        '''), "utf-8")
+    _edit(folder, "omits = []", 'omits = ["count_01"]')
+    text = (folder / "en.toml").read_text("utf-8")
+    start = text.index('["Gathers".count_01]')
+    (folder / "en.toml").write_text(text[:start] + text[text.index("[", start + 5):], "utf-8")
+    done = run_cli("verify", "--no-cache", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert "OK       time_02  26.4 us  238/9 us\n" in done.stdout

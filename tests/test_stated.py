@@ -9,7 +9,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symroof.claims.rules import Verdict, judge_number
-from symroof.claims.stated import APPROXIMATE, read, stated
+from symroof.claims.stated import (
+    APPROXIMATE,
+    BARE_DIMENSIONS,
+    bare_refusal,
+    read,
+    stated,
+    with_unit,
+)
 from symroof.core.errors import InputError
 from symroof.core.parse import APPROX_AFTER, MULTIPLIERS
 from symroof.core.units import unit_scale
@@ -217,3 +224,60 @@ def test_full_width_digits_read_as_their_ascii_form(whole: int, frac: int) -> No
     wide = "".join(chr(0xFF10 + int(c)) if c.isdigit() else "．" for c in ascii_form)
     a, b = stated(ascii_form, "zh"), stated(wide, "zh")
     assert (a.value, a.half_unit) == (b.value, b.half_unit) and b.shown == ascii_form
+
+
+# a number printed bare and the unit its claim declares (issue 35)
+DECLARED = ["ms", "us", "s", "GB", "GiB", "TB/s", "TFLOP/s", "1/s", "%", "мс", "毫秒"]
+
+
+@settings(max_examples=examples(40))
+@given(st.integers(1, 10**5), st.integers(0, 3), st.sampled_from(DECLARED),
+       st.sampled_from(["", "~", "about "]), st.sampled_from(["en", "ru", "zh"]))
+def test_a_declared_unit_reads_as_the_unit_printed(mantissa: int, places: int, unit: str,
+                                                   mark: str, lang: str) -> None:
+    """One reading: a bare number with its unit declared is the number printed with it."""
+    shown = f"{mantissa / 10**places:.{places}f}"
+    if lang == "ru":
+        shown = shown.replace(".", ",")
+    bare = stated(f"{mark}{shown}", lang)
+    said = stated(with_unit(f"{mark}{shown}", unit, lang), lang)
+    printed = stated(f"{mark}{shown} {unit}", lang)
+    assert (said.value, said.half_unit, said.unit) == \
+        (printed.value, printed.half_unit, printed.unit)
+    assert said.value == bare.value * said.scale
+    assert said.half_unit == bare.half_unit * said.scale
+
+
+@pytest.mark.parametrize(("dims", "refused"), [
+    ((0, 0, 0), False), ((0, 1, 0), False), ((-1, 1, 0), False), (None, False),
+    ((0, 0, 1), True), ((1, 0, 0), True), ((1, 0, -1), True), ((0, 1, -1), True),
+    ((0, 0, -1), True)])
+def test_a_bare_number_suits_counts_flops_and_intensities_only(
+        dims: tuple[int, int, int] | None, refused: bool) -> None:
+    why = bare_refusal(read("26.4"), dims, "26.4")
+    assert (why is not None) == refused
+    if dims is not None and dims not in BARE_DIMENSIONS:
+        assert why is not None and why.startswith(
+            "the stated value '26.4' is printed without a unit, and the claim's value is ")
+    # a printed unit, a count's suffix or a declared unit: nothing to refuse
+    for said in ("26.4 ms", "26.4M", with_unit("26.4", "us")):
+        assert bare_refusal(read(said), dims, said) is None
+
+
+def test_a_claim_of_a_module_declares_its_unit_too() -> None:
+    from symroof.claims.model import Derivation, Source
+    from symroof.claims.rules import judge
+    d = Derivation.begin("demo", "demo", Source("a book"))
+    c = d.claim("t", stated="26.4", unit="us", statement="", quote="it takes 26.4 us",
+                derive=lambda: sp.Rational(238, 9) / 10**6, dimension=(0, 0, 1))
+    assert c.stated == "26.4 us"
+    j = judge(c)
+    assert j.verdict == Verdict.OK and j.detail == "26.4444 us at the printed precision"
+    with pytest.raises(InputError) as got:
+        d.claim("u", stated="26.4", statement="", quote="it takes 26.4 us",
+                derive=lambda: sp.Rational(238, 9) / 10**6, dimension=(0, 0, 1))
+    assert str(got.value).startswith("claim 'u': stated: the stated value '26.4' is printed "
+                                     "without a unit, and the claim's value is a time")
+    with pytest.raises(InputError, match="claim 'v': unit: unit 'parsecs' is not a unit"):
+        d.claim("v", stated="26.4", unit="parsecs", statement="", quote="26.4",
+                derive=lambda: 1)

@@ -35,7 +35,9 @@ between translations (an example's chip count, a figure a problem uses) are read
 value (with its unit), and optionally an English statement, an erratum (``erratum``,
 ``right``), measurement ``evidence``, the ``meaning`` of a law, the ``figures`` the passage
 prints (each printed in the quote, or in the quotes of the claims ``figures_in`` names), the
-claims a summary ``sums_up``, ``assumes``, and a ``tolerance`` in [0, 1). A table key that
+claims a summary ``sums_up``, ``assumes``, a ``tolerance`` in [0, 1), and the ``unit`` of a
+number the text prints bare (``stated = "26.4"``, ``unit = "us"``: read as ``26.4 us``; a
+bare number against a time, bytes, a bandwidth or a rate needs it). A table key that
 claims.py does not add, or a claim the table neither states nor lists under ``omits``, is an
 input error naming the file and key. The kind of a claim follows from its value and stated
 value; a value claims.py writes down without computing anything (a literal, an input read
@@ -62,10 +64,20 @@ import sympy as sp
 from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError, SymroofError
 from ..core.parse import exact_number, parse_expr, size_name
-from ..core.units import ENGINE_DIMENSIONS, recorded, recording, unit_dimension
+from ..core.units import COUNT, ENGINE_DIMENSIONS, recorded, recording, unit_dimension
 from ..engine.rooflines import roofline
 from .consistency import find_conflicts
-from .model import Claim, Derivation, DerivationBuilder, Erratum, Law, Source, tolerance_of, truth
+from .model import (
+    Claim,
+    Derivation,
+    DerivationBuilder,
+    Erratum,
+    Law,
+    Source,
+    declared,
+    tolerance_of,
+    truth,
+)
 from .printed import check_figures, check_stated, printed_values
 from .restated import restated
 from .stated import read, refusal
@@ -73,7 +85,7 @@ from .tablefile import read_table
 
 _META = ("chapter", "inputs")
 _ROW = {"quote", "stated", "statement", "erratum", "right", "evidence", "meaning", "figures",
-        "figures_in", "sums_up", "assumes", "tolerance", "known"}
+        "figures_in", "sums_up", "assumes", "tolerance", "known", "unit"}
 
 
 @dataclass(frozen=True)
@@ -255,11 +267,21 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
         for v in (got.values() if isinstance(got, Mapping) else [got]):
             # an unbounded intensity (an op that moves no bytes) divides any number
             # into itself: it would give every value a dimension, so it gives none
-            if isinstance(v, sp.Expr) and v != 0 and not v.has(sp.oo, sp.zoo, sp.nan):
+            if _bounded(v):
                 if out.get(v, dims) != dims:
                     clash.add(v)
                 out[v] = dims
+    # a threshold solves for a size (a batch, an axis size): a count, unless the value is
+    # already another result (B_crit of a matmul is its ridge, FLOP/B, in number)
+    for t in getattr(made, "thresholds", ()):
+        for v in (t.exact, t.asymptotic):
+            if _bounded(v) and v not in out and v not in clash:
+                out[v] = (COUNT.byte, COUNT.flop, COUNT.second)
     return {v: d for v, d in out.items() if v not in clash}
+
+
+def _bounded(v: Any) -> bool:
+    return isinstance(v, sp.Expr) and v != 0 and not v.has(sp.oo, sp.zoo, sp.nan)
 
 
 def real(names: str) -> tuple[sp.Symbol, ...]:
@@ -627,7 +649,7 @@ def rows_of(table: Mapping[str, Any], file: Path) -> dict[str, tuple[str, dict[s
 _TEXT, _TEXTS = (str,), "texts"
 _FIELDS: dict[str, Any] = {
     "quote": _TEXT, "statement": _TEXT, "erratum": _TEXT, "right": _TEXT, "evidence": _TEXT,
-    "meaning": _TEXT, "known": _TEXT, "assumes": (str, list), "figures_in": _TEXTS,
+    "meaning": _TEXT, "known": _TEXT, "unit": _TEXT, "assumes": (str, list), "figures_in": _TEXTS,
     "sums_up": _TEXTS, "stated": (str, int, float), "tolerance": (str, int, float),
     "figures": "table"}
 
@@ -680,6 +702,8 @@ def _claim(id: str, src: Source, row: Mapping[str, Any], value: Any, where: str,
     options["figures"] = tuple(sorted((str(k), str(v)) for k, v in figures.items()))
     options["sums_up"] = tuple(prefix + str(k) for k in row.get("sums_up", []))
     stated = str(row["stated"])
+    if "unit" in row:  # the unit of a number the text prints bare
+        stated = declared(stated, row["unit"], src.language, f"{where}: unit")
     if isinstance(value, Measured):
         kind, evidence = "measurement", row.get("evidence", value.evidence)
         if not evidence:

@@ -176,9 +176,13 @@ def table_facts(unit: Path) -> dict[tuple[str, str], dict[str, Any]] | None:
 def apply_table(row: dict[str, Any], facts: dict[str, Any], stated: dict[str, Any],
                 where: str) -> None:
     """Take what the table states over what the worker reported (in place)."""
-    from .model import tolerance_of
+    from .model import declared, tolerance_of
     from .stated import TOLERANCE
-    row.update(stated=str(stated["stated"]), quote=str(stated["quote"]),
+    said = str(stated["stated"])
+    if "unit" in stated:  # the unit of a number the text prints bare
+        language = str(row.get("source", {}).get("language", "en"))
+        said = declared(said, stated["unit"], language, f"{where}: unit")
+    row.update(stated=said, quote=str(stated["quote"]),
                statement=str(stated.get("statement", "")))
     facts["table"] = True
     if "erratum" in stated:

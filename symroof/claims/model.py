@@ -33,7 +33,15 @@ from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import Threshold, threshold
 from ..hardware.catalog import Chip
-from .stated import TOLERANCE, Stated, read, relation_formula, stray_comma
+from .stated import (
+    TOLERANCE,
+    Stated,
+    bare_refusal,
+    read,
+    relation_formula,
+    stray_comma,
+    with_unit,
+)
 
 CLAIM_KINDS = ("number", "expr", "relation", "qualitative", "label", "measurement", "definition")
 _ID = re.compile(r"[a-z0-9][a-z0-9_.-]*\Z")
@@ -174,6 +182,10 @@ class Claim(tb.RichView):
                 raise
         if not _ID.match(self.id):
             raise InputError("claim ids are lower-case letters, digits, '_', '.', '-'", where)
+        if self.kind in ("number", "definition"):
+            bare = bare_refusal(self.reading, self.dimension, self.stated)
+            if bare is not None:
+                raise InputError(bare, f"{where}: stated")
         if self.kind not in CLAIM_KINDS:
             raise InputError(f"unknown kind {self.kind!r} (kinds: {', '.join(CLAIM_KINDS)})", where)
         if self.kind == "measurement":
@@ -363,12 +375,17 @@ class DerivationBuilder:
     def claim(self, id: str, *, stated: str, statement: str, quote: str,
               derive: Callable[[], Any] | None = None, section: str | None = None,
               source: Source | None = None, **options: Any) -> Claim:
-        """Add a claim; ``section`` overrides the derivation source's section."""
+        """Add a claim; ``section`` overrides the derivation source's section, and
+        ``unit="ms"`` says the unit of a stated number the text prints bare (a table row's
+        ``unit``)."""
         src = source or self.source
         if section is not None:
             src = replace(src, section=section)
         if any(c.id == id for c in self.claims):
             raise InputError("claim id used twice", f"derivation {self.id!r}: claim {id!r}")
+        unit = options.pop("unit", None)
+        if unit is not None:
+            stated = declared(stated, unit, src.language, f"claim {id!r}: unit")
         made = Claim(id, src, statement, quote, stated, derive,
                      **_options(options, f"claim {id!r}"))
         self.claims.append(made)
@@ -394,9 +411,23 @@ def tolerance_of(value: Any, where: str) -> sp.Rational:
     return got
 
 
+def declared(stated: Any, unit: Any, language: str, where: str) -> str:
+    """A stated number printed bare, read in the unit its claim declares (``unit``): the
+    stated text as the judge reads it (:func:`symroof.claims.stated.with_unit`).
+
+    >>> declared("22.0", "ms", "en", "claim 't': unit")
+    '22.0 ms'
+    """
+    if not isinstance(unit, str):
+        raise InputError(f"unit must be text (a unit such as \"ms\"), got {unit!r:.60}", where)
+    try:
+        return with_unit(str(stated), unit, language)
+    except InputError as exc:
+        raise InputError(exc.message, where) from None
+
+
 def _options(options: Mapping[str, Any], where: str) -> dict[str, Any]:
     out = dict(options)
-    out.pop("unit", None)  # v1 display hint; a v2 stated value carries its unit
     if "within" in out and out["within"] is not None:
         if not isinstance(out["within"], tuple | list) or len(out["within"]) != 2:
             raise InputError("within is a pair (lo, hi)", f"{where}: within")

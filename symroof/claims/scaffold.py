@@ -9,11 +9,14 @@ ridge_01 'about 240 FLOPs/byte' Rooflines
 time_02 '1.01 ms' Rooflines
 threshold_03 'B > 240' Rooflines
 formula_04 '2*B*D*F' Rooflines
+>>> [(r.stated, r.unit, r.concept) for r in rows_of_text("The step time, in ms: 22.0.", "en")]
+[('22.0', 'ms', 'time')]
 
 ``symroof claims new FOLDER --from TEXT.md --lang en`` writes what :func:`scaffold_text`
 makes: the table (``LANG.toml``) with each row's section (the last Markdown heading), quote
 (the sentence) and stated value (as the sentence prints it, read by the table of
-:mod:`symroof.core.parse`), and a ``claims.py`` that adds every row as not derived yet (a
+:mod:`symroof.core.parse`; a number printed bare in a sentence that gives its unit, "in
+ms" or "(ms)", gets that ``unit``), and a ``claims.py`` that adds every row as not derived yet (a
 ``measured`` value whose evidence says so, so that ``symroof verify`` runs at once and
 reads each row UNVERIFIABLE) with a comment naming the concept that would derive it where
 it can be guessed (a ridge, a time, bytes, a bandwidth, a peak, a count, a threshold, a
@@ -28,7 +31,7 @@ from dataclasses import dataclass
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
-from .stated import read, refusal
+from .stated import read, refusal, with_unit
 
 LANGUAGES = ("en", "ru", "zh")
 #: what a stub's comment suggests for each guessed concept
@@ -71,6 +74,7 @@ class Row:
     quote: str
     stated: str
     concept: str
+    unit: str = ""  # the unit the sentence gives a number it prints bare ("in ms: 22.0")
 
 
 def rows_of_text(text: str, language: str) -> list[Row]:
@@ -80,7 +84,7 @@ def rows_of_text(text: str, language: str) -> list[Row]:
         raise InputError(f"a text is read in {', '.join(LANGUAGES)}, got {language!r}",
                          "lang")
     section = "Text"
-    found: list[tuple[str, str, str, str]] = []
+    found: list[tuple[str, str, str, str, str]] = []
     for line_block in _blocks(text):
         heading = re.match(r"\s{0,3}#{1,6}\s+(.*?)\s*#*\s*\Z", line_block)
         if heading:
@@ -89,12 +93,50 @@ def rows_of_text(text: str, language: str) -> list[Row]:
         for sentence in _SENTENCE.split(line_block):
             quote = " ".join(sentence.split())
             if quote:
-                found += [(section, quote, stated, concept)
-                          for stated, concept in _values(quote, language)]
+                values = _values(quote, language)
+                units = _declared_units(quote, [s for s, _ in values], language)
+                for (stated, concept), unit in zip(values, units, strict=True):
+                    if unit:
+                        concept = _concept(with_unit(stated, unit, language), quote,
+                                           language)
+                    found.append((section, quote, stated, concept, unit))
     rows = []
-    for i, (sec, quote, stated, concept) in enumerate(found, 1):
-        rows.append(Row(f"{concept}_{i:02d}", sec, quote, stated, concept))
+    for i, (sec, quote, stated, concept, unit) in enumerate(found, 1):
+        rows.append(Row(f"{concept}_{i:02d}", sec, quote, stated, concept, unit))
     return rows
+
+
+_DECLARING = re.compile(r"[(\[（]\s*(%|‰|[^()\[\]（）\s]{2,12})\s*[)\]）]"
+                        r"|(?:^|\s)(?:in|в)\s+([^\s,.;:()]{2,12})")
+
+
+def _declared_units(quote: str, stated: list[str], language: str) -> list[str]:
+    """The unit a sentence gives each of its values (``stated``, in reading order): a unit
+    in brackets (``time (ms)``) or after "in" ("in ms", "в мс") is the unit of the first
+    number printed bare after it; '' for the others."""
+    out = [""] * len(stated)
+    starts = []
+    at = 0
+    for text in stated:
+        at = max(quote.find(text, at), at)
+        starts.append(at)
+    for m in _DECLARING.finditer(quote):
+        word = (m.group(1) or m.group(2)).strip()
+        try:
+            with_unit("1", word, language)
+        except InputError:
+            continue
+        for i, text in enumerate(stated):
+            if starts[i] >= m.end() and not out[i] and _bare(text, language):
+                out[i] = word
+                break
+    return out
+
+
+def _bare(stated: str, language: str) -> bool:
+    """Whether a stated value is a number printed without a unit (nor a count's suffix)."""
+    got = read(stated, language)
+    return got is not None and not got.unit and not got.count
 
 
 def _blocks(text: str) -> list[str]:
@@ -205,7 +247,8 @@ def _table(rows: list[Row], language: str, chapter_id: str, title: str, book: st
              "omits = []", ""]
     for r in rows:
         lines += [f"[{_toml(r.section)}.{r.key}]", f"quote = {_toml(r.quote)}",
-                  f"stated = {_toml(r.stated)}", ""]
+                  f"stated = {_toml(r.stated)}",
+                  *([f"unit = {_toml(r.unit)}"] if r.unit else []), ""]
     return "\n".join(lines)
 
 

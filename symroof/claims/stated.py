@@ -43,7 +43,19 @@ from ..core.parse import (
     UNIT_WORDS,
     printed_digits,
 )
-from ..core.units import unit_dimension, unit_scale
+from ..core.units import (
+    BANDWIDTH,
+    CAPACITY,
+    COMPUTE,
+    COUNT,
+    FLOPS,
+    INTENSITY,
+    PER_SECOND,
+    TIME,
+    dimension_text,
+    unit_dimension,
+    unit_scale,
+)
 
 APPROXIMATE = APPROX_BEFORE + APPROX_AFTER
 TOLERANCE = sp.Rational(2, 100)  # the largest relative error a one-digit ROUNDING allows
@@ -235,6 +247,83 @@ def _plus_minus(rest: str, pm: str, language: str, shown: str) -> Stated | None:
     if centre is None or centre.approximate or pm in right:
         return None
     return replace(centre, half_unit=width.value, shown=shown, digits=0, as_count=None)
+
+
+#: the dimensions a bare printed number reads in its base unit without being told: a count
+#: or ratio, a FLOP count and an arithmetic intensity in FLOP/B (texts print these with one
+#: scale, or spelled out in full: 1.78e21 FLOPs, 240); every other (a time, bytes, a
+#: bandwidth, a FLOP rate, a rate per second) is printed in ms or us, GB or GiB, GB/s or
+#: TB/s, TFLOP/s, so a bare number does not say its scale: its claim declares the unit
+BARE_DIMENSIONS = frozenset((d.byte, d.flop, d.second) for d in (COUNT, FLOPS, INTENSITY))
+_NAMED = {(d.byte, d.flop, d.second): d.name
+          for d in (TIME, CAPACITY, BANDWIDTH, COMPUTE, PER_SECOND)}
+
+
+def bare_refusal(reading: Stated | None, dimension: tuple[int, int, int] | None,
+                 shown: str) -> str | None:
+    """Why a stated number printed without a unit cannot be read against a value of
+    ``dimension`` (one that needs its unit, see ``BARE_DIMENSIONS``); None when it can
+    (a unit printed or declared, a count, a dimension a bare number suits, or one the
+    engine did not say).
+
+    >>> print(bare_refusal(read("22.0"), (0, 0, 1), "22.0"))  # doctest: +NORMALIZE_WHITESPACE
+    the stated value '22.0' is printed without a unit, and the claim's value is a time
+    (seconds), whose scale a bare number does not say: declare the unit the text means
+    (unit = "ms", or "us", "s") or state it ("22.0 ms"); see docs/numbers.md
+    >>> bare_refusal(read("240"), (-1, 1, 0), "240") is None
+    True
+    """
+    if reading is None or dimension is None or reading.unit or reading.count or \
+            dimension in BARE_DIMENSIONS:
+        return None
+    base = dimension_text(dimension)
+    what = _NAMED.get(dimension, f"in {base}")
+    first, *others = _USUAL.get(base, (base,))
+    choices = f'"{first}", or ' + ", ".join(f'"{u}"' for u in others) if others \
+        else f'"{first}"'
+    return (f"the stated value {shown.strip()!r:.60} is printed without a unit, and the "
+            f"claim's value is {what}, whose scale a bare number does not say: declare the "
+            f"unit the text means (unit = {choices}) or state it (\"{shown.strip():.40} "
+            f"{first}\"); see {NUMBERS_DOC}")
+
+
+#: the units a text prints each dimension in, the most usual first
+_USUAL = {"s": ("ms", "us", "s"), "B": ("GB", "GiB", "B"), "B/s": ("GB/s", "TB/s", "B/s"),
+          "FLOP/s": ("TFLOP/s", "FLOP/s")}
+
+
+def with_unit(text: str, unit: str, language: str = "en") -> str:
+    """The stated value ``text``, a number printed bare, with the unit its claim declares
+    (a row's ``unit = "ms"``): the text as it reads in that unit. The unit goes before a
+    mark that follows the number (``22 or so``).
+
+    >>> with_unit("22.0", "ms"), with_unit("~400", "GB"), with_unit("400 or so", "us")
+    ('22.0 ms', '~400 GB', '400 us or so')
+    >>> with_unit("1,01", "мс", "ru"), with_unit("22", "毫秒", "zh")
+    ('1,01 мс', '22 毫秒')
+    """
+    bare = read(text, language)
+    if bare is None:
+        raise InputError(f"unit is the unit of a stated number; {text.strip()!r:.60} is "
+                         "not a number")
+    if bare.unit or bare.count:
+        raise InputError(f"unit is for a number printed bare; the stated value "
+                         f"{text.strip()!r:.60} prints its own ({bare.unit})")
+    core, mark = text.strip(), ""
+    for after in APPROX_AFTER:
+        if core.endswith(after) and core[: -len(after)].strip():
+            core, mark = core[: -len(after)].rstrip(), core[-len(after):]
+            break
+    joined = f"{core} {unit.strip()}" + (f" {mark}" if mark and mark.isascii() else mark)
+    try:
+        got = read(joined, language)
+    except InputError:
+        got = None
+    if got is None or not got.unit or got.value != bare.value * got.scale or \
+            got.approximate != bare.approximate:
+        raise InputError(f"unit {unit!r:.30} is not a unit, a multiplier or a fraction of the "
+                         f"table of printed numbers ({NUMBERS_DOC})")
+    return joined
 
 
 def unit_dims(unit: str) -> tuple[int, int, int] | None:

@@ -218,6 +218,8 @@ def unit_dimension(unit: str, *, where: str | None = None) -> tuple[int, int, in
 
     >>> unit_dimension("TFLOP/s"), unit_dimension("GiB"), unit_dimension("us")
     ((0, 1, -1), (1, 0, 0), (0, 0, 1))
+    >>> unit_dimension("1/s"), unit_scale("1/ms")
+    ((0, 0, -1), 1000)
     """
     _, dims = _unit(unit, unit, where)
     return dims
@@ -230,7 +232,9 @@ def _unit(unit: str, text: str, where: str | None) -> tuple[Fraction, tuple[int,
             numerator, slash, denominator = numerator[: -len(spelled)] + rate.split("/")[0], \
                 "/", "s"
             break
-    scale, dims = _factor(numerator.strip(), text, where)
+    # 1/s: a rate per second (queries, tokens), nothing counted in the numerator
+    scale, dims = (Fraction(1), (0, 0, 0)) if numerator.strip() == "1" and slash else \
+        _factor(numerator.strip(), text, where)
     if slash:
         d_scale, d_dims = _factor(denominator.strip(), text, where)
         scale /= d_scale

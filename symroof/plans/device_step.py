@@ -39,6 +39,7 @@ from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
 from ..core.sizes import dtype_bytes
+from ..core.units import COUNT, PER_SECOND, TIME, records
 from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
@@ -108,6 +109,7 @@ def degree(m: Mesh | None, axes: tuple[str, ...]) -> int:
     return int(sp.Mul(*(m.axis(a).size for a in axes)))
 
 
+@records(t_lower=TIME, t_upper=TIME, terms=TIME, tokens=COUNT, throughput=PER_SECOND)
 def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,

@@ -30,6 +30,7 @@ from ..core import tables as tb
 from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import exact
+from ..core.units import CAPACITY, TIME, records
 from ..engine.critical import critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
@@ -126,6 +127,7 @@ def axes_for(strategy: Strategy, kind: str) -> tuple[str, ...]:
         strategy.axes(kind)
 
 
+@records(t_lower=TIME, t_upper=TIME, predicted=TIME, memory=CAPACITY, capacity=CAPACITY)
 def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           context: int, microbatches: int | None = None, microbatch: int | None = None,
           recompute: str = "none", attention: str = "materialised",

@@ -36,6 +36,9 @@ def claims(ch: Chapter) -> None:
         decode_step_in_flops=step,
         params_in_bytes=count,
         gather_bytes_in_seconds=gather.bytes_per_device,
+        # a number printed bare: read in the unit its row declares, a count as it is
+        collective_time_bare=ring.time,
+        params_bare=count,
         # truth fixes
         ridge_book_table=rl.ridge,
         ridge_prose=prose.ridge,
