@@ -92,7 +92,7 @@ class _Job:
     workers: int = 0
     pid: int = 0
     fd: int = -1
-    buffer: bytes = b""
+    buffer: bytearray = field(default_factory=bytearray)  # a line not yet complete
     current: int | None = None
     deadline: float = 0.0
     deps: list[tuple[str, str | None]] | None = None  # files its worker read, digested then
@@ -187,7 +187,7 @@ class Pool:
             job.before = {f: file_digest(f) for f in sorted(own_files(job.unit))}
         pid, read = fork_worker(lambda write: serve(job.unit, job.first, self.timeout, write,
                                                     self.walls))
-        job.pid, job.fd, job.buffer, job.current = pid, read, b"", None
+        job.pid, job.fd, job.buffer, job.current = pid, read, bytearray(), None
         job.inherited = tuple(sys.modules)
         job.deps, job.done, job.failure, job.has_built = None, False, None, False
         job.workers += 1
@@ -203,8 +203,7 @@ class Pool:
             job = active[fd]
             data = os.read(fd, 1 << 16)
             if data:
-                job.buffer += data
-                *lines, job.buffer = job.buffer.split(b"\n")
+                lines = _lines(job.buffer, data)
                 for line in lines:
                     if job.done or job.failure:
                         break
@@ -368,6 +367,24 @@ class Ran:
         caches nothing never looks them up)."""
         from .worker import module_files
         return sorted(module_files(self.inherited))
+
+
+def _lines(buffer: bytearray, data: bytes) -> list[bytes]:
+    r"""The lines ``data`` completes, ``buffer`` left holding the unfinished one. Only the new
+    data is searched, and a long line grows in place: a flood without a newline costs
+    linear time, not quadratic, until it passes :data:`MAX_LINE`.
+
+    >>> b = bytearray(b'{"t"')
+    >>> _lines(b, b':1}\n{"t":2}\n{'), b
+    ([b'{"t":1}', b'{"t":2}'], bytearray(b'{'))
+    """
+    end = data.rfind(b"\n")
+    if end < 0:
+        buffer += data
+        return []
+    lines = (bytes(buffer) + data[:end]).split(b"\n")
+    buffer[:] = data[end + 1:]
+    return lines
 
 
 def _next(job: _Job) -> int:

@@ -148,24 +148,34 @@ def test_a_hand_edited_entry_is_never_served(tmp_path: Path) -> None:
     assert (done.returncode, rows(done)) == (0, [("a", "OK", False)])
 
 
-@pytest.mark.parametrize(("name", "prefix"), [
-    ("start at import", PIPES + "beat(b'{\"t\":\"start\",\"i\":0}\\n', 150, 0.5)\n"),
-    ("unknown kind", PIPES + "beat(b'{\"t\":\"ping\"}\\n', 150, 0.5)\n"),
+OUT_OF_TURN = "the worker sent a message out of turn (start)"
+
+
+@pytest.mark.parametrize(("name", "prefix", "ended"), [
+    ("start at import", PIPES + "beat(b'{\"t\":\"start\",\"i\":0}\\n', 150, 0.5)\n",
+     OUT_OF_TURN),
+    ("unknown kind", PIPES + "beat(b'{\"t\":\"ping\"}\\n', 150, 0.5)\n",
+     "the worker sent a garbled message"),
     ("from a thread while a claim sleeps", PIPES + (
         "threading.Thread(target=beat, args=(b'{\"t\":\"start\",\"i\":0}\\n', 150, 0.5),"
         " daemon=True).start()\n"
-        "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n")),
-    ("a flood of lines", PIPES + "beat(b'{\"t\":\"start\",\"i\":0}\\n' * 100000, 40, 0)\n"),
-    ("a flood without newline", PIPES + "beat(b'x' * (1 << 24), 40, 0)\n"),
+        "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n"), OUT_OF_TURN),
+    ("a flood of lines", PIPES + "beat(b'{\"t\":\"start\",\"i\":0}\\n' * 100000, 40, 0)\n",
+     OUT_OF_TURN),
+    ("a flood without newline", PIPES + "beat(b'x' * (1 << 24), 40, 0)\n",
+     "the worker sent a message longer than 256 MiB"),
 ])
-def test_a_worker_cannot_move_its_deadline(name: str, prefix: str, tmp_path: Path) -> None:
+def test_a_worker_cannot_move_its_deadline(name: str, prefix: str, ended: str,
+                                           tmp_path: Path) -> None:
+    """A worker that writes for 40 to 150 s is ended by the parent at the first message out
+    of the protocol (the unit an ERROR that says which), not when it stops writing."""
     ch = chapter(tmp_path, "ch", prefix, "300")
     done, seconds = verify(str(ch), "--no-cache", "--json", "--timeout", "5",
                            cache=tmp_path / "cache")
-    assert seconds < 10, (name, seconds)
     assert done.returncode == 1, done.stderr
     (row,) = json.loads(done.stdout)["claims"]
-    assert row["verdict"] in ("ERROR", "TIMEOUT", "MISMATCH"), row
+    assert (row["verdict"], row["detail"]) == ("ERROR", f"{ch}: {ended}"), (name, row)
+    assert seconds < 30, (name, seconds)  # the writing alone lasts 40 s or more
 
 
 def test_a_heartbeat_inside_a_claim_ends_in_its_timeout(tmp_path: Path) -> None:
@@ -185,7 +195,7 @@ def slow():
     (folder / "en.toml").write_text(TABLE.format(id="h-en", stated="300"))
     done, seconds = verify(str(folder), "--no-cache", "--json", "--timeout", "5",
                            cache=tmp_path / "cache")
-    assert seconds < 10 and done.returncode == 1
+    assert seconds < 60 and done.returncode == 1  # not the 150 s or forever it asks for
     (row,) = json.loads(done.stdout)["claims"]
     assert row["verdict"] in ("ERROR", "TIMEOUT")
 
@@ -214,7 +224,7 @@ def test_a_derivation_cannot_stop_verify(tmp_path: Path) -> None:
     ch = chapter(tmp_path, "ch", stop, "300")
     done, seconds = verify(str(ch), "--no-cache", "--json", "--timeout", "5",
                            cache=tmp_path / "cache")
-    assert seconds < 10 and done.returncode == 1
+    assert seconds < 60 and done.returncode == 1  # not the 150 s or forever it asks for
     assert rows(done) == [("a", "MISMATCH", False)]
 
 
@@ -227,7 +237,7 @@ def test_a_device_named_as_a_dependency_is_never_hashed(stated: str, tmp_path: P
     verdict = "OK" if stated == "243.2" else "MISMATCH"
     for _ in range(2):
         done, seconds = verify(str(ch), "--json", "--timeout", "5", cache=cache)
-        assert seconds < 10
+        assert seconds < 60  # reading /dev/zero would never end
         assert (done.returncode, rows(done)) == (int(verdict != "OK"), [("a", verdict, False)])
     assert not list(cache.glob("*.json"))  # a dependency that is not a regular file: not kept
 
@@ -343,7 +353,7 @@ def test_a_run_that_times_out_deletes_its_units_entry(tmp_path: Path) -> None:
     assert len(list(cache.glob("*.json"))) == 1
     (ch / "claims.py").write_text("while True:\n    pass\n" + DERIVE)
     done, seconds = verify(str(ch), "--json", "--timeout", "5", cache=cache)
-    assert seconds < 10 and done.returncode == 1
+    assert seconds < 60 and done.returncode == 1  # not the 150 s or forever it asks for
     assert [r["verdict"] for r in json.loads(done.stdout)["claims"]] == ["TIMEOUT"]
     assert not list(cache.glob("*.json"))
 
@@ -356,5 +366,5 @@ def test_report_cannot_be_kept_running_by_a_heartbeat(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-m", "symroof", "report", str(ch), "--out",
                            str(tmp_path / "out"), "--format", "md", "--timeout", "5"],
                           capture_output=True, text=True, cwd=ROOT, env=env, timeout=120)
-    assert time.monotonic() - start < 10
+    assert time.monotonic() - start < 60  # the heartbeat lasts 150 s
     assert done.returncode == 1, done.stderr
