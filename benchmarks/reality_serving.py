@@ -15,7 +15,7 @@ import json
 import sys
 from typing import Any
 
-CALIBRATIONS = ("trtllm-a100",)
+CALIBRATIONS = ("trtllm-a100", "trtllm-h100")
 
 
 def _report() -> dict[str, Any]:

@@ -38,6 +38,7 @@ from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
+from ..core.quant import scheme_of
 from ..core.sizes import dtype_bytes
 from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
@@ -140,6 +141,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "chip")
+    _peak_for(dtype, the_chip)
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
     notes: set[str] = set()
@@ -211,6 +213,15 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
                       tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
                       efficiency.overlap)
+
+
+def _peak_for(dtype: str, chip: Chip) -> None:
+    """A weights scheme that runs the projections in its activations' dtype (fp8-w8a8)
+    needs the chip's matrix peak in that dtype."""
+    s = scheme_of(dtype)
+    if s is not None and s.activations and f"mxu.{s.activations}" not in chip.figures:
+        raise InputError(f"{s.name} runs the projections at the chip's {s.activations} "
+                         f"peak, and {chip.name} lists none", "dtype")
 
 
 def _known(latency: Expr, notes: set[str]) -> Expr:

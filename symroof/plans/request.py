@@ -153,7 +153,7 @@ class PlanRequest:
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         from .serving_reality import serving_efficiency
-        served_eff = serving_efficiency(r.efficiency, the_chip.name) \
+        served_eff = serving_efficiency(r.efficiency, the_chip.name, r.dtype or "bf16") \
             if r.mode == "serve" else None
         eff = served_eff or parse_efficiency(r.efficiency)
         given = r.optimizer

@@ -32,6 +32,7 @@ from sympy import Expr
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
+from ..core.quant import matmul_input, rest_dtype
 from ..core.units import TIME, parse_quantity
 from ..models import model
 from ..parallel.mesh import mesh
@@ -129,15 +130,17 @@ def published_rows(name: str) -> tuple[dict[str, Any], tuple[Row, ...]]:
     return data, tuple(rows)
 
 
-def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK) -> Expr:
-    """symroof's figure for ``row`` under ``efficiency``: seconds or tokens/s per GPU."""
+def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK,
+           kv_dtype: str | None = None) -> Expr:
+    """symroof's figure for ``row`` under ``efficiency``: seconds or tokens/s per GPU, the
+    weights in ``dtype`` (a scheme: ``fp8-w8a8``) and the KV cache in ``kv_dtype``."""
     m = mesh(f"X={row.tp}", chip)
     axes = {"tp": ("X",)} if row.tp > 1 else {}
     cfg = model(row.model)
 
     def step(phase: str, context: int) -> Expr:
         return device_step(cfg, phase, m, axes, batch=row.batch, context=context,
-                           dtype=dtype, efficiency=efficiency).latency
+                           dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency).latency
     first = step("prefill", row.input)
     if row.what == FIRST:
         return first
@@ -167,7 +170,7 @@ def serving_calibration(name: str) -> ServingCalibration:
     resource = fit["resource"]
     f = sp.Symbol("f", positive=True)
     trial = Efficiency({**fractions, resource: f}, overlap=rule["overlap"])
-    value = figure(row, data["chip"], head["dtype"], trial)
+    value = figure(row, data["chip"], head["dtype"], trial, head.get("kv_dtype"))
     fn = sp.lambdify(f, value - row.published, "math")
     lo, hi = 1e-3, 1.0
     if fn(lo) * fn(hi) > 0:
@@ -188,14 +191,18 @@ def serving_calibrations() -> tuple[str, ...]:
     return tuple(data_names("symroof.plans", "calibrations", "serving"))
 
 
-def serving_efficiency(name: str | None, chip: str) -> Efficiency | None:
-    """The fractions of serving calibration ``name`` for a plan on ``chip`` (None when
-    ``name`` is not a serving calibration); a calibration of another chip is refused.
+def serving_efficiency(name: str | None, chip: str, dtype: str = "bf16") -> Efficiency | None:
+    """The fractions of serving calibration ``name`` for a plan on ``chip`` with weights in
+    ``dtype`` (None when ``name`` is not a serving calibration); a calibration of another
+    chip is refused, and so is one whose projections ran in another dtype (its compute
+    fraction is of that dtype's peak).
 
     >>> serving_efficiency("trtllm-a100", "a100-80gb").of("nvlink")
     2/3
     >>> serving_efficiency("compute=0.5", "h100-sxm") is None
     True
+    >>> serving_efficiency("trtllm-h100", "h100-sxm", "fp8-w8a8").of("nvlink")
+    37/45
     """
     if not name or name.strip() not in serving_calibrations():
         return None
@@ -203,6 +210,13 @@ def serving_efficiency(name: str | None, chip: str) -> Efficiency | None:
     if cal.chip != chip:
         raise InputError(f"the serving calibration {cal.name} was measured on {cal.chip}, "
                          f"not {chip}", "efficiency")
+    head, _ = published_rows(cal.published)
+    ran, asked = matmul_input("bf16", head["dtype"]), matmul_input("bf16", dtype)
+    if ran != asked:
+        kv = head.get("kv_dtype") or rest_dtype(head["dtype"])
+        raise InputError(f"the serving calibration {cal.name} was measured with the "
+                         f"projections in {ran} (weights {head['dtype']}, KV cache {kv}), "
+                         f"not {asked}: give --dtype {head['dtype']}", "dtype")
     return cal.efficiency()
 
 
@@ -214,8 +228,8 @@ def compare(name: str) -> list[Compared]:
     eff = cal.efficiency()
     out = []
     for i, row in enumerate(rows):
-        bound = figure(row, cal.chip, head["dtype"])
-        predicted = figure(row, cal.chip, head["dtype"], eff)
+        bound = figure(row, cal.chip, head["dtype"], kv_dtype=head.get("kv_dtype"))
+        predicted = figure(row, cal.chip, head["dtype"], eff, head.get("kv_dtype"))
         out.append(Compared(f"{head['engine']}: {row.where}", row.what, row.published,
                             predicted, bound, predicted / row.published - 1, i == cal.row))
     return out
