@@ -196,3 +196,41 @@ def test_the_llama_3_70b_request_prints_its_bound_and_its_h100_forecast() -> Non
     for what, step in (("prefill step", "prefill"), ("decode step", "decode")):
         assert sp.Rational(rows[what]["bound"]) == getattr(peak, step).latency
         assert sp.Rational(rows[what]["forecast"]) == getattr(forecast, step).latency
+
+
+def _printed(s: object) -> tuple:
+    """What a serving plan prints and writes as JSON, field by field."""
+    from symroof.plans.serving import Serving
+    assert isinstance(s, Serving)
+    return (s.prefill.latency, s.prefill.t_upper, s.prefill.terms, s.prefill.bound,
+            s.decode.latency, s.decode.t_upper, s.decode.terms, s.decode.comms, s.critical,
+            s.balance, s.grid, s.requests, s.memory, s.assumptions,
+            None if s.chunked is None else s.chunked.time)
+
+
+def test_a_forecast_and_its_bound_from_one_build_equal_the_two_built_apart() -> None:
+    # serve(..., bound=True) builds each step's ops, collectives and rooflines once for the
+    # forecast and the bound; each equals the plan built alone under its efficiency, exactly
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.efficiency import Efficiency
+    from symroof.plans.serving import serve
+    from symroof.plans.strategy import parse_strategy
+    typed = Efficiency({"compute": sp.Rational(7, 10), "hbm": sp.Rational(17, 20),
+                        "nvlink": sp.Rational(4, 5)})
+    cases = [
+        ("llama-3-70b", "X=8", None, "h100-sxm", {"dtype": "fp8-w8a8", "kv_dtype": "fp8"},
+         serving_calibration("trtllm-h100").efficiency()),
+        ("llama-2-70b", "X=4", None, "a100-80gb", {"dtype": "fp16"},
+         serving_calibration("trtllm-a100").efficiency()),
+        ("mixtral-8x7b", "X=2,Y=4", "ep=X,tp=Y", "h100-sxm", {}, typed),
+        ("llama-3-8b", "X=2,Y=4", "pp=X,tp=Y", "h100-sxm", {"chunk": 512}, typed)]
+    for name, spec, strategy, chip_name, options, eff in cases:
+        m, cfg = mesh(spec, chip_name), model(name)
+        how = dict(batch=16, context=2048, strategy=parse_strategy(strategy) if strategy
+                   else None, **options)
+        both = serve(cfg, m, efficiency=eff, bound=True, **how)
+        assert both.at_peak is not None
+        assert _printed(both) == _printed(serve(cfg, m, efficiency=eff, **how)), name
+        assert _printed(both.at_peak) == _printed(serve(cfg, m, **how)), name
+        assert serve(cfg, m, efficiency=eff, **how).at_peak is None
