@@ -133,7 +133,8 @@ def test_a_serving_calibration_is_for_its_own_chip() -> None:
 
 def test_the_h100_rows_are_tensorrt_llm_s_h100_fp8_tables() -> None:
     head, rows = published_rows("trtllm-perf-h100")
-    assert (head["chip"], head["dtype"], head["kv_dtype"]) == ("h100-sxm", "fp8-w8a8", "fp8")
+    assert (head["chip"], head["dtype"], head["kv_dtype"], head["attention"]) == (
+        "h100-sxm", "fp8-w8a8", "fp8", "per-head")
     assert [(r.model, r.tp, r.batch, r.input, r.output, r.published) for r in rows] == [
         ("llama-2-7b", 1, 1, 128, 1, sp.Rational(7, 1000)),
         ("llama-2-7b", 1, 1, 2048, 1, sp.Rational(36, 1000)),

@@ -64,7 +64,11 @@ ACTIVATIONS = {
                "moves the weights, the KV cache read and the new KV entries written"}
 # the attention core's kernel -> what it moves
 ATTENTION = {"flash": "one fused kernel: Q, K, V read, O written, the scores kept on chip",
-             "materialised": "the scores written to memory and read back (two kernels)"}
+             "materialised": "the scores written to memory and read back (two kernels)",
+             "per-head": "flash's fused kernel with one thread block per query head and "
+                         "sequence in decode, as TensorRT-LLM's masked multi-head attention "
+                         "before its XQA kernel: each query head reads its KV head's cache, "
+                         "so a group of G query heads reads it G times"}
 
 
 @dataclass(frozen=True)
@@ -252,6 +256,12 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
             scores, values = (replace(o, flops=o.flops * whole) for o in (scores, values))
     if kernel == "flash":
         return [fuse(scores, values, name="attention")]
+    if kernel == "per-head":
+        core = fuse(scores, values, name="attention")
+        if phase == "decode":  # the other G - 1 query heads of a group read the cache again
+            again = (dims["G"] - 1) * 2 * B * dims["T"] * dims["K"] * dims["H"] * dtype_bytes(kv)
+            core = replace(core, reads={**core.reads, "hbm": core.reads["hbm"] + again})
+        return [core]
     return [scores, values]
 
 
@@ -346,6 +356,9 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     if activations not in ACTIVATIONS:
         raise InputError(f"unknown place {activations!r} (choices: "
                          f"{', '.join(ACTIVATIONS)})", "activations")
+    if attention == "per-head" and (cfg.mla is not None or activations != "hbm"):
+        raise InputError(f"{cfg.name}: the per-head kernel is modelled for KV heads (not "
+                         "latent attention) with activations through HBM", "attention")
     if cfg.mla is not None and activations != "hbm":
         raise InputError(f"{cfg.name}: activations kept on chip are not modelled for latent "
                          "attention (MLA)", "activations")

@@ -35,6 +35,7 @@ from ..core.parse import parse_expr
 from ..core.quant import matmul_input, rest_dtype
 from ..core.units import TIME, parse_quantity
 from ..models import model
+from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..parallel.mesh import mesh
 from .device_step import device_step
 from .efficiency import PEAK, Efficiency
@@ -131,16 +132,18 @@ def published_rows(name: str) -> tuple[dict[str, Any], tuple[Row, ...]]:
 
 
 def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK,
-           kv_dtype: str | None = None) -> Expr:
+           kv_dtype: str | None = None, kernel: Kernel = DEFAULT_KERNEL) -> Expr:
     """symroof's figure for ``row`` under ``efficiency``: seconds or tokens/s per GPU, the
-    weights in ``dtype`` (a scheme: ``fp8-w8a8``) and the KV cache in ``kv_dtype``."""
+    weights in ``dtype`` (a scheme: ``fp8-w8a8``), the KV cache in ``kv_dtype`` and the
+    kernels as ``kernel`` says (a published file's ``attention``: the engine's kernel)."""
     m = mesh(f"X={row.tp}", chip)
     axes = {"tp": ("X",)} if row.tp > 1 else {}
     cfg = model(row.model)
 
     def step(phase: str, context: int) -> Expr:
         return device_step(cfg, phase, m, axes, batch=row.batch, context=context,
-                           dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency).latency
+                           dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency,
+                           kernel=kernel).latency
     first = step("prefill", row.input)
     if row.what == FIRST:
         return first
@@ -148,6 +151,12 @@ def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK,
         raise InputError(f"unknown serving figure {row.what!r}", "published")
     steps = row.output * (step("decode", row.input) + step("decode", row.input + row.output))
     return row.batch * row.output / (first + steps / 2) / row.tp
+
+
+def engine_kernel(head: dict[str, Any]) -> Kernel:
+    """The attention kernel a published file's engine ran (``attention``; flash when the
+    file does not say)."""
+    return Kernel(head.get("attention", DEFAULT_KERNEL.attention))
 
 
 @cache
@@ -170,7 +179,8 @@ def serving_calibration(name: str) -> ServingCalibration:
     resource = fit["resource"]
     f = sp.Symbol("f", positive=True)
     trial = Efficiency({**fractions, resource: f}, overlap=rule["overlap"])
-    value = figure(row, data["chip"], head["dtype"], trial, head.get("kv_dtype"))
+    value = figure(row, data["chip"], head["dtype"], trial, head.get("kv_dtype"),
+                   engine_kernel(head))
     fn = sp.lambdify(f, value - row.published, "math")
     lo, hi = 1e-3, 1.0
     if fn(lo) * fn(hi) > 0:
@@ -228,8 +238,10 @@ def compare(name: str) -> list[Compared]:
     eff = cal.efficiency()
     out = []
     for i, row in enumerate(rows):
-        bound = figure(row, cal.chip, head["dtype"], kv_dtype=head.get("kv_dtype"))
-        predicted = figure(row, cal.chip, head["dtype"], eff, head.get("kv_dtype"))
+        kernel = engine_kernel(head)
+        bound = figure(row, cal.chip, head["dtype"], kv_dtype=head.get("kv_dtype"),
+                       kernel=kernel)
+        predicted = figure(row, cal.chip, head["dtype"], eff, head.get("kv_dtype"), kernel)
         out.append(Compared(f"{head['engine']}: {row.where}", row.what, row.published,
                             predicted, bound, predicted / row.published - 1, i == cal.row))
     return out
