@@ -225,7 +225,9 @@ def test_a_forecast_and_its_bound_from_one_build_equal_the_two_built_apart() -> 
         ("llama-2-70b", "X=4", None, "a100-80gb", {"dtype": "fp16"},
          serving_calibration("trtllm-a100").efficiency()),
         ("mixtral-8x7b", "X=2,Y=4", "ep=X,tp=Y", "h100-sxm", {}, typed),
-        ("llama-3-8b", "X=2,Y=4", "pp=X,tp=Y", "h100-sxm", {"chunk": 512}, typed)]
+        ("llama-3-8b", "X=2,Y=4", "pp=X,tp=Y", "h100-sxm", {"chunk": 512}, typed),
+        ("llama-2-7b", "X=8", None, "h100-sxm", {"chunk": 1024, "piggyback": True},
+         serving_calibration("trtllm-h100").efficiency())]
     for name, spec, strategy, chip_name, options, eff in cases:
         m, cfg = mesh(spec, chip_name), model(name)
         how = dict(batch=16, context=2048, strategy=parse_strategy(strategy) if strategy

@@ -40,7 +40,7 @@ from ..models.counts import kv_bytes_per_token, params
 from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
-from .chunked import ChunkedPrefill, chunked_prefill
+from .chunked import ChunkedPrefill, chunked_prefills
 from .device_step import OVERLAP, DeviceStep, device_step, device_steps, step_critical
 from .efficiency import PEAK, Efficiency
 from .strategy import Strategy, parse_strategy
@@ -197,13 +197,16 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                                  context=sp.Integer(t), dtype=dtype, kv_dtype=kv)
             points.append((bb, t, bool(held["total"] <= capacity)))
 
-    def assembled(eff: Efficiency, prefill: DeviceStep, decode: DeviceStep,
-                  swept: DeviceStep) -> Serving:
-        critical = step_critical(swept, context)
-        chunked = None if chunk is None else chunked_prefill(
+    chunkeds: tuple[ChunkedPrefill | None, ...] = (None,) * len(efficiencies)
+    if chunk is not None:
+        chunkeds = chunked_prefills(
             cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype,
-            kv_dtype=kv, efficiency=eff, kernel=k, in_network=in_network,
+            kv_dtype=kv, efficiencies=efficiencies, kernel=k, in_network=in_network,
             decoding=(batch, context) if piggyback else None, choices=choices)
+
+    def assembled(eff: Efficiency, prefill: DeviceStep, decode: DeviceStep,
+                  swept: DeviceStep, chunked: ChunkedPrefill | None) -> Serving:
+        critical = step_critical(swept, context)
         prefill_time = chunked.time if chunked is not None else prefill.latency
         ratio = prefill_time / (generate * decode.latency)
         balance = ratio if ratio.is_Rational else sp.nsimplify(ratio)  # Floats: a simple form
@@ -243,7 +246,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                        decode, critical, balance, generate, assumptions, tuple(grid), dtype,
                        kv, requests, chunked)
     made = [assembled(e, *found) for e, *found in zip(efficiencies, prefills, decodes, swepts,
-                                                      strict=True)]
+                                                      chunkeds, strict=True)]
     return replace(made[0], at_peak=made[1]) if bound else made[0]
 
 
