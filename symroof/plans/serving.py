@@ -245,8 +245,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                        sp.Integer(batch), sp.Integer(context), memory, capacity, prefill,
                        decode, critical, balance, generate, assumptions, tuple(grid), dtype,
                        kv, requests, chunked)
-    made = [assembled(e, *found) for e, *found in zip(efficiencies, prefills, decodes, swepts,
-                                                      chunkeds, strict=True)]
+    made = [assembled(e, p, d, w, c) for e, p, d, w, c in zip(efficiencies, prefills, decodes,
+                                                              swepts, chunkeds, strict=True)]
     return replace(made[0], at_peak=made[1]) if bound else made[0]
 
 
