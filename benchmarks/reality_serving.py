@@ -1,6 +1,7 @@
-"""Published serving measurements against symroof: TensorRT-LLM's A100 (FP16) tables, each
-row's bound at peak (the catalogue's link latencies counted), its forecast under the
-``trtllm-a100`` serving calibration (one fraction fitted on one row) and the error.
+"""Published serving measurements against symroof: TensorRT-LLM's A100 (FP16) and H100 (FP8
+W8A8) tables, each row's bound at peak (the catalogue's link latencies counted), its
+forecast under the ``trtllm-a100`` or ``trtllm-h100`` serving calibration (one fraction
+fitted on one row each) and the error.
 
     python3 benchmarks/reality_serving.py           # the table, the calibration, the mean
     python3 benchmarks/reality_serving.py --json    # {"rows", "calibrations", "means"}
@@ -15,7 +16,7 @@ import json
 import sys
 from typing import Any
 
-CALIBRATIONS = ("trtllm-a100",)
+CALIBRATIONS = ("trtllm-a100", "trtllm-h100")
 
 
 def _report() -> dict[str, Any]:

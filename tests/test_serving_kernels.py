@@ -156,3 +156,34 @@ def test_the_books_serving_step_is_the_device_step_with_activations_on_chip(name
     new_kv = batch * cfg.layers * 2 * cfg.kv_heads * cfg.head_dim * 2
     assert step.terms["hbm"] * h100.bandwidth("hbm") == \
         book - tables * 2 + batch * D * 2 * rows + new_kv
+
+
+@settings(max_examples=examples(12), deadline=None)
+@given(name=st.sampled_from(DENSE), batch=st.integers(1, 512), context=st.integers(1, 1 << 15),
+       kv=st.sampled_from(["bf16", "fp8"]))
+def test_the_per_head_kernel_reads_a_group_s_cache_once_per_query_head(
+        name: str, batch: int, context: int, kv: str) -> None:
+    # TensorRT-LLM's masked MHA (one block per query head): decode attention reads the KV
+    # cache N/K times, flash once; FLOPs, every other op and the prefill are flash's
+    cfg = model(name)
+    per_head = layer_ops(cfg, "decode", batch=batch, context=context, kv_dtype=kv,
+                         attention="per-head")
+    flash = layer_ops(cfg, "decode", batch=batch, context=context, kv_dtype=kv)
+    cache = 2 * batch * context * cfg.kv_heads * cfg.head_dim * (2 if kv == "bf16" else 1)
+    group = sp.Rational(cfg.heads, cfg.kv_heads)
+    for (_, a), (_, b) in zip(per_head.rows(), flash.rows(), strict=True):
+        assert a.flops == b.flops and a.writes == b.writes
+        extra = (group - 1) * cache if a.name == "attention" else 0
+        assert a.bytes() - b.bytes() == extra, a.name
+    assert [o for _, o in layer_ops(cfg, "prefill", batch=2, context=context,
+                                    attention="per-head").rows()] == \
+        [o for _, o in layer_ops(cfg, "prefill", batch=2, context=context).rows()]
+
+
+def test_the_per_head_kernel_is_for_kv_heads_through_hbm() -> None:
+    with pytest.raises(InputError, match="per-head kernel is modelled for KV heads"):
+        layer_ops(model("deepseek-v2-lite"), "decode", batch=1, context=8,
+                  attention="per-head")
+    with pytest.raises(InputError, match="per-head kernel is modelled for KV heads"):
+        layer_ops(model("llama-2-7b"), "decode", batch=1, context=8, attention="per-head",
+                  activations="on_chip")

@@ -129,3 +129,111 @@ def test_a_serving_calibration_is_for_its_own_chip() -> None:
     assert r.returncode == 2
     assert r.stderr.strip() == ("symroof: error: --efficiency: the serving calibration "
                                 "trtllm-a100 was measured on a100-80gb, not h100-sxm")
+
+
+def test_the_h100_rows_are_tensorrt_llm_s_h100_fp8_tables() -> None:
+    head, rows = published_rows("trtllm-perf-h100")
+    assert (head["chip"], head["dtype"], head["kv_dtype"], head["attention"]) == (
+        "h100-sxm", "fp8-w8a8", "fp8", "per-head")
+    assert [(r.model, r.tp, r.batch, r.input, r.output, r.published) for r in rows] == [
+        ("llama-2-7b", 1, 1, 128, 1, sp.Rational(7, 1000)),
+        ("llama-2-7b", 1, 1, 2048, 1, sp.Rational(36, 1000)),
+        ("llama-2-70b", 4, 1, 128, 1, sp.Rational(26, 1000)),
+        ("llama-2-70b", 4, 1, 2048, 1, sp.Rational(109, 1000)),
+        ("llama-2-7b", 1, 768, 128, 128, 19694),
+        ("llama-2-7b", 1, 112, 128, 2048, 6818),
+        ("llama-2-7b", 1, 80, 2048, 128, 2244),
+        ("llama-2-7b", 1, 48, 2048, 2048, 2740),
+        ("llama-2-70b", 2, 1024, 128, 128, 2657),
+        ("llama-2-70b", 4, 480, 128, 2048, 1486),
+        ("llama-2-70b", 2, 96, 2048, 128, 306),
+        ("llama-2-70b", 2, 64, 2048, 2048, 547)]
+
+
+def test_trtllm_h100_fits_compute_on_one_row_and_every_bound_holds() -> None:
+    cal = serving_calibration("trtllm-h100")
+    assert (cal.fitted, cal.row, cal.overlap) == ("compute", 1, False)
+    assert cal.fractions["nvlink"] == sp.Rational(370, 450)
+    assert "hbm" not in cal.fractions  # no sourced H100 copy measurement: at peak
+    rows = compare("trtllm-h100")
+    assert [r.calibrated for r in rows] == [i == 1 for i in range(len(rows))]
+    assert abs(float(rows[1].error)) < 1e-5
+    for r in rows:
+        assert r.bound_holds, r.source
+        assert (r.bound <= r.predicted) if r.what == FIRST else (r.bound >= r.predicted)
+
+
+def test_a_calibration_measured_in_fp8_refuses_a_bf16_plan() -> None:
+    from tests.conftest import run_cli
+    r = run_cli("plan", "llama-3-70b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+                "--batch", "16", "--context", "4096", "--efficiency", "trtllm-h100")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == (
+        "symroof: error: --dtype: the serving calibration trtllm-h100 was measured with the "
+        "projections in fp8 (weights fp8-w8a8, KV cache fp8), not bf16: give --dtype "
+        "fp8-w8a8")
+
+
+def test_the_llama_3_70b_request_prints_its_bound_and_its_h100_forecast() -> None:
+    import json
+
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.serving import serve
+    from tests.conftest import run_cli
+    args = ["plan", "llama-3-70b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
+            "--batch", "16", "--context", "4096", "--generate", "256", "--dtype", "fp8-w8a8",
+            "--kv-dtype", "fp8", "--efficiency", "trtllm-h100"]
+    r = run_cli(*args)
+    assert r.returncode == 0, r.stderr
+    assert "bound (every term at its peak) and forecast (under the efficiency):" in r.stdout
+    rows = {x["what"]: x for x in json.loads(run_cli(*args, "--json").stdout)[
+        "bound_and_forecast"]}
+    m, cfg = mesh("X=8", "h100-sxm"), model("llama-3-70b")
+    eff = serving_calibration("trtllm-h100").efficiency()
+    peak = serve(cfg, m, batch=16, context=4096, dtype="fp8-w8a8", kv_dtype="fp8")
+    forecast = serve(cfg, m, batch=16, context=4096, dtype="fp8-w8a8", kv_dtype="fp8",
+                     efficiency=eff)
+    for what, step in (("prefill step", "prefill"), ("decode step", "decode")):
+        assert sp.Rational(rows[what]["bound"]) == getattr(peak, step).latency
+        assert sp.Rational(rows[what]["forecast"]) == getattr(forecast, step).latency
+
+
+def _printed(s: object) -> tuple:
+    """What a serving plan prints and writes as JSON, field by field."""
+    from symroof.plans.serving import Serving
+    assert isinstance(s, Serving)
+    return (s.prefill.latency, s.prefill.t_upper, s.prefill.terms, s.prefill.bound,
+            s.decode.latency, s.decode.t_upper, s.decode.terms, s.decode.comms, s.critical,
+            s.balance, s.grid, s.requests, s.memory, s.assumptions,
+            None if s.chunked is None else s.chunked.time)
+
+
+def test_a_forecast_and_its_bound_from_one_build_equal_the_two_built_apart() -> None:
+    # serve(..., bound=True) builds each step's ops, collectives and rooflines once for the
+    # forecast and the bound; each equals the plan built alone under its efficiency, exactly
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.efficiency import Efficiency
+    from symroof.plans.serving import serve
+    from symroof.plans.strategy import parse_strategy
+    typed = Efficiency({"compute": sp.Rational(7, 10), "hbm": sp.Rational(17, 20),
+                        "nvlink": sp.Rational(4, 5)})
+    cases = [
+        ("llama-3-70b", "X=8", None, "h100-sxm", {"dtype": "fp8-w8a8", "kv_dtype": "fp8"},
+         serving_calibration("trtllm-h100").efficiency()),
+        ("llama-2-70b", "X=4", None, "a100-80gb", {"dtype": "fp16"},
+         serving_calibration("trtllm-a100").efficiency()),
+        ("mixtral-8x7b", "X=2,Y=4", "ep=X,tp=Y", "h100-sxm", {}, typed),
+        ("llama-3-8b", "X=2,Y=4", "pp=X,tp=Y", "h100-sxm", {"chunk": 512}, typed),
+        ("llama-2-7b", "X=8", None, "h100-sxm", {"chunk": 1024, "piggyback": True},
+         serving_calibration("trtllm-h100").efficiency())]
+    for name, spec, strategy, chip_name, options, eff in cases:
+        m, cfg = mesh(spec, chip_name), model(name)
+        how = dict(batch=16, context=2048, strategy=parse_strategy(strategy) if strategy
+                   else None, **options)
+        both = serve(cfg, m, efficiency=eff, bound=True, **how)
+        assert both.at_peak is not None
+        assert _printed(both) == _printed(serve(cfg, m, efficiency=eff, **how)), name
+        assert _printed(both.at_peak) == _printed(serve(cfg, m, **how)), name
+        assert serve(cfg, m, efficiency=eff, **how).at_peak is None

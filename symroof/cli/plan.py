@@ -152,7 +152,8 @@ def register(verbs: Any) -> None:
                         "balance (default 256)")
     p.add_argument("--dtype", default="bf16", metavar="NAME",
                    help="serving: the weights' dtype (default bf16; int8 halves them) or a "
-                   "scheme (int4-awq, int4-gptq, int4-sym)")
+                   "scheme (int4-awq, int4-gptq, int4-sym; fp8-w8a8: weights and the "
+                   "projections' inputs in fp8, the projections at the chip's fp8 peak)")
     p.add_argument("--kv-dtype", metavar="NAME", help="serving: the KV cache's dtype "
                    "(default: --dtype) or a scheme (fp8-tensor, fp8-head, int8-token, kivi-2)")
     p.add_argument("--chunk", metavar="C", type=count,

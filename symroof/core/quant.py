@@ -14,7 +14,10 @@ per element are its storage dtype's (the scales are said, not counted).
 
 A weight scheme quantises the layers' projection matrices (their biases with them); the
 embedding, the output head and the norms stay in 16 bits (``REST``), as AutoGPTQ and AutoAWQ
-checkpoints keep them. A KV scheme quantises the cache; a group of ``head`` elements is one
+checkpoints keep them. A scheme with ``activations`` (``fp8-w8a8``) quantises the
+projections' inputs too: each projection reads its input in that dtype and runs at the
+chip's peak for it; its output, the attention core, the norms and the head stay in 16 bits.
+A KV scheme quantises the cache; a group of ``head`` elements is one
 token's vector of one KV head, so a model's head dimension must equal it.
 """
 
@@ -43,6 +46,7 @@ class Scheme:
     meaning: str
     source: str
     per_head: bool = False  # a group is one token's vector of one KV head
+    activations: str | None = None  # a weight scheme's projections read their inputs in it
 
     @property
     def bytes_per_element(self) -> sp.Rational:
@@ -73,6 +77,13 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
     Scheme("int4-sym", "weights", 4, 128, 16, 0,
            "4-bit integers, a 16-bit scale per group of 128, symmetric (no zero point)",
            "GPTQ/AWQ with sym and zero_point off, as the Marlin kernels load them"),
+    Scheme("fp8-w8a8", "weights", 8, None, 32, 0,
+           "fp8 (e4m3) weights and activations (W8A8), one fp32 scale per tensor: each "
+           "projection reads its input in fp8 and runs at the chip's fp8 peak, its output "
+           "in 16 bits",
+           "TensorRT-LLM's --enable_fp8 (fp8 GEMMs for the attention QKV and dense "
+           "projections and the MLP, per-tensor scales); NVIDIA ModelOpt's FP8 checkpoints",
+           activations="fp8"),
     Scheme("fp8-tensor", "kv", 8, None, 32, 0,
            "fp8 (e4m3) with one fp32 scale per layer for K and one for V",
            "vLLM, quantized KV cache: per-tensor k/v_scale = [1]"),
@@ -114,6 +125,17 @@ def check_scheme(name: str, use: str, *, head_dim: sp.Expr | int | None = None,
             and sp.sympify(head_dim) != s.group:
         raise InputError(f"{s.name} scales a head's {s.group} elements per token; this "
                          f"model's head dimension is {head_dim}", where)
+
+
+def matmul_input(activations: str, weights: str) -> str:
+    """The dtype a projection whose weights are in ``weights`` reads its input in: the
+    scheme's activations (``fp8-w8a8``: fp8), else ``activations``.
+
+    >>> matmul_input("bf16", "fp8-w8a8"), matmul_input("bf16", "int4-awq")
+    ('fp8', 'bf16')
+    """
+    s = scheme_of(weights)
+    return s.activations if s is not None and s.activations else activations
 
 
 def rest_dtype(name: str) -> str:

@@ -201,18 +201,38 @@ def roofline(op: Op, chip: Chip, *, dtype: str | None = None,
              "FLOPs / bytes"),
         Step("evaluate", "critical intensity", None, ridge, f"peak / {main} bandwidth"),
     )
+    bare = Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps,
+                    {}, (), compute or op.compute, canonical_dtype(dtype or op.dtype))
+    return with_terms(bare, extra, serial)
+
+
+def with_terms(rl: Roofline, extra: Mapping[str, sp.Expr] | None,
+               serial: tuple[str, ...] = ()) -> Roofline:
+    """``rl`` (a roofline with no extra terms) with ``extra`` named time terms added,
+    ``serial`` naming the terms that do not overlap the others: what ``roofline`` returns
+    when given them, at the cost of no other work (one op timed under several collective
+    costs builds its roofline once).
+
+    >>> from symroof import chip, einsum
+    >>> op = einsum("B D, D F -> B F", "bf16")
+    >>> bare = roofline(op, chip("tpu-v5e"))
+    >>> t = {"tp": sp.Rational(1, 10**6)}
+    >>> with_terms(bare, t, ("tp",)).t_lower == roofline(op, chip("tpu-v5e"), extra=t,
+    ...                                                  serial=("tp",)).t_lower
+    True
+    """
     added = {k: exact(v) for k, v in (extra or {}).items()}
-    clash = [k for k in added if k == COMPUTE or k in t_comms]
-    unknown = [k for k in serial if k != COMPUTE and k not in t_comms and k not in added]
+    clash = [k for k in added if k == COMPUTE or k in rl.t_comms]
+    unknown = [k for k in serial if k != COMPUTE and k not in rl.t_comms and k not in added]
     if clash or unknown:
         raise InputError(f"term {(clash or unknown)[0]!r} is " +
                          ("already a term of the roofline" if clash else "not a term"))
-    steps += tuple(Step("define", f"time term {k}", None,
-                        sp.Eq(symbol(f"T_{k}"), t, evaluate=False), "given") for k, t in
-                   added.items())
-    return Roofline(op, chip, peak, bandwidths, t_math, t_comms, main, intensity, ridge, steps,
-                    added, tuple(serial),
-                    compute or op.compute, canonical_dtype(dtype or op.dtype))
+    if not added and not serial:
+        return rl
+    steps = rl.steps + tuple(Step("define", f"time term {k}", None,
+                                  sp.Eq(symbol(f"T_{k}"), t, evaluate=False), "given")
+                             for k, t in added.items())
+    return replace(rl, steps=steps, extra=added, serial=tuple(serial))
 
 
 def binding(terms: Mapping[str, sp.Expr]) -> str:

@@ -50,7 +50,7 @@ import sympy as sp
 
 from ..core.errors import InputError
 from ..core.parse import exact, symbol
-from ..core.quant import check_scheme, rest_dtype
+from ..core.quant import check_scheme, matmul_input, rest_dtype
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op, einsum, fuse, op, sequence
 from .config import ModelConfig
@@ -64,7 +64,11 @@ ACTIVATIONS = {
                "moves the weights, the KV cache read and the new KV entries written"}
 # the attention core's kernel -> what it moves
 ATTENTION = {"flash": "one fused kernel: Q, K, V read, O written, the scores kept on chip",
-             "materialised": "the scores written to memory and read back (two kernels)"}
+             "materialised": "the scores written to memory and read back (two kernels)",
+             "per-head": "flash's fused kernel with one thread block per query head and "
+                         "sequence in decode, as TensorRT-LLM's masked multi-head attention "
+                         "before its XQA kernel: each query head reads its KV head's cache, "
+                         "so a group of G query heads reads it G times"}
 
 
 @dataclass(frozen=True)
@@ -153,7 +157,9 @@ def _with_bias(o: Op, tokens: sp.Expr, elements: sp.Expr, w: sp.Expr) -> Op:
 
 
 def _matmul(name: str, M: sp.Expr, inner: sp.Expr, outer: sp.Expr, a: str, w: str) -> Op:
-    return einsum("M I, I O -> M O", [a, w], out=a, name=name,
+    """A projection of M tokens: its input in ``matmul_input`` (fp8 under ``fp8-w8a8``,
+    which also sets the peak it runs at), its output in ``a``."""
+    return einsum("M I, I O -> M O", [matmul_input(a, w), w], out=a, name=name,
                   dims={"M": M, "I": inner, "O": outer})
 
 
@@ -184,17 +190,18 @@ def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: 
     the pairs routed to them from the M ``split`` tokens of its group: M k on average, and
     the experts of its share those tokens touch."""
     D, E, k, Fe = s["D"], s["E"], s["k"], s["F_e"]
-    ab, wb = dtype_bytes(a), dtype_bytes(w)
+    q = matmul_input(a, w)
+    ab, qb, wb = dtype_bytes(a), dtype_bytes(q), dtype_bytes(w)
     touched = experts_touched(E, k, M * split) / split
     pairs = M * k
     wide = (2 if cfg.mlp == "gated" else 1) * Fe
     up_params = D * wide + (wide if cfg.mlp_bias else 0)
     down_params = Fe * D + (D if cfg.mlp_bias else 0)
     up = op("experts gate/up" if cfg.mlp == "gated" else "experts up",
-            2 * pairs * up_params, pairs * D * ab + touched * up_params * wb,
-            writes=pairs * wide * ab, dtype=a)
-    down = op("experts down", 2 * pairs * down_params, pairs * Fe * ab + touched * down_params
-              * wb, writes=pairs * D * ab, dtype=a)
+            2 * pairs * up_params, pairs * D * qb + touched * up_params * wb,
+            writes=pairs * wide * ab, dtype=q)
+    down = op("experts down", 2 * pairs * down_params, pairs * Fe * qb + touched * down_params
+              * wb, writes=pairs * D * ab, dtype=q)
     return [up, down]
 
 
@@ -249,6 +256,12 @@ def _attention(s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr, a: 
             scores, values = (replace(o, flops=o.flops * whole) for o in (scores, values))
     if kernel == "flash":
         return [fuse(scores, values, name="attention")]
+    if kernel == "per-head":
+        core = fuse(scores, values, name="attention")
+        if phase == "decode":  # the other G - 1 query heads of a group read the cache again
+            again = (dims["G"] - 1) * 2 * B * dims["T"] * dims["K"] * dims["H"] * dtype_bytes(kv)
+            core = replace(core, reads={**core.reads, "hbm": core.reads["hbm"] + again})
+        return [core]
     return [scores, values]
 
 
@@ -299,10 +312,11 @@ def _mla_decode(s: Mapping[str, sp.Expr], B: sp.Expr, T: sp.Expr, a: str, w: str
     H_v); the cache is read once, B T (C + R) elements."""
     N, H, C, R, Hv = s["N"], s["H"], s["C"], s["R"], s["H_v"]
     dims = {"B": B, "N": N, "P": H - R, "C": C, "L": C + R, "T": T, "V": Hv}
-    absorb = einsum("B N P, N P C -> B N C", [a, w], out=a, name="q absorb", dims=dims)
+    q = matmul_input(a, w)
+    absorb = einsum("B N P, N P C -> B N C", [q, w], out=a, name="q absorb", dims=dims)
     scores = einsum("B N L, B T L -> B N T", [a, kv], out=a, name="scores", dims=dims)
     values = einsum("B N T, B T C -> B N C", [a, kv], out=a, name="values", dims=dims)
-    back = einsum("B N C, N C V -> B N V", [a, w], out=a, name="v absorb", dims=dims)
+    back = einsum("B N C, N C V -> B N V", [q, w], out=a, name="v absorb", dims=dims)
     if kernel == "flash":  # one kernel: the query and the cache read once, the output written
         core = fuse(scores, values, name="attention")
         core = replace(core, reads={"hbm": B * N * (C + R) * dtype_bytes(a)
@@ -342,6 +356,9 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     if activations not in ACTIVATIONS:
         raise InputError(f"unknown place {activations!r} (choices: "
                          f"{', '.join(ACTIVATIONS)})", "activations")
+    if attention == "per-head" and (cfg.mla is not None or activations != "hbm"):
+        raise InputError(f"{cfg.name}: the per-head kernel is modelled for KV heads (not "
+                         "latent attention) with activations through HBM", "attention")
     if cfg.mla is not None and activations != "hbm":
         raise InputError(f"{cfg.name}: activations kept on chip are not modelled for latent "
                          "attention (MLA)", "activations")
@@ -444,7 +461,7 @@ def _on_chip(o: Op, weights: Mapping[str, sp.Expr], s: Mapping[str, sp.Expr], ph
         reads = cache if o.name == "attention" else cache / 2
     elif o.name.startswith("experts"):  # touched weights: the reads less the routed tokens
         width = s["D"] if o.name != "experts down" else s["F_e"]
-        reads = o.reads["hbm"] - M * s["k"] * width * dtype_bytes(a)
+        reads = o.reads["hbm"] - M * s["k"] * width * dtype_bytes(matmul_input(a, w))
     else:
         held = rest_dtype(w) if o.name == "output head" or "norm" in o.name else w
         reads = weights[o.name] * dtype_bytes(held)

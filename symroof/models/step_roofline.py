@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
+from functools import cached_property
 
 import sympy as sp
 
@@ -31,7 +32,7 @@ from ..core.parse import symbol
 from ..engine.asymptotics import expansion
 from ..engine.critical import Critical, critical_size
 from ..engine.ops import Op
-from ..engine.rooflines import Roofline, binding, roofline
+from ..engine.rooflines import Roofline, binding, roofline, with_terms
 from ..hardware.catalog import Chip
 from .config import ModelConfig
 from .layers import DEFAULT_KERNEL, Block, Kernel, StepOps, layer_ops, spelled
@@ -60,9 +61,15 @@ class StepRoofline(tb.RichView):
     rows: tuple[Row, ...]
     t_math: sp.Expr
     t_memory: sp.Expr
-    t_lower: sp.Expr
     t_upper: sp.Expr
     ridge: sp.Expr
+
+    @cached_property
+    def t_lower(self) -> sp.Expr:
+        """Each op's overlapped time (its roofline's T_lower) times its count, summed: built
+        when first asked, since a Max of symbolic terms compares them pairwise and a
+        forecast that takes no overlap never asks."""
+        return sp.Add(*(r.count * r.roofline.t_lower for r in self.rows))
 
     def _view(self) -> tuple[str, tb.Table]:
         rows = [(tb.cell(tb.text(r.block.name)), tb.cell(tb.text(r.op.name)),
@@ -111,6 +118,9 @@ def op_roofline(o: Op, chip: Chip, extra: Mapping[str, sp.Expr] | None = None,
                 ) -> tuple[Roofline, str]:
     """The roofline of ``o``, with ``extra`` serial terms (a collective after it); a
     vector-unit op without a listed peak falls back as noted."""
+    if extra:
+        rl, note = op_roofline(o, chip)
+        return with_terms(rl, extra, tuple(extra)), note
     terms, serial = dict(extra or {}), tuple(extra or ())
     if o.compute != "vpu":
         return roofline(o, chip, extra=terms, serial=serial), f"{o.compute} {o.dtype}"
@@ -124,26 +134,35 @@ def op_roofline(o: Op, chip: Chip, extra: Mapping[str, sp.Expr] | None = None,
             f"mxu {o.dtype} (no vector-unit peak listed: an upper bound on its rate)")
 
 
+def peak_rooflines(step: StepOps, chip: Chip) -> tuple[tuple[Roofline, str], ...]:
+    """Each op's roofline on ``chip`` (and its peak's note) with no extra term: what
+    ``step_roofline`` builds on, once for any number of collective costs and fractions."""
+    return tuple(op_roofline(o, chip) for _, o in step.rows())
+
+
 def step_roofline(step: StepOps, chip: Chip,
                   extras: Mapping[str, Mapping[str, sp.Expr]] | None = None,
-                  fractions: Mapping[str, sp.Expr] | None = None) -> StepRoofline:
+                  fractions: Mapping[str, sp.Expr] | None = None,
+                  base: tuple[tuple[Roofline, str], ...] | None = None) -> StepRoofline:
     """Rooflines of every op of ``step`` on ``chip``, and the step's summed times;
     ``extras`` adds serial time terms to ops by name (a collective after the op);
     ``fractions`` the achieved fraction of peak of ``compute`` and memory levels (their
-    times divided by it, an assumption the caller states)."""
+    times divided by it, an assumption the caller states); ``base`` the ops' rooflines
+    from ``peak_rooflines`` when already built (the same step under other fractions)."""
     rows = []
     slow = dict(fractions or {})
-    for block, o in step.rows():
-        rl, note = op_roofline(o, chip, (extras or {}).get(o.name))
+    base = base or peak_rooflines(step, chip)
+    for (block, o), (bare, note) in zip(step.rows(), base, strict=True):
+        extra = (extras or {}).get(o.name)
+        rl = with_terms(bare, extra, tuple(extra)) if extra else bare
         if slow:
             rl = replace(rl, t_math=rl.t_math / slow.get("compute", 1),
                          t_comms={k: v / slow.get(k, 1) for k, v in rl.t_comms.items()})
         rows.append(Row(block, o, rl, note))
     t_math = sp.Add(*(r.count * r.roofline.t_math for r in rows))
     t_mem = sp.Add(*(r.count * sp.Add(*r.roofline.t_comms.values()) for r in rows))
-    t_lower = sp.Add(*(r.count * r.roofline.t_lower for r in rows))
     t_upper = sp.Add(*(r.count * r.roofline.t_upper for r in rows))
-    return StepRoofline(step, chip, tuple(rows), t_math, t_mem, t_lower, t_upper,
+    return StepRoofline(step, chip, tuple(rows), t_math, t_mem, t_upper,
                         chip.ridge(step.dtype))
 
 

@@ -41,7 +41,7 @@ from ..core.errors import InputError
 from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..parallel.mesh import Mesh
-from .device_step import DeviceStep, device_step
+from .device_step import DeviceStep, device_steps
 from .efficiency import PEAK, Efficiency
 
 #: the most chunks one prompt is split into (each a device step to derive)
@@ -111,19 +111,35 @@ def chunked_prefill(cfg: ModelConfig, m: Mesh, axes: Mapping[str, tuple[str, ...
     each chunk step also carries one decode token of each of B_d sequences at context T_d,
     the weights read once for both (``apart``: the same work as chunk steps and decode
     steps one after another)."""
+    return chunked_prefills(cfg, m, axes, batch=batch, context=context, chunk=chunk,
+                            dtype=dtype, kv_dtype=kv_dtype, efficiencies=(efficiency,),
+                            kernel=kernel, in_network=in_network, decoding=decoding,
+                            choices=choices)[0]
+
+
+def chunked_prefills(cfg: ModelConfig, m: Mesh, axes: Mapping[str, tuple[str, ...]], *,
+                     batch: int, context: int, chunk: int, dtype: str = "bf16",
+                     kv_dtype: str | None = None, efficiencies: tuple[Efficiency, ...] = (PEAK,),
+                     kernel: Kernel = DEFAULT_KERNEL, in_network: bool = False,
+                     decoding: tuple[int, int] | None = None,
+                     choices: Choices = EXACT) -> tuple[ChunkedPrefill, ...]:
+    """``chunked_prefill`` under each of ``efficiencies``, each chunk's step built once for
+    all of them (``device_steps``)."""
     sizes, priors = chunk_sizes(context, chunk)
-    steps = tuple(device_step(cfg, "prefill", m, axes, batch=batch, context=c, dtype=dtype,
-                              kv_dtype=kv_dtype, efficiency=efficiency, kernel=kernel,
-                              prior=p, in_network=in_network, decoding=decoding,
-                              choices=choices, prompt=None if kernel.causal else context)
-                  for c, p in zip(sizes, priors, strict=True))
+    built = [device_steps(cfg, "prefill", m, axes, batch=batch, context=c, dtype=dtype,
+                          kv_dtype=kv_dtype, efficiencies=efficiencies, kernel=kernel,
+                          prior=p, in_network=in_network, decoding=decoding,
+                          choices=choices, prompt=None if kernel.causal else context)
+             for c, p in zip(sizes, priors, strict=True)]
+    steps = [tuple(b[i] for b in built) for i in range(len(efficiencies))]
     if decoding is None:
-        return ChunkedPrefill(chunk, sizes, priors, steps)
-    alone = chunked_prefill(cfg, m, axes, batch=batch, context=context, chunk=chunk,
-                            dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency,
-                            kernel=kernel, in_network=in_network, choices=choices)
-    decode = device_step(cfg, "decode", m, axes, batch=decoding[0], context=decoding[1],
-                         dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency, kernel=kernel,
-                         in_network=in_network, choices=choices)
-    return ChunkedPrefill(chunk, sizes, priors, steps, decoding[0],
-                          alone.time + len(sizes) * decode.latency)
+        return tuple(ChunkedPrefill(chunk, sizes, priors, s) for s in steps)
+    alone = chunked_prefills(cfg, m, axes, batch=batch, context=context, chunk=chunk,
+                             dtype=dtype, kv_dtype=kv_dtype, efficiencies=efficiencies,
+                             kernel=kernel, in_network=in_network, choices=choices)
+    decode = device_steps(cfg, "decode", m, axes, batch=decoding[0], context=decoding[1],
+                          dtype=dtype, kv_dtype=kv_dtype, efficiencies=efficiencies,
+                          kernel=kernel, in_network=in_network, choices=choices)
+    return tuple(ChunkedPrefill(chunk, sizes, priors, s, decoding[0],
+                                a.time + len(sizes) * d.latency)
+                 for s, a, d in zip(steps, alone, decode, strict=True))

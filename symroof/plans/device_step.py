@@ -38,6 +38,7 @@ from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
+from ..core.quant import scheme_of
 from ..core.sizes import dtype_bytes
 from ..core.units import COUNT, PER_SECOND, TIME, records
 from ..engine.critical import Critical, critical_size
@@ -45,7 +46,7 @@ from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, Kernel, layer_ops, spelled
-from ..models.step_roofline import StepRoofline, step_roofline
+from ..models.step_roofline import StepRoofline, peak_rooflines, step_roofline
 from ..models.tensor_parallel import shard
 from ..parallel.collectives import Collective, collective
 from ..parallel.in_network import in_switch_algorithm
@@ -118,6 +119,22 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 in_network: bool = False,
                 decoding: tuple[int | Expr, int] | None = None,
                 choices: Choices = EXACT, prompt: int | None = None) -> DeviceStep:
+    """The step of ``phase`` under ``efficiency``: ``device_steps`` under that one."""
+    return device_steps(cfg, phase, m, axes, batch=batch, context=context, dtype=dtype,
+                        kv_dtype=kv_dtype, efficiencies=(efficiency,), chip=chip,
+                        kernel=kernel, prior=prior, in_network=in_network,
+                        decoding=decoding, choices=choices, prompt=prompt)[0]
+
+
+def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
+                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
+                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
+                 efficiencies: tuple[Efficiency, ...] = (PEAK,), chip: Chip | None = None,
+                 kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0,
+                 in_network: bool = False,
+                 decoding: tuple[int | Expr, int] | None = None,
+                 choices: Choices = EXACT, prompt: int | None = None,
+                 ) -> tuple[DeviceStep, ...]:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
     without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; a prefill with
@@ -128,7 +145,9 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     a prefill chunk;
     ``prompt`` is the whole prompt's length a chunk's dense attention count scores against
     (``layer_ops``); its collectives costed under ``choices``
-    (``core.choices.COLLECTIVE_CHOICES``)."""
+    (``core.choices.COLLECTIVE_CHOICES``); one step under each of ``efficiencies``, the
+    ops, their collectives and their rooflines at peak built once for all of them (a
+    forecast and its bound)."""
     choices = choices.within(COLLECTIVE_CHOICES, "a model step")
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
@@ -142,6 +161,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "chip")
+    _peak_for(dtype, the_chip)
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
     notes: set[str] = set()
@@ -153,29 +173,15 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
         largest = max(o.writes.get("hbm", sp.S.Zero) for _, o in through.rows())
         notes.add(f"{phase}: activations kept on chip, the largest an op writes "
                   f"{si(largest, 'B')} per device (an on-chip memory must hold it)")
-    extras: dict[str, dict[str, Expr]] = {}
-    once: dict[str, Expr] = {}
+    # the collectives, each (op it follows or None for once a step, kind, costed collective)
+    planned: list[tuple[str | None, str, Collective]] = []
 
-    def timed(kind: str, c: Collective) -> tuple[str, Expr]:
+    def add(op_name: str | None, kind: str, c: Collective) -> None:
         if choices != EXACT:
             c = c.under(choices)
-        label = f"{kind} over {'+'.join(c.axes)} ({', '.join(sorted(c.bandwidths()))})"
-        f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
         if m is not None:
             _sourced(c, m, notes)
-        return label, c.bandwidth_time / f + _known(c.latency_time, notes)
-
-    calls: dict[str, Expr] = {}
-    for b in ops.blocks:
-        for o in b.ops:
-            calls[o.name] = calls.get(o.name, sp.S.Zero) + b.count
-    comms: list[Comm] = []
-
-    def add(op_name: str, kind: str, c: Collective) -> None:
-        label, time = timed(kind, c)
-        extras.setdefault(op_name, {})
-        extras[op_name][label] = extras[op_name].get(label, 0) + time
-        comms.append(Comm(op_name, kind, c.kind, c.nbytes, calls[op_name], time, c.algorithm))
+        planned.append((op_name, kind, c))
 
     if m is not None and tp > 1:
         how = "ring"
@@ -197,22 +203,53 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
         add("router", "ep", a2a)  # dispatch after the router, combine after the experts
         add("experts down", "ep", a2a)
     if m is not None and pp > 1:
-        hop = collective("permute", row_bytes, axes["pp"][0], m)
-        label, time = timed("pp", hop)
-        once[label] = (pp - 1) * time
-        comms.append(Comm("each stage", "pp", hop.kind, hop.nbytes, sp.Integer(pp - 1), time))
-    fractions = {k: efficiency.of(k) for k in ("compute", "hbm")}
-    srl = step_roofline(ops, the_chip, extras, fractions)
-    terms = dict(srl.terms)
-    terms.update(once)
-    # a calibration that takes no overlap: its forecast times each op's terms one after
-    # another, the step's T_upper (the calibration says why)
-    t_lower = (srl.t_lower if efficiency.overlap else srl.t_upper) + sp.Add(*once.values())
-    t_upper = srl.t_upper + sp.Add(*once.values())
+        add(None, "pp", collective("permute", row_bytes, axes["pp"][0], m))
+    calls: dict[str, Expr] = {}
+    for b in ops.blocks:
+        for o in b.ops:
+            calls[o.name] = calls.get(o.name, sp.S.Zero) + b.count
+    costs = [(c.bandwidth_time, _known(c.latency_time, notes)) for _, _, c in planned]
+    base = peak_rooflines(ops, the_chip)
     tokens = ops.tokens * replicas
-    return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
-                      tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
-                      efficiency.overlap)
+
+    def under(efficiency: Efficiency) -> DeviceStep:
+        extras: dict[str, dict[str, Expr]] = {}
+        once: dict[str, Expr] = {}
+        comms: list[Comm] = []
+        for (op_name, kind, c), (bandwidth, latency) in zip(planned, costs, strict=True):
+            label = f"{kind} over {'+'.join(c.axes)} ({', '.join(sorted(c.bandwidths()))})"
+            f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
+            time = bandwidth / f + latency
+            if op_name is None:  # a pipeline's hop, pp - 1 times a step
+                once[label] = (pp - 1) * time
+                comms.append(Comm("each stage", kind, c.kind, c.nbytes, sp.Integer(pp - 1),
+                                  time))
+                continue
+            extras.setdefault(op_name, {})
+            extras[op_name][label] = extras[op_name].get(label, 0) + time
+            comms.append(Comm(op_name, kind, c.kind, c.nbytes, calls[op_name], time,
+                              c.algorithm))
+        fractions = {k: efficiency.of(k) for k in ("compute", "hbm")}
+        srl = step_roofline(ops, the_chip, extras, fractions, base)
+        terms = dict(srl.terms)
+        terms.update(once)
+        # a calibration that takes no overlap: its forecast times each op's terms one after
+        # another, the step's T_upper (the calibration says why)
+        t_lower = (srl.t_lower if efficiency.overlap else srl.t_upper) + sp.Add(*once.values())
+        t_upper = srl.t_upper + sp.Add(*once.values())
+        return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
+                          tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
+                          efficiency.overlap)
+    return tuple(under(e) for e in efficiencies)
+
+
+def _peak_for(dtype: str, chip: Chip) -> None:
+    """A weights scheme that runs the projections in its activations' dtype (fp8-w8a8)
+    needs the chip's matrix peak in that dtype."""
+    s = scheme_of(dtype)
+    if s is not None and s.activations and f"mxu.{s.activations}" not in chip.figures:
+        raise InputError(f"{s.name} runs the projections at the chip's {s.activations} "
+                         f"peak, and {chip.name} lists none", "dtype")
 
 
 def _known(latency: Expr, notes: set[str]) -> Expr:

@@ -153,7 +153,7 @@ class PlanRequest:
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         from .serving_reality import serving_efficiency
-        served_eff = serving_efficiency(r.efficiency, the_chip.name) \
+        served_eff = serving_efficiency(r.efficiency, the_chip.name, r.dtype or "bf16") \
             if r.mode == "serve" else None
         eff = served_eff or parse_efficiency(r.efficiency)
         given = r.optimizer
@@ -201,22 +201,21 @@ class PlanRequest:
         from .serving import fewest_chips, serve
         assert r.mesh is not None
         kernel = Kernel(r.attention, r.causal, r.activations)
+        # a forecast: the bound at peak beside it, from the same build (serve's at_peak)
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
                        dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
-                       in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
+                       in_network=r.in_network, piggyback=r.piggyback, choices=chosen,
+                       bound=bool(eff.fractions))
+        bound = served.at_peak
+        served = replace(served, at_peak=None)
         from .serving_offload import offload_serving, parse_serving_offload
         if r.offload is not None:
             served = offload_serving(served, parse_serving_offload(r.offload), the_chip,
                                      layers=cfg.layers, efficiency=eff)
         out = replace(out, serve=served)
-        if eff.fractions:  # a forecast: the bound at peak beside it
-            bound = serve(cfg, mesh(r.mesh, the_chip),
-                          parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
-                          context=r.context, generate=r.generate or 256, dtype=r.dtype,
-                          kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
-                          in_network=r.in_network, piggyback=r.piggyback, choices=chosen)
+        if bound is not None:
             if r.offload is not None:
                 bound = offload_serving(bound, parse_serving_offload(r.offload), the_chip,
                                         layers=cfg.layers)

@@ -22,7 +22,7 @@ outlasts each other term (``engine.critical``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from fractions import Fraction
 
 import sympy as sp
@@ -40,8 +40,8 @@ from ..models.counts import kv_bytes_per_token, params
 from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
-from .chunked import ChunkedPrefill, chunked_prefill
-from .device_step import OVERLAP, DeviceStep, device_step, step_critical
+from .chunked import ChunkedPrefill, chunked_prefills
+from .device_step import OVERLAP, DeviceStep, device_step, device_steps, step_critical
 from .efficiency import PEAK, Efficiency
 from .strategy import Strategy, parse_strategy
 
@@ -72,6 +72,7 @@ class Serving:
     kv_dtype: str = "bf16"
     requests: Mapping[str, Expr] | None = None
     chunked: ChunkedPrefill | None = None
+    at_peak: Serving | None = None  # a forecast's bound: the same plan at peak
 
     @property
     def prefill_time(self) -> Expr:
@@ -153,7 +154,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
           dtype: str = "bf16", kv_dtype: str | None = None,
           kernel: Kernel | None = None, chunk: int | None = None,
           in_network: bool = False, piggyback: bool = False,
-          choices: Choices = EXACT) -> Serving:
+          choices: Choices = EXACT, bound: bool = False) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
     ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
     says (default: flash attention, a dense count, activations through HBM); with
@@ -161,7 +162,9 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     ``piggyback`` each chunk step carrying a decode token of each of the batch's sequences
     at ``context`` (Sarathi-Serve's hybrid batch); with
     ``in_network``, the tensor-parallel AllReduces reduce in the switch (NVLS on an
-    NVSwitch, SHARP on InfiniBand) where the tensor axes are one switched network."""
+    NVSwitch, SHARP on InfiniBand) where the tensor axes are one switched network; with
+    ``bound``, the same plan at peak too (``at_peak``: a forecast's bound), its steps built
+    with the forecast's (``device_steps``: the ops, collectives and rooflines once)."""
     strategy = strategy or tp_over(m)
     k = kernel or DEFAULT_KERNEL
     axes = serving_axes(cfg, m, strategy)
@@ -173,65 +176,78 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         raise InputError(f"a batch of {batch} sequences does not split into {replicas} "
                          f"replicas", "batch")
 
-    def step(phase: str, b: int | None, t: int) -> DeviceStep:
-        return device_step(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
-                           kv_dtype=kv, efficiency=efficiency, kernel=k,
-                           in_network=in_network, choices=choices)
-    prefill, decode = step("prefill", batch, context), step("decode", batch, context)
-    swept = step("decode", None, symbol("T"))  # built once, in the swept sizes B and T
-    critical = step_critical(swept, context)
-    chunked = None if chunk is None else chunked_prefill(
-        cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype, kv_dtype=kv,
-        efficiency=efficiency, kernel=k, in_network=in_network,
-        decoding=(batch, context) if piggyback else None, choices=choices)
-    prefill_time = chunked.time if chunked is not None else prefill.latency
+    efficiencies = (efficiency, PEAK) if bound else (efficiency,)
+
+    def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
+        return device_steps(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
+                            kv_dtype=kv, efficiencies=efficiencies, kernel=k,
+                            in_network=in_network, choices=choices)
+    prefills, decodes = steps("prefill", batch, context), steps("decode", batch, context)
+    swepts = steps("decode", None, symbol("T"))  # built once, in the swept sizes B and T
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
                            context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
     capacity = m.chip.capacity("hbm")
-    ratio = prefill_time / (generate * decode.latency)
-    balance = ratio if ratio.is_Rational else sp.nsimplify(ratio)  # Floats: a simple form
-    grid = []
+    points = []
     for t in sorted({max(1, context // 4), context, 4 * context}):
         for bb in sorted({1, *(batch * 4**k for k in range(3)),
                           *(batch // 4**k for k in (1, 2) if batch // 4**k >= 1)}):
             if bb % replicas:
                 continue
-            d = swept_at(swept, bb, t)  # the decode step at (bb, t), exactly
             held = device_memory(cfg, tp, pp, ep, batch=sp.Integer(bb // replicas),
                                  context=sp.Integer(t), dtype=dtype, kv_dtype=kv)
-            grid.append((int(bb), t, d["latency"], d["throughput"] / m.devices,
-                         bool(held["total"] <= capacity)))
-    requests = per_request(prefill, decode, generate, pp, m.devices, prefill_time)
-    notes = set(prefill.notes) | set(decode.notes)
-    schemes = tuple(s.describe() for s in dict.fromkeys(filter(None, map(scheme_of,
-                                                                         (dtype, kv)))))
-    assumptions = (
-        f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
-        "layers over the stages", *schemes, OVERLAP,
-        "a pipeline's stages run one after another for a token; pp batches in flight",
-        "the sampled positions' logits (one per sequence) all-gathered over the tensor axes; "
-        "the embedding lookup all-reduced (vocabulary-parallel)",
-        f"kernels: {k.describe()}",
-        f"a request: its prompt's prefill, then {generate} decode steps each timed at the "
-        f"prompt's context (the cache grows by {generate} tokens over them); batches run "
-        "one after another on the same chips, pp of them in flight",
-        *(() if chunked is None else (
-            f"chunked prefill (Sarathi-Serve, Agrawal et al. 2024): {len(chunked.sizes)} "
-            f"chunks of {chunk} tokens, each attending to the KV cache of those before it "
-            "(read from memory) and to itself; the prefill is their steps one after "
-            "another, the first token after the last" + (
-                f"; each chunk step carries one decode token of each of {batch} running "
-                f"sequences at context {context} (a hybrid batch: the weights read once "
-                "for both; the request figures still time its decode steps apart)"
-                if piggyback else ""),)),
-        f"efficiency: {efficiency.describe()}", *sorted(notes),
-        *([f"collectives as a text costs them: {choices.describe()} (leaves out "
-           f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
-        *m.assumptions)
-    return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
-                   sp.Integer(batch), sp.Integer(context), memory, capacity, prefill, decode,
-                   critical, balance, generate, assumptions, tuple(grid), dtype, kv,
-                   requests, chunked)
+            points.append((bb, t, bool(held["total"] <= capacity)))
+
+    chunkeds: tuple[ChunkedPrefill | None, ...] = (None,) * len(efficiencies)
+    if chunk is not None:
+        chunkeds = chunked_prefills(
+            cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype,
+            kv_dtype=kv, efficiencies=efficiencies, kernel=k, in_network=in_network,
+            decoding=(batch, context) if piggyback else None, choices=choices)
+
+    def assembled(eff: Efficiency, prefill: DeviceStep, decode: DeviceStep,
+                  swept: DeviceStep, chunked: ChunkedPrefill | None) -> Serving:
+        critical = step_critical(swept, context)
+        prefill_time = chunked.time if chunked is not None else prefill.latency
+        ratio = prefill_time / (generate * decode.latency)
+        balance = ratio if ratio.is_Rational else sp.nsimplify(ratio)  # Floats: a simple form
+        grid = []
+        for bb, t, fits in points:
+            d = swept_at(swept, bb, t)  # the decode step at (bb, t), exactly
+            grid.append((int(bb), t, d["latency"], d["throughput"] / m.devices, fits))
+        requests = per_request(prefill, decode, generate, pp, m.devices, prefill_time)
+        notes = set(prefill.notes) | set(decode.notes)
+        schemes = tuple(s.describe() for s in dict.fromkeys(filter(None, map(scheme_of,
+                                                                             (dtype, kv)))))
+        assumptions = (
+            f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
+            "layers over the stages", *schemes, OVERLAP,
+            "a pipeline's stages run one after another for a token; pp batches in flight",
+            "the sampled positions' logits (one per sequence) all-gathered over the tensor "
+            "axes; the embedding lookup all-reduced (vocabulary-parallel)",
+            f"kernels: {k.describe()}",
+            f"a request: its prompt's prefill, then {generate} decode steps each timed at the "
+            f"prompt's context (the cache grows by {generate} tokens over them); batches run "
+            "one after another on the same chips, pp of them in flight",
+            *(() if chunked is None else (
+                f"chunked prefill (Sarathi-Serve, Agrawal et al. 2024): {len(chunked.sizes)} "
+                f"chunks of {chunk} tokens, each attending to the KV cache of those before "
+                "it (read from memory) and to itself; the prefill is their steps one after "
+                "another, the first token after the last" + (
+                    f"; each chunk step carries one decode token of each of {batch} running "
+                    f"sequences at context {context} (a hybrid batch: the weights read once "
+                    "for both; the request figures still time its decode steps apart)"
+                    if piggyback else ""),)),
+            f"efficiency: {eff.describe()}", *sorted(notes),
+            *([f"collectives as a text costs them: {choices.describe()} (leaves out "
+               f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
+            *m.assumptions)
+        return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
+                       sp.Integer(batch), sp.Integer(context), memory, capacity, prefill,
+                       decode, critical, balance, generate, assumptions, tuple(grid), dtype,
+                       kv, requests, chunked)
+    made = [assembled(e, p, d, w, c) for e, p, d, w, c in zip(efficiencies, prefills, decodes,
+                                                              swepts, chunkeds, strict=True)]
+    return replace(made[0], at_peak=made[1]) if bound else made[0]
 
 
 def swept_at(step: DeviceStep, batch: int, context: int) -> dict[str, Expr]:

@@ -32,8 +32,10 @@ from sympy import Expr
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
+from ..core.quant import matmul_input, rest_dtype
 from ..core.units import TIME, parse_quantity
 from ..models import model
+from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..parallel.mesh import mesh
 from .device_step import device_step
 from .efficiency import PEAK, Efficiency
@@ -129,15 +131,19 @@ def published_rows(name: str) -> tuple[dict[str, Any], tuple[Row, ...]]:
     return data, tuple(rows)
 
 
-def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK) -> Expr:
-    """symroof's figure for ``row`` under ``efficiency``: seconds or tokens/s per GPU."""
+def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK,
+           kv_dtype: str | None = None, kernel: Kernel = DEFAULT_KERNEL) -> Expr:
+    """symroof's figure for ``row`` under ``efficiency``: seconds or tokens/s per GPU, the
+    weights in ``dtype`` (a scheme: ``fp8-w8a8``), the KV cache in ``kv_dtype`` and the
+    kernels as ``kernel`` says (a published file's ``attention``: the engine's kernel)."""
     m = mesh(f"X={row.tp}", chip)
     axes = {"tp": ("X",)} if row.tp > 1 else {}
     cfg = model(row.model)
 
     def step(phase: str, context: int) -> Expr:
         return device_step(cfg, phase, m, axes, batch=row.batch, context=context,
-                           dtype=dtype, efficiency=efficiency).latency
+                           dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency,
+                           kernel=kernel).latency
     first = step("prefill", row.input)
     if row.what == FIRST:
         return first
@@ -145,6 +151,12 @@ def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK) -> Ex
         raise InputError(f"unknown serving figure {row.what!r}", "published")
     steps = row.output * (step("decode", row.input) + step("decode", row.input + row.output))
     return row.batch * row.output / (first + steps / 2) / row.tp
+
+
+def engine_kernel(head: dict[str, Any]) -> Kernel:
+    """The attention kernel a published file's engine ran (``attention``; flash when the
+    file does not say)."""
+    return Kernel(head.get("attention", DEFAULT_KERNEL.attention))
 
 
 @cache
@@ -167,7 +179,8 @@ def serving_calibration(name: str) -> ServingCalibration:
     resource = fit["resource"]
     f = sp.Symbol("f", positive=True)
     trial = Efficiency({**fractions, resource: f}, overlap=rule["overlap"])
-    value = figure(row, data["chip"], head["dtype"], trial)
+    value = figure(row, data["chip"], head["dtype"], trial, head.get("kv_dtype"),
+                   engine_kernel(head))
     fn = sp.lambdify(f, value - row.published, "math")
     lo, hi = 1e-3, 1.0
     if fn(lo) * fn(hi) > 0:
@@ -188,14 +201,18 @@ def serving_calibrations() -> tuple[str, ...]:
     return tuple(data_names("symroof.plans", "calibrations", "serving"))
 
 
-def serving_efficiency(name: str | None, chip: str) -> Efficiency | None:
-    """The fractions of serving calibration ``name`` for a plan on ``chip`` (None when
-    ``name`` is not a serving calibration); a calibration of another chip is refused.
+def serving_efficiency(name: str | None, chip: str, dtype: str = "bf16") -> Efficiency | None:
+    """The fractions of serving calibration ``name`` for a plan on ``chip`` with weights in
+    ``dtype`` (None when ``name`` is not a serving calibration); a calibration of another
+    chip is refused, and so is one whose projections ran in another dtype (its compute
+    fraction is of that dtype's peak).
 
     >>> serving_efficiency("trtllm-a100", "a100-80gb").of("nvlink")
     2/3
     >>> serving_efficiency("compute=0.5", "h100-sxm") is None
     True
+    >>> serving_efficiency("trtllm-h100", "h100-sxm", "fp8-w8a8").of("nvlink")
+    37/45
     """
     if not name or name.strip() not in serving_calibrations():
         return None
@@ -203,6 +220,13 @@ def serving_efficiency(name: str | None, chip: str) -> Efficiency | None:
     if cal.chip != chip:
         raise InputError(f"the serving calibration {cal.name} was measured on {cal.chip}, "
                          f"not {chip}", "efficiency")
+    head, _ = published_rows(cal.published)
+    ran, asked = matmul_input("bf16", head["dtype"]), matmul_input("bf16", dtype)
+    if ran != asked:
+        kv = head.get("kv_dtype") or rest_dtype(head["dtype"])
+        raise InputError(f"the serving calibration {cal.name} was measured with the "
+                         f"projections in {ran} (weights {head['dtype']}, KV cache {kv}), "
+                         f"not {asked}: give --dtype {head['dtype']}", "dtype")
     return cal.efficiency()
 
 
@@ -214,8 +238,10 @@ def compare(name: str) -> list[Compared]:
     eff = cal.efficiency()
     out = []
     for i, row in enumerate(rows):
-        bound = figure(row, cal.chip, head["dtype"])
-        predicted = figure(row, cal.chip, head["dtype"], eff)
+        kernel = engine_kernel(head)
+        bound = figure(row, cal.chip, head["dtype"], kv_dtype=head.get("kv_dtype"),
+                       kernel=kernel)
+        predicted = figure(row, cal.chip, head["dtype"], eff, head.get("kv_dtype"), kernel)
         out.append(Compared(f"{head['engine']}: {row.where}", row.what, row.published,
                             predicted, bound, predicted / row.published - 1, i == cal.row))
     return out
