@@ -170,8 +170,7 @@ def test_a_calibration_measured_in_fp8_refuses_a_bf16_plan() -> None:
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == (
         "symroof: error: --dtype: the serving calibration trtllm-h100 was measured with the "
-        "projections in fp8 (weights fp8-w8a8, KV cache fp8), not bf16: give --dtype "
-        "fp8-w8a8")
+        "projections in fp8 (weights fp8-w8a8, KV cache fp8), not bf16: set it to fp8-w8a8")
 
 
 def test_the_llama_3_70b_request_prints_its_bound_and_its_h100_forecast() -> None:

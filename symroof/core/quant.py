@@ -81,7 +81,7 @@ SCHEMES: dict[str, Scheme] = {s.name: s for s in (
            "fp8 (e4m3) weights and activations (W8A8), one fp32 scale per tensor: each "
            "projection reads its input in fp8 and runs at the chip's fp8 peak, its output "
            "in 16 bits",
-           "TensorRT-LLM's --enable_fp8 (fp8 GEMMs for the attention QKV and dense "
+           "TensorRT-LLM's enable_fp8 build option (fp8 GEMMs for the attention QKV and dense "
            "projections and the MLP, per-tensor scales); NVIDIA ModelOpt's FP8 checkpoints",
            activations="fp8"),
     Scheme("fp8-tensor", "kv", 8, None, 32, 0,

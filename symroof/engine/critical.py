@@ -21,30 +21,61 @@ where the bound leaves the sign open, and the first whole s found by doubling an
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import sympy as sp
 
+from ..core import tables as tb
 from ..core.errors import DerivationError
 from .thresholds import solve_gap
 
 SEARCH_LIMIT = 2**24
 
 
-@dataclass(frozen=True)
-class Critical:
+@dataclass(frozen=True, repr=False)
+class Critical(tb.RichView):
     """``relation`` (``B > 1000/9``, or None), its exact ``value`` when it has a closed form,
-    the first whole ``integer`` on the compute-bound side, or the ``reason`` there is none."""
+    the first whole ``integer`` on the compute-bound side, or the ``reason`` there is none.
+    A size solved on a mesh also has its ``per_chip`` share, the ``chips`` that split it,
+    the ``binding`` thresholds (phase, link, value) it is the largest of, and the
+    ``existence`` condition on the other sizes for them to exist.
+
+    >>> critical_size(sp.Symbol("B", positive=True), {}, sp.Symbol("B", positive=True))
+    <Critical: critical B>
+    """
 
     relation: str | None
     value: sp.Expr | None
     integer: int | None
     reason: str = ""
+    size: sp.Symbol | None = None
+    per_chip: sp.Expr | None = None
+    chips: sp.Expr | None = None
+    binding: tuple[tuple[str, str, sp.Expr], ...] = ()
+    existence: sp.Basic = sp.true
+
+    def _view(self) -> tuple[str, tb.Table]:
+        rows: list[tuple[str, Any]] = [("critical size", self.value if self.value is not None
+                                        else self.relation or self.reason)]
+        if self.integer is not None and self.value is not None and not self.value.is_Integer:
+            rows.append(("first whole size", self.integer))
+        if self.per_chip is not None:
+            rows.append(("per chip", self.per_chip))
+        rows += [(f"{p} against {link}", v) for p, link, v in self.binding]
+        if self.existence is not sp.true:
+            rows.append(("exists when", self.existence))
+        return f"critical {self.size if self.size is not None else 'size'}", \
+            tb.key_values(rows)
 
 
 def critical_size(compute: sp.Expr, others: Mapping[str, sp.Expr], s: sp.Symbol) -> Critical:
     """The size ``s`` above which ``compute`` exceeds every one of ``others`` (their other
     symbols, a peak C or a bandwidth W, taken positive)."""
+    return replace(_critical(compute, others, s), size=s)
+
+
+def _critical(compute: sp.Expr, others: Mapping[str, sp.Expr], s: sp.Symbol) -> Critical:
     values: list[sp.Expr] = []
     integers: list[int | None] = []
     searched = False

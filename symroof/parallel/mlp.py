@@ -47,6 +47,7 @@ from ..core import tables as tb
 from ..core.choices import EXACT, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import symbol
+from ..engine.critical import Critical
 from ..engine.ops import Op
 from ..engine.rooflines import Roofline, roofline
 from ..engine.thresholds import between
@@ -138,25 +139,6 @@ class Phase(tb.RichView):
 
 
 @dataclass(frozen=True, repr=False)
-class Critical(tb.RichView):
-    """The global batch above which a step is compute-bound on every link, and per chip."""
-
-    batch: sp.Symbol
-    value: sp.Expr
-    per_chip: sp.Expr
-    chips: sp.Expr
-    binding: tuple[tuple[str, str, sp.Expr], ...]  # (phase, link, threshold) each
-    existence: sp.Basic = sp.true  # the condition on the other sizes for them to exist
-
-    def _view(self) -> tuple[str, tb.Table]:
-        rows: list[tuple[str, Any]] = [
-            ("critical batch", self.value), ("per chip", self.per_chip),
-            *((f"{p} against {link}", v) for p, link, v in self.binding),
-            ("exists when", self.existence)]
-        return f"critical batch in {self.batch}", tb.key_values(rows)
-
-
-@dataclass(frozen=True, repr=False)
 class MlpStep(tb.RichView):
     """A training step of one MLP layer on a mesh (see the module)."""
 
@@ -204,9 +186,11 @@ class MlpStep(tb.RichView):
             raise DerivationError("no link time grows slower than the compute: the step "
                                   "is compute-bound at every batch")
         n = self.chips
-        return Critical(b, sp.Max(*(v for _, _, v in found)),
-                        sp.Max(*(sp.cancel(v / n) for _, _, v in found)), n, tuple(found),
-                        sp.And(*exists))
+        value = sp.Max(*(v for _, _, v in found))
+        return Critical(f"{b} > {sp.sstr(value)}", value,
+                        int(sp.floor(value)) + 1 if value.is_number else None, size=b,
+                        per_chip=sp.Max(*(sp.cancel(v / n) for _, _, v in found)), chips=n,
+                        binding=tuple(found), existence=sp.And(*exists))
 
     def _view(self) -> tuple[str, tb.Table]:
         rows: list[tuple[str, Any]] = [("layout", self.layout), ("chips", self.chips),

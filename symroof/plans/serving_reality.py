@@ -226,7 +226,7 @@ def serving_efficiency(name: str | None, chip: str, dtype: str = "bf16") -> Effi
         kv = head.get("kv_dtype") or rest_dtype(head["dtype"])
         raise InputError(f"the serving calibration {cal.name} was measured with the "
                          f"projections in {ran} (weights {head['dtype']}, KV cache {kv}), "
-                         f"not {asked}: give --dtype {head['dtype']}", "dtype")
+                         f"not {asked}: set it to {head['dtype']}", "dtype")
     return cal.efficiency()
 
 
