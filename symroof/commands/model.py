@@ -33,13 +33,13 @@ from ..models import (
     training_flops_per_token,
 )
 from ..models.config import ModelConfig
+from ..models.counts import Summary
 from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
 from ..plans.device_step import DeviceStep
 from ..plans.meets import Meet, step_between
 from ..plans.serving import step_on
-from ..render.model_views import Summary
 
 # the round figures of a model a text may state (``ModelRequest.round_figures``, --set)
 ROUND_FIGURES = {"params": "the parameter count (a 70B model: 70e9)",

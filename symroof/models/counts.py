@@ -293,3 +293,20 @@ def kv_bytes_per_sequence(cfg: ModelConfig, context: int | sp.Expr | None = None
                           dtype: str = "bf16", *, symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes of one sequence of ``context`` tokens."""
     return sp.expand(kv_bytes_per_token(cfg, dtype, symbolic=symbolic) * context_symbol(context))
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A model's counts as ``symroof model NAME`` shows them: parameters, FLOPs per token
+    (forward and training), KV bytes per token, at a context and dtypes, and the counts in
+    the config's letters when asked (``commands.model.model_summary`` derives it)."""
+
+    cfg: ModelConfig
+    params: Params
+    flops: sp.Expr
+    training_flops: sp.Expr
+    kv_bytes: sp.Expr
+    context: sp.Expr | None
+    dtype: str
+    kv_dtype: str
+    symbolic: Mapping[str, sp.Expr] | None = None

@@ -9,7 +9,6 @@ Renders only: every value shown was derived before it gets here.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import sympy as sp
@@ -20,26 +19,11 @@ from ..engine.critical import Critical
 from ..engine.thresholds import UNPROVEN
 from ..models.capacity import Fit
 from ..models.config import ModelConfig
-from ..models.counts import Params
+from ..models.counts import Summary
 from ..models.memory import Memory
 from ..models.step_roofline import StepRoofline
 from ..plans.device_step import OVERLAP, DeviceStep
 from ..plans.meets import Meet
-
-
-@dataclass(frozen=True)
-class Summary:
-    """What ``symroof model NAME`` shows, derived by the caller."""
-
-    cfg: ModelConfig
-    params: Params
-    flops: sp.Expr
-    training_flops: sp.Expr
-    kv_bytes: sp.Expr
-    context: sp.Expr | None
-    dtype: str
-    kv_dtype: str
-    symbolic: Mapping[str, sp.Expr] | None = None
 
 
 def exact_json(value: sp.Basic) -> int | str:
