@@ -15,7 +15,7 @@ Run it from the repository root (``python3 examples/plans.py``); it prints what
 from __future__ import annotations
 
 from symroof.plans.request import PlanRequest
-from symroof.plans.views import lines
+from symroof.render.plan_views import lines
 
 TRAIN = PlanRequest(model="llama-2-7b", mode="train", chip="tpu-v5p", mesh="X=4,Y=4,Z=4",
                     strategy="fsdp=X+Y,tp=Z", batch=128, context=4096, recompute="full",

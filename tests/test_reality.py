@@ -288,7 +288,7 @@ def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name
     ratio = search.plan.t_lower / given.t_lower
     assert ratio <= 1
     from symroof.core.printer import approx
-    from symroof.plans.views import lines
+    from symroof.render.plan_views import lines
     text = "\n".join(lines(result))
     assert ("the chosen plan ties with the given one (T_lower)" if ratio == 1 else
             f"the chosen plan is {approx((1 - ratio) * 100)}% faster than the given one "
@@ -299,7 +299,7 @@ def test_a_given_plan_that_does_not_fit_is_said_so() -> None:
     # 22B on 8 A100s, tensor parallel without sequence parallelism or recomputation: the
     # baseline of Figure 1, 45.56 + 59.25 GiB, over the 80 GB of an A100
     from symroof.plans.request import PlanRequest
-    from symroof.plans.views import lines
+    from symroof.render.plan_views import lines
     result = PlanRequest(model="megatron-gpt-22b", mode="train", chip="a100-80gb", mesh="X=8",
                          strategy="tp=X", search=8, batch=4, context=S, microbatches=1,
                          optimizer="adam-megatron").run()

@@ -232,7 +232,7 @@ def run_plan(args: argparse.Namespace) -> int:
     if args.json:
         emit(result.to_json())
     else:
-        from ..plans.views import lines
+        from ..render.plan_views import lines
         print("\n".join(lines(result, args.format, defaulted_chip(args.chip))))
     return 0
 
@@ -246,7 +246,8 @@ _NOT_IN_SERVING_SEARCH = ("mesh", "strategy", "batch", "chunk", "piggyback", "la
 
 def _serving_search(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
-    from ..plans.serving_search import ServingSearchRequest, search_lines
+    from ..plans.serving_search import ServingSearchRequest
+    from ..render.plan_views import search_lines
     for name in (*_NOT_IN_SERVING_SEARCH, "interleave"):
         if getattr(args, name, None) not in (None, False, [], "", 1 if name == "interleave"
                                               else None):

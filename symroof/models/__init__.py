@@ -62,8 +62,9 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
                "flop_budget flops_under flops_utilisation largest_model model_flops_utilisation "
                "optimizer_bytes params_under prefill_decode_balance "
                "queries_per_second training_flops_of training_min_chips"),
-    "counts": ("Flops Params Summary attention_flops flops_per_token forward_flops kv_bytes_per_sequence "
-               "kv_bytes_per_token multiplied_params params training_flops_per_token"),
+    "counts": ("Flops Params Summary attention_flops flops_per_token forward_flops "
+               "kv_bytes_per_sequence kv_bytes_per_token multiplied_params params "
+               "training_flops_per_token"),
     "hf": "bundled from_hf load_config model",
     "layers": "ACTIVATIONS ATTENTION Block DEFAULT_KERNEL Kernel StepOps layer_ops",
     "nominal": ("kv_bytes_under nominal_kv_bytes nominal_params positive_number round_figures "

@@ -360,34 +360,6 @@ def _why(name: str, chips: int, ttft: float, tpot: float, fits: Any, first: Any,
             f"token is {si(step[k], 's')} ({plan(k).describe()})")
 
 
-def search_lines(s: ServingSearch, fmt: str = "text", chip_note: str = "") -> list[str]:
-    """The search as text: the limits, the best plan, the best of each mode, the frontier;
-    ``chip_note`` follows the chip's name."""
-    from .views import table
-    out = [f"{s.model} serving on {s.chips} x {s.chip}{chip_note}: "
-           f"TTFT <= {si(s.ttft_limit, 's')}, TPOT <= {si(s.tpot_limit, 's')}; "
-           f"prompts of {s.context} tokens generating {s.generate}",
-           f"searched {s.searched} configurations over the worker shapes "
-           f"{', '.join(s.shapes)}; {s.feasible} meet the limits", ""]
-    if s.best is None:
-        return [*out, f"no plan: {s.why}", "", "assumptions:",
-                *(f"- {a}" for a in s.assumptions)]
-
-    def row(label: str, p: ServingPlan) -> list[str]:
-        return [label, p.describe(), str(p.chips), si(p.ttft, "s"), si(p.tpot, "s"),
-                f"{p.tokens_per_s_per_chip:.1f}", f"{p.tokens_per_s_per_user:.1f}"]
-    head = ["", "plan", "chips", "TTFT", "TPOT", "tokens/s per chip", "tokens/s per user"]
-    best = [row("best", s.best)]
-    for label, p in (("best aggregated", s.best_aggregated),
-                     ("best disaggregated", s.best_disaggregated)):
-        if p is not None:
-            best.append(row(label, p))
-    out += table(head, best, fmt)
-    out += ["", "frontier (tokens/s per chip against tokens/s per user, within the limits):"]
-    out += table(head[1:], [row("", p)[1:] for p in s.frontier], fmt)
-    return [*out, "", "assumptions:", *(f"- {a}" for a in s.assumptions)]
-
-
 @dataclass(frozen=True)
 class ServingSearchRequest:
     """``symroof plan MODEL --serve --search CHIPS --ttft T --tpot T'``, fields named as

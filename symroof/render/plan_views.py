@@ -14,15 +14,16 @@ import sympy as sp
 
 from ..core import tables as tb
 from ..core.printer import approx, si, text
-from .cost import Cost
-from .device_step import DeviceStep
-from .mfu import Mfu
-from .request import Result
-from .search import Search
-from .serving import Serving
-from .strategy import parse_strategy
-from .train_step import Term
-from .training import PHASES, Plan, bound_by_phase
+from ..plans.cost import Cost
+from ..plans.device_step import DeviceStep
+from ..plans.mfu import Mfu
+from ..plans.request import Result
+from ..plans.search import Search
+from ..plans.serving import Serving
+from ..plans.serving_search import ServingPlan, ServingSearch
+from ..plans.strategy import parse_strategy
+from ..plans.train_step import Term
+from ..plans.training import PHASES, Plan, bound_by_phase
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
@@ -74,7 +75,7 @@ def lines(result: Result, fmt: str = "text", chip_note: str = "") -> list[str]:
     if result.serve is not None:
         out += _serving(result.serve, fmt, chip_note)
     if result.bound is not None and result.serve is not None:
-        from .request import bound_and_forecast
+        from ..plans.request import bound_and_forecast
         rows = [(what, seconds(b) if what != "requests per s" else approx(b),
                  seconds(f) if what != "requests per s" else approx(f))
                 for what, b, f in bound_and_forecast(result.bound, result.serve)]
@@ -330,3 +331,30 @@ def _laws(laws: Sequence[Any], fmt: str) -> list[str]:
                      fmt), *table(["chip", "kind", "axis", "law (exact)", "value",
                                    "book form", "book value"], rows, fmt),
             *notes]
+
+
+def search_lines(s: ServingSearch, fmt: str = "text", chip_note: str = "") -> list[str]:
+    """The search as text: the limits, the best plan, the best of each mode, the frontier;
+    ``chip_note`` follows the chip's name."""
+    out = [f"{s.model} serving on {s.chips} x {s.chip}{chip_note}: "
+           f"TTFT <= {si(s.ttft_limit, 's')}, TPOT <= {si(s.tpot_limit, 's')}; "
+           f"prompts of {s.context} tokens generating {s.generate}",
+           f"searched {s.searched} configurations over the worker shapes "
+           f"{', '.join(s.shapes)}; {s.feasible} meet the limits", ""]
+    if s.best is None:
+        return [*out, f"no plan: {s.why}", "", "assumptions:",
+                *(f"- {a}" for a in s.assumptions)]
+
+    def row(label: str, p: ServingPlan) -> list[str]:
+        return [label, p.describe(), str(p.chips), si(p.ttft, "s"), si(p.tpot, "s"),
+                f"{p.tokens_per_s_per_chip:.1f}", f"{p.tokens_per_s_per_user:.1f}"]
+    head = ["", "plan", "chips", "TTFT", "TPOT", "tokens/s per chip", "tokens/s per user"]
+    best = [row("best", s.best)]
+    for label, p in (("best aggregated", s.best_aggregated),
+                     ("best disaggregated", s.best_disaggregated)):
+        if p is not None:
+            best.append(row(label, p))
+    out += table(head, best, fmt)
+    out += ["", "frontier (tokens/s per chip against tokens/s per user, within the limits):"]
+    out += table(head[1:], [row("", p)[1:] for p in s.frontier], fmt)
+    return [*out, "", "assumptions:", *(f"- {a}" for a in s.assumptions)]
