@@ -22,13 +22,13 @@ CALCULON = {"time": 0.0365, "parameters + optimizer": 0.0849, "activations": 0.0
 
 
 def _rows() -> tuple[list[Any], Any]:
+    from symroof.commands.reality import compare
     from symroof.plans.calibration import calibration
-    from symroof.plans.reality import compare
     return compare(PAPER, CALIBRATION), calibration(CALIBRATION)
 
 
 def _means(rows: list[Any]) -> dict[str, float]:
-    from symroof.plans.reality import mean_abs_error
+    from symroof.commands.reality import mean_abs_error
     out = {"time": float(mean_abs_error(rows, "time")),
            "memory": float(mean_abs_error(rows, "memory"))}
     errors = [abs(float(r.error)) for r in rows if r.kind == "time" and not r.calibrated]
@@ -67,8 +67,8 @@ def _searches() -> list[dict[str, Any]]:
     """For each model: ``symroof plan --train --search`` over the paper's GPUs and global
     batch under the same calibration, the paper's own configuration (sequence parallel +
     selective recomputation) given beside it."""
+    from symroof.commands.plan import PlanRequest
     from symroof.plans.published import published
-    from symroof.plans.request import PlanRequest
     paper = published(PAPER)
     out = []
     for name in paper.runs:

@@ -14,7 +14,7 @@ Run it from the repository root (``python3 examples/plans.py``); it prints what
 
 from __future__ import annotations
 
-from symroof.plans.request import PlanRequest
+from symroof.commands.plan import PlanRequest
 from symroof.render.plan_views import lines
 
 TRAIN = PlanRequest(model="llama-2-7b", mode="train", chip="tpu-v5p", mesh="X=4,Y=4,Z=4",
@@ -41,7 +41,7 @@ def main() -> None:
 
 def lines_of_search(found: object) -> list[str]:
     """The search's table and its explanation, without the chosen plan printed again."""
-    from symroof.plans.request import Result
+    from symroof.plans.result import Result
     return lines(Result("train", search=found))  # type: ignore[arg-type]
 
 

@@ -120,6 +120,6 @@ def test_bad_price_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], pr
 
 def test_a_price_needs_a_plan() -> None:
     with pytest.raises(InputError, match="a price is for a plan"):
-        from symroof.plans.request import PlanRequest
+        from symroof.commands.plan import PlanRequest
         PlanRequest(model="llama-2-7b", mode="train", chip="h100-sxm", laws=True,
                     price="2.5 USD/h").checked()

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 import sympy as sp
 
+from symroof.commands.reality import compare, mean_abs_error, plan_of
 from symroof.core.errors import InputError
 from symroof.models import model
 from symroof.plans.calibration import calibration, parse_efficiency
 from symroof.plans.published import GIB, published
-from symroof.plans.reality import compare, mean_abs_error, plan_of
 from tests.conftest import ROOT
 
 # Table 3 of the paper: heads a, hidden h, layers L
@@ -275,7 +275,7 @@ def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name
     # symroof plan --search over the paper's GPUs, with the paper's own configuration (Table
     # 3, sequence parallel + selective) set beside it, both costed by the generic plan
     # under the same calibration
-    from symroof.plans.request import PlanRequest
+    from symroof.commands.plan import PlanRequest
     run = published("korthikanti2022").run(name, "sequence+selective")
     spec, _, micro = run.as_plan()
     result = PlanRequest(**run.options(), search=run.gpus,
@@ -298,7 +298,7 @@ def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name
 def test_a_given_plan_that_does_not_fit_is_said_so() -> None:
     # 22B on 8 A100s, tensor parallel without sequence parallelism or recomputation: the
     # baseline of Figure 1, 45.56 + 59.25 GiB, over the 80 GB of an A100
-    from symroof.plans.request import PlanRequest
+    from symroof.commands.plan import PlanRequest
     from symroof.render.plan_views import lines
     result = PlanRequest(model="megatron-gpt-22b", mode="train", chip="a100-80gb", mesh="X=8",
                          strategy="tp=X", search=8, batch=4, context=S, microbatches=1,

@@ -182,8 +182,8 @@ def _rate(text: str) -> str:
 
 
 def run_plan(args: argparse.Namespace) -> int:
+    from ..commands.plan import PlanRequest
     from ..core.errors import InputError
-    from ..plans.request import PlanRequest
     if args.serve and args.search is not None:
         return _serving_search(args)
     if args.ttft or args.tpot:

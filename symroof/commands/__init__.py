@@ -6,6 +6,7 @@ function into a library result.
 244
 
 The command line turns its flags into a request (``derive``, ``collective``, ``model``,
-``optimize``) and prints the result; errors raised here name the request's fields
+``optimize``, ``plan``; ``reality`` puts published runs to ``plan``'s request) and prints
+the result; errors raised here name the request's fields
 (``where="comm_bytes"``), and ``cli/`` writes them as flags.
 """

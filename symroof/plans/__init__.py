@@ -17,8 +17,8 @@ ZeRO's model states and the 1F1B schedule; ``search`` picks the fastest plan ove
 factorisation of a chip count; ``mfu`` is PaLM's model FLOPs utilisation. ``conventions``
 holds a framework's choices of the one training model (Megatron-LM's, as data in
 ``frameworks/``), ``published`` the runs of papers with their figures, ``calibration``
-named fractions of peak and the conventions they were fitted under, ``reality`` the
-comparison of the two through ``plan --train``.
+named fractions of peak and the conventions they were fitted under (``commands.reality``
+compares the two through ``plan --train``); ``result`` is what a plan request gives.
 ``offload`` is the host-memory tier of a training plan, ``cost`` the price of a step and a
 token, ``speculative`` speculative decoding's expected tokens per step and speedup.
 """

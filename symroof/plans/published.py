@@ -101,7 +101,7 @@ class Run:
         return spec, strategy, self.microbatches
 
     def options(self) -> dict[str, Any]:
-        """``symroof plan --train``'s options for this run (``plans.request.PlanRequest``'s
+        """``symroof plan --train``'s options for this run (``commands.plan.PlanRequest``'s
         fields), the efficiency left to the caller."""
         spec, strategy, _ = self.as_plan()
         return {"model": self.model, "mode": "train", "chip": self.chip, "mesh": spec,

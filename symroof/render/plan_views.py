@@ -17,7 +17,7 @@ from ..core.printer import approx, si, text
 from ..plans.cost import Cost
 from ..plans.device_step import DeviceStep
 from ..plans.mfu import Mfu
-from ..plans.request import Result
+from ..plans.result import Result
 from ..plans.search import Search
 from ..plans.serving import Serving
 from ..plans.serving_search import ServingPlan, ServingSearch
@@ -75,7 +75,7 @@ def lines(result: Result, fmt: str = "text", chip_note: str = "") -> list[str]:
     if result.serve is not None:
         out += _serving(result.serve, fmt, chip_note)
     if result.bound is not None and result.serve is not None:
-        from ..plans.request import bound_and_forecast
+        from ..plans.result import bound_and_forecast
         rows = [(what, seconds(b) if what != "requests per s" else approx(b),
                  seconds(f) if what != "requests per s" else approx(f))
                 for what, b, f in bound_and_forecast(result.bound, result.serve)]

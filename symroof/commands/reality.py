@@ -21,10 +21,10 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy import Expr
 
-from .calibration import calibration
-from .published import Figure, Run, published
-from .request import PlanRequest
-from .training import Plan
+from ..plans.calibration import calibration
+from ..plans.published import Figure, Run, published
+from ..plans.training import Plan
+from .plan import PlanRequest
 
 MODE_NAMES = {"full": "full recomputation", "sequence+selective":
               "sequence parallel + selective recomputation", "none": "no recomputation"}
