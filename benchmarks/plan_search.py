@@ -8,6 +8,10 @@ whole space. Both sides must agree on every sampled candidate's T_lower and memo
 (``numpy.isclose``, rtol 1e-9), and the chosen plan must be no slower than any plan that fits.
 
     python3 benchmarks/plan_search.py          # on its own
+
+It also times the search a user types, ``symroof plan llama-2-7b --train --search 256
+--chip h100-sxm --batch 1024 --context 4096 --recompute any``: in process (target 1.5 s)
+and as a command against ``python -c "import sympy"``, the two run in turns (target 2.5x).
 """
 
 from __future__ import annotations
@@ -94,5 +98,44 @@ def bench(repeats: int, say: Callable[[str], None] = print) -> tuple[str, str, s
     return headline
 
 
+COMMAND = ["plan", "llama-2-7b", "--train", "--search", "256", "--chip", "h100-sxm",
+           "--batch", "1024", "--context", "4096", "--recompute", "any"]
+
+
+def _in_process() -> float:
+    from symroof.commands.plan import PlanRequest
+    from symroof.plans import search as module
+    module._COMPILED.clear()
+    fresh()
+    start = time.perf_counter()
+    PlanRequest(model="llama-2-7b", mode="train", chip="h100-sxm", search=256, batch=1024,
+                context=4096, recompute="any").run()
+    return time.perf_counter() - start
+
+
+def _timed(argv: list[str]) -> float:
+    import subprocess
+    start = time.perf_counter()
+    subprocess.run(argv, check=True, capture_output=True)
+    return time.perf_counter() - start
+
+
+def bench_command(repeats: int, say: Callable[[str], None] = print) -> None:
+    """The search a user types: in process, and as a command beside ``import sympy``."""
+    import sys
+    _in_process()  # warm-up
+    inside = [_in_process() for _ in range(repeats)]
+    command, sympy = [], []
+    for _ in range(repeats):  # in turns, so that both see the same load
+        command.append(_timed([sys.executable, "-m", "symroof", *COMMAND]))
+        sympy.append(_timed([sys.executable, "-c", "import sympy"]))
+    a, b, c = (statistics.median(x) for x in (inside, command, sympy))
+    say(f"  symroof {' '.join(COMMAND)}")
+    say(f"    in process: median {a:.3f} s (n={repeats}; target 1.5 s)")
+    say(f"    as a command: median {b:.3f} s against import sympy {c:.3f} s: {b / c:.2f}x "
+        f"(target 2.5x)")
+
+
 if __name__ == "__main__":
     print(bench(3))
+    bench_command(5)
