@@ -28,7 +28,7 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
     "flops", "bytes", "comm_bytes", "link", "einsum", "dtypes", "out_dtype", "chip", "set",
     "catalog", "compute", "solve", "regime", "subs", "between", "serial", "mesh", "matmul",
     "scatter", "mlp", "phase", "choices", "topology", "array", "axes", "dim", "algorithm",
-    "timeout", "comm_per", "total",
+    "timeout", "comm_per", "total", "stationary",
     # optimize
     "minimize", "subject_to", "values", "constants", "at",
     # model and plan

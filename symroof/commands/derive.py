@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from ..core.choices import EXACT, Choices, parse_choices
+from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices, parse_choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import parse_assignments, parse_expr, symbol, too_large
 from ..core.sizes import size_value
@@ -33,6 +33,7 @@ from ..hardware.catalog import Chip, chip_with
 from ..parallel.matmul import sharded_matmul
 from ..parallel.mesh import Mesh, mesh
 from ..parallel.mlp import mlp_step
+from ..parallel.stationary import weight_stationary
 
 _TIMES = re.compile(r"\s+(?:x|@|\*|·|×)\s+")
 
@@ -68,6 +69,7 @@ class DeriveRequest:
     scatter: str | None = None
     mlp: str | None = None
     phase: str | None = None
+    stationary: str | None = None
     choices: str | None = None
     comm_per: str = "direction"
 
@@ -260,10 +262,12 @@ def _on_mesh(r: DeriveRequest) -> tuple[Roofline, tuple[tuple[str, str], ...]]:
     assert r.mesh is not None
     m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
     notes = mesh_notes(m)
-    if r.comm_per != "direction" and (r.mlp is not None or r.matmul is not None):
+    if r.comm_per != "direction" and (r.mlp is not None or r.matmul is not None
+                                      or r.stationary is not None):
         raise InputError("`comm_per` goes with `comm_bytes`", "comm_per")
     rl = _mesh_roofline(r, m)
-    if r.comm_bytes is not None and r.mlp is None and r.matmul is None:
+    if r.comm_bytes is not None and r.mlp is None and r.matmul is None and \
+            r.stationary is None:
         link = next(iter(rl.op.comms))
         label, said = _comm_note(link, r.comm_per, rl.bandwidths[link])
         notes = (*notes, (label, f"{said} on axis {r.link or next(iter(m.axes))}"))
@@ -271,6 +275,15 @@ def _on_mesh(r: DeriveRequest) -> tuple[Roofline, tuple[tuple[str, str], ...]]:
 
 
 def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:
+    if r.stationary is not None:
+        if r.mlp or r.matmul or r.flops or r.bytes or r.comm_bytes:
+            raise InputError("give either `stationary` or `mlp` or `matmul` or "
+                             "`flops`/`bytes`/`comm_bytes`", "stationary")
+        if r.phase is not None:
+            raise InputError("`phase` goes with `mlp` (a weight-stationary layout is the "
+                             "inference forward)", "phase")
+        return _stationary_roofline(m, r.stationary,
+                                    parse_choices(r.choices) if r.choices else EXACT)
     if r.mlp is not None:
         if r.matmul or r.flops or r.bytes or r.comm_bytes:
             raise InputError("give either `mlp` or `matmul` or `flops`/`bytes`/`comm_bytes`",
@@ -279,7 +292,8 @@ def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:
                              parse_choices(r.choices) if r.choices else EXACT)
     for name, given in (("phase", r.phase), ("choices", r.choices)):
         if given is not None:
-            raise InputError(f"`{name}` goes with `mlp`", name)
+            raise InputError(f"`{name}` goes with `mlp`" + (" or `stationary`" if
+                                                            name == "choices" else ""), name)
     if r.matmul is not None:
         if r.flops or r.bytes or r.comm_bytes:
             raise InputError("give either `matmul` or `flops`/`bytes`/`comm_bytes`", "matmul")
@@ -333,3 +347,25 @@ def _mlp_roofline(m: Mesh, spec: str, phase: str, choices: Choices) -> Roofline:
         return step.phase(phase).roofline()
     except InputError as exc:
         raise InputError(exc.message, "phase") from None
+
+
+def _stationary_roofline(m: Mesh, spec: str, choices: Choices) -> Roofline:
+    """The roofline of ``weight_stationary`` from ``f=AXES`` or ``d=AXES,f=AXES``."""
+    axes: dict[str, str] = {}
+    for part in (p.strip() for p in spec.split(",")):
+        kind, eq, names = part.partition("=")
+        if kind.strip() not in ("d", "f") or not eq or not names.strip():
+            raise InputError(f"expected f=AXES, or d=AXES,f=AXES for a 2-D layout, e.g. "
+                             f"'d=X,f=YZ', got {part!r}", "stationary")
+        if kind.strip() in axes:
+            raise InputError(f"{kind.strip()} is given twice", "stationary")
+        axes[kind.strip()] = names.strip()
+    if "f" not in axes:
+        raise InputError("give the axes F is split over: f=AXES (and d=AXES for a 2-D "
+                         "layout)", "stationary")
+    choices.within(COLLECTIVE_CHOICES, "a weight-stationary layout")
+    try:
+        return weight_stationary(m, f=axes["f"], d=axes.get("d", ()),
+                                 choices=choices).roofline()
+    except InputError as exc:
+        raise InputError(exc.message, "stationary") from None

@@ -57,6 +57,10 @@ The API:
   and F over the tensor-parallel ones: per phase its FLOPs, compute time, comm time per
   kind and per link; ``critical_batch()`` the batch (and per chip) above which it is
   compute-bound.
+- ``weight_stationary(mesh, f=AXES, d=AXES, choices=...)`` -> ``WeightStationary``: an
+  MLP's inference forward with the weights at rest, 1-D (F over ``f``) or 2-D (D over
+  ``d`` too): its collectives, per-chip FLOPs and communication (``comm_time``), roofline,
+  ``best_split(chips)`` and ``chips_to_beat(one_d)``.
 - Rooflines: ``roofline(op, chip, bandwidths=..., extra={"latency": t}, serial=(...))``
   has ``terms`` (``compute``, each memory level and link, the extras); terms overlap
   unless named in ``serial``. ``symroof.engine.thresholds.between(rl, "math", "ici", "D")``
@@ -81,4 +85,5 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "sharding": "Dim ShardedArray per_chip sharded",
     "aggregates": "Totals Transfer flops_time gather_to_one global_batch send totals",
     "mlp": "MlpStep mlp_step",
+    "stationary": "Split WeightStationary weight_stationary",
 })
