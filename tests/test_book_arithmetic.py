@@ -104,6 +104,19 @@ EXPECTED: dict[str, Fraction] = {
     "tp_limit": Fraction(28672) * Fraction(450 * 10**9) / H100_PEAK,
     # item 4: dX and dW of a matmul: two matmuls of 2 B D F each
     "backward_flops": Fraction(2 * 2 * 4096 * 8192 * 8192),
+    # item 4: 1-D costs 4 B D / (3 W), 2-D at its best X (X^2 = D N / (2 F)) costs
+    # 4 B sqrt(2 D F / N) / W: equal where 16 D^2 / 9 = 32 D F / N, N = 18 F / D
+    "ws_crossover": Fraction(18 * 32768, 8192),
+}
+V5P_ICI = Fraction(18 * 10**10)  # tpu-v5p ICI per link, both directions (the catalogue's)
+# the text's form (collectives=leading, latency=off) of a claim's value, worked out here
+BOOK_FORM: dict[str, Fraction] = {
+    # 1-D on 4x8x8: AllGather and ReduceScatter of B D bf16 over three rings at once
+    "ws_1d_comms": 2 * Fraction(2 * 128 * 8192) / (3 * V5P_ICI),
+    # 2-D, X = 4, YZ = 64: AllGather_YZ and ReduceScatter_YZ of 2 B D / X bytes over two
+    # rings, AllReduce_X (twice a gather) of 2 B F / YZ bytes over one
+    "ws_2d_comms": 2 * Fraction(2 * 128 * 8192, 4) / (2 * V5P_ICI)
+    + 2 * Fraction(2 * 128 * 32768, 64) / V5P_ICI,
 }
 
 
@@ -144,6 +157,17 @@ def test_each_value_is_the_one_worked_out_by_hand(claim: str) -> None:
     value = value_of(chapter_values()[claim])
     assert sp.Rational(value) == sp.Rational(EXPECTED[claim].numerator,
                                              EXPECTED[claim].denominator)
+
+
+@pytest.mark.parametrize("claim", sorted(BOOK_FORM))
+def test_each_book_form_is_the_one_worked_out_by_hand(claim: str) -> None:
+    made = chapter_values()[claim]
+    assert isinstance(made, Tried)
+    [book] = [v for k, v in made.alternatives if k == Choices(collectives="leading",
+                                                              latency="off")]
+    want = BOOK_FORM[claim]
+    assert sp.Rational(book) == sp.Rational(want.numerator, want.denominator)
+    assert sp.Rational(made.value) > sp.Rational(book)  # the exact form pays (n-1)/n, hops
 
 
 def test_between_and_collective_record_their_steps(judged: dict[str, object]) -> None:

@@ -25,7 +25,7 @@ from symroof.models import (
     with_round_params,
     zero3_weights,
 )
-from symroof.parallel import per_chip, send, sharded, sharded_matmul
+from symroof.parallel import per_chip, send, sharded, sharded_matmul, weight_stationary
 from symroof.parallel.mlp import mlp_step
 from symroof.plans.mfu import mfu_of
 
@@ -131,3 +131,17 @@ def claims(ch: Chapter) -> None:
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
            alltoall_total=a2a.bandwidth_time)
+    # item 4: weight-stationary inference, 1-D against 2-D, on a TPU v5p (the text's V/W)
+    v5p = chip("tpu-v5p")
+    cube = mesh("X=4,Y=8,Z=8", v5p)
+    mlp = {"batch": ch.given("tokens_in_flight", 128), "d_model": ch.given("d_model", 8192),
+           "d_ff": ch.given("d_ff", 32768)}
+    one_d = weight_stationary(cube, f="XYZ", **mlp)
+    two_d = weight_stationary(cube, d="X", f="YZ", **mlp)
+    sized = mesh("X=X:wraps,Y=Y:wraps,Z=Z:wraps", v5p)
+    ch.add(ws_1d_comms=ch.with_choices(one_d, of="comm_time", collectives="leading",
+                                       latency="off"),
+           ws_2d_comms=ch.with_choices(two_d, of="comm_time", collectives="leading",
+                                       latency="off"),
+           ws_crossover=weight_stationary(sized, d="X", f="YZ", **mlp, choices=BOOK)
+           .chips_to_beat(weight_stationary(sized, f="XYZ", **mlp, choices=BOOK)))

@@ -1,0 +1,112 @@
+"""Laws of the layouts and transfers of issue 36 (item 4): weight-stationary inference 1-D
+against 2-D; the chapter's values are in tests/test_book_arithmetic.py."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import pytest
+import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from symroof import chip, mesh
+from symroof.cli.main import main
+from symroof.core.choices import BOOK, EXACT, Choices
+from symroof.core.errors import DerivationError, InputError
+from symroof.parallel import weight_stationary
+from symroof.parallel.mlp import mlp_step
+
+V5P = chip("tpu-v5p")
+W = Fraction(18 * 10**10)  # tpu-v5p ICI per link, both directions (the catalogue's)
+B, D, F = sp.symbols("B D F", positive=True)
+# ring sizes that close on a v5p torus (16 x 20 x 28, wraparound in multiples of 4)
+RING = st.sampled_from([4, 8, 16])
+CHOICES = st.sampled_from([EXACT, BOOK, Choices(latency="off"),
+                           Choices(collectives="leading")])
+
+
+@settings(max_examples=20, deadline=None)
+@given(x=RING, y=RING, z=RING)
+def test_one_d_comms_do_not_shrink_with_the_chips(x: int, y: int, z: int) -> None:
+    # 1-D: every chip gathers and scatters the whole B D activations: 4 B D / (3 W) in the
+    # text's form, whatever the axis sizes
+    m = mesh(f"X={x},Y={y},Z={z}", V5P)
+    t = weight_stationary(m, f="XYZ", choices=BOOK).comm_time
+    assert sp.simplify(t - 4 * B * D / (3 * sp.Rational(W.numerator))) == 0
+
+
+@settings(max_examples=20, deadline=None)
+@given(x=RING, y=RING, z=RING, choices=CHOICES)
+def test_flops_add_up_to_the_layer(x: int, y: int, z: int, choices: Choices) -> None:
+    # both layouts split the 4 B D F FLOPs of the forward evenly: nothing is done twice
+    m = mesh(f"X={x},Y={y},Z={z}", V5P)
+    for ws in (weight_stationary(m, f="XYZ", choices=choices),
+               weight_stationary(m, d="X", f="YZ", choices=choices)):
+        assert sp.expand(ws.flops * ws.chips) == 4 * B * D * F
+
+
+@settings(max_examples=20, deadline=None)
+@given(x=RING, y=RING, z=RING, d_ff=st.integers(1, 8).map(lambda k: 4096 * k))
+def test_the_best_split_is_a_minimum(x: int, y: int, z: int, d_ff: int) -> None:
+    # no mesh of X Y Z chips costs a chip less communication than the best split's
+    sizes = {"d_model": 8192, "d_ff": d_ff, "choices": BOOK}
+    named = mesh("X=X:wraps,Y=Y:wraps,Z=Z:wraps", V5P)
+    best = weight_stationary(named, d="X", f="YZ", **sizes).best_split(x * y * z)
+    some = weight_stationary(mesh(f"X={x},Y={y},Z={z}", V5P), d="X", f="YZ", **sizes)
+    gap = sp.simplify((some.comm_time - best.comm_time) / B)
+    assert gap.is_number and gap >= 0
+    assert sp.simplify(best.sizes["X"] * best.sizes["YZ"] - x * y * z) == 0
+
+
+@settings(max_examples=15, deadline=None)
+@given(x=RING, y=RING, z=RING, choices=CHOICES)
+def test_one_d_is_the_tensor_parallel_forward(x: int, y: int, z: int,
+                                              choices: Choices) -> None:
+    # one question, one answer: a 1-D weight-stationary forward is mlp_step's
+    # tensor-parallel forward (gather the input, reduce-scatter the output)
+    m = mesh(f"X={x},Y={y},Z={z}", V5P)
+    ws = weight_stationary(m, f="XYZ", choices=choices)
+    fwd = mlp_step(m, tp="XYZ", choices=choices).phase("forward")
+    assert sp.simplify(ws.comm_time - fwd.comm_time("tp")) == 0
+    assert sp.simplify(ws.flops - fwd.flops) == 0
+
+
+def test_the_crossover_against_one_d() -> None:
+    # with F = 4 D the 2-D layout wins past 18 F / D = 72 chips, whatever D
+    named = mesh("X=X:wraps,Y=Y:wraps,Z=Z:wraps", V5P)
+    for d in (4096, 8192, 16384):
+        sizes = {"d_model": d, "d_ff": 4 * d, "choices": BOOK}
+        two = weight_stationary(named, d="X", f="YZ", **sizes)
+        assert two.chips_to_beat(weight_stationary(named, f="XYZ", **sizes)) == 72
+    # sizing a layout needs its axes as names, and a hop count is no product of sizes
+    with pytest.raises(InputError, match=r"sizing the axes YZ needs them as names"):
+        weight_stationary(mesh("X=X:wraps,Y=4,Z=4", V5P), d="X", f="YZ").best_split()
+    with pytest.raises(DerivationError, match=r"beyond their product"):
+        weight_stationary(named, d="X", f="YZ", choices=Choices(collectives="leading"),
+                          ).best_split()
+    with pytest.raises(DerivationError, match=r"a 1-D layout has one group of axes"):
+        weight_stationary(named, f="XYZ").best_split()
+    with pytest.raises(InputError, match=r"a weight-stationary layout takes the choices "
+                                         r"collectives, latency, link_alpha; peak=sparse"):
+        weight_stationary(named, f="XYZ", choices=Choices(peak="sparse"))
+
+
+def test_derive_stationary_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    base = ["derive", "--mesh", "X=4,Y=4,Z=4", "--chip", "tpu-v5p", "--choices", "book",
+            "--between", "math,ici", "--solve", "F", "--subs", "D=16384"]
+    assert main([*base, "--stationary", "f=XYZ"]) == 0
+    out = capsys.readouterr().out
+    assert "1-D weight-stationary In[B, D_XYZ] W_in[D, F_XYZ] W_out[F_XYZ, D] on tpu-v5p" \
+        in out
+    # T_math = 4 B D F / (64 C) against 4 B D / (3 W): F > 64 C / (3 W)
+    c = Fraction(459 * 10**12)
+    assert f"threshold           F > {64 * c / (3 * W)} (against math,ici)" in out
+    assert main([*base, "--stationary", "d=X,f=YZ", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    # 4 B D F / (64 C) = 2 B D / (4 W) + 4 B F / (16 W): F (D / (16 C) - 1 / (4 W)) = D / (2 W)
+    d = Fraction(16384)
+    want = (d / (2 * W)) / (d / (16 * c) - 1 / (4 * W))
+    assert sp.Rational(data["threshold"]["exact"].split("> ")[-1]) == \
+        sp.Rational(want.numerator, want.denominator)
