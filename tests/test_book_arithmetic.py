@@ -107,6 +107,14 @@ EXPECTED: dict[str, Fraction] = {
     # item 4: 1-D costs 4 B D / (3 W), 2-D at its best X (X^2 = D N / (2 F)) costs
     # 4 B sqrt(2 D F / N) / W: equal where 16 D^2 / 9 = 32 D F / N, N = 18 F / D
     "ws_crossover": Fraction(18 * 32768, 8192),
+    # item 4, the GPU book: data parallelism's backward does 8 B D F / (N C) and moves 8 D F
+    # bytes per GPU over the node's 400 GB/s: B / N > C / W_node
+    "dp_batch_nodes": H100_PEAK / Fraction(400 * 10**9),
+    # over two nodes a ring's (X - 1)/X = 1/2 of it; the NVLink level's 7/8 over 450 GB/s
+    "dp_batch_two_nodes": Fraction(1, 2) * H100_PEAK / Fraction(400 * 10**9),
+    "dp_batch_two_nodes_nvlink": Fraction(7, 8) * H100_PEAK / Fraction(450 * 10**9),
+    # 16 stages, 8 microbatches: 8 + 16 - 2 sends of 2 B D / 8 bytes at 50 GB/s per GPU
+    "pipeline_leaf": Fraction(2 * 4096 * 8192, 8) * (8 + 16 - 2) / Fraction(50 * 10**9),
 }
 V5P_ICI = Fraction(18 * 10**10)  # tpu-v5p ICI per link, both directions (the catalogue's)
 # the text's form (collectives=leading, latency=off) of a claim's value, worked out here
@@ -157,6 +165,26 @@ def test_each_value_is_the_one_worked_out_by_hand(claim: str) -> None:
     value = value_of(chapter_values()[claim])
     assert sp.Rational(value) == sp.Rational(EXPECTED[claim].numerator,
                                              EXPECTED[claim].denominator)
+
+
+# the levels of a hierarchical collective at once (levels=slowest, latency=off): a 1 GB
+# AllReduce over 2 nodes of 8: twice the slower of 7/8 V / 450e9 and 1/2 V / 400e9
+LEVELS_FORM = {"dp_second_node": 2 * max(Fraction(7, 8) * 10**9 / (450 * 10**9),
+                                         Fraction(1, 2) * 10**9 / (400 * 10**9))}
+
+
+def test_a_second_node_adds_a_level_that_is_not_the_slowest() -> None:
+    made = chapter_values()["dp_second_node"]
+    assert isinstance(made, Tried)
+    [fast] = [v for k, v in made.alternatives if k == Choices(levels="slowest",
+                                                              latency="off")]
+    want = LEVELS_FORM["dp_second_node"]
+    assert sp.Rational(fast) == sp.Rational(want.numerator, want.denominator)
+    # the same time as the node alone: the InfiniBand level is the faster one here
+    alone = collective("allreduce", 10**9, "gpu", mesh("gpu=8", chip("h100-sxm")))
+    assert alone.under(Choices(latency="off")).time == fast
+    # in sequence the levels add (the exact model): more than the slowest alone
+    assert sp.Rational(made.value) > sp.Rational(fast)
 
 
 @pytest.mark.parametrize("claim", sorted(BOOK_FORM))

@@ -15,7 +15,7 @@ from symroof import chip, mesh
 from symroof.cli.main import main
 from symroof.core.choices import BOOK, EXACT, Choices
 from symroof.core.errors import DerivationError, InputError
-from symroof.parallel import weight_stationary
+from symroof.parallel import collective, pipeline_sends, send, weight_stationary
 from symroof.parallel.mlp import mlp_step
 
 V5P = chip("tpu-v5p")
@@ -89,7 +89,7 @@ def test_the_crossover_against_one_d() -> None:
     with pytest.raises(DerivationError, match=r"a 1-D layout has one group of axes"):
         weight_stationary(named, f="XYZ").best_split()
     with pytest.raises(InputError, match=r"a weight-stationary layout takes the choices "
-                                         r"collectives, latency, link_alpha; peak=sparse"):
+                                         r"collectives, latency, link_alpha, levels; peak=sparse"):
         weight_stationary(named, f="XYZ", choices=Choices(peak="sparse"))
 
 
@@ -110,3 +110,58 @@ def test_derive_stationary_on_the_command_line(capsys: pytest.CaptureFixture[str
     want = (d / (2 * W)) / (d / (16 * c) - 1 / (4 * W))
     assert sp.Rational(data["threshold"]["exact"].split("> ")[-1]) == \
         sp.Rational(want.numerator, want.denominator)
+
+
+@settings(max_examples=25, deadline=None)
+@given(nodes=st.integers(2, 64), gpus=st.sampled_from([2, 4, 8]),
+       kind=st.sampled_from(["allgather", "reducescatter", "allreduce"]),
+       v=st.integers(1, 10**12))
+def test_levels_at_once_take_the_slowest(nodes: int, gpus: int, kind: str, v: int) -> None:
+    # levels=slowest: the time is the slowest network's, never above the sum of the levels
+    # in sequence, never below any one level's share
+    m = mesh(f"node={nodes},gpu={gpus}", chip("h100-sxm"))
+    c = collective(kind, v, "node,gpu", m)
+    fast = c.under(Choices(levels="slowest"))
+    per_link = {k: t for k, t in c.terms().items() if k != "latency"}
+    assert fast.bandwidth_time == max(per_link.values())
+    assert fast.bandwidth_time <= c.bandwidth_time
+    assert c.bandwidth_time == sum(per_link.values())
+    assert fast.latency_time == c.latency_time  # the hops are the hops
+    # on one network the two readings agree
+    alone = collective(kind, v, "gpu", m)
+    assert alone.under(Choices(levels="slowest")).time == alone.time
+
+
+@settings(max_examples=25, deadline=None)
+@given(nodes=st.integers(2, 64), microbatches=st.integers(1, 64),
+       v=st.integers(1, 10**10))
+def test_pipeline_sends_are_sends(nodes: int, microbatches: int, v: int) -> None:
+    # one question, one answer: N_MB + S - 2 point-to-point sends of V / N_MB bytes, and
+    # never less than the batch's V bytes once over the link
+    m = mesh(f"node={nodes},gpu=8", chip("h100-sxm"))
+    t = pipeline_sends(v, "node", m, microbatches)
+    one = send(sp.Rational(v, microbatches), "node", m)
+    assert t.hops == microbatches + nodes - 2
+    assert t.bandwidth_time == t.hops * one.bandwidth_time
+    assert t.latency_time == t.hops * one.latency_time
+    if nodes >= 2:
+        assert t.bandwidth_time >= sp.Rational(v) / m.axis("node").bandwidth * \
+            sp.Rational(microbatches + nodes - 2, microbatches)
+    with pytest.raises(InputError, match=r"microbatches is a whole number, at least 1"):
+        pipeline_sends(v, "node", m, 0)
+    with pytest.raises(InputError, match=r"a pipeline's stages lie along one axis"):
+        pipeline_sends(v, "node,gpu", m, 2)
+
+
+def test_levels_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["collective", "allreduce", "--bytes", "1e9", "--axes", "node,gpu", "--mesh",
+            "node=2,gpu=8", "--chip", "h100-sxm", "--choices", "levels=slowest,latency=off"]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "bandwidth time                3.889 ms" in out
+    assert "choice                        levels = slowest: the networks of a hierarchical " \
+        "collective work at once" in out
+    assert main([*args, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["choices"]["levels"] == "slowest"
+    assert sp.Rational(data["bandwidth_time"]) == sp.Rational(7, 1800)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices, parse_choices
+from ..core.choices import EXACT, LINK_CHOICES, Choices, parse_choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import parse_assignments, parse_expr, symbol, too_large
 from ..core.sizes import size_value
@@ -363,7 +363,7 @@ def _stationary_roofline(m: Mesh, spec: str, choices: Choices) -> Roofline:
     if "f" not in axes:
         raise InputError("give the axes F is split over: f=AXES (and d=AXES for a 2-D "
                          "layout)", "stationary")
-    choices.within(COLLECTIVE_CHOICES, "a weight-stationary layout")
+    choices.within(LINK_CHOICES, "a weight-stationary layout")
     try:
         return weight_stationary(m, f=axes["f"], d=axes.get("d", ()),
                                  choices=choices).roofline()

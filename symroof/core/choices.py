@@ -45,6 +45,11 @@ OPTIONS: dict[str, dict[str, str]] = {
     "link_alpha": {
         "bidirectional": "a wrapped ring sends both ways: W is the bidirectional figure",
         "one_way": "W is one direction's figure, also on a ring that sends both ways"},
+    "levels": {
+        "sequence": "a collective over several networks (a node's switch, then the "
+                    "scale-out fabric) crosses them one after the other: their times add",
+        "slowest": "the networks of a hierarchical collective work at once, each on its "
+                   "share: the slowest one sets the time (the GPU book's max over levels)"},
     "peak": {
         "dense": "the dense peak of the compute unit",
         "sparse": "the 2:4-sparse spec-sheet figure: twice the dense peak (NVIDIA)"},
@@ -78,6 +83,7 @@ DROPS: dict[tuple[str, str], str] = {
     ("latency", "off"): "the hop latency",
     ("latency", "per_message"): "the latency of every hop but one",
     ("link_alpha", "one_way"): "the second direction of the ring",
+    ("levels", "slowest"): "the time of every network but the slowest",
     ("flops", "per_token_2P"): "attention FLOPs",
     ("flops", "per_token_6P"): "attention FLOPs",
     ("sizes", "nominal"): "the exact parameter count",
@@ -105,6 +111,7 @@ class Choices:
     collectives: str = "exact"
     latency: str = "on"
     link_alpha: str = "bidirectional"
+    levels: str = "sequence"
     peak: str = "dense"
     flops: str = "full"
     sizes: str = "exact"
@@ -190,6 +197,8 @@ class Choices:
 EXACT = Choices()
 # the choices a collective takes (``parallel.collectives.Collective.under``)
 COLLECTIVE_CHOICES = ("collectives", "latency", "link_alpha")
+# and what a collective costed alone (or a layout of them) takes besides
+LINK_CHOICES = (*COLLECTIVE_CHOICES, "levels")
 # the book's form of a collective: V/W with the bidirectional figure, no latency
 BOOK = Choices(collectives="leading", latency="off")
 PRESETS = {"exact": EXACT, "book": BOOK}

@@ -83,7 +83,8 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "matmul": "ShardedMatmul sharded_matmul",
     "mesh": "Axis Mesh mesh",
     "sharding": "Dim ShardedArray per_chip sharded",
-    "aggregates": "Totals Transfer flops_time gather_to_one global_batch send totals",
+    "aggregates": ("Totals Transfer flops_time gather_to_one global_batch pipeline_sends send "
+                   "totals"),
     "mlp": "MlpStep mlp_step",
     "stationary": "Split WeightStationary weight_stationary",
 })

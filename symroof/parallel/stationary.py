@@ -40,7 +40,7 @@ from typing import Any
 import sympy as sp
 
 from ..core import tables as tb
-from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
+from ..core.choices import EXACT, LINK_CHOICES, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import exact
 from ..core.units import FLOPS, TIME, records
@@ -175,7 +175,7 @@ class WeightStationary(tb.RichView):
         >>> ws.under(BOOK).comm_time == weight_stationary(ws.mesh, f="X", choices=BOOK).comm_time
         True
         """
-        choices.within(COLLECTIVE_CHOICES, "a weight-stationary layout")
+        choices.within(LINK_CHOICES, "a weight-stationary layout")
         return WeightStationary(self.mesh, self.d, self.f, self.gather.under(choices),
                                 (self.matmuls[0].under(choices),
                                  self.matmuls[1].under(choices)), choices)
@@ -256,7 +256,7 @@ def weight_stationary(on: Mesh, *, f: AxesSpec, d: AxesSpec = (), batch: Any = "
     shared = sorted(set(fs) & set(ds))
     if shared:
         raise InputError(f"axis {shared[0]} is given to both d and f", where)
-    choices.within(COLLECTIVE_CHOICES, "a weight-stationary layout", where)
+    choices.within(LINK_CHOICES, "a weight-stationary layout", where)
     dims = {"B": _size(batch, "batch"), "D": _size(d_model, "d_model"),
             "F": _size(d_ff, "d_ff")}
 

@@ -25,7 +25,14 @@ from symroof.models import (
     with_round_params,
     zero3_weights,
 )
-from symroof.parallel import per_chip, send, sharded, sharded_matmul, weight_stationary
+from symroof.parallel import (
+    per_chip,
+    pipeline_sends,
+    send,
+    sharded,
+    sharded_matmul,
+    weight_stationary,
+)
 from symroof.parallel.mlp import mlp_step
 from symroof.plans.mfu import mfu_of
 
@@ -145,3 +152,23 @@ def claims(ch: Chapter) -> None:
                                        latency="off"),
            ws_crossover=weight_stationary(sized, d="X", f="YZ", **mlp, choices=BOOK)
            .chips_to_beat(weight_stationary(sized, f="XYZ", **mlp, choices=BOOK)))
+    # item 4: the GPU book's rules across nodes: a second node's effect on a data-parallel
+    # AllReduce (the levels work at once, the slowest sets the time), the per-GPU batch data
+    # parallelism needs across many nodes and across two, a pipeline's sends over the leaf
+    two_nodes = mesh("node=2,gpu=8", h100)
+    grads = ch.collective("allreduce", ch.given("gradient_bytes", "1e9"), "node,gpu",
+                          two_nodes)
+
+    def per_gpu_batch(on: object, link: str, choices: Choices) -> object:
+        step = mlp_step(on, fsdp="nodegpu", choices=choices)
+        return ch.between(step.phase("backward").roofline(), "math", link, "B").exact / \
+            step.chips
+
+    ch.add(dp_second_node=ch.with_choices(grads, levels="slowest", latency="off"),
+           dp_batch_nodes=per_gpu_batch(mesh("node=N,gpu=8", h100), "ib", BOOK),
+           dp_batch_two_nodes=per_gpu_batch(two_nodes, "ib", Choices(latency="off")),
+           dp_batch_two_nodes_nvlink=per_gpu_batch(two_nodes, "nvlink",
+                                                   Choices(latency="off")),
+           pipeline_leaf=pipeline_sends(ch.given("stage_bytes", "2*4096*8192"), "node",
+                                        mesh("node=16,gpu=8", h100),
+                                        ch.given("microbatches", 8)).bandwidth_time)
