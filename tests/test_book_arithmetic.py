@@ -39,6 +39,11 @@ H100_HBM = Fraction(335 * 10**10)      # h100-sxm HBM, B/s (B12 prose)
 LLAMA_P = 2 * 32000 * 4096 + 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096
 DECODE = Fraction(70 * 10**9 * 2 + 32 * 2048 * 320 * 10**3) / (8 * H100_HBM)
 
+# one Mixtral expert's bf16 weights (gate and up D x 2 F_e, down F_e x D), and the
+# activations of 2 token-expert pairs: D in and 2 F_e out of gate/up, F_e in and D out of down
+MIXTRAL_EXPERT = (4096 * 2 * 14336 + 14336 * 4096) * 2
+MIXTRAL_ACTS = 2 * (4096 + 2 * 14336 + 14336 + 4096) * 2
+
 EXPECTED: dict[str, Fraction] = {
     # item 7: 2e12 FLOPs / peak
     "pure_flops_time": Fraction(2 * 10**12) / PEAK,
@@ -115,6 +120,9 @@ EXPECTED: dict[str, Fraction] = {
     "dp_batch_two_nodes_nvlink": Fraction(7, 8) * H100_PEAK / Fraction(450 * 10**9),
     # 16 stages, 8 microbatches: 8 + 16 - 2 sends of 2 B D / 8 bytes at 50 GB/s per GPU
     "pipeline_leaf": Fraction(2 * 4096 * 8192, 8) * (8 + 16 - 2) / Fraction(50 * 10**9),
+    # item 4: one Mixtral token (D 4096, F_e 14336, gated) through its top 2 of 8 experts:
+    # their weights, and the activations in and out of gate/up and down, bf16
+    "moe_one_token": Fraction(MIXTRAL_EXPERT * 2 + MIXTRAL_ACTS),
 }
 V5P_ICI = Fraction(18 * 10**10)  # tpu-v5p ICI per link, both directions (the catalogue's)
 # the text's form (collectives=leading, latency=off) of a claim's value, worked out here
@@ -171,6 +179,14 @@ def test_each_value_is_the_one_worked_out_by_hand(claim: str) -> None:
 # AllReduce over 2 nodes of 8: twice the slower of 7/8 V / 450e9 and 1/2 V / 400e9
 LEVELS_FORM = {"dp_second_node": 2 * max(Fraction(7, 8) * 10**9 / (450 * 10**9),
                                          Fraction(1, 2) * 10**9 / (400 * 10**9))}
+
+
+def test_every_expert_touched_reads_every_expert() -> None:
+    made = chapter_values()["moe_every_expert"]
+    assert isinstance(made, Tried)
+    [every] = [v for k, v in made.alternatives if k == Choices(experts="all")]
+    assert every == MIXTRAL_EXPERT * 8 + MIXTRAL_ACTS
+    assert made.value == MIXTRAL_EXPERT * 2 + MIXTRAL_ACTS  # one token touches its 2
 
 
 def test_a_second_node_adds_a_level_that_is_not_the_slowest() -> None:

@@ -165,3 +165,24 @@ def test_levels_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     data = json.loads(capsys.readouterr().out)
     assert data["choices"]["levels"] == "slowest"
     assert sp.Rational(data["bandwidth_time"]) == sp.Rational(7, 1800)
+
+
+@settings(max_examples=20, deadline=None)
+@given(name=st.sampled_from(["mixtral-8x7b", "qwen1.5-moe-a2.7b", "deepseek-v2-lite"]),
+       batch=st.integers(1, 4096))
+def test_the_experts_read_lie_between_top_k_and_all(name: str, batch: int) -> None:
+    # a batch reads at least one token's top-k experts and at most all of them; one token
+    # reads exactly its top-k
+    from symroof.models import layer_ops, model
+    cfg = model(name)
+
+    def expert_bytes(read: str, m: int) -> sp.Expr:
+        step = layer_ops(cfg, "decode", batch=m, context=1, experts=read)
+        return sum(o.bytes() for b in step.blocks for o in b.ops
+                   if o.name.startswith("experts"))
+
+    low, mid, high = (expert_bytes(r, batch) for r in ("top_k", "touched", "all"))
+    assert low <= mid <= high
+    assert expert_bytes("touched", 1) == expert_bytes("top_k", 1)
+    with pytest.raises(InputError, match=r"experts is one of touched, all, top_k"):
+        layer_ops(cfg, "decode", batch=1, context=1, experts="some")

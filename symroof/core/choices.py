@@ -50,6 +50,11 @@ OPTIONS: dict[str, dict[str, str]] = {
                     "scale-out fabric) crosses them one after the other: their times add",
         "slowest": "the networks of a hierarchical collective work at once, each on its "
                    "share: the slowest one sets the time (the GPU book's max over levels)"},
+    "experts": {
+        "touched": "a mixture of experts reads the weights of the experts its tokens reach: "
+                   "E (1 - (1 - k/E)^M) on average under uniform routing",
+        "all": "every expert's weights are read (a large batch touches them all)",
+        "top_k": "only the top-k experts' weights are read (one token's worth)"},
     "peak": {
         "dense": "the dense peak of the compute unit",
         "sparse": "the 2:4-sparse spec-sheet figure: twice the dense peak (NVIDIA)"},
@@ -84,6 +89,8 @@ DROPS: dict[tuple[str, str], str] = {
     ("latency", "per_message"): "the latency of every hop but one",
     ("link_alpha", "one_way"): "the second direction of the ring",
     ("levels", "slowest"): "the time of every network but the slowest",
+    ("experts", "all"): "the experts a batch leaves untouched",
+    ("experts", "top_k"): "the experts beyond a token's top-k",
     ("flops", "per_token_2P"): "attention FLOPs",
     ("flops", "per_token_6P"): "attention FLOPs",
     ("sizes", "nominal"): "the exact parameter count",
@@ -112,6 +119,7 @@ class Choices:
     latency: str = "on"
     link_alpha: str = "bidirectional"
     levels: str = "sequence"
+    experts: str = "touched"
     peak: str = "dense"
     flops: str = "full"
     sizes: str = "exact"

@@ -14,6 +14,7 @@ from symroof.models import (
     flops_utilisation,
     inference_memory,
     largest_model,
+    layer_ops,
     max_batch,
     min_chips,
     model,
@@ -172,3 +173,14 @@ def claims(ch: Chapter) -> None:
            pipeline_leaf=pipeline_sends(ch.given("stage_bytes", "2*4096*8192"), "node",
                                         mesh("node=16,gpu=8", h100),
                                         ch.given("microbatches", 8)).bandwidth_time)
+    # item 4: a mixture of experts at a large batch reads every expert's weights; one token
+    # reads its top-k's
+    mixtral = model("mixtral-8x7b")
+
+    def expert_bytes(choices: Choices) -> object:
+        step = layer_ops(mixtral, "decode", batch=1, context=1, experts=choices.experts)
+        return sum(o.bytes() for b in step.blocks for o in b.ops
+                   if o.name.startswith("experts"))
+
+    ch.add(moe_every_expert=ch.with_choices(expert_bytes, experts="all"),
+           moe_one_token=expert_bytes(Choices()))
