@@ -181,6 +181,17 @@ LEVELS_FORM = {"dp_second_node": 2 * max(Fraction(7, 8) * 10**9 / (450 * 10**9),
                                          Fraction(1, 2) * 10**9 / (400 * 10**9))}
 
 
+def test_two_collectives_on_one_link_share_it() -> None:
+    made = chapter_values()["overlapped_on_a_link"]
+    assert isinstance(made, Tried)
+    [shared] = [v for k, v in made.alternatives if k == Choices(concurrent="shared",
+                                                                latency="off")]
+    # a gather and a scatter of V over a wrapped ring of 16: 15/16 V over both directions
+    # (2 x 45e9) each, their bytes adding on the ring's links
+    one = Fraction(15, 16) * Fraction(2 * 8192 * 32768) / (2 * ICI)
+    assert sp.Rational(shared) == sp.Rational((2 * one).numerator, (2 * one).denominator)
+
+
 def test_every_expert_touched_reads_every_expert() -> None:
     made = chapter_values()["moe_every_expert"]
     assert isinstance(made, Tried)

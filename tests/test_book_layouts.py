@@ -186,3 +186,29 @@ def test_the_experts_read_lie_between_top_k_and_all(name: str, batch: int) -> No
     assert expert_bytes("touched", 1) == expert_bytes("top_k", 1)
     with pytest.raises(InputError, match=r"experts is one of touched, all, top_k"):
         layer_ops(cfg, "decode", batch=1, context=1, experts="some")
+
+
+@settings(max_examples=25, deadline=None)
+@given(nodes=st.integers(1, 16), v1=st.integers(1, 10**10), v2=st.integers(1, 10**10),
+       kinds=st.tuples(st.sampled_from(["allgather", "reducescatter", "allreduce"]),
+                       st.sampled_from(["allgather", "reducescatter", "allreduce"])))
+def test_collectives_together(nodes: int, v1: int, v2: int,
+                              kinds: tuple[str, str]) -> None:
+    # at once and sharing: never slower than one after the other, never faster than the
+    # slowest alone; on one link sharing is no faster than the sum of the bytes
+    from symroof.parallel import together
+    m = mesh(f"node={nodes},gpu=8", chip("h100-sxm"))
+    a = collective(kinds[0], v1, "gpu", m)
+    b = collective(kinds[1], v2, "node,gpu" if nodes > 1 else "gpu", m)
+    off = Choices(latency="off")
+    seq = together(a, b, choices=off).time
+    shared = together(a, b, choices=off.with_(concurrent="shared")).time
+    whole = together(a, b, choices=off.with_(concurrent="whole_link")).time
+    assert whole <= shared <= seq
+    assert seq == a.under(off).time + b.under(off).time
+    one_link = together(a, collective(kinds[1], v2, "gpu", m),
+                        choices=off.with_(concurrent="shared"))
+    assert one_link.time == one_link.per_link["nvlink"] == \
+        together(a, collective(kinds[1], v2, "gpu", m), choices=off).time
+    with pytest.raises(InputError, match=r"collectives issued together takes the choices"):
+        together(a, b, choices=Choices(experts="all"))

@@ -57,6 +57,9 @@ The API:
   and F over the tensor-parallel ones: per phase its FLOPs, compute time, comm time per
   kind and per link; ``critical_batch()`` the batch (and per chip) above which it is
   compute-bound.
+- ``together(*collectives, choices=...)`` -> ``Together``: collectives issued together,
+  one after the other or (``concurrent=shared``) at once, their bytes adding on a link they
+  share.
 - ``weight_stationary(mesh, f=AXES, d=AXES, choices=...)`` -> ``WeightStationary``: an
   MLP's inference forward with the weights at rest, 1-D (F over ``f``) or 2-D (D over
   ``d`` too): its collectives, per-chip FLOPs and communication (``comm_time``), roofline,
@@ -87,4 +90,5 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
                    "totals"),
     "mlp": "MlpStep mlp_step",
     "stationary": "Split WeightStationary weight_stationary",
+    "concurrent": "Together together",
 })

@@ -32,8 +32,10 @@ from symroof.parallel import (
     send,
     sharded,
     sharded_matmul,
+    together,
     weight_stationary,
 )
+from symroof.parallel.collectives import collective
 from symroof.parallel.mlp import mlp_step
 from symroof.plans.mfu import mfu_of
 
@@ -184,3 +186,11 @@ def claims(ch: Chapter) -> None:
 
     ch.add(moe_every_expert=ch.with_choices(expert_bytes, experts="all"),
            moe_one_token=expert_bytes(Choices()))
+    # item 4: two collectives overlapped on one link share it: their bytes add
+    ring = mesh("X=16", v5e)
+    layer = ch.given("weight_bytes", "2*8192*32768")
+    gather = collective("allgather", layer, "X", ring)
+    scatter = collective("reducescatter", layer, "X", ring)
+    ch.add(overlapped_on_a_link=ch.with_choices(
+        lambda c: together(gather, scatter, choices=c).time, concurrent="shared",
+        latency="off"))
