@@ -15,11 +15,12 @@ V/96000000000
 
 A text that overlaps two collectives (the next layer's weights gathered while the last
 layer's gradients are reduce-scattered) names the choice ``concurrent``: under ``none`` (the
-exact model's order, as everywhere in the engine) their times add; under ``shared`` they run
-at once, and the bytes of those that cross one link add on it, the busiest link setting the
-time (collectives on different links overlap, each no faster than alone); ``whole_link`` gives each collective
-the link to itself, so the slowest sets the time: a slip where they share a link, which a
-diagnosis names. The latencies add under ``none`` and overlap otherwise.
+exact model's order, as everywhere in the engine) their times add; under ``shared`` they
+run at once, and the bytes of those that cross one link add on it, the busiest link
+setting the time (collectives on different links overlap, each no faster than alone);
+``whole_link`` gives each collective the link to itself, so the slowest sets the time: a
+slip where they share a link, which a diagnosis names. The latencies add under ``none``
+and overlap otherwise.
 """
 
 from __future__ import annotations
