@@ -212,3 +212,40 @@ def test_collectives_together(nodes: int, v1: int, v2: int,
         together(a, collective(kinds[1], v2, "gpu", m), choices=off).time
     with pytest.raises(InputError, match=r"collectives issued together takes the choices"):
         together(a, b, choices=Choices(experts="all"))
+
+
+@settings(max_examples=20, deadline=None)
+@given(src=st.tuples(st.integers(0, 3), st.integers(0, 3)),
+       dst=st.tuples(st.integers(0, 3), st.integers(0, 3)), v=st.integers(1, 10**12))
+def test_send_on_the_command_line_is_send(src: tuple[int, int], dst: tuple[int, int],
+                                          v: int) -> None:
+    # one question, one answer: collective send --from --to is parallel.send
+    from symroof.commands.collective import SendRequest, send_of
+    if src == dst:
+        return
+    m = mesh("X=4,Y=4", chip("tpu-v5e"))
+    got = send_of(SendRequest(mesh="X=4,Y=4", axes="XY", nbytes=str(v), chip="tpu-v5e",
+                              src=",".join(map(str, src)), dst=",".join(map(str, dst))))
+    want = send(v, "XY", m, src=src, dst=dst)
+    assert (got.transfer.time, got.transfer.hops) == (want.time, want.hops)
+
+
+def test_send_and_totals_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["collective", "send", "--bytes", "9e8", "--axes", "XY", "--mesh", "X=4,Y=4",
+                 "--chip", "tpu-v5e", "--from", "0,0", "--to", "3,1"]) == 0
+    out = capsys.readouterr().out
+    # 3 + 1 hops of 1 us; 9e8 bytes over one link of each axis: 2 x 45e9
+    assert "hops            4" in out and "bandwidth time  10 ms" in out
+    assert "(a link of each of 2 axes at once)" in out
+    assert main(["collective", "send", "--bytes", "V", "--axes", "XY", "--mesh", "X=4,Y=4",
+                 "--chip", "tpu-v5e", "--hops", "X=2,Y=1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["time"] == "V/90000000000 + 3/1000000" and data["hops"] == "3"
+    # derive --matmul prints the totals over all chips
+    assert main(["derive", "--mesh", "X=8,Y=4", "--chip", "tpu-v5e", "--matmul",
+                 "bf16[4096, 8192_X] x bf16[8192_X, 8192]"]) == 0
+    out = capsys.readouterr().out
+    flops = 4 * 2 * 4096 * 8192 * 8192  # the whole product, once per replica along Y (4)
+    assert f"FLOPs, all chips    2.199e12 FLOP ({flops}) on 32 chips" in out
+    assert f"lhs, all chips      268.4 MB ({4096 * 8192 * 2 * 4}), each element on 4 chips" \
+        in out

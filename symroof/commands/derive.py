@@ -266,12 +266,33 @@ def _on_mesh(r: DeriveRequest) -> tuple[Roofline, tuple[tuple[str, str], ...]]:
                                       or r.stationary is not None):
         raise InputError("`comm_per` goes with `comm_bytes`", "comm_per")
     rl = _mesh_roofline(r, m)
+    notes = (*notes, *_totals(r, m))
     if r.comm_bytes is not None and r.mlp is None and r.matmul is None and \
             r.stationary is None:
         link = next(iter(rl.op.comms))
         label, said = _comm_note(link, r.comm_per, rl.bandwidths[link])
         notes = (*notes, (label, f"{said} on axis {r.link or next(iter(m.axes))}"))
     return rl, notes
+
+
+def _totals(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
+    """A sharded matmul's totals over every chip of the mesh: its FLOPs and each operand's
+    bytes (``ShardedMatmul.total_flops``, ``ShardedArray.total_bytes``: replicated work and
+    copies counted on each chip)."""
+    if r.matmul is None or r.mlp is not None or r.stationary is not None:
+        return ()
+    lhs, rhs = _TIMES.split(r.matmul.strip())
+    mm = sharded_matmul(lhs, rhs, m, scatter=r.scatter)
+    from ..core.printer import si, text
+
+    def shown(value: sp.Expr, unit: str) -> str:
+        return f"{si(value, unit)} ({text(value)})" if value.is_number else si(value, unit)
+
+    return (("FLOPs, all chips", f"{shown(mm.total_flops, 'FLOP')} on {text(m.devices)} "
+             f"chips, replicated work counted on each"),
+            *((f"{side}, all chips", f"{shown(a.total_bytes, 'B')}, each element on "
+               f"{text(a.replication)} chip{'' if a.replication == 1 else 's'}")
+              for side, a in (("lhs", mm.lhs), ("rhs", mm.rhs))))
 
 
 def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:
