@@ -295,6 +295,10 @@ def test_hardware_as_a_text_states_it(capsys: pytest.CaptureFixture[str]) -> Non
     values = chapter_values()
     c, w = sp.symbols("C W_hbm", positive=True)
     assert values["symbolic_ridge"] == c / w
+    # b bytes per element: 2 B D F / (b (B D + D F + B F)) -> 2 B / b for B << D, F; past
+    # the ridge C / W_hbm when B > C b / (2 W_hbm)
+    b = sp.Symbol("b", positive=True)
+    assert values["lettered_bytes_batch"] == c * b / (2 * w)
     made = values["per_message_time"]
     assert isinstance(made, Tried)
     [(_, one_call)] = [(k, v) for k, v in made.alternatives

@@ -249,3 +249,19 @@ def test_send_and_totals_on_the_command_line(capsys: pytest.CaptureFixture[str])
     assert f"FLOPs, all chips    2.199e12 FLOP ({flops}) on 32 chips" in out
     assert f"lhs, all chips      268.4 MB ({4096 * 8192 * 2 * 4}), each element on 4 chips" \
         in out
+
+
+@settings(max_examples=20, deadline=None)
+@given(name=st.sampled_from(["fp32", "bf16", "fp16", "int8", "fp8", "int4", "fp4"]))
+def test_a_dtype_by_its_bytes_is_the_named_one(name: str) -> None:
+    # one question, one answer: "k bytes" moves what the dtype of k bytes moves
+    from symroof.core.sizes import dtype_bytes
+    from symroof.engine.ops import einsum
+    k = dtype_bytes(name)
+    spelled = einsum("B D, D F -> B F", f"{k} bytes", compute=name)
+    named = einsum("B D, D F -> B F", name)
+    assert spelled.bytes() == named.bytes() and spelled.flops == named.flops
+    with pytest.raises(InputError, match=r"is given by its bytes and names no peak"):
+        einsum("B D, D F -> B F", f"{k} bytes")
+    with pytest.raises(InputError, match=r"takes a positive number or one letter"):
+        dtype_bytes("b*c bytes")

@@ -21,7 +21,7 @@ import sympy as sp
 from ..core.choices import EXACT, LINK_CHOICES, Choices, parse_choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import parse_assignments, parse_expr, symbol, too_large
-from ..core.sizes import size_value
+from ..core.sizes import by_bytes, size_value
 from ..engine.analysis import RooflineAnalysis
 from ..engine.asymptotics import expansion, parse_regime
 from ..engine.ops import Op, einsum, op, positive
@@ -212,6 +212,9 @@ def _op(r: DeriveRequest) -> Op:
         if r.dtypes is not None and not r.dtypes.strip():
             raise InputError("an empty list of dtypes (leave the flag out for bf16)", "dtypes")
         kinds = [d.strip() for d in (r.dtypes or "bf16").split(",")]
+        if by_bytes(kinds[0]) and r.dtype is None:
+            raise InputError(f"the dtype {kinds[0]!r} is given by its bytes and names no "
+                             f"peak: give the compute dtype, `dtype` (e.g. bf16)", "dtypes")
         built = einsum(r.einsum, kinds[0] if len(kinds) == 1 else kinds, out=r.out_dtype,
                        compute=r.dtype, name=r.einsum)
         comms = _comms(r.comm_bytes, r.link)

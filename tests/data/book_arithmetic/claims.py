@@ -4,7 +4,10 @@
 from symroof import backward, chip, mesh, sizes
 from symroof.claims import Chapter
 from symroof.core.choices import BOOK, Choices
-from symroof.engine.ops import op
+from symroof.engine.asymptotics import parse_regime
+from symroof.engine.ops import einsum, op
+from symroof.engine.rooflines import roofline
+from symroof.engine.thresholds import threshold
 from symroof.models import (
     PETAFLOP_DAY,
     book_decode_time,
@@ -194,3 +197,7 @@ def claims(ch: Chapter) -> None:
     ch.add(overlapped_on_a_link=ch.with_choices(
         lambda c: together(gather, scatter, choices=c).time, concurrent="shared",
         latency="off"))
+    # item 3: dtype bytes as a letter, as a text writes "b bytes per parameter"
+    lettered_mm = einsum("B D, D F -> B F", "b bytes", compute="bf16")
+    ch.add(lettered_bytes_batch=threshold(roofline(lettered_mm, lettered), sizes("B")[0],
+                                          regime=parse_regime("B<<D,F")).asymptotic)
