@@ -62,6 +62,8 @@ EXPECTED: dict[str, Fraction] = {
     # item 3: 450 GB/s one way per H100 over 18 links; 8 H100s behind a node
     "nvlink_per_link": Fraction(450 * 10**9, 18),
     "nvlink_per_node": Fraction(8 * 450 * 10**9),
+    # item 3: the node's 8 x 450 GB/s through its 4 NVSwitches (B12)
+    "nvlink_per_switch": Fraction(8 * 450 * 10**9, 4),
     # item 3: the exact model of the same AllGather: 7 hops of 1 us
     "per_message_time": Fraction(7, 8) * Fraction(10**6) / ICI + 7 * HOP,
     # item 2: (70e9 x 2 + 32 x 2048 x 320e3) / (8 x 3.35e12)

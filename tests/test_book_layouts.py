@@ -265,3 +265,20 @@ def test_a_dtype_by_its_bytes_is_the_named_one(name: str) -> None:
         einsum("B D, D F -> B F", f"{k} bytes")
     with pytest.raises(InputError, match=r"takes a positive number or one letter"):
         dtype_bytes("b*c bytes")
+
+
+def test_a_switch_carries_the_domain_over_its_switches() -> None:
+    # switch aggregates: the domain's one-way NVLink bandwidth over its switches (B12's
+    # counts: A100 6, H100 4, B200 2), both ways twice that
+    for name, gpus, per_gpu, switches in (("a100-80gb", 8, 300 * 10**9, 6),
+                                          ("h100-sxm", 8, 450 * 10**9, 4),
+                                          ("b200", 8, 900 * 10**9, 2)):
+        c = chip(name)
+        assert c.link_per_switch("nvlink") == sp.Rational(gpus * per_gpu, switches)
+        assert c.link_per_switch("nvlink", both_ways=True) == \
+            2 * c.link_per_switch("nvlink")
+        assert c.link_per_switch("nvlink") * switches == c.link_per_node("nvlink")
+    with pytest.raises(InputError, match=r"tpu-v5e's ici runs through no switch domain"):
+        chip("tpu-v5e").link_per_switch("ici")
+    with pytest.raises(InputError, match=r"h100-sxm's ib runs through no switch domain"):
+        chip("h100-sxm").link_per_switch("ib")

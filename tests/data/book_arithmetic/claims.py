@@ -66,7 +66,8 @@ def claims(ch: Chapter) -> None:
            per_message_time=ch.with_choices(per_call, latency="per_message"),
            zero_latency_time=no_hops.time,
            nvlink_per_link=h100.link("nvlink").per_link,
-           nvlink_per_node=h100.link_per_node("nvlink"))
+           nvlink_per_node=h100.link_per_node("nvlink"),
+           nvlink_per_switch=h100.link_per_switch("nvlink"))
     # item 2: serving arithmetic in a book's form, a model given by two numbers
     p, kv = ch.given("params", "70e9"), ch.given("kv_bytes_per_token", "320e3")
     step = decode_time_of(p, kv, h100, 32, 2048, chips=8)
