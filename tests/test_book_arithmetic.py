@@ -120,6 +120,10 @@ EXPECTED: dict[str, Fraction] = {
     # over two nodes a ring's (X - 1)/X = 1/2 of it; the NVLink level's 7/8 over 450 GB/s
     "dp_batch_two_nodes": Fraction(1, 2) * H100_PEAK / Fraction(400 * 10**9),
     "dp_batch_two_nodes_nvlink": Fraction(7, 8) * H100_PEAK / Fraction(450 * 10**9),
+    # 16-way TP over 2 nodes: T_math = 4 B D F / (16 C); over InfiniBand a gather and a
+    # scatter of 2 B D, each a node ring's 1/2 of a GPU's 1/8 at 50 GB/s
+    "tp_two_nodes": Fraction(16, 4) * H100_PEAK * 2 * Fraction(1, 2) * Fraction(2, 8)
+    / Fraction(50 * 10**9),
     # 16 stages, 8 microbatches: 8 + 16 - 2 sends of 2 B D / 8 bytes at 50 GB/s per GPU
     "pipeline_leaf": Fraction(2 * 4096 * 8192, 8) * (8 + 16 - 2) / Fraction(50 * 10**9),
     # item 4: one Mixtral token (D 4096, F_e 14336, gated) through its top 2 of 8 experts:

@@ -171,6 +171,8 @@ def claims(ch: Chapter) -> None:
         return ch.between(step.phase("backward").roofline(), "math", link, "B").exact / \
             step.chips
 
+    tp16 = mlp_step(two_nodes, tp="nodegpu", choices=Choices(latency="off"))
+    ch.add(tp_two_nodes=ch.between(tp16.phase("forward").roofline(), "math", "ib", "F").exact)
     ch.add(dp_second_node=ch.with_choices(grads, levels="slowest", latency="off"),
            dp_batch_nodes=per_gpu_batch(mesh("node=N,gpu=8", h100), "ib", BOOK),
            dp_batch_two_nodes=per_gpu_batch(two_nodes, "ib", Choices(latency="off")),
