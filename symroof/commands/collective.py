@@ -218,7 +218,13 @@ class SendAnalysis:
 
 
 def send_of(request: SendRequest) -> SendAnalysis:
-    """The transfer of ``request`` (``parallel.aggregates.send``), evaluated at ``subs``."""
+    """The transfer of ``request`` (``parallel.aggregates.send``), evaluated at ``subs``.
+
+    >>> r = send_of(SendRequest(mesh="X=4,Y=4", axes="XY", nbytes="V", src="0,0",
+    ...                         dst="3,1"))
+    >>> r.transfer.hops, r.transfer.time
+    (4, V/90000000000 + 1/250000)
+    """
     from ..parallel.aggregates import send
     r = request
     m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)

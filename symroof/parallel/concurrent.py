@@ -87,7 +87,16 @@ class Together(tb.RichView):
 @records(time=TIME, bandwidth_time=TIME, latency_time=TIME)
 def together(*collectives: Collective, choices: Choices = EXACT) -> Together:
     """Collectives issued together, costed under ``choices`` (``concurrent`` says whether
-    they run at once; see the module)."""
+    they run at once; see the module).
+
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.parallel.mesh import mesh
+    >>> m = mesh("node=2,gpu=8", "h100-sxm")
+    >>> inside, across = collective("allgather", "V", "gpu", m), collective("permute", "V",
+    ...                                                                     "node", m)
+    >>> together(inside, across, choices=Choices(latency="off", concurrent="shared")).time
+    V/50000000000
+    """
     if not collectives:
         raise InputError("give the collectives issued together", "together")
     bad = [c for c in collectives if not isinstance(c, Collective)]
