@@ -182,15 +182,16 @@ def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: 
     """Routed experts: M k token-expert pairs through the weights of the touched experts.
     Split over ``split`` devices (expert parallelism), each holds E / split experts and takes
     the pairs routed to them from the M ``split`` tokens of its group: M k on average, and
-    the experts of its share those tokens touch (``read``: ``EXPERT_READS``)."""
+    the experts of its share those tokens touch."""
     D, E, k, Fe = s["D"], s["E"], s["k"], s["F_e"]
     ab, wb = dtype_bytes(a), dtype_bytes(w)
-    touched = {"touched": experts_touched(E, k, M * split), "all": E,
-               "top_k": k}[read] / split
+    touched = experts_touched(E, k, M * split) / split
     pairs = M * k
     wide = (2 if cfg.mlp == "gated" else 1) * Fe
     up_params = D * wide + (wide if cfg.mlp_bias else 0)
     down_params = Fe * D + (D if cfg.mlp_bias else 0)
+    if read != "touched":  # EXPERT_READS: every expert's weights, or one token's top k
+        touched = (E if read == "all" else k) / split
     up = op("experts gate/up" if cfg.mlp == "gated" else "experts up",
             2 * pairs * up_params, pairs * D * ab + touched * up_params * wb,
             writes=pairs * wide * ab, dtype=a)
