@@ -93,6 +93,19 @@ def test_the_crossover_against_one_d() -> None:
         weight_stationary(named, f="XYZ", choices=Choices(peak="sparse"))
 
 
+def test_derive_stationary_sizes_a_lettered_mesh(capsys: pytest.CaptureFixture[str]) -> None:
+    # a 2-D layout on a mesh of names: the best split and the crossover (one answer with
+    # best_split and chips_to_beat), in the book's form; with the hops kept, none
+    base = ["derive", "--mesh", "X=X:wraps,Y=Y:wraps,Z=Z:wraps", "--chip", "tpu-v5p",
+            "--stationary", "d=X,f=YZ"]
+    assert main([*base, "--choices", "book"]) == 0
+    out = capsys.readouterr().out
+    assert "beats 1-D           past N = 18*F/D chips" in out
+    assert "best split          X = sqrt(2)*sqrt(D)*sqrt(N)/(2*sqrt(F)), YZ = " in out
+    assert main(base) == 0
+    assert "best split" not in capsys.readouterr().out
+
+
 def test_derive_stationary_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
     base = ["derive", "--mesh", "X=4,Y=4,Z=4", "--chip", "tpu-v5p", "--choices", "book",
             "--between", "math,ici", "--solve", "F", "--subs", "D=16384"]

@@ -269,7 +269,7 @@ def _on_mesh(r: DeriveRequest) -> tuple[Roofline, tuple[tuple[str, str], ...]]:
                                       or r.stationary is not None):
         raise InputError("`comm_per` goes with `comm_bytes`", "comm_per")
     rl = _mesh_roofline(r, m)
-    notes = (*notes, *_totals(r, m))
+    notes = (*notes, *_totals(r, m), *_split(r, m))
     if r.comm_bytes is not None and r.mlp is None and r.matmul is None and \
             r.stationary is None:
         link = next(iter(rl.op.comms))
@@ -296,6 +296,31 @@ def _totals(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
             *((f"{side}, all chips", f"{shown(a.total_bytes, 'B')}, each element on "
                f"{text(a.replication)} chip{'' if a.replication == 1 else 's'}")
               for side, a in (("lhs", mm.lhs), ("rhs", mm.rhs))))
+
+
+def _split(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
+    """A 2-D weight-stationary layout on a mesh whose sizes are names: its best split of N
+    chips and the chips past which it beats 1-D over the same axes (none when the choices
+    keep terms that depend on more than the groups' products, such as the hops)."""
+    if r.stationary is None:
+        return ()
+    axes = dict(part.strip().partition("=")[::2] for part in r.stationary.split(","))
+    sizes_ = [m.axis(a).size for a in m.resolve(axes.get("d", "") + axes.get("f", ""))]
+    if not axes.get("d") or not all(x.is_Symbol for x in sizes_) or \
+            any(str(x) == "N" for x in sizes_):
+        return ()
+    from ..core.printer import text
+    choices = parse_choices(r.choices) if r.choices else EXACT
+    two = weight_stationary(m, d=axes["d"], f=axes["f"], choices=choices)
+    one = weight_stationary(m, f=axes["d"] + axes["f"], choices=choices)
+    try:
+        best = two.best_split("N")
+        past = two.chips_to_beat(one, "N")
+    except (DerivationError, InputError):
+        return ()
+    sizes = ", ".join(f"{k} = {text(v)}" for k, v in best.sizes.items())
+    return (("best split", f"{sizes} for N chips: {text(best.comm_time)} s of comms"),
+            ("beats 1-D", f"past N = {text(past)} chips"))
 
 
 def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:
