@@ -74,6 +74,7 @@ _EXPORTS = {
     "all_to_all": "parallel.collectives",
     "permute": "parallel.collectives",
     "sharded_matmul": "parallel.matmul",
+    "weight_stationary": "parallel.stationary",
     "Expansion": "engine.asymptotics",
     "Figure": "hardware.catalog",
     "LAMBDA": "engine.optimize",

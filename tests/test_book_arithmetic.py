@@ -39,6 +39,11 @@ H100_HBM = Fraction(335 * 10**10)      # h100-sxm HBM, B/s (B12 prose)
 LLAMA_P = 2 * 32000 * 4096 + 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 4096
 DECODE = Fraction(70 * 10**9 * 2 + 32 * 2048 * 320 * 10**3) / (8 * H100_HBM)
 
+# one Mixtral expert's bf16 weights (gate and up D x 2 F_e, down F_e x D), and the
+# activations of 2 token-expert pairs: D in and 2 F_e out of gate/up, F_e in and D out of down
+MIXTRAL_EXPERT = (4096 * 2 * 14336 + 14336 * 4096) * 2
+MIXTRAL_ACTS = 2 * (4096 + 2 * 14336 + 14336 + 4096) * 2
+
 EXPECTED: dict[str, Fraction] = {
     # item 7: 2e12 FLOPs / peak
     "pure_flops_time": Fraction(2 * 10**12) / PEAK,
@@ -57,6 +62,8 @@ EXPECTED: dict[str, Fraction] = {
     # item 3: 450 GB/s one way per H100 over 18 links; 8 H100s behind a node
     "nvlink_per_link": Fraction(450 * 10**9, 18),
     "nvlink_per_node": Fraction(8 * 450 * 10**9),
+    # item 3: the node's 8 x 450 GB/s through its 4 NVSwitches (B12)
+    "nvlink_per_switch": Fraction(8 * 450 * 10**9, 4),
     # item 3: the exact model of the same AllGather: 7 hops of 1 us
     "per_message_time": Fraction(7, 8) * Fraction(10**6) / ICI + 7 * HOP,
     # item 2: (70e9 x 2 + 32 x 2048 x 320e3) / (8 x 3.35e12)
@@ -104,6 +111,34 @@ EXPECTED: dict[str, Fraction] = {
     "tp_limit": Fraction(28672) * Fraction(450 * 10**9) / H100_PEAK,
     # item 4: dX and dW of a matmul: two matmuls of 2 B D F each
     "backward_flops": Fraction(2 * 2 * 4096 * 8192 * 8192),
+    # item 4: 1-D costs 4 B D / (3 W), 2-D at its best X (X^2 = D N / (2 F)) costs
+    # 4 B sqrt(2 D F / N) / W: equal where 16 D^2 / 9 = 32 D F / N, N = 18 F / D
+    "ws_crossover": Fraction(18 * 32768, 8192),
+    # item 4, the GPU book: data parallelism's backward does 8 B D F / (N C) and moves 8 D F
+    # bytes per GPU over the node's 400 GB/s: B / N > C / W_node
+    "dp_batch_nodes": H100_PEAK / Fraction(400 * 10**9),
+    # over two nodes a ring's (X - 1)/X = 1/2 of it; the NVLink level's 7/8 over 450 GB/s
+    "dp_batch_two_nodes": Fraction(1, 2) * H100_PEAK / Fraction(400 * 10**9),
+    "dp_batch_two_nodes_nvlink": Fraction(7, 8) * H100_PEAK / Fraction(450 * 10**9),
+    # 16-way TP over 2 nodes: T_math = 4 B D F / (16 C); over InfiniBand a gather and a
+    # scatter of 2 B D, each a node ring's 1/2 of a GPU's 1/8 at 50 GB/s
+    "tp_two_nodes": Fraction(16, 4) * H100_PEAK * 2 * Fraction(1, 2) * Fraction(2, 8)
+    / Fraction(50 * 10**9),
+    # 16 stages, 8 microbatches: 8 + 16 - 2 sends of 2 B D / 8 bytes at 50 GB/s per GPU
+    "pipeline_leaf": Fraction(2 * 4096 * 8192, 8) * (8 + 16 - 2) / Fraction(50 * 10**9),
+    # item 4: one Mixtral token (D 4096, F_e 14336, gated) through its top 2 of 8 experts:
+    # their weights, and the activations in and out of gate/up and down, bf16
+    "moe_one_token": Fraction(MIXTRAL_EXPERT * 2 + MIXTRAL_ACTS),
+}
+V5P_ICI = Fraction(18 * 10**10)  # tpu-v5p ICI per link, both directions (the catalogue's)
+# the text's form (collectives=leading, latency=off) of a claim's value, worked out here
+BOOK_FORM: dict[str, Fraction] = {
+    # 1-D on 4x8x8: AllGather and ReduceScatter of B D bf16 over three rings at once
+    "ws_1d_comms": 2 * Fraction(2 * 128 * 8192) / (3 * V5P_ICI),
+    # 2-D, X = 4, YZ = 64: AllGather_YZ and ReduceScatter_YZ of 2 B D / X bytes over two
+    # rings, AllReduce_X (twice a gather) of 2 B F / YZ bytes over one
+    "ws_2d_comms": 2 * Fraction(2 * 128 * 8192, 4) / (2 * V5P_ICI)
+    + 2 * Fraction(2 * 128 * 32768, 64) / V5P_ICI,
 }
 
 
@@ -144,6 +179,56 @@ def test_each_value_is_the_one_worked_out_by_hand(claim: str) -> None:
     value = value_of(chapter_values()[claim])
     assert sp.Rational(value) == sp.Rational(EXPECTED[claim].numerator,
                                              EXPECTED[claim].denominator)
+
+
+# the levels of a hierarchical collective at once (levels=slowest, latency=off): a 1 GB
+# AllReduce over 2 nodes of 8: twice the slower of 7/8 V / 450e9 and 1/2 V / 400e9
+LEVELS_FORM = {"dp_second_node": 2 * max(Fraction(7, 8) * 10**9 / (450 * 10**9),
+                                         Fraction(1, 2) * 10**9 / (400 * 10**9))}
+
+
+def test_two_collectives_on_one_link_share_it() -> None:
+    made = chapter_values()["overlapped_on_a_link"]
+    assert isinstance(made, Tried)
+    [shared] = [v for k, v in made.alternatives if k == Choices(concurrent="shared",
+                                                                latency="off")]
+    # a gather and a scatter of V over a wrapped ring of 16: 15/16 V over both directions
+    # (2 x 45e9) each, their bytes adding on the ring's links
+    one = Fraction(15, 16) * Fraction(2 * 8192 * 32768) / (2 * ICI)
+    assert sp.Rational(shared) == sp.Rational((2 * one).numerator, (2 * one).denominator)
+
+
+def test_every_expert_touched_reads_every_expert() -> None:
+    made = chapter_values()["moe_every_expert"]
+    assert isinstance(made, Tried)
+    [every] = [v for k, v in made.alternatives if k == Choices(experts="all")]
+    assert every == MIXTRAL_EXPERT * 8 + MIXTRAL_ACTS
+    assert made.value == MIXTRAL_EXPERT * 2 + MIXTRAL_ACTS  # one token touches its 2
+
+
+def test_a_second_node_adds_a_level_that_is_not_the_slowest() -> None:
+    made = chapter_values()["dp_second_node"]
+    assert isinstance(made, Tried)
+    [fast] = [v for k, v in made.alternatives if k == Choices(levels="slowest",
+                                                              latency="off")]
+    want = LEVELS_FORM["dp_second_node"]
+    assert sp.Rational(fast) == sp.Rational(want.numerator, want.denominator)
+    # the same time as the node alone: the InfiniBand level is the faster one here
+    alone = collective("allreduce", 10**9, "gpu", mesh("gpu=8", chip("h100-sxm")))
+    assert alone.under(Choices(latency="off")).time == fast
+    # in sequence the levels add (the exact model): more than the slowest alone
+    assert sp.Rational(made.value) > sp.Rational(fast)
+
+
+@pytest.mark.parametrize("claim", sorted(BOOK_FORM))
+def test_each_book_form_is_the_one_worked_out_by_hand(claim: str) -> None:
+    made = chapter_values()[claim]
+    assert isinstance(made, Tried)
+    [book] = [v for k, v in made.alternatives if k == Choices(collectives="leading",
+                                                              latency="off")]
+    want = BOOK_FORM[claim]
+    assert sp.Rational(book) == sp.Rational(want.numerator, want.denominator)
+    assert sp.Rational(made.value) > sp.Rational(book)  # the exact form pays (n-1)/n, hops
 
 
 def test_between_and_collective_record_their_steps(judged: dict[str, object]) -> None:
@@ -216,6 +301,10 @@ def test_hardware_as_a_text_states_it(capsys: pytest.CaptureFixture[str]) -> Non
     values = chapter_values()
     c, w = sp.symbols("C W_hbm", positive=True)
     assert values["symbolic_ridge"] == c / w
+    # b bytes per element: 2 B D F / (b (B D + D F + B F)) -> 2 B / b for B << D, F; past
+    # the ridge C / W_hbm when B > C b / (2 W_hbm)
+    b = sp.Symbol("b", positive=True)
+    assert values["lettered_bytes_batch"] == c * b / (2 * w)
     made = values["per_message_time"]
     assert isinstance(made, Tried)
     [(_, one_call)] = [(k, v) for k, v in made.alternatives

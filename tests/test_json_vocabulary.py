@@ -27,6 +27,8 @@ VERBS = [
      "--solve", "B"],
     ["collective", "allreduce", "--bytes", "1e9", "--axes", "X", "--mesh", "X=8", "--chip",
      "h100-sxm"],
+    ["collective", "send", "--bytes", "9e8", "--axes", "XY", "--mesh", "X=4,Y=4", "--chip",
+     "tpu-v5e", "--from", "0,0", "--to", "3,1"],
     ["model", "llama-2-7b"],
     ["model", "--list"],
     ["model", "llama-2-7b", "--decode", "--context", "128", "--chip", "a100-80gb"],

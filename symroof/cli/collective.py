@@ -38,6 +38,8 @@ examples:
       --set "nvlink.latency=2 us" --set "ib.latency=5 us" --between nvlink,latency --solve V
   symroof collective allgather --bytes V --axes X --mesh "X=N" --chip tpu-v5e --solve N
   symroof collective alltoall --bytes V --total --axes X --mesh "X=8" --chip tpu-v5e
+  symroof collective send --bytes 9e8 --axes XY --mesh "X=4,Y=4" --chip tpu-v5e \
+      --from 0,0 --to 3,1
 
 --bytes follows NCCL's size convention: the gathered bytes per device (AllGather), the bytes
 reduced per device (ReduceScatter, AllReduce), the bytes each device holds (AllToAll,
@@ -47,6 +49,9 @@ V/n). A link with no sourced per-hop latency keeps the symbol alpha_<link>.
 device sends and receives V once, V / W and two steps (the ring: 2 (n-1)/n V / W).
 --algorithm tree runs an AllReduce up and down NCCL's double binary tree on one switched
 network: 2V / W and 2 floor(log2 n) steps (the ring: 2 (n-1) steps).
+send is a point-to-point transfer of --bytes: over several axes it uses a link of each at
+once (their bandwidths add), the hops from the coordinates --from and --to (the shorter way
+round on an axis that wraps) or --hops (a number, or per axis 'X=3,Y=1').
 """
 
 
@@ -56,7 +61,8 @@ def register(verbs: Any) -> None:
         description="Bytes per device and per link, the bandwidth and latency terms, the time "
                     "and the size below which a collective is latency-bound.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("kind", choices=COLLECTIVES, help="the collective")
+    c.add_argument("kind", choices=(*COLLECTIVES, "send"), help="the collective, or send "
+                   "(point to point)")
     what = c.add_mutually_exclusive_group()
     what.add_argument("--array", metavar="SPEC", help="a sharded array, e.g. 'bf16[B_X, D]'")
     what.add_argument("--bytes", metavar="EXPR", help="a byte count, e.g. '2*P'")
@@ -76,6 +82,14 @@ def register(verbs: Any) -> None:
     c.add_argument("--total", action="store_true", help="an alltoall's --bytes V is the total "
                    "over the group's devices (each holds V/n); default: what each device "
                    "holds")
+    route = c.add_argument_group("send (point to point)")
+    route.add_argument("--from", dest="src", metavar="COORDS", help="the sending chip's "
+                       "coordinates on --axes, e.g. 0,0")
+    route.add_argument("--to", dest="dst", metavar="COORDS", help="the receiving chip's "
+                       "coordinates on --axes, e.g. 3,1")
+    route.add_argument("--hops", metavar="N|AXIS=N,...", help="hops away instead of "
+                       "coordinates: a number on one axis, or per axis, e.g. 'X=3,Y=1' "
+                       "(default 1)")
     c.add_argument("--between", metavar="TERM,TERM", help="with --solve: where two terms "
                    "meet instead (a link such as nvlink or ib, latency, bandwidth)")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
@@ -91,6 +105,13 @@ def run_collective(args: argparse.Namespace) -> int:
 
 
 def _collective(args: argparse.Namespace) -> int:
+    if args.kind == "send":
+        return _send(args)
+    from ..core.errors import InputError
+    for flag, given in (("from", args.src), ("to", args.dst), ("hops", args.hops)):
+        if given is not None:
+            raise InputError(f"--{flag} is for send (point to point), not for {args.kind}",
+                             f"--{flag}")
     from ..commands.collective import CollectiveRequest, collective_of
     result = collective_of(CollectiveRequest(
         kind=args.kind, mesh=args.mesh, axes=args.axes, array=args.array, nbytes=args.bytes,
@@ -103,4 +124,40 @@ def _collective(args: argparse.Namespace) -> int:
         return 0
     from ..render.collective import collective_lines
     print("\n".join(collective_lines(result)))
+    return 0
+
+
+def _send(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
+    for flag, given in (("array", args.array), ("dim", args.dim), ("solve", args.solve),
+                        ("between", args.between), ("choices", args.choices),
+                        ("total", args.total or None),
+                        ("algorithm", None if args.algorithm == "ring" else args.algorithm)):
+        if given is not None:
+            raise InputError(f"--{flag} is for a collective; send takes --bytes, --axes, "
+                             f"--from and --to or --hops", f"--{flag}")
+    if args.bytes is None:
+        raise InputError("send moves --bytes EXPR", "--bytes")
+    from ..commands.collective import SendRequest, send_of
+    result = send_of(SendRequest(
+        mesh=args.mesh, axes=args.axes, nbytes=args.bytes, chip=args.chip,
+        catalog=args.catalog, overrides=overrides(args.set), topology=args.topology,
+        src=args.src, dst=args.dst, hops=args.hops, subs=args.subs))
+    if args.json:
+        emit(result.to_json())
+        return 0
+    from ..core.printer import si, text
+    t, m = result.transfer, result.mesh
+    used = m.resolve(t.axis)
+    route = f", from ({args.src}) to ({args.dst})" if args.src is not None else ""
+    rows = [("bytes", si(result.value(t.nbytes), "B")),
+            ("hops", text(result.value(t.hops))),
+            ("bandwidth", si(result.value(t.bandwidth), "B/s") + (
+                f" (a link of each of {len(used)} axes at once)" if len(used) > 1 else "")),
+            ("bandwidth time", si(result.value(t.bandwidth_time), "s")),
+            ("latency time", si(result.value(t.latency_time), "s")),
+            ("time", si(result.value(t.time), "s"))]
+    print(f"send over {t.axis} on {m.chip.name} (mesh {m.spec}{route})")
+    width = max(len(k) for k, _ in rows)
+    print("\n".join(f"  {k:<{width}}  {v}" for k, v in rows))
     return 0

@@ -44,6 +44,8 @@ examples:
       --serial ici,latency --subs "B=512,D=8192,F=8192"
   symroof derive --mesh "X=16,Y=16,Z=16" --chip tpu-v5p --mlp "fsdp=XY,tp=Z" \\
       --choices book --between math,ici --solve B --subs "D=8192,F=65536"
+  symroof derive --mesh "X=4,Y=4,Z=4" --chip tpu-v5p --stationary "d=X,f=YZ" \
+      --choices book --between math,ici --solve B
 
 Formulas use + - * / ** ( ), numbers (1.97e14 is read exactly), names (every name is a
 positive size) and sqrt exp log min max floor ceil. Nothing is evaluated as Python.
@@ -92,9 +94,13 @@ def register(verbs: Any) -> None:
     on.add_argument("--mlp", metavar="SPEC", help="one pass of an MLP layer's training step "
                     "In[B, D] W_in[D, F] W_out[F, D] on --mesh: FSDP and tensor-parallel "
                     "axes, e.g. 'fsdp=XY,tp=Z' (its terms: math, hbm, each link)")
+    on.add_argument("--stationary", metavar="SPEC", help="an MLP's inference forward on "
+                    "--mesh with its weights at rest: F over the f axes, and for a 2-D "
+                    "layout D over the d axes, e.g. 'f=XYZ' (1-D) or 'd=X,f=YZ' (2-D); its "
+                    "terms: math, hbm, each link, latency")
     on.add_argument("--phase", metavar="NAME", help="the --mlp pass: forward (default) or "
                     "backward")
-    choices_option(on, "--mlp")
+    choices_option(on, "--mlp or --stationary")
     on.add_argument("--topology", metavar="NAME", help="the chip's topology (default: its "
                     "first)")
     d.add_argument("--between", metavar="TERM,TERM", help="the threshold between two terms: "
@@ -117,12 +123,14 @@ def _derive(args: argparse.Namespace) -> int:
             raise InputError("with --mesh use --matmul 'LHS x RHS' (sharded arrays) instead "
                              "of --einsum", "--einsum")
     else:
-        for flag in ("matmul", "scatter", "topology", "mlp", "phase", "choices"):
+        for flag in ("matmul", "scatter", "topology", "mlp", "stationary", "phase",
+                     "choices"):
             if getattr(args, flag) is not None:
                 raise InputError(f"--{flag} needs --mesh", f"--{flag}")
     from ..commands.derive import DeriveRequest, derive
     on_mesh = {"mesh": args.mesh, "topology": args.topology, "matmul": args.matmul,
                "scatter": args.scatter, "mlp": args.mlp, "phase": args.phase,
+               "stationary": args.stationary,
                "choices": args.choices} if args.mesh is not None else {}
     formulas = {"einsum": args.einsum, "dtypes": args.dtypes, "out_dtype": args.out_dtype,
                 "compute": args.compute} if args.mesh is None else {}

@@ -28,7 +28,7 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
     "flops", "bytes", "comm_bytes", "link", "einsum", "dtypes", "out_dtype", "chip", "set",
     "catalog", "compute", "solve", "regime", "subs", "between", "serial", "mesh", "matmul",
     "scatter", "mlp", "phase", "choices", "topology", "array", "axes", "dim", "algorithm",
-    "timeout", "comm_per", "total",
+    "timeout", "comm_per", "total", "stationary", "hops",
     # optimize
     "minimize", "subject_to", "values", "constants", "at",
     # model and plan
@@ -43,7 +43,7 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
 # the parameters a verb's flag spells another way
 VERB_FLAGS: dict[str, dict[str, str]] = {
     "claims": {"text": "--from"},
-    "collective": {"nbytes": "--bytes"},
+    "collective": {"nbytes": "--bytes", "src": "--from", "dst": "--to"},
     "optimize": {"variables": "--vars"},
     "plan": {"tokens_per_second": "--mfu", "optimizer": "--optimizer"},
     "speculate": {"alpha": "--acceptance", "gamma": "--draft-tokens"},

@@ -26,6 +26,7 @@ from ..engine.thresholds import Threshold, term_pair, term_time
 from ..engine.thresholds import between as between_terms
 from ..hardware import DEFAULT_CHIP
 from ..hardware.catalog import chip_with
+from ..parallel.aggregates import Transfer
 from ..parallel.analysis import CollectiveAnalysis
 from ..parallel.collectives import (
     Collective,
@@ -169,3 +170,99 @@ def _values(subs: str | None, used: set[sp.Basic]) -> dict[sp.Symbol, sp.Expr]:
                              f"{', '.join(sorted(map(str, used))) or 'no symbols'}", "subs")
         out[s] = value
     return out
+
+
+@dataclass(frozen=True)
+class SendRequest:
+    """A point-to-point transfer of ``nbytes`` over ``axes`` of ``mesh``: from the chip at
+    coordinates ``src`` to the one at ``dst`` (``"0,0"``, one per axis), or ``hops`` away
+    (a number on one axis, ``"X=3,Y=1"`` per axis), at ``subs``."""
+
+    mesh: str
+    axes: str
+    nbytes: str
+    chip: str = DEFAULT_CHIP
+    catalog: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    topology: str | None = None
+    src: str | None = None
+    dst: str | None = None
+    hops: str | None = None
+    subs: str | None = None
+
+
+@dataclass(frozen=True)
+class SendAnalysis:
+    """A transfer (``parallel.aggregates.send``) and the sizes it was evaluated at."""
+
+    transfer: Transfer
+    mesh: Mesh
+    values: Mapping[sp.Symbol, sp.Expr]
+
+    def value(self, expr: sp.Expr) -> sp.Expr:
+        return sp.sympify(expr).subs(self.values) if self.values else sp.sympify(expr)
+
+    def to_json(self) -> dict[str, object]:
+        from ..core.printer import number_value, text
+        t = self.transfer
+        out: dict[str, object] = {"send": t.axis, "mesh": self.mesh.spec,
+                                  "chip": self.mesh.chip.name,
+                                  "values": {str(k): text(v) for k, v in self.values.items()}}
+        for key, expr in (("nbytes", t.nbytes), ("hops", t.hops),
+                          ("bandwidth", t.bandwidth), ("bandwidth_time", t.bandwidth_time),
+                          ("latency_time", t.latency_time), ("time", t.time)):
+            v = self.value(expr)
+            out[key] = text(v)
+            out[f"{key}_value"] = number_value(v)
+        return out
+
+
+def send_of(request: SendRequest) -> SendAnalysis:
+    """The transfer of ``request`` (``parallel.aggregates.send``), evaluated at ``subs``.
+
+    >>> r = send_of(SendRequest(mesh="X=4,Y=4", axes="XY", nbytes="V", src="0,0",
+    ...                         dst="3,1"))
+    >>> r.transfer.hops, r.transfer.time
+    (4, V/90000000000 + 1/250000)
+    """
+    from ..parallel.aggregates import send
+    r = request
+    m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
+    try:
+        names = m.resolve(r.axes)
+    except InputError as exc:
+        raise InputError(exc.message, "axes") from None
+    if r.hops is not None and (r.src is not None or r.dst is not None):
+        raise InputError("give `hops` or `src` and `dst` coordinates, not both", "hops")
+    if (r.src is None) != (r.dst is None):
+        raise InputError("give both ends of the route: `src` and `dst`",
+                         "src" if r.src is None else "dst")
+    nbytes = positive(parse_expr(r.nbytes, where="nbytes"), r.nbytes, "nbytes")
+    src = _coordinates(r.src, "src") if r.src is not None else None
+    dst = _coordinates(r.dst, "dst") if r.dst is not None else None
+    hops: object = 1
+    if r.hops is not None:
+        if "=" in r.hops:
+            hops = {k: size_value(k, v, "hops") for k, v in
+                    parse_assignments(r.hops, where="hops").items()}
+        else:
+            hops = size_value("hops", r.hops, "hops")
+    if len(names) > 1 and src is None and not isinstance(hops, dict):
+        raise InputError(f"a route over axes {''.join(names)} needs `src` and `dst` "
+                         f"coordinates (one per axis) or `hops` per axis, e.g. "
+                         f"'{names[0]}=1,{names[1]}=1'", "axes")
+    try:
+        t = send(nbytes, r.axes, m, hops, src=src, dst=dst)
+    except InputError as exc:
+        raise InputError(exc.message, "hops" if r.hops is not None else "src") from None
+    used = t.time.free_symbols | t.nbytes.free_symbols
+    return SendAnalysis(t, m, _values(r.subs, used))
+
+
+def _coordinates(text_: str, where: str) -> tuple[int, ...]:
+    """``"0,3"`` -> (0, 3): whole numbers from 0, one per axis of the route."""
+    parts = [p.strip() for p in text_.split(",")]
+    if not all(p.isdigit() for p in parts):
+        raise InputError(f"coordinates are whole numbers from 0, one per axis, e.g. '0,3'; "
+                         f"got {text_!r}", where)
+    return tuple(int(p) for p in parts)

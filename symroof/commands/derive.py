@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 
 import sympy as sp
 
-from ..core.choices import EXACT, Choices, parse_choices
+from ..core.choices import EXACT, LINK_CHOICES, Choices, parse_choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import parse_assignments, parse_expr, symbol, too_large
-from ..core.sizes import size_value
+from ..core.sizes import by_bytes, size_value
 from ..engine.analysis import RooflineAnalysis
 from ..engine.asymptotics import expansion, parse_regime
 from ..engine.ops import Op, einsum, op, positive
@@ -33,6 +33,7 @@ from ..hardware.catalog import Chip, chip_with
 from ..parallel.matmul import sharded_matmul
 from ..parallel.mesh import Mesh, mesh
 from ..parallel.mlp import mlp_step
+from ..parallel.stationary import weight_stationary
 
 _TIMES = re.compile(r"\s+(?:x|@|\*|·|×)\s+")
 
@@ -68,6 +69,7 @@ class DeriveRequest:
     scatter: str | None = None
     mlp: str | None = None
     phase: str | None = None
+    stationary: str | None = None
     choices: str | None = None
     comm_per: str = "direction"
 
@@ -210,6 +212,9 @@ def _op(r: DeriveRequest) -> Op:
         if r.dtypes is not None and not r.dtypes.strip():
             raise InputError("an empty list of dtypes (leave the flag out for bf16)", "dtypes")
         kinds = [d.strip() for d in (r.dtypes or "bf16").split(",")]
+        if by_bytes(kinds[0]) and r.dtype is None:
+            raise InputError(f"the dtype {kinds[0]!r} is given by its bytes and names no "
+                             f"peak: give the compute dtype, `dtype` (e.g. bf16)", "dtypes")
         built = einsum(r.einsum, kinds[0] if len(kinds) == 1 else kinds, out=r.out_dtype,
                        compute=r.dtype, name=r.einsum)
         comms = _comms(r.comm_bytes, r.link)
@@ -260,17 +265,74 @@ def _on_mesh(r: DeriveRequest) -> tuple[Roofline, tuple[tuple[str, str], ...]]:
     assert r.mesh is not None
     m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
     notes = mesh_notes(m)
-    if r.comm_per != "direction" and (r.mlp is not None or r.matmul is not None):
+    if r.comm_per != "direction" and (r.mlp is not None or r.matmul is not None
+                                      or r.stationary is not None):
         raise InputError("`comm_per` goes with `comm_bytes`", "comm_per")
     rl = _mesh_roofline(r, m)
-    if r.comm_bytes is not None and r.mlp is None and r.matmul is None:
+    notes = (*notes, *_totals(r, m), *_split(r, m))
+    if r.comm_bytes is not None and r.mlp is None and r.matmul is None and \
+            r.stationary is None:
         link = next(iter(rl.op.comms))
         label, said = _comm_note(link, r.comm_per, rl.bandwidths[link])
         notes = (*notes, (label, f"{said} on axis {r.link or next(iter(m.axes))}"))
     return rl, notes
 
 
+def _totals(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
+    """A sharded matmul's totals over every chip of the mesh: its FLOPs and each operand's
+    bytes (``ShardedMatmul.total_flops``, ``ShardedArray.total_bytes``: replicated work and
+    copies counted on each chip)."""
+    if r.matmul is None or r.mlp is not None or r.stationary is not None:
+        return ()
+    lhs, rhs = _TIMES.split(r.matmul.strip())
+    mm = sharded_matmul(lhs, rhs, m, scatter=r.scatter)
+    from ..core.printer import si, text
+
+    def shown(value: sp.Expr, unit: str) -> str:
+        return f"{si(value, unit)} ({text(value)})" if value.is_number else si(value, unit)
+
+    return (("FLOPs, all chips", f"{shown(mm.total_flops, 'FLOP')} on {text(m.devices)} "
+             f"chips, replicated work counted on each"),
+            *((f"{side}, all chips", f"{shown(a.total_bytes, 'B')}, each element on "
+               f"{text(a.replication)} chip{'' if a.replication == 1 else 's'}")
+              for side, a in (("lhs", mm.lhs), ("rhs", mm.rhs))))
+
+
+def _split(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
+    """A 2-D weight-stationary layout on a mesh whose sizes are names: its best split of N
+    chips and the chips past which it beats 1-D over the same axes (none when the choices
+    keep terms that depend on more than the groups' products, such as the hops)."""
+    if r.stationary is None:
+        return ()
+    axes = dict(part.strip().partition("=")[::2] for part in r.stationary.split(","))
+    sizes_ = [m.axis(a).size for a in m.resolve(axes.get("d", "") + axes.get("f", ""))]
+    if not axes.get("d") or not all(x.is_Symbol for x in sizes_) or \
+            any(str(x) == "N" for x in sizes_):
+        return ()
+    from ..core.printer import text
+    choices = parse_choices(r.choices) if r.choices else EXACT
+    two = weight_stationary(m, d=axes["d"], f=axes["f"], choices=choices)
+    one = weight_stationary(m, f=axes["d"] + axes["f"], choices=choices)
+    try:
+        best = two.best_split("N")
+        past = two.chips_to_beat(one, "N")
+    except (DerivationError, InputError):
+        return ()
+    sizes = ", ".join(f"{k} = {text(v)}" for k, v in best.sizes.items())
+    return (("best split", f"{sizes} for N chips: {text(best.comm_time)} s of comms"),
+            ("beats 1-D", f"past N = {text(past)} chips"))
+
+
 def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:
+    if r.stationary is not None:
+        if r.mlp or r.matmul or r.flops or r.bytes or r.comm_bytes:
+            raise InputError("give either `stationary` or `mlp` or `matmul` or "
+                             "`flops`/`bytes`/`comm_bytes`", "stationary")
+        if r.phase is not None:
+            raise InputError("`phase` goes with `mlp` (a weight-stationary layout is the "
+                             "inference forward)", "phase")
+        return _stationary_roofline(m, r.stationary,
+                                    parse_choices(r.choices) if r.choices else EXACT)
     if r.mlp is not None:
         if r.matmul or r.flops or r.bytes or r.comm_bytes:
             raise InputError("give either `mlp` or `matmul` or `flops`/`bytes`/`comm_bytes`",
@@ -279,7 +341,8 @@ def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:
                              parse_choices(r.choices) if r.choices else EXACT)
     for name, given in (("phase", r.phase), ("choices", r.choices)):
         if given is not None:
-            raise InputError(f"`{name}` goes with `mlp`", name)
+            raise InputError(f"`{name}` goes with `mlp`" + (" or `stationary`" if
+                                                            name == "choices" else ""), name)
     if r.matmul is not None:
         if r.flops or r.bytes or r.comm_bytes:
             raise InputError("give either `matmul` or `flops`/`bytes`/`comm_bytes`", "matmul")
@@ -333,3 +396,25 @@ def _mlp_roofline(m: Mesh, spec: str, phase: str, choices: Choices) -> Roofline:
         return step.phase(phase).roofline()
     except InputError as exc:
         raise InputError(exc.message, "phase") from None
+
+
+def _stationary_roofline(m: Mesh, spec: str, choices: Choices) -> Roofline:
+    """The roofline of ``weight_stationary`` from ``f=AXES`` or ``d=AXES,f=AXES``."""
+    axes: dict[str, str] = {}
+    for part in (p.strip() for p in spec.split(",")):
+        kind, eq, names = part.partition("=")
+        if kind.strip() not in ("d", "f") or not eq or not names.strip():
+            raise InputError(f"expected f=AXES, or d=AXES,f=AXES for a 2-D layout, e.g. "
+                             f"'d=X,f=YZ', got {part!r}", "stationary")
+        if kind.strip() in axes:
+            raise InputError(f"{kind.strip()} is given twice", "stationary")
+        axes[kind.strip()] = names.strip()
+    if "f" not in axes:
+        raise InputError("give the axes F is split over: f=AXES (and d=AXES for a 2-D "
+                         "layout)", "stationary")
+    choices.within(LINK_CHOICES, "a weight-stationary layout")
+    try:
+        return weight_stationary(m, f=axes["f"], d=axes.get("d", ()),
+                                 choices=choices).roofline()
+    except InputError as exc:
+        raise InputError(exc.message, "stationary") from None

@@ -45,6 +45,22 @@ OPTIONS: dict[str, dict[str, str]] = {
     "link_alpha": {
         "bidirectional": "a wrapped ring sends both ways: W is the bidirectional figure",
         "one_way": "W is one direction's figure, also on a ring that sends both ways"},
+    "levels": {
+        "sequence": "a collective over several networks (a node's switch, then the "
+                    "scale-out fabric) crosses them one after the other: their times add",
+        "slowest": "the networks of a hierarchical collective work at once, each on its "
+                   "share: the slowest one sets the time (the GPU book's max over levels)"},
+    "concurrent": {
+        "none": "collectives issued together run one after the other: their times add",
+        "shared": "collectives issued together run at once: on a link they share, their "
+                  "bytes add, and the busiest link sets the time",
+        "whole_link": "collectives run at once, each as if it had the link to itself: the "
+                      "slowest one sets the time"},
+    "experts": {
+        "touched": "a mixture of experts reads the weights of the experts its tokens reach: "
+                   "E (1 - (1 - k/E)^M) on average under uniform routing",
+        "all": "every expert's weights are read (a large batch touches them all)",
+        "top_k": "only the top-k experts' weights are read (one token's worth)"},
     "peak": {
         "dense": "the dense peak of the compute unit",
         "sparse": "the 2:4-sparse spec-sheet figure: twice the dense peak (NVIDIA)"},
@@ -78,6 +94,10 @@ DROPS: dict[tuple[str, str], str] = {
     ("latency", "off"): "the hop latency",
     ("latency", "per_message"): "the latency of every hop but one",
     ("link_alpha", "one_way"): "the second direction of the ring",
+    ("levels", "slowest"): "the time of every network but the slowest",
+    ("concurrent", "shared"): "the time of every link but the busiest",
+    ("experts", "all"): "the experts a batch leaves untouched",
+    ("experts", "top_k"): "the experts beyond a token's top-k",
     ("flops", "per_token_2P"): "attention FLOPs",
     ("flops", "per_token_6P"): "attention FLOPs",
     ("sizes", "nominal"): "the exact parameter count",
@@ -88,6 +108,7 @@ SLIPS: dict[tuple[str, str], str] = {
     ("link_alpha", "one_way"): "the one-way link figure for a ring that sends both ways",
     ("link_alpha", "bidirectional"): "the bidirectional link figure for one direction",
     ("peak", "sparse"): "the sparse peak of the spec sheet for a dense matmul",
+    ("concurrent", "whole_link"): "a whole link for each of several collectives that share it",
 }
 
 
@@ -105,6 +126,9 @@ class Choices:
     collectives: str = "exact"
     latency: str = "on"
     link_alpha: str = "bidirectional"
+    levels: str = "sequence"
+    concurrent: str = "none"
+    experts: str = "touched"
     peak: str = "dense"
     flops: str = "full"
     sizes: str = "exact"
@@ -190,6 +214,10 @@ class Choices:
 EXACT = Choices()
 # the choices a collective takes (``parallel.collectives.Collective.under``)
 COLLECTIVE_CHOICES = ("collectives", "latency", "link_alpha")
+# and what a collective costed alone (or a layout of them) takes besides
+LINK_CHOICES = (*COLLECTIVE_CHOICES, "levels")
+# and what collectives issued together take besides (symroof.parallel.concurrent)
+TOGETHER_CHOICES = (*LINK_CHOICES, "concurrent")
 # the book's form of a collective: V/W with the bidirectional figure, no latency
 BOOK = Choices(collectives="leading", latency="off")
 PRESETS = {"exact": EXACT, "book": BOOK}

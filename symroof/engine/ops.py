@@ -29,7 +29,7 @@ import sympy as sp
 from ..core.errors import InputError, expect
 from ..core.parse import exact, size_name, symbol, user_sizes
 from ..core.printer import text
-from ..core.sizes import canonical_dtype, dtype_bytes
+from ..core.sizes import by_bytes, canonical_dtype, dtype_bytes
 from ..core.tables import RichView, Table, key_values
 from .algebra import substitute
 
@@ -177,6 +177,9 @@ def einsum(spec: str, dtypes: str | Sequence[str] = "bf16", out: str | None = No
                                                                          strict=True)),
                 sp.Integer(0))
     writes = size(output) * dtype_bytes(out_dtype, where=where)
+    if compute is None and by_bytes(kinds[0]):
+        raise InputError(f"the dtype {kinds[0].strip()!r} is given by its bytes and names no "
+                         f"peak: say the compute dtype (compute='bf16')", where)
     return Op(name or spec, flops, {"hbm": reads}, {"hbm": writes}, {},
               compute or kinds[0])
 

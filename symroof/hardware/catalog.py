@@ -33,7 +33,7 @@ from ..core import tables as tb
 from ..core.choices import Choices
 from ..core.errors import InputError, expect
 from ..core.sizes import DTYPES, canonical_dtype
-from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity
+from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity, records
 from .links import Link, convention, latency_symbol, parse_link_value, split_per
 from .micro import MICRO_KEYS, micro_peak, micro_specs, micro_value, micro_vector_peak
 from .topology import Topology, build_topologies
@@ -250,6 +250,24 @@ class Chip(tb.RichView):
         topo = next(iter(self.topologies.values()), None)
         chips = topo.chips_per_host if topo is not None else 1
         return self.link_per_chip(name, both_ways=both_ways) * chips
+
+    @records(BANDWIDTH)
+    def link_per_switch(self, name: str, *, both_ways: bool = False) -> sp.Expr:
+        """The bytes per second one switch of the default topology's switch domain carries
+        over link ``name``, one way (or ``both_ways``): every chip's figure over the domain,
+        shared by its switches (each chip's links spread over them).
+
+        >>> chip("h100-sxm").link_per_switch("nvlink")    # 8 x 450 GB/s over 4 NVSwitches
+        900000000000
+        """
+        topo = next(iter(self.topologies.values()), None)
+        if topo is None or topo.kind != "switch" or topo.link != name:
+            raise InputError(f"{self.name}'s {name} runs through no switch domain of the "
+                             f"catalogue", f"link_per_switch {name}")
+        if not topo.switches:
+            raise InputError(f"{topo.name} does not count its switches (no source)",
+                             f"link_per_switch {name}")
+        return self.link_per_chip(name, both_ways=both_ways) * topo.size / topo.switches
 
     def link_per_chip(self, name: str, *, both_ways: bool = False) -> sp.Expr:
         """One chip's bytes per second over link ``name``, one way (or ``both_ways``): a

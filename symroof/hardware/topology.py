@@ -52,6 +52,7 @@ class Topology:
     host: tuple[int, ...] = ()
     scale_out: str | None = None
     note: str = ""
+    switches: int = 0  # the switches of a switch domain, where the source counts them
 
     @property
     def size(self) -> int:
@@ -82,6 +83,8 @@ class Topology:
                 "multiple": f"wraps on multiples of {self.wrap_multiple}"}[self.wraparound] \
             if self.kind == "torus" else "full bandwidth between any two chips"
         out = f"{self.name}: {self.kind} {shape} over {self.link} ({wrap})"
+        if self.switches:
+            out += f" on {self.switches} switches"
         if self.host:
             out += f", {self.chips_per_host} chips per host"
         if self.scale_out:
@@ -128,9 +131,14 @@ def _topology(name: str, body: Any, chips: Mapping[str, Chip], sources: Mapping[
         for link in (body["link"], body.get("scale_out")):
             if link is not None and link not in chips[c].links:
                 raise InputError(f"chip {c!r} has no link {link!r}", at)
+    switches = body.get("switches", 0)
+    if not isinstance(switches, int) or isinstance(switches, bool) or switches < 0 or \
+            (switches and kind != "switch"):
+        raise InputError(f"switches is a positive whole number, for a switch domain; got "
+                         f"{switches!r}", at)
     return Topology(name, str(body.get("title", name)), tuple(names), kind, shape,
                     str(body["link"]), str(body["source"]), wrap, int(multiple), host,
-                    body.get("scale_out"), str(body.get("note", "")))
+                    body.get("scale_out"), str(body.get("note", "")), switches)
 
 
 def _ints(value: Any, at: str, allow_empty: bool = False) -> tuple[int, ...]:

@@ -184,7 +184,7 @@ def _mlp(prefix: str, cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, wi
 
 
 def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: str,
-             split: int = 1) -> list[Op]:
+             split: int = 1, read: str = "touched") -> list[Op]:
     """Routed experts: M k token-expert pairs through the weights of the touched experts.
     Split over ``split`` devices (expert parallelism), each holds E / split experts and takes
     the pairs routed to them from the M ``split`` tokens of its group: M k on average, and
@@ -197,6 +197,8 @@ def _experts(cfg: ModelConfig, s: Mapping[str, sp.Expr], M: sp.Expr, a: str, w: 
     wide = (2 if cfg.mlp == "gated" else 1) * Fe
     up_params = D * wide + (wide if cfg.mlp_bias else 0)
     down_params = Fe * D + (D if cfg.mlp_bias else 0)
+    if read != "touched":  # EXPERT_READS: every expert's weights, or one token's top k
+        touched = (E if read == "all" else k) / split
     up = op("experts gate/up" if cfg.mlp == "gated" else "experts up",
             2 * pairs * up_params, pairs * D * qb + touched * up_params * wb,
             writes=pairs * wide * ab, dtype=q)
@@ -325,6 +327,10 @@ def _mla_decode(s: Mapping[str, sp.Expr], B: sp.Expr, T: sp.Expr, a: str, w: str
     return [absorb, scores, values, back]
 
 
+# which experts' weights a routed-expert op reads (Choices.experts)
+EXPERT_READS = ("touched", "all", "top_k")
+
+
 def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr | None = None,
               context: int | sp.Expr | None = None, dtype: str = "bf16",
               kv_dtype: str | None = None, activation_dtype: str = "bf16",
@@ -332,7 +338,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
               causal: bool = False, activations: str = "hbm",
               prior: int | sp.Expr = 0,
               decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None,
-              prompt: int | sp.Expr | None = None) -> StepOps:
+              prompt: int | sp.Expr | None = None, experts: str = "touched") -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
@@ -347,7 +353,12 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     token for each of B_d sequences at context T_d to a prefill (Sarathi-Serve's hybrid
     batch): the projections, norms and head run over the B T + B_d tokens together,
     reading each weight once, and the decode tokens' attention (``decode attention``)
-    reads their cache."""
+    reads their cache. ``experts`` says which experts' weights a routed-expert op reads:
+    those its tokens touch (on average), ``all`` of them (the large-batch regime) or the
+    ``top_k`` of one token."""
+    if experts not in EXPERT_READS:
+        raise InputError(f"experts is one of {', '.join(EXPERT_READS)}, got {experts!r}",
+                         "experts")
     if phase not in PHASES:
         raise InputError(f"phase must be one of {', '.join(PHASES)}, got {phase!r}")
     if attention not in ATTENTION:
@@ -392,7 +403,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
                  _matmul("output", M, N * s["H_v"], D, a, w),
                  _norm("MLP norm", cfg, s, M, a, r)]
         return _layers(cfg, s, phase, B, T, M, a, w, r, kv, P, Bd * Td, block, activations,
-                       expert_split)
+                       expert_split, experts)
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
@@ -404,12 +415,13 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
                  if decoding else ())), out,
              _norm("MLP norm", cfg, s, M, a, r)]
     return _layers(cfg, s, phase, B, T, M, a, w, r, kv, P, Bd * Td, block, activations,
-                   expert_split)
+                   expert_split, experts)
 
 
 def _layers(cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr,
             M: sp.Expr, a: str, w: str, r: str, kv: str, P: sp.Expr, riding: sp.Expr,
-            block: list[Op], activations: str, expert_split: int) -> StepOps:
+            block: list[Op], activations: str, expert_split: int,
+            experts: str = "touched") -> StepOps:
     """A layer's attention ``block`` with its MLP (or experts) after it, the layers, the
     embedding, final norm and head once."""
     D = s["D"]
@@ -423,7 +435,7 @@ def _layers(cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, 
         moe = cfg.moe
         assert moe is not None
         router = _matmul("router", M, D, s["E"], a, w)
-        ops = [*block, router, *_experts(cfg, s, M, a, w, expert_split)]
+        ops = [*block, router, *_experts(cfg, s, M, a, w, expert_split, experts)]
         if moe.shared:
             shared = _mlp("shared ", cfg, s, M, s["E_s"] * s["F_s"], a, w)
             if moe.shared_gate:

@@ -27,6 +27,7 @@ from functools import cached_property
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..engine.asymptotics import expansion
@@ -176,10 +177,22 @@ def critical_of(srl: StepRoofline, B: sp.Symbol | None = None) -> Critical:
 
 
 def critical_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, dtype: str = "bf16",
-                   kv_dtype: str | None = None, kernel: Kernel = DEFAULT_KERNEL) -> Critical:
-    """The decode batch at which the step's T_math reaches its memory time at ``context``."""
+                   kv_dtype: str | None = None, kernel: Kernel = DEFAULT_KERNEL,
+                   choices: Choices = EXACT) -> Critical:
+    """The decode batch at which the step's T_math reaches its memory time at ``context``;
+    ``choices`` may say which experts a mixture of experts reads (``experts=all``: every
+    one, the large-batch regime, where the batch has a closed form).
+
+    >>> from symroof import chip
+    >>> from symroof.models import model
+    >>> critical_batch(model("mixtral-8x7b"), chip("tpu-v5e"), context=1,
+    ...                choices=Choices(experts="all")).relation
+    'B > 447979930600/457080599'
+    """
+    choices.within(("experts",), "a critical batch")
     return critical_of(step_roofline(layer_ops(cfg, "decode", batch=None, context=context,
                                                dtype=dtype, kv_dtype=kv_dtype,
+                                               experts=choices.experts,
                                                **kernel.options()), chip))
 
 

@@ -57,6 +57,13 @@ The API:
   and F over the tensor-parallel ones: per phase its FLOPs, compute time, comm time per
   kind and per link; ``critical_batch()`` the batch (and per chip) above which it is
   compute-bound.
+- ``together(*collectives, choices=...)`` -> ``Together``: collectives issued together,
+  one after the other or (``concurrent=shared``) at once, their bytes adding on a link they
+  share.
+- ``weight_stationary(mesh, f=AXES, d=AXES, choices=...)`` -> ``WeightStationary``: an
+  MLP's inference forward with the weights at rest, 1-D (F over ``f``) or 2-D (D over
+  ``d`` too): its collectives, per-chip FLOPs and communication (``comm_time``), roofline,
+  ``best_split(chips)`` and ``chips_to_beat(one_d)``.
 - Rooflines: ``roofline(op, chip, bandwidths=..., extra={"latency": t}, serial=(...))``
   has ``terms`` (``compute``, each memory level and link, the extras); terms overlap
   unless named in ``serial``. ``symroof.engine.thresholds.between(rl, "math", "ici", "D")``
@@ -79,6 +86,9 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "matmul": "ShardedMatmul sharded_matmul",
     "mesh": "Axis Mesh mesh",
     "sharding": "Dim ShardedArray per_chip sharded",
-    "aggregates": "Totals Transfer flops_time gather_to_one global_batch send totals",
+    "aggregates": ("Totals Transfer flops_time gather_to_one global_batch pipeline_sends send "
+                   "totals"),
     "mlp": "MlpStep mlp_step",
+    "stationary": "Split WeightStationary weight_stationary",
+    "concurrent": "Together together",
 })

@@ -21,6 +21,10 @@
   k of the E experts, so each expert sees k/E of the batch).
 - ``send(nbytes, axis, mesh, hops)``: a point-to-point transfer of ``nbytes`` to a chip
   ``hops`` away along ``axis``: nbytes / W + hops * latency.
+- ``pipeline_sends(nbytes, axis, mesh, microbatches, stages)``: the activations a pipeline
+  passes between stages over ``axis``: nbytes / N_MB per microbatch, N_MB + N_stages - 2
+  sends on the critical path (the GPU book's pipeline comms), each at the axis's one-way
+  bandwidth per chip (across nodes, the chip's share of the node's egress into the leaf).
 - ``gather_to_one(nbytes, axes, mesh)``: every shard of ``nbytes`` (the gathered size)
   sent to one chip: it receives (n-1)/n of them over its links, as a device of an
   AllGather does, so the costs are the AllGather's; only one chip ends with the result.
@@ -195,6 +199,36 @@ def _route_hops(names: tuple[str, ...], on: Mesh, hops: Any,
         out[n] = sp.Integer(min(d, int(ax.size) - d) if ax.wraps and ax.size.is_Integer
                             else d)
     return out
+
+
+@records(time=TIME, bandwidth_time=TIME, latency_time=TIME, nbytes=CAPACITY)
+def pipeline_sends(nbytes: Any, axis: str, on: Mesh, microbatches: Any,
+                   stages: Any = None) -> Transfer:
+    """A pipeline's sends between stages over ``axis`` (its size the stages, unless
+    ``stages`` says): ``nbytes`` of activations per batch, split into ``microbatches``.
+
+    >>> from symroof.parallel.mesh import mesh
+    >>> t = pipeline_sends("2*B*D", "node", mesh("node=16,gpu=8", "h100-sxm"), 8)
+    >>> t.hops, t.bandwidth, t.bandwidth_time
+    (22, 50000000000, 11*B*D/100000000000)
+    """
+    names = on.resolve(axis)
+    if len(names) != 1:
+        raise InputError(f"a pipeline's stages lie along one axis, got {''.join(names)}",
+                         "pipeline_sends")
+    a = on.axis(names[0])
+    n_mb = _exact(microbatches, "microbatches")
+    n_st = a.size if stages is None else _exact(stages, "stages")
+    for name, v in (("microbatches", n_mb), ("stages", n_st)):
+        if v.is_number and not (v.is_Integer and v >= 1):
+            raise InputError(f"{name} is a whole number, at least 1, got {v}",
+                             "pipeline_sends")
+    if n_st.is_number and n_st < 2:
+        raise InputError("a pipeline of one stage sends nothing between stages",
+                         "pipeline_sends")
+    sends = n_mb + n_st - 2
+    return Transfer(sp.cancel(_exact(nbytes, "nbytes") / n_mb * sends), names[0], sends,
+                    a.bandwidth, a.latency)
 
 
 def gather_to_one(nbytes: Any, axes: AxesSpec, on: Mesh) -> Collective:

@@ -128,7 +128,16 @@ class Collective(tb.RichView):
 
     @property
     def bandwidth_time(self) -> sp.Expr:
-        return sp.Add(*(s.bandwidth_time for s in self.stages))
+        """The stages' bandwidth terms, added; under ``levels=slowest`` the networks work at
+        once and the slowest sets the time (the stages on one link still add).
+
+        >>> from symroof.core.choices import Choices
+        >>> from symroof.parallel.mesh import mesh
+        >>> c = collective("allgather", "V", "node,gpu", mesh("node=2,gpu=8", "h100-sxm"))
+        >>> c.bandwidth_time, c.under(Choices(levels="slowest")).bandwidth_time
+        (23*V/7200000000000, 7*V/3600000000000)
+        """
+        return _bandwidth_time(self.stages, self.choices)
 
     @property
     def latency_time(self) -> sp.Expr:
@@ -151,7 +160,7 @@ class Collective(tb.RichView):
         probe = sp.Dummy("V", positive=True)
         stages = _stages(self.kind, probe, [self.mesh.axis(a) for a in self.axes],
                          self.choices, self.algorithm)
-        per_byte = sp.cancel(sp.Add(*(s.bandwidth_time for s in stages)) / probe)
+        per_byte = sp.cancel(_bandwidth_time(stages, self.choices) / probe)
         if per_byte == 0 or self.latency_time == 0:
             return None
         return sp.cancel(self.latency_time / per_byte)
@@ -335,6 +344,17 @@ def _partial(array: str | ShardedArray, axes: AxesSpec, on: Mesh,
                          f"results over axes no dimension is split over", f"{what} over "
                          f"{''.join(names)}")
     return a
+
+
+def _bandwidth_time(stages: tuple[Stage, ...], choices: Choices) -> sp.Expr:
+    """Stages in sequence (their times add) or, under ``levels=slowest``, each link's
+    stages at once with the others: the largest link's sum."""
+    if choices.levels != "slowest":
+        return sp.Add(*(s.bandwidth_time for s in stages))
+    per_link: dict[str, sp.Expr] = {}
+    for s in stages:
+        per_link[s.link] = per_link.get(s.link, sp.S.Zero) + s.bandwidth_time
+    return sp.Max(*per_link.values()) if per_link else sp.S.Zero
 
 
 def _axes(on: Mesh, names: tuple[str, ...]) -> list[Axis]:

@@ -4,7 +4,10 @@
 from symroof import backward, chip, mesh, sizes
 from symroof.claims import Chapter
 from symroof.core.choices import BOOK, Choices
-from symroof.engine.ops import op
+from symroof.engine.asymptotics import parse_regime
+from symroof.engine.ops import einsum, op
+from symroof.engine.rooflines import roofline
+from symroof.engine.thresholds import threshold
 from symroof.models import (
     PETAFLOP_DAY,
     book_decode_time,
@@ -14,6 +17,7 @@ from symroof.models import (
     flops_utilisation,
     inference_memory,
     largest_model,
+    layer_ops,
     max_batch,
     min_chips,
     model,
@@ -25,7 +29,16 @@ from symroof.models import (
     with_round_params,
     zero3_weights,
 )
-from symroof.parallel import per_chip, send, sharded, sharded_matmul
+from symroof.parallel import (
+    per_chip,
+    pipeline_sends,
+    send,
+    sharded,
+    sharded_matmul,
+    together,
+    weight_stationary,
+)
+from symroof.parallel.collectives import collective
 from symroof.parallel.mlp import mlp_step
 from symroof.plans.mfu import mfu_of
 
@@ -53,7 +66,8 @@ def claims(ch: Chapter) -> None:
            per_message_time=ch.with_choices(per_call, latency="per_message"),
            zero_latency_time=no_hops.time,
            nvlink_per_link=h100.link("nvlink").per_link,
-           nvlink_per_node=h100.link_per_node("nvlink"))
+           nvlink_per_node=h100.link_per_node("nvlink"),
+           nvlink_per_switch=h100.link_per_switch("nvlink"))
     # item 2: serving arithmetic in a book's form, a model given by two numbers
     p, kv = ch.given("params", "70e9"), ch.given("kv_bytes_per_token", "320e3")
     step = decode_time_of(p, kv, h100, 32, 2048, chips=8)
@@ -131,3 +145,62 @@ def claims(ch: Chapter) -> None:
            axis_size=meet.exact,
            axis_side=ch.holds(meet.direction == "<", "latency-bound above the size"),
            alltoall_total=a2a.bandwidth_time)
+    # item 4: weight-stationary inference, 1-D against 2-D, on a TPU v5p (the text's V/W)
+    v5p = chip("tpu-v5p")
+    cube = mesh("X=4,Y=8,Z=8", v5p)
+    mlp = {"batch": ch.given("tokens_in_flight", 128), "d_model": ch.given("d_model", 8192),
+           "d_ff": ch.given("d_ff", 32768)}
+    one_d = weight_stationary(cube, f="XYZ", **mlp)
+    two_d = weight_stationary(cube, d="X", f="YZ", **mlp)
+    sized = mesh("X=X:wraps,Y=Y:wraps,Z=Z:wraps", v5p)
+    ch.add(ws_1d_comms=ch.with_choices(one_d, of="comm_time", collectives="leading",
+                                       latency="off"),
+           ws_2d_comms=ch.with_choices(two_d, of="comm_time", collectives="leading",
+                                       latency="off"),
+           ws_crossover=weight_stationary(sized, d="X", f="YZ", **mlp, choices=BOOK)
+           .chips_to_beat(weight_stationary(sized, f="XYZ", **mlp, choices=BOOK)))
+    # item 4: the GPU book's rules across nodes: a second node's effect on a data-parallel
+    # AllReduce (the levels work at once, the slowest sets the time), the per-GPU batch data
+    # parallelism needs across many nodes and across two, a pipeline's sends over the leaf
+    two_nodes = mesh("node=2,gpu=8", h100)
+    grads = ch.collective("allreduce", ch.given("gradient_bytes", "1e9"), "node,gpu",
+                          two_nodes)
+
+    def per_gpu_batch(on: object, link: str, choices: Choices) -> object:
+        step = mlp_step(on, fsdp="nodegpu", choices=choices)
+        return ch.between(step.phase("backward").roofline(), "math", link, "B").exact / \
+            step.chips
+
+    tp16 = mlp_step(two_nodes, tp="nodegpu", choices=Choices(latency="off"))
+    ch.add(tp_two_nodes=ch.between(tp16.phase("forward").roofline(), "math", "ib", "F").exact)
+    ch.add(dp_second_node=ch.with_choices(grads, levels="slowest", latency="off"),
+           dp_batch_nodes=per_gpu_batch(mesh("node=N,gpu=8", h100), "ib", BOOK),
+           dp_batch_two_nodes=per_gpu_batch(two_nodes, "ib", Choices(latency="off")),
+           dp_batch_two_nodes_nvlink=per_gpu_batch(two_nodes, "nvlink",
+                                                   Choices(latency="off")),
+           pipeline_leaf=pipeline_sends(ch.given("stage_bytes", "2*4096*8192"), "node",
+                                        mesh("node=16,gpu=8", h100),
+                                        ch.given("microbatches", 8)).bandwidth_time)
+    # item 4: a mixture of experts at a large batch reads every expert's weights; one token
+    # reads its top-k's
+    mixtral = model("mixtral-8x7b")
+
+    def expert_bytes(choices: Choices) -> object:
+        step = layer_ops(mixtral, "decode", batch=1, context=1, experts=choices.experts)
+        return sum(o.bytes() for b in step.blocks for o in b.ops
+                   if o.name.startswith("experts"))
+
+    ch.add(moe_every_expert=ch.with_choices(expert_bytes, experts="all"),
+           moe_one_token=expert_bytes(Choices()))
+    # item 4: two collectives overlapped on one link share it: their bytes add
+    ring = mesh("X=16", v5e)
+    layer = ch.given("weight_bytes", "2*8192*32768")
+    gather = collective("allgather", layer, "X", ring)
+    scatter = collective("reducescatter", layer, "X", ring)
+    ch.add(overlapped_on_a_link=ch.with_choices(
+        lambda c: together(gather, scatter, choices=c).time, concurrent="shared",
+        latency="off"))
+    # item 3: dtype bytes as a letter, as a text writes "b bytes per parameter"
+    lettered_mm = einsum("B D, D F -> B F", "b bytes", compute="bf16")
+    ch.add(lettered_bytes_batch=threshold(roofline(lettered_mm, lettered), sizes("B")[0],
+                                          regime=parse_regime("B<<D,F")).asymptotic)
