@@ -79,7 +79,7 @@ def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> Non
     r = run_cli(*args)
     assert r.returncode == 0, r.stderr
     assert "bound (every term at its peak) and forecast (under the efficiency):" in r.stdout
-    assert "(T_upper: no overlap, as the calibration takes), bound hbm" in r.stdout
+    assert "(T_upper: no overlap), bound hbm" in r.stdout
     rows = {x["what"]: x for x in json.loads(run_cli(*args, "--json").stdout)[
         "bound_and_forecast"]}
     m = mesh("X=4", "a100-80gb")
@@ -102,7 +102,7 @@ def test_the_forecast_takes_no_overlap_and_the_bound_keeps_it() -> None:
     from symroof.plans.device_step import device_step
     from symroof.plans.efficiency import Efficiency
     cal = serving_calibration("trtllm-a100")
-    assert not cal.overlap and "ridge" in cal.overlap_why
+    assert cal.overlap == "none" and "ridge" in cal.overlap_why
     eff = cal.efficiency()
     m, cfg = mesh("X=4", "a100-80gb"), model("llama-2-70b")
     for phase, batch, ctx in (("prefill", 1, 128), ("decode", 16, 2048)):
@@ -112,7 +112,8 @@ def test_the_forecast_takes_no_overlap_and_the_bound_keeps_it() -> None:
                                 dtype="fp16", efficiency=Efficiency(dict(cal.fractions)))
         assert forecast.latency == fractions.t_upper == forecast.t_upper
         assert fractions.t_lower < forecast.latency
-    assert "one after another (no overlap)" in eff.describe()
+    assert eff.describe().endswith("; overlap none: nothing overlaps (every op's compute, "
+                                   "memory traffic and collective one after another)")
 
 
 def test_the_rows_not_fitted_are_within_ten_percent_on_average() -> None:
@@ -152,7 +153,7 @@ def test_the_h100_rows_are_tensorrt_llm_s_h100_fp8_tables() -> None:
 
 def test_trtllm_h100_fits_compute_on_one_row_and_every_bound_holds() -> None:
     cal = serving_calibration("trtllm-h100")
-    assert (cal.fitted, cal.row, cal.overlap) == ("compute", 1, False)
+    assert (cal.fitted, cal.row, cal.overlap) == ("compute", 1, "none")
     assert cal.fractions["nvlink"] == sp.Rational(370, 450)
     assert "hbm" not in cal.fractions  # no sourced H100 copy measurement: at peak
     rows = compare("trtllm-h100")

@@ -42,6 +42,46 @@ def test_a_training_forward_is_a_serving_prefill_under_one_overlap(
     assert all(terms[k] == step.terms[k] for k in ("compute", "hbm"))
 
 
+@settings(max_examples=examples(6), deadline=None)
+@given(cfg=configs(), context=st.sampled_from([16, 128]),
+       overlap=st.sampled_from(["op", "phase", "none"]))
+def test_a_training_forward_is_a_serving_prefill_under_each_overlap_rule(
+        cfg: ModelConfig, context: int, overlap: str) -> None:
+    # no collective in either (data parallel only): one rule names one time, exactly
+    from dataclasses import replace
+
+    from symroof.plans.efficiency import PEAK
+    m = mesh("X=4", "h100-sxm")
+    step = device_step(cfg, "prefill", m, {"dp": ("X",)}, batch=16, context=context,
+                       kernel=Kernel(attention="materialised"),
+                       efficiency=replace(PEAK, overlap=overlap))
+    ops = training_ops(cfg, batch=4, context=context, tp=1)
+    terms = phase_terms(ops, m.chip)["forward"]
+    forward = {"op": op_overlapped(ops, m.chip)["forward"], "phase": sp.Max(*terms.values()),
+               "none": sp.Add(*terms.values())}[overlap]
+    assert step.overlap == overlap
+    assert step.t_lower == forward
+    assert step.t_upper == sp.Add(*terms.values())
+
+
+def test_model_and_plan_serve_time_a_prefill_under_one_overlap_rule() -> None:
+    import json
+    for overlap in ("op", "phase", "none"):
+        step = json.loads(run_cli("model", "llama-2-7b", "--prefill", "--batch", "8",
+                                  "--context", "2048", "--mesh", "X=8", "--chip", "h100-sxm",
+                                  "--overlap", overlap, "--json").stdout)["step"]
+        served = json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8",
+                                    "--chip", "h100-sxm", "--batch", "8", "--context",
+                                    "2048", "--overlap", overlap, "--json").stdout)["prefill"]
+        assert served["overlap"] == overlap
+        assert served["t_lower"] == step["t_lower"] and served["t_upper"] == step["t_upper"]
+    rules = [json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip",
+                                "h100-sxm", "--batch", "8", "--context", "2048", "--overlap",
+                                o, "--json").stdout)["prefill"]["t_lower_value"]
+             for o in ("phase", "op", "none")]
+    assert rules == sorted(rules)  # each rule overlaps less than the one before
+
+
 def test_a_training_forward_on_8_h100_is_the_serving_prefill_of_its_batch() -> None:
     # the example: llama-2-7b, tp=8, 8 x 2048 tokens, attention materialised
     m = mesh("X=8", "h100-sxm")
@@ -106,9 +146,14 @@ def test_the_overlap_is_in_the_json_and_the_text() -> None:
     bad = run_cli(*args, "--overlap", "kernel")
     assert bad.returncode == 2 and "--overlap" in bad.stderr
     serve = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", "h100-sxm",
-                    "--strategy", "tp=X", "--overlap", "op")
-    assert serve.returncode == 2 and serve.stdout == ""
-    assert "--overlap" in serve.stderr
+                    "--strategy", "tp=X", "--overlap", "phase")
+    assert serve.returncode == 0, serve.stderr
+    assert "- latency under overlap phase: every term overlaps the others over the whole " \
+           "step (the step takes its longest term); T_upper: nothing overlaps" in serve.stdout
+    alone = run_cli("model", "llama-2-7b", "--overlap", "phase")
+    assert (alone.returncode, alone.stdout) == (2, "")
+    assert alone.stderr == ("symroof: error: --overlap: the overlap rule times a step: give "
+                            "--decode or --prefill\n")
 
 
 @pytest.mark.parametrize(("name", "tp", "pp"), [("llama-3-8b", 16, 1), ("llama-3-8b", 8, 2),

@@ -38,7 +38,7 @@ examples:
       --set "nvlink.latency=2 us" --set "ib.latency=5 us" --between nvlink,latency --solve V
   symroof collective allgather --bytes V --axes X --mesh "X=N" --chip tpu-v5e --solve N
   symroof collective alltoall --bytes V --total --axes X --mesh "X=8" --chip tpu-v5e
-  symroof collective send --bytes 9e8 --axes XY --mesh "X=4,Y=4" --chip tpu-v5e \
+  symroof collective send --bytes 9e8 --axes XY --mesh "X=4,Y=4" --chip tpu-v5e \\
       --from 0,0 --to 3,1
 
 --bytes follows NCCL's size convention: the gathered bytes per device (AllGather), the bytes

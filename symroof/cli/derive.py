@@ -44,7 +44,7 @@ examples:
       --serial ici,latency --subs "B=512,D=8192,F=8192"
   symroof derive --mesh "X=16,Y=16,Z=16" --chip tpu-v5p --mlp "fsdp=XY,tp=Z" \\
       --choices book --between math,ici --solve B --subs "D=8192,F=65536"
-  symroof derive --mesh "X=4,Y=4,Z=4" --chip tpu-v5p --stationary "d=X,f=YZ" \
+  symroof derive --mesh "X=4,Y=4,Z=4" --chip tpu-v5p --stationary "d=X,f=YZ" \\
       --choices book --between math,ici --solve B
 
 Formulas use + - * / ** ( ), numbers (1.97e14 is read exactly), names (every name is a

@@ -78,6 +78,11 @@ def register(verbs: Any) -> None:
     chip_options(m)
     m.set_defaults(chip=None)  # tpu-v5e, when a step or --fit asks for a chip
     kernel_options(m, "flash")
+    m.add_argument("--overlap", choices=("op", "phase", "none"),
+                   help="--decode/--prefill: how the step's terms add up, as plan's --overlap: "
+                        "op (default), each op's compute overlaps its own memory traffic and "
+                        "each collective waits for its op; phase, every term overlaps the "
+                        "others (the longest term); none, nothing overlaps (T_upper)")
     choices_option(m, "--decode/--prefill on a mesh, as plan --serve; --fit takes "
                       "sizes=nominal (a text's round figures)")
     m.add_argument("--format", default="text", choices=("text", "md"),
@@ -145,7 +150,11 @@ def run_model(args: argparse.Namespace) -> int:
         chips=args.chips, usable=args.usable, symbolic=args.symbolic,
         kernel=Kernel(args.attention or "flash", args.causal,
                       args.activations.replace("-", "_")),
-        choices=parse_choices(args.choices) if args.choices else EXACT)
+        choices=parse_choices(args.choices) if args.choices else EXACT,
+        overlap=args.overlap or "op")
+    if args.overlap is not None and not (args.decode or args.prefill):
+        raise InputError("the overlap rule times a step: give --decode or --prefill",
+                         "--overlap")
     try:
         request.config()  # an unknown model is the first error
     except InputError as exc:

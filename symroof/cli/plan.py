@@ -93,11 +93,14 @@ def register(verbs: Any) -> None:
                    help="training: V model chunks per pipeline stage (interleaved 1F1B: the "
                         "bubble shrinks V times; default 1)")
     p.add_argument("--overlap", choices=("phase", "op", "none"),
-                   help="training: the overlap rule of the predicted step time (default "
-                        "phase, or the calibration's conventions': op for megatron-a100; "
-                        "phase: each term overlaps the compute of its phase, as T_lower; op: "
-                        "each op's compute overlaps its memory traffic, collectives wait, as a "
-                        "serving step; none: as T_upper)")
+                   help="how a step's terms add up, one vocabulary for both modes: phase, "
+                        "each term overlaps the others over its phase (the longest term); "
+                        "op, each op's compute overlaps its own memory traffic and each "
+                        "collective waits for its op; none, nothing overlaps (T_upper). "
+                        "Training: the rule of the predicted time (default phase, or the "
+                        "calibration's conventions': op for megatron-a100). Serving: the rule "
+                        "of each step's latency, the bound's too (default op, or the "
+                        "calibration's: none for trtllm-a100 and trtllm-h100)")
     p.add_argument("--recompute", default="none",
                    choices=("none", "selective", "full", "any"),
                    help="activation recomputation policy (default none; any: --search tries "

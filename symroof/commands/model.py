@@ -80,6 +80,7 @@ class ModelRequest:
     kernel: Kernel = DEFAULT_KERNEL
     choices: Choices = EXACT
     round_figures: Mapping[str, str] = field(default_factory=dict)
+    overlap: str = "op"
 
     @property
     def kv(self) -> str:
@@ -167,7 +168,7 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     step_choices = r.choices.with_(sizes="exact")
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
                              dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel,
-                             choices=step_choices)
+                             choices=step_choices, overlap=r.overlap)
     met = None
     if r.between is not None:
         met = step_between(cfg, phase, the_chip, m, r.between, context=context,

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 from ..plans.result import Result
 
+OVERLAP_RULES = ("phase", "op", "none")  # plans.train_step.OVERLAPS, efficiency.SERVING_OVERLAPS
+
 if TYPE_CHECKING:
     from ..core.choices import Choices
     from ..plans.mfu import Mfu
@@ -93,9 +95,9 @@ class PlanRequest:
             raise InputError("interleaving is for one training plan with a pipeline (`train` "
                              "with `mesh` and a pp axis in `strategy`; beside a `search`, "
                              "the plan given)", "interleave")
-        if self.overlap not in (None, "phase") and self.mode != "train":
-            raise InputError("the overlap rule is a training plan's choice (`train`); a "
-                             "serving step overlaps per op", "overlap")
+        if self.overlap is not None and self.overlap not in OVERLAP_RULES:
+            raise InputError(f"the overlap rule is one of {', '.join(OVERLAP_RULES)}, got "
+                             f"{self.overlap!r}", "overlap")
         if self.chunk is not None and self.mode != "serve":
             raise InputError("chunked prefill is a serving choice: use it with `serve`",
                              "chunk")
@@ -128,7 +130,8 @@ class PlanRequest:
         (``eff.conventions``) where not given, else the defaults (adam-mixed, phase)."""
         conv = eff.conventions.choices if eff.conventions is not None else {}
         return replace(self, optimizer=self.optimizer or conv.get("optimizer", "adam-mixed"),
-                       overlap=self.overlap or conv.get("overlap", "phase"))
+                       overlap=self.overlap or conv.get("overlap", "phase")
+                       if self.mode == "train" else self.overlap)
 
     def run(self, progress: Callable[[int, int], None] | None = None) -> Result:
         """Build what was asked for."""
@@ -155,7 +158,7 @@ class PlanRequest:
             optimizer, chosen = _optimizer_choice(chosen, given)
             r = replace(r, optimizer=optimizer)
         assert r.batch is not None and r.context is not None and r.attention is not None
-        assert r.optimizer is not None and r.overlap is not None
+        assert r.optimizer is not None and (r.overlap is not None or r.mode == "serve")
         if r.efficiency and "=" in r.efficiency:  # typed fractions: each names a term
             _check_terms(eff.fractions, the_chip, r.mesh)  # (a calibration covers a system)
         out = Result(r.mode)
@@ -178,7 +181,7 @@ class PlanRequest:
                     out = replace(out, given=_given(cfg, mesh(r.mesh, the_chip),
                                                     parse_strategy(r.strategy), r, eff))
             else:
-                assert r.mesh is not None and r.strategy is not None
+                assert r.mesh is not None and r.strategy is not None and r.overlap is not None
                 plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
                              batch=r.batch, context=r.context, microbatches=r.microbatches,
                              microbatch=r.microbatch, recompute=r.recompute,
@@ -194,13 +197,15 @@ class PlanRequest:
         from ..plans.serving import fewest_chips, serve
         assert r.mesh is not None
         kernel = Kernel(r.attention, r.causal, r.activations)
+        if r.overlap is not None:  # the user's rule over the calibration's
+            eff = replace(eff, overlap=r.overlap)
         # a forecast: the bound at peak beside it, from the same build (serve's at_peak)
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
                        context=r.context, generate=r.generate or 256, efficiency=eff,
                        dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
                        in_network=r.in_network, piggyback=r.piggyback, choices=chosen,
-                       bound=bool(eff.fractions))
+                       bound=bool(eff.fractions), overlap=r.overlap)
         bound = served.at_peak
         served = replace(served, at_peak=None)
         from ..plans.serving_offload import offload_serving, parse_serving_offload

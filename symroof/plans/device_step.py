@@ -51,11 +51,21 @@ from ..models.tensor_parallel import shard
 from ..parallel.collectives import Collective, collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
-from .efficiency import PEAK, Efficiency
+from .efficiency import PEAK, SERVING_OVERLAPS, Efficiency
 
 OVERLAP = ("T_lower: each op's compute overlaps its own memory traffic, ops run one after "
            "another and each collective waits for the op it follows; T_upper: nothing "
            "overlaps")
+
+
+def overlap_said(rule: str) -> str:
+    """The assumption a step's overlap rule prints.
+
+    >>> overlap_said("phase").split(": ")[0], overlap_said("op") == OVERLAP
+    ('latency under overlap phase', True)
+    """
+    return OVERLAP if rule == "op" else (f"latency under overlap {rule}: "
+                                         f"{SERVING_OVERLAPS[rule]}; T_upper: nothing overlaps")
 
 
 @dataclass(frozen=True)
@@ -88,7 +98,7 @@ class DeviceStep:
     throughput: Expr
     notes: tuple[str, ...] = ()
     comms: tuple[Comm, ...] = ()
-    overlap: bool = True  # False: its latency is T_upper, as its efficiency takes
+    overlap: str = "op"  # the rule its latency (t_lower) is under (SERVING_OVERLAPS)
 
     @property
     def latency(self) -> Expr:
@@ -233,10 +243,11 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         srl = step_roofline(ops, the_chip, extras, fractions, base)
         terms = dict(srl.terms)
         terms.update(once)
-        # a calibration that takes no overlap: its forecast times each op's terms one after
-        # another, the step's T_upper (the calibration says why)
-        t_lower = (srl.t_lower if efficiency.overlap else srl.t_upper) + sp.Add(*once.values())
+        # the step's latency under the efficiency's overlap rule: per op (T_lower), every
+        # term at once (the longest), or none (T_upper; a calibration says why it takes it)
         t_upper = srl.t_upper + sp.Add(*once.values())
+        t_lower = {"op": srl.t_lower + sp.Add(*once.values()), "none": t_upper,
+                   "phase": sp.Max(*terms.values())}[efficiency.overlap]
         return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
                           tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
                           efficiency.overlap)

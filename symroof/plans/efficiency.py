@@ -35,7 +35,7 @@ class Efficiency:
     fractions: Mapping[str, sp.Expr] = field(default_factory=dict)
     label: str = ""
     notes: tuple[str, ...] = ()
-    overlap: bool = True  # False: an op's compute and memory traffic one after another
+    overlap: str = "op"  # a serving step's rule (SERVING_OVERLAPS): how its terms add up
     conventions: Conventions | None = None
 
     def of(self, term: str) -> sp.Expr:
@@ -54,13 +54,23 @@ class Efficiency:
             return "every term at its peak"
         if self.label:
             return f"calibration {self.label}: " + "; ".join(self.notes) + (
-                "" if self.overlap else "; each op's compute and memory traffic timed one "
-                "after another (no overlap)")
+                "" if self.overlap == "op" else f"; overlap {self.overlap}: "
+                f"{SERVING_OVERLAPS[self.overlap]}")
         return ", ".join(f"{k} at {sp.sstr(v)} of peak" for k, v in self.fractions.items())
 
     def to_json(self) -> dict[str, str]:
         return {k: sp.sstr(v) for k, v in self.fractions.items()}
 
+
+# how a serving step's time adds up its terms: the names and meanings of training's rules
+# (plans.train_step.OVERLAPS), for the one phase a serving step is
+SERVING_OVERLAPS = {
+    "op": "each op's compute overlaps its own memory traffic, ops run one after another "
+          "and each collective waits for the op it follows",
+    "phase": "every term overlaps the others over the whole step (the step takes its "
+             "longest term)",
+    "none": "nothing overlaps (every op's compute, memory traffic and collective one after "
+            "another)"}
 
 PEAK = Efficiency()
 

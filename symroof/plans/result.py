@@ -167,6 +167,7 @@ def _phase_json(ph: DeviceStep) -> dict[str, Any]:
     from ..core.vocabulary import step_json
     return {**step_json(ph.flops, ph.bytes, ph.terms, ph.t_lower, ph.t_upper, ph.bound),
             **_exact("latency", ph.latency), **_exact("throughput", ph.throughput),
+            "overlap": ph.overlap,
             "collectives": [{"after": c.after, "kind": c.kind, "collective": c.collective,
                              "algorithm": c.algorithm,
                              **_exact("bytes", c.nbytes), **_exact("per_step", c.calls),

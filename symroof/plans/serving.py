@@ -41,7 +41,7 @@ from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
 from .chunked import ChunkedPrefill, chunked_prefills
-from .device_step import OVERLAP, DeviceStep, device_step, device_steps, step_critical
+from .device_step import DeviceStep, device_step, device_steps, overlap_said, step_critical
 from .efficiency import PEAK, Efficiency
 from .strategy import Strategy, parse_strategy
 
@@ -107,11 +107,12 @@ def serving_axes(cfg: ModelConfig, m: Mesh, strategy: Strategy) -> dict[str, tup
 
 def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = None, *,
             batch: int, context: int, dtype: str = "bf16", kv_dtype: str | None = None,
-            kernel: Kernel | None = None,
-            choices: Choices = EXACT) -> tuple[DeviceStep, Critical | None]:
+            kernel: Kernel | None = None, choices: Choices = EXACT,
+            overlap: str = "op") -> tuple[DeviceStep, Critical | None]:
     """The step ``symroof model --decode/--prefill [--mesh]`` shows: the serving plan's
     step with tensor parallelism over every axis of ``m`` (or one chip without a mesh), its
-    collectives under ``choices``, and for decode its critical batch.
+    collectives under ``choices``, its latency under ``overlap`` (a rule of
+    ``efficiency.SERVING_OVERLAPS``), and for decode its critical batch.
 
     >>> from symroof.models import model
     >>> step, critical = step_on(model("llama-2-7b"), "decode", None, mesh("X=8", "h100-sxm"),
@@ -125,7 +126,8 @@ def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = No
 
     def at(b: int | None) -> DeviceStep:
         return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=dtype,
-                           kv_dtype=kv_dtype, chip=chip, kernel=k, choices=choices)
+                           kv_dtype=kv_dtype, chip=chip, kernel=k, choices=choices,
+                           efficiency=replace(PEAK, overlap=overlap))
     return at(batch), step_critical(at(None)) if phase == "decode" else None
 
 
@@ -154,7 +156,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
           dtype: str = "bf16", kv_dtype: str | None = None,
           kernel: Kernel | None = None, chunk: int | None = None,
           in_network: bool = False, piggyback: bool = False,
-          choices: Choices = EXACT, bound: bool = False) -> Serving:
+          choices: Choices = EXACT, bound: bool = False,
+          overlap: str | None = None) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
     ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
     says (default: flash attention, a dense count, activations through HBM); with
@@ -164,7 +167,9 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     ``in_network``, the tensor-parallel AllReduces reduce in the switch (NVLS on an
     NVSwitch, SHARP on InfiniBand) where the tensor axes are one switched network; with
     ``bound``, the same plan at peak too (``at_peak``: a forecast's bound), its steps built
-    with the forecast's (``device_steps``: the ops, collectives and rooflines once)."""
+    with the forecast's (``device_steps``: the ops, collectives and rooflines once), under
+    ``overlap`` (a rule of ``efficiency.SERVING_OVERLAPS``) when the caller gives one, else
+    under the efficiency's own."""
     strategy = strategy or tp_over(m)
     k = kernel or DEFAULT_KERNEL
     axes = serving_axes(cfg, m, strategy)
@@ -176,7 +181,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         raise InputError(f"a batch of {batch} sequences does not split into {replicas} "
                          f"replicas", "batch")
 
-    efficiencies = (efficiency, PEAK) if bound else (efficiency,)
+    peak = PEAK if overlap is None else replace(PEAK, overlap=overlap)
+    efficiencies = (efficiency, peak) if bound else (efficiency,)
 
     def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
         return device_steps(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
@@ -220,7 +226,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                                                                              (dtype, kv)))))
         assumptions = (
             f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
-            "layers over the stages", *schemes, OVERLAP,
+            "layers over the stages", *schemes,
+            overlap_said(eff.overlap),
             "a pipeline's stages run one after another for a token; pp batches in flight",
             "the sampled positions' logits (one per sequence) all-gathered over the tensor "
             "axes; the embedding lookup all-reduced (vocabulary-parallel)",

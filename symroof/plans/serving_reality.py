@@ -99,7 +99,7 @@ class ServingCalibration:
     fitted: str | None
     row: int | None
     why: str
-    overlap: bool = True
+    overlap: str = "op"
     overlap_why: str = ""
 
     def efficiency(self) -> Efficiency:
@@ -170,7 +170,7 @@ def serving_calibration(name: str) -> ServingCalibration:
     if overlap not in ("op", "none"):
         raise InputError(f"{name}: overlap is 'op' (each op's compute under its memory "
                          f"traffic) or 'none', got {overlap!r}", "calibration")
-    rule = {"overlap": overlap == "op", "overlap_why": data.get("overlap_why", "")}
+    rule = {"overlap": overlap, "overlap_why": data.get("overlap_why", "")}
     if fit is None:
         return ServingCalibration(name, data["title"], data["chip"], data["published"],
                                   fractions, sources, None, None, "", **rule)

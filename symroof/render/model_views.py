@@ -22,7 +22,7 @@ from ..models.config import ModelConfig
 from ..models.counts import Summary
 from ..models.memory import Memory
 from ..models.step_roofline import StepRoofline
-from ..plans.device_step import OVERLAP, DeviceStep
+from ..plans.device_step import DeviceStep, overlap_said
 from ..plans.meets import Meet
 
 
@@ -155,7 +155,7 @@ def step_json(step: DeviceStep, critical: Critical | None,
                                 step.t_upper, step.bound)
     body.update(vocabulary.exact("intensity", srl.intensity))
     body.update(vocabulary.exact("ridge", srl.ridge))
-    body["assumptions"] = [OVERLAP, *step.notes]
+    body["assumptions"] = [overlap_said(step.overlap), *step.notes]
     data["step"] = body
     if critical is not None:
         data["critical_batch"] = vocabulary.critical_json(
@@ -191,7 +191,7 @@ def step_lines(step: DeviceStep, critical: Critical | None,
              step.bound, _time(step.t_lower))
     notes = ["terms: " + ", ".join(f"{k} {_time(v)}" for k, v in step.terms.items()),
              f"T_upper {_time(step.t_upper)}; critical intensity {approx(srl.ridge)} FLOP/byte",
-             f"{OVERLAP}", *step.notes]
+             overlap_said(step.overlap), *step.notes]
     if critical is not None:
         if critical.integer is None:
             shown = f"none ({critical.reason})"

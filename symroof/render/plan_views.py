@@ -194,8 +194,10 @@ def _phase(ph: DeviceStep, fmt: str) -> list[str]:
     rows = [(k, seconds(v)) for k, v in ph.terms.items()]
     out = [_heading(f"{ph.name} step", fmt), *table(["term", "time"], rows, fmt),
            f"latency {seconds(ph.latency)} (" + (
-               f"T_lower; T_upper {seconds(ph.t_upper)}" if ph.overlap else
-               "T_upper: no overlap, as the calibration takes") + f"), bound "
+               f"T_lower; T_upper {seconds(ph.t_upper)}" if ph.overlap == "op" else
+               "T_upper: no overlap" if ph.overlap == "none" else
+               f"overlap {ph.overlap}, the longest term; T_upper {seconds(ph.t_upper)}") +
+           f"), bound "
            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
     if ph.comms:
         calls = [(c.after, f"{c.collective}{'' if c.algorithm == 'ring' else ' ' + c.algorithm}"
