@@ -17,7 +17,8 @@ from symroof import chip, mesh
 from symroof.cli.main import main
 from symroof.core.choices import Choices
 from symroof.models import model
-from symroof.models.step_roofline import critical_batch
+from symroof.models.layers import Touched
+from symroof.models.step_roofline import critical_batch, decode_intensity
 from symroof.plans.serving import serve, step_on
 
 MOE = ["mixtral-8x7b", "qwen1.5-moe-a2.7b"]  # key-value heads, gated experts, no bias
@@ -89,6 +90,10 @@ def test_the_critical_batch_of_every_expert_is_one_answer(
     assert f"critical batch at context 1: first whole batch 981 ({relation} " in out
     assert ("experts=all: every expert's weights are read (a large batch touches them "
             "all) (leaves out the experts a batch leaves untouched)") in out
+    # and its decode intensity is the step's reading every expert: B's FLOPs over bytes
+    intensity = decode_intensity(model("mixtral-8x7b"), experts="all")[0]
+    assert not intensity.atoms(Touched)
+    assert f"decode intensity: {intensity}; as T -> oo: 4\n" in out
 
 
 def test_plan_serve_takes_the_experts_read(capsys: pytest.CaptureFixture[str]) -> None:
