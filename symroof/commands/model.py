@@ -177,7 +177,7 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     if phase == "decode":
         tp = int(m.devices) if m is not None else 1
         intensity = decode_intensity(shard(cfg, tp), dtype=r.dtype, kv_dtype=r.kv_dtype,
-                                     kernel=r.kernel)
+                                     kernel=r.kernel, experts=r.choices.experts)
     book = None
     if phase == "decode" and r.choices != EXACT:
         from ..models.chosen import book_decode_time

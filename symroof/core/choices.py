@@ -218,6 +218,8 @@ COLLECTIVE_CHOICES = ("collectives", "latency", "link_alpha")
 LINK_CHOICES = (*COLLECTIVE_CHOICES, "levels")
 # and what collectives issued together take besides (symroof.parallel.concurrent)
 TOGETHER_CHOICES = (*LINK_CHOICES, "concurrent")
+# and what a model's step takes besides (``plans.device_step``): which experts it reads
+STEP_CHOICES = (*COLLECTIVE_CHOICES, "experts")
 # the book's form of a collective: V/W with the bidirectional figure, no latency
 BOOK = Choices(collectives="leading", latency="off")
 PRESETS = {"exact": EXACT, "book": BOOK}

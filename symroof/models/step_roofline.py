@@ -197,16 +197,18 @@ def critical_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, dtyp
 
 
 def decode_intensity(cfg: ModelConfig, *, dtype: str = "bf16", kv_dtype: str | None = None,
-                     kernel: Kernel = DEFAULT_KERNEL) -> tuple[sp.Expr, sp.Expr]:
+                     kernel: Kernel = DEFAULT_KERNEL,
+                     experts: str = "touched") -> tuple[sp.Expr, sp.Expr]:
     """The decode step's intensity in B and T (FLOPs over HBM bytes), and its limit as T
-    grows (the KV-cache read dominating; with the scores materialised, their traffic too).
+    grows (the KV-cache read dominating; with the scores materialised, their traffic too);
+    a mixture's routed experts read as ``experts`` says (``layer_ops``).
 
     >>> from symroof.models import model
     >>> decode_intensity(model("llama-2-7b"))[1], decode_intensity(
     ...     model("llama-2-7b"), kernel=Kernel("materialised"))[1]
     (1, 128/129)
     """
-    total = layer_ops(cfg, "decode", dtype=dtype, kv_dtype=kv_dtype,
+    total = layer_ops(cfg, "decode", dtype=dtype, kv_dtype=kv_dtype, experts=experts,
                       **kernel.options()).total()
     intensity = sp.cancel(total.flops / total.bytes())
     return intensity, sp.cancel(expansion(intensity, "T->oo").leading)

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
+from ..core.choices import DROPS, EXACT, OPTIONS, STEP_CHOICES, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
@@ -155,10 +155,15 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     a prefill chunk;
     ``prompt`` is the whole prompt's length a chunk's dense attention count scores against
     (``layer_ops``); its collectives costed under ``choices``
-    (``core.choices.COLLECTIVE_CHOICES``); one step under each of ``efficiencies``, the
+    (``core.choices.COLLECTIVE_CHOICES``) and a mixture's routed experts reading the
+    weights ``choices.experts`` says (``layer_ops``); one step under each of ``efficiencies``, the
     ops, their collectives and their rooflines at peak built once for all of them (a
     forecast and its bound)."""
-    choices = choices.within(COLLECTIVE_CHOICES, "a model step")
+    choices = choices.within(STEP_CHOICES, "a model step")
+    read = choices.experts
+    if read != EXACT.experts and cfg.moe is None:
+        raise InputError(f"experts={read}: {cfg.name} has no mixture of experts", "choices")
+    choices = choices.with_(experts=EXACT.experts)  # what is left costs the collectives
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
@@ -167,7 +172,7 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                     kv_dtype=kv_dtype, expert_split=ep, prior=prior,
                     decoding=None if decoding is None else (riders, decoding[1]),
-                    prompt=prompt, **kernel.options())
+                    prompt=prompt, experts=read, **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "chip")
@@ -175,11 +180,15 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
     notes: set[str] = set()
+    if read != EXACT.experts:
+        notes.add(f"experts={read}: {OPTIONS['experts'][read]} (leaves out "
+                  f"{DROPS[('experts', read)]})")
     if kernel.activations == "on_chip" and batch is not None:  # what the choice asks to hold
         through = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                             kv_dtype=kv_dtype, expert_split=ep, prior=prior,
                             decoding=None if decoding is None else (riders, decoding[1]),
-                            prompt=prompt, **replace(kernel, activations="hbm").options())
+                            prompt=prompt, experts=read,
+                            **replace(kernel, activations="hbm").options())
         largest = max(o.writes.get("hbm", sp.S.Zero) for _, o in through.rows())
         notes.add(f"{phase}: activations kept on chip, the largest an op writes "
                   f"{si(largest, 'B')} per device (an on-chip memory must hold it)")

@@ -183,6 +183,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
 
     peak = PEAK if overlap is None else replace(PEAK, overlap=overlap)
     efficiencies = (efficiency, peak) if bound else (efficiency,)
+    costed = choices.with_(experts=EXACT.experts)  # the rest cost the collectives
 
     def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
         return device_steps(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
@@ -245,8 +246,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                     "for both; the request figures still time its decode steps apart)"
                     if piggyback else ""),)),
             f"efficiency: {eff.describe()}", *sorted(notes),
-            *([f"collectives as a text costs them: {choices.describe()} (leaves out "
-               f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
+            *([f"collectives as a text costs them: {costed.describe()} (leaves out "
+               f"{', '.join(costed.drops()) or 'nothing'})"] if costed != EXACT else []),
             *m.assumptions)
         return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                        sp.Integer(batch), sp.Integer(context), memory, capacity, prefill,
