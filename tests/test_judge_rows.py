@@ -65,6 +65,15 @@ ROWS = {
                        "inverse of the derived: an inverted ratio; right: 243.21"),
     "allgather_latency_off": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
                               "latency (0.0042 ms); exact 0.134689 ms"),
+    # a plain collective time, not marked with with_choices: the same choices are tried,
+    # a simplification named, a slip a MISMATCH with the choice that gives it
+    "plain_collective_leading": ("SIMPLIFIED", "holds as the leading term in n: the text "
+                                 "drops (n-1)/n; exact 18.4167 us"),
+    "plain_collective_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops "
+                                    "the hop latency (8 us); exact 18.4167 us"),
+    "plain_collective_one_way": ("MISMATCH", "derived 18.4167 us, stated 35.8 us; the stated "
+                                 "value is what the one-way link figure for a ring that sends "
+                                 "both ways gives: 35.8333 us (link_alpha=one_way)"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),
