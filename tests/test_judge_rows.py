@@ -31,6 +31,9 @@ ROWS = {
     "ridge_approx_word": ("OK", "243.21 at the printed precision"),
     # quantities
     "ridge_in_seconds": ("MISMATCH", "stated in s, derived in FLOP/B (243.21 FLOP/B)"),
+    # a relation's bound printed with a unit: checked against the bound's dimension
+    "relation_bound_in_ms": ("MISMATCH", "stated in ms, derived in FLOP/B (243.21 FLOP/B)"),
+    "relation_bound_in_us": ("OK", "26.4444 us at the printed precision"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
     # a recorded collective's time and bytes, a model helper's time and count: no quantity()
     "collective_time": ("OK", "26.4444 us at the printed precision"),

@@ -154,7 +154,12 @@ def dimension_of(value: Any, made: Any, known: dict[sp.Expr, tuple[int, int, int
         return (0, 0, 0) if value.unit in COUNTS else unit_dimension(value.unit)
     if isinstance(value, Tried):  # judged by its exact value
         value = value.value
-    if not isinstance(value, sp.Expr) or isinstance(value, sp.Rel):
+    if hasattr(value, "inequality"):  # a threshold: its relation
+        value = value.inequality
+    if isinstance(value, sp.Rel):  # a relation: the dimension of its bound, a number
+        bound = [side for side in (value.rhs, value.lhs) if side.is_number]
+        return dimension_of(bound[0], made, known) if bound else None
+    if not isinstance(value, sp.Expr):
         return None
     if known is None:
         known = made if isinstance(made, dict) else engine_results(made)

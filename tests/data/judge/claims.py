@@ -29,6 +29,10 @@ def claims(ch: Chapter) -> None:
         ridge_approx_word=rl.ridge,
         # quantities
         ridge_in_seconds=rl.ridge,
+        # a relation's bound printed with a unit: read in it, checked against the dimension
+        # of the value it is compared with
+        relation_bound_in_ms=sp.Symbol("B", positive=True) > rl.ridge,
+        relation_bound_in_us=sp.Symbol("T", positive=True) > ring.time,
         bandwidth_as_capacity=rl.peak / rl.ridge,
         # quantities of a recorded collective and of a model helper, no quantity() said
         collective_time=ring.time,
