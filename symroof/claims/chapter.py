@@ -205,8 +205,10 @@ def with_editions(value: Any, made: Any) -> Any:
                      if _recorded_value(coll, a) == value), None)
         if attr is None:
             continue
+        def remade(c: Any, coll: Any = coll, attr: str = attr) -> Any:
+            return getattr(coll.under(c), attr)
         try:
-            return tried(lambda c, coll=coll, attr=attr: getattr(coll.under(c), attr))
+            return tried(remade)
         except SymroofError:  # a collective the choices cannot remake
             return value
     for rl in getattr(made, "rooflines", ()):
