@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 import sympy as sp
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symroof.claims.chapter import build_chapter
 from symroof.claims.diagnosis import judged_number
@@ -249,3 +251,45 @@ def test_a_marked_approximation_stays_approx_when_only_a_slip_reproduces_it() ->
                    ((EXACT.with_(latency="off"), sp.Rational(72, 10**5)),))
     assert run_claim(Claim("b", SRC, "s", "q", "≈0.72 ms", value=chosen), "d").verdict == \
         Verdict.SIMPLIFIED
+
+
+@settings(max_examples=25, deadline=None)
+@given(kind=st.sampled_from(["allgather", "reducescatter", "allreduce", "alltoall"]),
+       n=st.sampled_from([4, 8, 16]), nbytes=st.integers(1, 10**9),
+       attr=st.sampled_from(["time", "bandwidth_time", "latency_time", "bytes_per_device"]))
+def test_a_plain_collective_value_is_judged_as_if_marked_with_choices(
+        kind: str, n: int, nbytes: int, attr: str) -> None:
+    # one question, one answer: a plain value a recorded collective gives is tried under
+    # the named choices exactly as ch.with_choices(collective, of=...) tries it
+    from symroof import chip, mesh
+    from symroof.claims.chapter import COLLECTIVE_VALUES, Chapter, with_editions
+    ch = Chapter("d", "D", Source("b"))
+    c = ch.collective(kind, nbytes, "X", mesh(f"X={n}", chip("tpu-v5e")))
+    value = getattr(c, attr)
+    first = next(a for a in COLLECTIVE_VALUES if getattr(c, a) == value)
+    assert with_editions(value, ch) == ch.with_choices(c, of=first)
+    assert with_editions(value, Chapter("d", "D", Source("b"))) == value  # not recorded
+
+
+def test_a_plain_collective_time_reads_simplified_or_a_named_slip_as_if_marked(
+        tmp_path: Path) -> None:
+    # the same chapter with the values marked and plain: the same verdicts and details
+    lines = ("from symroof import chip, mesh\n"
+             "def claims(ch):\n"
+             "    c = ch.collective('allgather', 10**6, 'X', mesh('X=16', chip('tpu-v5e')))\n"
+             "    ch.add(lead={0}, nolat={0}, oneway={0})\n")
+    rows = ('[chapter]\nid = "p-en"\ntitle = "P"\nbook = "B"\nlanguage = "en"\n'
+            '["S".lead]\nquote = "19.1 us"\nstated = "19.1 us"\n'
+            '["S".nolat]\nquote = "10.4 us"\nstated = "10.4 us"\n'
+            '["S".oneway]\nquote = "35.8 us"\nstated = "35.8 us"\n')
+    got = []
+    for value in ("c.time", "ch.with_choices(c)"):
+        folder = tmp_path / value.split("(")[0].replace(".", "_")
+        folder.mkdir()
+        (folder / "claims.py").write_text(lines.format(value))
+        (folder / "en.toml").write_text(rows)
+        got.append({v.claim.id: (str(v.verdict), v.detail)
+                    for v in verify(build_chapter(folder)).verdicts})
+    assert got[0] == got[1]
+    assert [v for v, _ in got[0].values()] == ["SIMPLIFIED", "SIMPLIFIED", "MISMATCH"]
+    assert "link_alpha=one_way" in got[0]["oneway"][1]

@@ -31,6 +31,9 @@ ROWS = {
     "ridge_approx_word": ("OK", "243.21 at the printed precision"),
     # quantities
     "ridge_in_seconds": ("MISMATCH", "stated in s, derived in FLOP/B (243.21 FLOP/B)"),
+    # a relation's bound printed with a unit: checked against the bound's dimension
+    "relation_bound_in_ms": ("MISMATCH", "stated in ms, derived in FLOP/B (243.21 FLOP/B)"),
+    "relation_bound_in_us": ("OK", "26.4444 us at the printed precision"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
     # a recorded collective's time and bytes, a model helper's time and count: no quantity()
     "collective_time": ("OK", "26.4444 us at the printed precision"),
@@ -65,6 +68,15 @@ ROWS = {
                        "inverse of the derived: an inverted ratio; right: 243.21"),
     "allgather_latency_off": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
                               "latency (0.0042 ms); exact 0.134689 ms"),
+    # a plain collective time, not marked with with_choices: the same choices are tried,
+    # a simplification named, a slip a MISMATCH with the choice that gives it
+    "plain_collective_leading": ("SIMPLIFIED", "holds as the leading term in n: the text "
+                                 "drops (n-1)/n; exact 18.4167 us"),
+    "plain_collective_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops "
+                                    "the hop latency (8 us); exact 18.4167 us"),
+    "plain_collective_one_way": ("MISMATCH", "derived 18.4167 us, stated 35.8 us; the stated "
+                                 "value is what the one-way link figure for a ring that sends "
+                                 "both ways gives: 35.8333 us (link_alpha=one_way)"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),

@@ -3,6 +3,8 @@ approximation marks, stated as laws over generated numbers and formats."""
 
 from __future__ import annotations
 
+from fractions import Fraction
+
 import pytest
 import sympy as sp
 from hypothesis import given, settings
@@ -281,3 +283,24 @@ def test_a_claim_of_a_module_declares_its_unit_too() -> None:
     with pytest.raises(InputError, match="claim 'v': unit: unit 'parsecs' is not a unit"):
         d.claim("v", stated="26.4", unit="parsecs", statement="", quote="26.4",
                 derive=lambda: 1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(digits=st.integers(1, 99999), unit=st.sampled_from(["ms", "us", "s", "GB", "MiB",
+                                                          "GB/s", "TFLOP/s", "FLOP"]),
+       derived=st.fractions(min_value=sp.Rational(1, 10**6), max_value=10**6),
+       dimension=st.sampled_from([(0, 0, 1), (1, 0, 0), (1, 0, -1), (0, 1, -1), (-1, 1, 0),
+                                  (0, 0, 0), None]),
+       op=st.sampled_from([">", "<", ">=", "<="]))
+def test_a_relation_s_bound_with_a_unit_reads_as_the_number_stated_alone(
+        digits: int, unit: str, derived: Fraction, dimension: tuple[int, int, int] | None,
+        op: str) -> None:
+    # one question, one answer: the bound of "T > 26.4 us" is judged as "26.4 us" is, in
+    # its unit and against the dimension of the value it is compared with
+    from symroof.claims.rules import TOLERANCE, judge_relation
+    bound = f"{digits / 100:g} {unit}"
+    value = sp.Rational(derived.numerator, derived.denominator)
+    rel = sp.Rel(sp.Symbol("T", positive=True), value, op)
+    alone = judge_number(bound, value, TOLERANCE, dimension=dimension)
+    judged = judge_relation(f"T {op} {bound}", rel, TOLERANCE, dimension=dimension)
+    assert (judged.verdict, judged.detail) == (alone.verdict, alone.detail)

@@ -154,7 +154,12 @@ def dimension_of(value: Any, made: Any, known: dict[sp.Expr, tuple[int, int, int
         return (0, 0, 0) if value.unit in COUNTS else unit_dimension(value.unit)
     if isinstance(value, Tried):  # judged by its exact value
         value = value.value
-    if not isinstance(value, sp.Expr) or isinstance(value, sp.Rel):
+    if hasattr(value, "inequality"):  # a threshold: its relation
+        value = value.inequality
+    if isinstance(value, sp.Rel):  # a relation: the dimension of its bound, a number
+        bound = [side for side in (value.rhs, value.lhs) if side.is_number]
+        return dimension_of(bound[0], made, known) if bound else None
+    if not isinstance(value, sp.Expr):
         return None
     if known is None:
         known = made if isinstance(made, dict) else engine_results(made)
@@ -181,9 +186,31 @@ def with_editions(value: Any, made: Any) -> Any:
     """``value``, or when it is a number a recorded roofline gives (its ridge, peak or a
     time) on a chip whose table has other editions, the value with what each edition gives
     (a :class:`Tried`): a stated value another edition reproduces is SIMPLIFIED, with the
-    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s)."""
+    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s). A number a recorded
+    collective gives (its time, bandwidth or latency time, its bytes) is judged as if made
+    with ``ch.with_choices(collective, of=attr)``: the named choices of
+    :data:`symroof.core.choices.CANDIDATES` (the leading term, latency off, one way) are
+    tried on it, marked or not.
+
+    >>> from symroof import chip, mesh
+    >>> ch = Chapter("d", "D", Source("b"))
+    >>> ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+    >>> [c.changed() for c, _ in with_editions(ring.time, ch).alternatives]
+    [('collectives',), ('latency',), ('collectives', 'latency')]
+    """
     if not isinstance(value, sp.Expr) or not value.is_number:
         return value
+    for coll in getattr(made, "collectives", ()):
+        attr = next((a for a in COLLECTIVE_VALUES
+                     if _recorded_value(coll, a) == value), None)
+        if attr is None:
+            continue
+        def remade(c: Any, coll: Any = coll, attr: str = attr) -> Any:
+            return getattr(coll.under(c), attr)
+        try:
+            return tried(remade)
+        except SymroofError:  # a collective the choices cannot remake
+            return value
     for rl in getattr(made, "rooflines", ()):
         attr = next((a for a in ("ridge", "peak", "t_math", "t_lower", "t_upper")
                      if getattr(rl, a) == value), None)
@@ -206,6 +233,17 @@ def with_editions(value: Any, made: Any) -> Any:
         except InputError:
             return value
     return value
+
+
+# the attributes of a collective the named choices change, in the order looked up
+COLLECTIVE_VALUES = ("time", "bandwidth_time", "latency_time", "bytes_per_device")
+
+
+def _recorded_value(coll: Any, attr: str) -> Any:
+    try:
+        return getattr(coll, attr)
+    except SymroofError:  # an attribute the collective cannot give (a symbolic mesh)
+        return None
 
 
 def rounded_figures(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:

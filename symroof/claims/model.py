@@ -38,6 +38,7 @@ from .stated import (
     Stated,
     bare_refusal,
     read,
+    refusal,
     relation_formula,
     stray_comma,
     with_unit,
@@ -209,10 +210,14 @@ class Claim(tb.RichView):
                 (parse_expr if self.kind == "expr" else parse_relation)(
                     text, where=f"{where}: stated")
             except InputError:
-                comma = stray_comma(self.stated, self.source.language)
-                if comma is None:
+                why = stray_comma(self.stated, self.source.language)
+                if why is None and self.kind == "relation":  # a bound in no unit read
+                    why = next(filter(None, (refusal(side.strip(), self.source.language)
+                                             for side in re.split(r"[<>]=?", self.stated,
+                                                                  maxsplit=1))), None)
+                if why is None:
                     raise
-                raise InputError(comma, f"{where}: stated") from None
+                raise InputError(why, f"{where}: stated") from None
 
 
     def _view(self) -> tuple[str, tb.Table]:

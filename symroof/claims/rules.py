@@ -40,6 +40,7 @@ from .stated import (
     read,
     relation_formula,
     stated,
+    unit_bound,
     without_marks,
 )
 
@@ -230,10 +231,20 @@ def _exact(value: Any, where: str | None) -> sp.Expr:
 
 
 def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
-                   where: str | None = None) -> Judgement:
+                   where: str | None = None, language: str = "en",
+                   dimension: tuple[int, int, int] | None = None) -> Judgement:
     """Same direction (> or >=, < or <=) and the same bound (a number at the printed
-    precision, or an equal expression)."""
-    rel = parse_relation(relation_formula(stated), where=where)
+    precision, or an equal expression). A bound printed with a unit (``B > 240 ms``) is
+    read in it and checked against the ``dimension`` of the value it is compared with, as
+    a stated number is.
+
+    >>> B = sp.Symbol("B", positive=True)
+    >>> judge_relation("B > 240 ms", B > sp.Rational(19700, 81), TOLERANCE,
+    ...                dimension=(-1, 1, 0)).detail
+    'stated in ms, derived in FLOP/B (243.21 FLOP/B)'
+    """
+    rel = parse_relation(relation_formula(stated, language), where=where)
+    printed_bound = _unit_bound(stated, language)
     got = derived.inequality if hasattr(derived, "inequality") else derived
     if not isinstance(got, sp.Rel):
         raise InputError(f"derived {got!r} is not a relation", where)
@@ -250,11 +261,22 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
         return Judgement(MISMATCH, shown, None, None, f"direction {d_dir}, stated {s_dir}")
     split = re.split(r"[<>]=?", printed_digits(stated), maxsplit=1)
     bound_text = split[1] if len(split) == 2 and rel.lhs == s_sym else str(s_bound)
-    if s_bound.is_number and d_bound.is_number:
+    if printed_bound is not None and d_bound.is_number:  # read in its unit, its dimension
+        j = judge_number(printed_bound, d_bound, tolerance, where, language, dimension)
+    elif s_bound.is_number and d_bound.is_number:
         j = judge_number(bound_text, d_bound, tolerance, where)
     else:  # a formula for a bound: its marks say nothing to an equality
         j = judge_expr(without_marks(bound_text), d_bound, where)
     return Judgement(j.verdict, shown, j.derived_value, j.rel_error, j.detail)
+
+
+def _unit_bound(stated: str, language: str) -> str | None:
+    """The bound of a relation printed with a unit, as printed (marks kept); None when no
+    side of the inequality is a number with a unit."""
+    bound = unit_bound(stated, language)
+    if bound is None:
+        return None
+    return re.split(r"[<>]=?", printed_digits(stated), maxsplit=1)[bound[0] // 2].strip()
 
 
 def _judge_equation(stated: sp.Rel, got: sp.Rel) -> Judgement:
@@ -333,7 +355,8 @@ def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
 
 def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:
     if isinstance(v, sp.Rel):
-        return judge_relation(plain_numbers(c.stated, c.source.language), v, c.tolerance, w)
+        return judge_relation(plain_numbers(c.stated, c.source.language), v, c.tolerance, w,
+                              c.source.language, c.dimension)
     if c.reading is not None:
         return _number_rule(c, v, w)
     return judge_expr(c.stated, v, w)
@@ -351,7 +374,8 @@ RULES: dict[str, Callable[[Any, Any, str], Judgement]] = {
     "number": _number_rule,
     "expr": lambda c, v, w: judge_expr(c.stated, v, w),
     "relation": lambda c, v, w: judge_relation(plain_numbers(c.stated, c.source.language), v,
-                                               c.tolerance, w),
+                                               c.tolerance, w, c.source.language,
+                                               c.dimension),
     "qualitative": _qualitative_rule,
     "label": lambda c, v, w: judge_label(c.stated, v),
     "definition": _definition_rule,

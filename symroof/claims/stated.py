@@ -41,6 +41,7 @@ from ..core.parse import (
     PLUS_MINUS,
     SEPARATOR_SPACES,
     UNIT_WORDS,
+    parse_relation,
     printed_digits,
 )
 from ..core.units import (
@@ -365,9 +366,48 @@ def relation_formula(text: str, language: str = "en") -> str:
     """A relation as a formula reads it: numbers as :func:`plain_numbers` writes them, and
     the approximation marks of its bound dropped (the bound's precision keeps them).
 
+    A bound printed with a unit, which a formula does not read, is written as its number
+    in base units (the judge reads it in its unit: :func:`unit_bound`).
+
     >>> relation_formula("B > ≈61,000"), relation_formula("D > ~19 500", "ru")
     ('B > 61000', 'D > 19500')
+    >>> relation_formula("T > 240 ms"), relation_formula("2 GB > M")
+    ('T > 6/25', '2000000000 > M')
     """
+    out = relation_text(text, language)
+    bound = unit_bound(out, language)
+    if bound is None:
+        return out
+    i, got = bound
+    parts = re.split(r"([<>]=?)", out, maxsplit=1)
+    parts[i] = f" {sp.sstr(got.value)}" if i == 2 else f"{sp.sstr(got.value)} "
+    return "".join(parts)
+
+
+def unit_bound(text: str, language: str = "en") -> tuple[int, Stated] | None:
+    """Where an inequality a formula does not read has a bound printed with a unit (its
+    side: 0 left, 2 right) and that bound as read; None otherwise (a formula reads it).
+
+    >>> unit_bound("B > ≈240 ms")[1].unit, unit_bound("B > 240")
+    ('ms', None)
+    """
+    parts = re.split(r"([<>]=?)", printed_digits(text), maxsplit=1)
+    if len(parts) != 3:
+        return None
+    try:
+        parse_relation(relation_text(text, language))
+        return None
+    except InputError:
+        pass
+    for i in (2, 0):
+        got = read(parts[i].strip(), language)
+        if got is not None and got.unit and not got.count:
+            return i, got
+    return None
+
+
+def relation_text(text: str, language: str = "en") -> str:
+    """A relation's text with its numbers plain and its approximation marks dropped."""
     out = _AFTER_OPERATOR.sub(lambda m: f"{m.group(1)} ", plain_numbers(text, language))
     for mark in APPROX_AFTER:
         out = out.removesuffix(mark).rstrip()

@@ -17,6 +17,7 @@ def claims(ch: Chapter) -> None:
     (m1,) = real("m1")
     gather = all_gather("bf16[4096_X, 8192]", "X", mesh("X=8", "h100-sxm"))
     ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+    wrapped = ch.collective("allgather", 10**6, "X", mesh("X=16", chip("tpu-v5e")))
     step = decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000)
     ch.add(
         # one reading of a printed number
@@ -28,6 +29,10 @@ def claims(ch: Chapter) -> None:
         ridge_approx_word=rl.ridge,
         # quantities
         ridge_in_seconds=rl.ridge,
+        # a relation's bound printed with a unit: read in it, checked against the dimension
+        # of the value it is compared with
+        relation_bound_in_ms=sp.Symbol("B", positive=True) > rl.ridge,
+        relation_bound_in_us=sp.Symbol("T", positive=True) > ring.time,
         bandwidth_as_capacity=rl.peak / rl.ridge,
         # quantities of a recorded collective and of a model helper, no quantity() said
         collective_time=ring.time,
@@ -50,6 +55,10 @@ def claims(ch: Chapter) -> None:
         peak_prefix_slip=rl.peak,
         ridge_inverted=rl.ridge,
         allgather_latency_off=ch.with_choices(gather, latency="off"),
+        # a plain collective time, not marked: the named choices are tried on it all the same
+        plain_collective_leading=wrapped.time,
+        plain_collective_no_latency=wrapped.time,
+        plain_collective_one_way=wrapped.time,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
