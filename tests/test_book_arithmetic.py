@@ -103,8 +103,9 @@ EXPECTED: dict[str, Fraction] = {
     "hfu": Fraction(3000 * 8 * 7 * 10**9) / H100_PEAK,
     # item 4: 3 + 1 hops of 1 us; the bytes over one link of each axis: 2 W
     "route_time": Fraction(9 * 10**8) / (2 * ICI) + 4 * HOP,
-    # item 4: a 512 x 8192 bf16 shard on each of 32 chips
-    "total_bytes": Fraction(512 * 8192 * 2 * 32),
+    # item 4: a 384 x 8192 bf16 shard on each of 32 chips (3072 rows over X = 8; not
+    # 2^28 bytes, which the weight-stationary layout's FLOPs per chip also are)
+    "total_bytes": Fraction(384 * 8192 * 2 * 32),
     "total_flops": Fraction(2 * 4096 * 8192 * 8192),
     "batch_per_chip": Fraction(4 * 10**6, 256),
     # item 4: the GPU book's tensor-parallel limit Y < F W / C over NVLink (450 GB/s)

@@ -110,7 +110,7 @@ def claims(ch: Chapter) -> None:
     mm = sharded_matmul("bf16[4096, 8192_X]", "bf16[8192_X, 8192]", mesh("X=8", v5e))
     ch.add(route_time=send(ch.given("route_bytes", "9e8"), "XY", grid, src=(0, 0),
                            dst=(3, 1)).time,
-           total_bytes=sharded("bf16[4096_X, 8192]", wide).total_bytes,
+           total_bytes=sharded("bf16[3072_X, 8192]", wide).total_bytes,
            total_flops=mm.total_flops,
            batch_per_chip=per_chip(ch.given("global_batch", "4e6"),
                                    mesh("X=16,Y=16", v5e)),
