@@ -28,8 +28,11 @@ BY_HAND = {
     "kivi-2": sp.Rational(2 * 32 + 16 + 16, 8 * 32),  # 3/8
     "fp8-tensor": sp.Integer(1),  # scales per tensor: a few bytes per layer, not per element
     "fp8-head": sp.Integer(1),
+    "fp8-w8a8": sp.Integer(1),  # one fp32 scale per tensor: bytes per layer, not per element
 }
-WEIGHTS = [n for n, s in SCHEMES.items() if s.applies == "weights"]
+# weight schemes whose projections read their inputs in 16 bits (fp8-w8a8 reads them in fp8
+# too: its laws are in tests/test_serving_w8a8.py)
+WEIGHTS = [n for n, s in SCHEMES.items() if s.applies == "weights" and not s.activations]
 KV = [n for n, s in SCHEMES.items() if s.applies == "kv" and not s.per_head]
 DENSE = ["gpt2", "llama-2-7b", "llama-3-8b", "mistral-7b", "qwen2.5-7b", "llama-3-70b"]
 
