@@ -64,6 +64,12 @@ def test_a_training_forward_is_a_serving_prefill_under_each_overlap_rule(
     assert step.t_upper == sp.Add(*terms.values())
 
 
+def test_serving_and_training_name_the_same_overlap_rules() -> None:
+    from symroof.plans.efficiency import SERVING_OVERLAPS
+    from symroof.plans.train_step import OVERLAPS
+    assert set(SERVING_OVERLAPS) == set(OVERLAPS) == {"op", "phase", "none"}
+
+
 def test_model_and_plan_serve_time_a_prefill_under_one_overlap_rule() -> None:
     import json
     for overlap in ("op", "phase", "none"):

@@ -14,8 +14,6 @@ from typing import TYPE_CHECKING, Any
 from ..core.errors import InputError
 from ..plans.result import Result
 
-OVERLAP_RULES = ("phase", "op", "none")  # plans.train_step.OVERLAPS, efficiency.SERVING_OVERLAPS
-
 if TYPE_CHECKING:
     from ..core.choices import Choices
     from ..plans.mfu import Mfu
@@ -95,9 +93,10 @@ class PlanRequest:
             raise InputError("interleaving is for one training plan with a pipeline (`train` "
                              "with `mesh` and a pp axis in `strategy`; beside a `search`, "
                              "the plan given)", "interleave")
-        if self.overlap is not None and self.overlap not in OVERLAP_RULES:
-            raise InputError(f"the overlap rule is one of {', '.join(OVERLAP_RULES)}, got "
-                             f"{self.overlap!r}", "overlap")
+        from ..plans.efficiency import SERVING_OVERLAPS  # training's names too (a law)
+        if self.overlap is not None and self.overlap not in SERVING_OVERLAPS:
+            raise InputError(f"the overlap rule is one of {', '.join(SERVING_OVERLAPS)}, "
+                             f"got {self.overlap!r}", "overlap")
         if self.chunk is not None and self.mode != "serve":
             raise InputError("chunked prefill is a serving choice: use it with `serve`",
                              "chunk")
