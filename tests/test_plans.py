@@ -283,6 +283,34 @@ def test_fewest_chips_meet_the_target_and_half_as_many_do_not() -> None:
         assert (s.fits and bool(s.decode.latency <= target)) is ok
 
 
+@pytest.mark.parametrize("overlap", ["op", "phase", "none"])
+@pytest.mark.parametrize("dtype, kv_dtype, eff", [("bf16", None, "hbm=0.8"),
+                                                  ("int8", "int8-token", "nvlink=0.5")])
+def test_the_fewest_chips_time_the_plans_own_step(overlap: str, dtype: str,
+                                                  kv_dtype: str | None, eff: str) -> None:
+    # one question, one answer: the row for 8 chips is the plan on X=8 with tp=X, under the
+    # plan's dtypes, efficiency and overlap rule; a target at its latency is met by 8 chips
+    # (or fewer) and missed by every smaller power of two that fits but is slower
+    opts: dict[str, Any] = {"dtype": dtype, "kv_dtype": kv_dtype, "overlap": overlap,
+                            "efficiency": parse_efficiency(eff)}
+    s = serve(LLAMA, mesh("X=8", "h100-sxm"), parse_strategy("tp=X"), batch=64,
+              context=2048, **opts)
+    n, why = fewest_chips(LLAMA, chip("h100-sxm"), batch=64, context=2048,
+                          target=s.decode.latency, **opts)
+    assert n is not None and n <= 8, why
+    for k in (1, 2, 4, 8):
+        t = serve(LLAMA, mesh(f"X={k}", "h100-sxm"), parse_strategy("tp=X"), batch=64,
+                  context=2048, **opts)
+        assert (k >= n) is bool(t.fits and t.decode.latency <= s.decode.latency), k
+    if n == 8:
+        assert why.endswith(si_text(s.decode.latency))
+
+
+def si_text(seconds: Any) -> str:
+    from symroof.core.printer import si
+    return str(si(seconds, "s"))
+
+
 def test_tensor_parallel_decode_on_nvlink_is_never_compute_bound() -> None:
     # two AllReduces of [B, D] per layer outgrow 2 FLOPs per weight per token over 8 GPUs
     s = serve(model("llama-3-8b"), mesh("X=8", "h100-sxm"), parse_strategy("tp=X"), batch=8,

@@ -244,7 +244,10 @@ class PlanRequest:
                                  f"{r.latency_target!r}", "latency_target")
             out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
                                                    context=r.context, target=target,
-                                                   kernel=kernel, in_network=r.in_network))
+                                                   kernel=kernel, in_network=r.in_network,
+                                                   efficiency=eff, dtype=r.dtype,
+                                                   kv_dtype=r.kv_dtype, choices=chosen,
+                                                   overlap=r.overlap))
         return out
 
 

@@ -341,9 +341,21 @@ def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
 
 def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: int,
                  target: Expr, limit: int = 1024, kernel: Kernel | None = None,
-                 in_network: bool = False) -> tuple[int | None, str]:
+                 in_network: bool = False, efficiency: Efficiency = PEAK,
+                 dtype: str = "bf16", kv_dtype: str | None = None, choices: Choices = EXACT,
+                 overlap: str | None = None) -> tuple[int | None, str]:
     """The fewest chips, tensor-parallel over one axis of the chip's fastest network, whose
-    decode step meets ``target`` seconds and whose memory holds weights and KV cache."""
+    decode step meets ``target`` seconds and whose memory holds weights and KV cache. Each
+    mesh's step is ``serve``'s under the same options as the plan it answers for (dtypes,
+    kernel, choices, efficiency and overlap rule), so a plan on ``X=n`` with ``tp=X`` and
+    the row for n chips are one step.
+
+    >>> from symroof import chip
+    >>> from symroof.models import model
+    >>> fewest_chips(model("llama-2-7b"), chip("h100-sxm"), batch=16, context=2048,
+    ...              target=sp.Rational(2, 1000))
+    (8, 'tp=8: decode step 1.732 ms')
+    """
     n = 1
     tried = []
     while n <= limit:
@@ -353,7 +365,8 @@ def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: in
             break
         try:
             s = serve(cfg, m, parse_strategy("tp=X"), batch=batch, context=context,
-                      kernel=kernel, in_network=in_network)
+                      kernel=kernel, in_network=in_network, efficiency=efficiency,
+                      dtype=dtype, kv_dtype=kv_dtype, choices=choices, overlap=overlap)
         except InputError:
             s = None
         if s is not None:
