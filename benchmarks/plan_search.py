@@ -23,6 +23,8 @@ from typing import Any
 
 from common import fresh
 
+from symroof.plans.options import StepOptions
+
 CHIPS = ("h100-sxm", "tpu-v5p", "tpu-v5e")
 MODEL, BATCH, CONTEXT, RECOMPUTE = "llama-2-7b", 256, 4096, "full"
 SAMPLE = 12
@@ -59,7 +61,8 @@ def _exact(chip_name: str, found: Any) -> float:
     start = time.perf_counter()
     for choice in picks:
         plan = train(cfg, mesh(choice.spec, c), parse_strategy(choice.strategy), batch=BATCH,
-                     context=CONTEXT, recompute=RECOMPUTE, microbatches=choice.microbatches)
+                     context=CONTEXT,
+                     options=StepOptions(recompute=RECOMPUTE, microbatches=choice.microbatches))
         assert plan.predicted is not None  # the plan's forecast at the search's overlap
         if not (np.isclose(float(plan.t_lower), choice.t_lower, rtol=1e-9) and
                 np.isclose(float(plan.predicted), choice.t_lower, rtol=1e-9) and

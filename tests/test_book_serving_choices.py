@@ -19,6 +19,7 @@ from symroof.core.choices import Choices
 from symroof.models import model
 from symroof.models.layers import Touched
 from symroof.models.step_roofline import critical_batch, decode_intensity
+from symroof.plans.options import StepOptions
 from symroof.plans.serving import serve, step_on
 
 MOE = ["mixtral-8x7b", "qwen1.5-moe-a2.7b"]  # key-value heads, gated experts, no bias
@@ -101,9 +102,9 @@ def test_plan_serve_takes_the_experts_read(capsys: pytest.CaptureFixture[str]) -
     # the collectives' line names only what costs the collectives
     m = mesh("X=8", "tpu-v5e")
     plan = serve(model("mixtral-8x7b"), m, batch=64, context=2048,
-                 choices=Choices(experts="top_k", latency="off"))
+                 options=StepOptions(choices=Choices(experts="top_k", latency="off")))
     touched = serve(model("mixtral-8x7b"), m, batch=64, context=2048,
-                    choices=Choices(latency="off"))
+                    options=StepOptions(choices=Choices(latency="off")))
     assert plan.decode.t_lower < touched.decode.t_lower
     assert main(["plan", "mixtral-8x7b", "--serve", "--mesh", "X=8", "--chip", "tpu-v5e",
                  "--batch", "64", "--context", "2048", "--choices",

@@ -18,6 +18,7 @@ from symroof.models.layers import Kernel
 from symroof.parallel.mesh import mesh
 from symroof.plans.chunked import chunk_sizes, chunked_prefill
 from symroof.plans.device_step import device_step
+from symroof.plans.options import StepOptions
 from symroof.plans.serving import serve
 from tests.conftest import examples, run_cli
 
@@ -36,10 +37,11 @@ def test_one_chunk_is_the_plain_prefill(name: str, batch: int, context: int, ker
         tp = 1  # its 50257 words do not split
     cfg, m = model(name), mesh(f"X={tp}", "h100-sxm")
     axes = {"tp": ("X",)} if tp > 1 else {}
-    plain = device_step(cfg, "prefill", m, axes, batch=batch, context=context, kernel=kernel)
+    plain = device_step(cfg, "prefill", m, axes, batch=batch, context=context,
+                        options=StepOptions(kernel=kernel))
     for chunk in (context, context + 1):
         c = chunked_prefill(cfg, m, axes, batch=batch, context=context, chunk=chunk,
-                            kernel=kernel)
+                            options=StepOptions(kernel=kernel))
         assert c.sizes == (context,)
         assert (c.time, c.time_upper, c.flops, c.bytes) == (
             plain.latency, plain.t_upper, plain.flops, plain.bytes)
@@ -54,9 +56,10 @@ def test_causal_chunks_sum_to_the_causal_prefill(name: str, batch: int, context:
     if -(-context // chunk) > 64:
         chunk = -(-context // 64)
     cfg, kernel = model(name), Kernel(attention, True)
-    plain = device_step(cfg, "prefill", ONE, {}, batch=batch, context=context, kernel=kernel)
+    plain = device_step(cfg, "prefill", ONE, {}, batch=batch, context=context,
+                        options=StepOptions(kernel=kernel))
     c = chunked_prefill(cfg, ONE, {}, batch=batch, context=context, chunk=chunk,
-                        kernel=kernel)
+                        options=StepOptions(kernel=kernel))
     assert sum(c.sizes) == context
     assert c.flops == plain.flops
 
@@ -96,9 +99,10 @@ def test_a_chunk_reads_the_cache_of_the_chunks_before_it(name: str, batch: int, 
                                                          cached: int) -> None:
     # activations on chip: HBM moves the weights, the new K and V, and the cached K and V
     cfg, kernel = model(name), Kernel("flash", False, "on_chip")
-    first = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, kernel=kernel)
-    later = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, kernel=kernel,
-                        prior=cached)
+    first = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens,
+                        options=StepOptions(kernel=kernel))
+    later = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, prior=cached,
+                        options=StepOptions(kernel=kernel))
     entry = 2 * cfg.layers * cfg.kv_heads * cfg.head_dim * 2  # one position, bf16
     assert later.bytes - first.bytes == batch * cached * entry
 
@@ -112,7 +116,8 @@ def test_the_chunks_of_a_prompt() -> None:
 
 def test_serving_with_chunks_times_the_first_token_by_their_sum() -> None:
     cfg, m = model("llama-2-7b"), mesh("X=8", "h100-sxm")
-    s = serve(cfg, m, batch=8, context=4096, chunk=512, kernel=Kernel(causal=True))
+    s = serve(cfg, m, batch=8, context=4096, chunk=512,
+              options=StepOptions(kernel=Kernel(causal=True)))
     assert s.chunked is not None and len(s.chunked.steps) == 8
     assert s.requests is not None
     assert s.requests["time_to_first_token"] == sum(x.latency for x in s.chunked.steps)
@@ -142,10 +147,11 @@ def test_a_hybrid_step_does_both_steps_work_reading_the_weights_once(
     # input embedding and learned positions: only the rows looked up, as in each step)
     cfg = model(name)
     chunk = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, prior=cached,
-                        kernel=kernel)
-    decode = device_step(cfg, "decode", ONE, {}, batch=riders, context=at, kernel=kernel)
+                        options=StepOptions(kernel=kernel))
+    decode = device_step(cfg, "decode", ONE, {}, batch=riders, context=at,
+                         options=StepOptions(kernel=kernel))
     hybrid = device_step(cfg, "prefill", ONE, {}, batch=batch, context=tokens, prior=cached,
-                         kernel=kernel, decoding=(riders, at))
+                         decoding=(riders, at), options=StepOptions(kernel=kernel))
     assert hybrid.flops == chunk.flops + decode.flops
     if kernel.activations == "on_chip":
         p, D, V = params(cfg), cfg.d_model, cfg.vocab

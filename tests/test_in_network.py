@@ -17,6 +17,7 @@ from symroof.hardware.catalog import chip
 from symroof.models import model
 from symroof.parallel.collectives import all_reduce, collective
 from symroof.parallel.mesh import mesh
+from symroof.plans.options import StepOptions
 from symroof.plans.serving import Serving, serve
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import Plan, train
@@ -117,7 +118,7 @@ BANDWIDTH_ONLY = chip("h100-sxm").with_figures({"nvlink.latency": "0", "ib.laten
 
 def _plan(spec: str, strategy: str, in_network: bool) -> Plan:
     return train(model("llama-2-7b"), mesh(spec, BANDWIDTH_ONLY), parse_strategy(strategy),
-                 batch=256, context=4096, in_network=in_network)
+                 batch=256, context=4096, options=StepOptions(in_network=in_network))
 
 
 def test_a_training_plan_reduces_its_allreduces_in_the_switches() -> None:
@@ -141,7 +142,7 @@ def test_an_axis_over_two_networks_keeps_its_ring() -> None:
 
 def _served(spec: str, strategy: str, in_network: bool, **kw: object) -> Serving:
     return serve(model("llama-2-7b"), mesh(spec, BANDWIDTH_ONLY), parse_strategy(strategy),
-                 batch=64, context=2048, in_network=in_network, **kw)  # type: ignore[arg-type]
+                 batch=64, context=2048, **kw, options=StepOptions(in_network=in_network))  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("chunk", [None, 512])

@@ -14,6 +14,7 @@ from symroof.models import model
 from symroof.models.counts import op_weights
 from symroof.models.layers import layer_ops
 from symroof.parallel.mesh import mesh
+from symroof.plans.options import StepOptions
 from symroof.plans.published import MODES, Run
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import Plan, train
@@ -37,8 +38,8 @@ def runs(draw: st.DrawFn) -> Run:
 def _plan(run: Run) -> Plan:
     spec, strategy, micro = run.as_plan()
     return train(model(run.model), mesh(spec, chip(run.chip)), parse_strategy(strategy),
-                 batch=run.global_batch, context=run.sequence, microbatches=micro,
-                 recompute=run.recompute, optimizer="adam-megatron")
+                 batch=run.global_batch, context=run.sequence, optimizer="adam-megatron",
+                 options=StepOptions(recompute=run.recompute, microbatches=micro))
 
 
 @settings(max_examples=examples(15))

@@ -12,6 +12,7 @@ from symroof.cli.main import main
 from symroof.models import model
 from symroof.parallel.mesh import mesh
 from symroof.plans.offload import HOST, IN, OFFLOAD_PARTS, OUT, parse_offload
+from symroof.plans.options import StepOptions
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import Plan, train
 
@@ -22,8 +23,8 @@ SUBSETS = [c for r in (1, 2, 3) for c in itertools.combinations(OFFLOAD_PARTS, r
 
 @cache
 def plan(offload: tuple[str, ...] = ()) -> Plan:
-    return train(model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy("zero2=X"),
-                 batch=16, context=4096, microbatch=1, offload=offload)
+    return train(model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy("zero2=X"), batch=16,
+                 context=4096, options=StepOptions(microbatch=1, offload=offload))
 
 
 def test_optimizer_offload_moves_the_shard_and_its_traffic() -> None:

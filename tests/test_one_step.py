@@ -20,6 +20,7 @@ from symroof.models.counts import kv_bytes_per_token
 from symroof.models.layers import Kernel, layer_ops
 from symroof.parallel.mesh import mesh
 from symroof.plans.device_step import device_step
+from symroof.plans.options import StepOptions
 from symroof.plans.serving import serve, step_on
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import train
@@ -150,7 +151,7 @@ def test_degrees_that_do_not_divide_are_refused_with_the_sizes(name: str, spec: 
 def test_int8_weights_halve_and_the_default_strategy_is_tp_over_the_mesh() -> None:
     cfg, m = model("llama-2-7b"), mesh("X=8", "h100-sxm")
     bf16 = serve(cfg, m, batch=8, context=512)
-    int8 = serve(cfg, m, batch=8, context=512, dtype="int8")
+    int8 = serve(cfg, m, batch=8, context=512, options=StepOptions(dtype="int8"))
     assert 2 * int8.memory["weights"] == bf16.memory["weights"]
     assert int8.memory["kv_cache"] == bf16.memory["kv_cache"] // 2
     assert bf16.strategy == "tp=X"
@@ -255,11 +256,12 @@ def test_a_training_forward_moves_what_a_prefill_of_its_microbatch_moves(
     # prefill step of the same shard at a replica's microbatch, once per microbatch
     m = mesh("X=2,Y=2", "h100-sxm")
     strategy = parse_strategy(spec)
-    plan = train(cfg, m, strategy, batch=16, context=context, microbatches=micro,
-                 attention=kernel)
+    plan = train(cfg, m, strategy, batch=16, context=context,
+                 options=StepOptions(kernel=Kernel(kernel), microbatches=micro))
     data = tuple(a for k in strategy.kinds if k != "tp" for a in strategy.axes(k))
     prefill = device_step(cfg, "prefill", m, {"tp": strategy.axes("tp"), "dp": data},
-                          batch=16 // micro, context=context, kernel=Kernel(kernel))
+                          batch=16 // micro, context=context,
+                          options=StepOptions(kernel=Kernel(kernel)))
     moved = plan.terms["hbm"].phases["forward"] * m.chip.bandwidth("hbm")
     assert moved == micro * prefill.bytes
     assert plan.terms["hbm"].phases["backward"] == 2 * plan.terms["hbm"].phases["forward"]
@@ -273,13 +275,14 @@ def test_a_texts_collectives_drop_the_rings_n_minus_one_over_n(verb: str, axis: 
     cfg, no_latency = model("llama-2-7b"), Choices(latency="off")
     if verb == "serve":
         m = mesh(f"X={axis}", "h100-sxm")
-        exact_, book = (serve(cfg, m, batch=64, context=2048, choices=c).decode.terms
+        exact_, book = (serve(cfg, m, batch=64, context=2048,
+                              options=StepOptions(choices=c)).decode.terms
                         for c in (no_latency, BOOK))
     else:
         m = mesh(f"X={axis},Y={axis}", "tpu-v5e")
         exact_, book = ({k: t.time for k, t in train(cfg, m, parse_strategy("fsdp=X,tp=Y"),
-                                                      batch=256, context=2048,
-                                                      choices=c).terms.items()}
+                                                     batch=256, context=2048,
+                                                     options=StepOptions(choices=c)).terms.items()}
                         for c in (no_latency, BOOK))
     comms = [k for k in exact_ if " over " in k]
     assert comms
@@ -307,7 +310,7 @@ def test_a_training_forward_computes_what_the_prefill_of_the_batch_computes(
     m = mesh("X=2,Y=2", "h100-sxm")
     plan = train(cfg, m, parse_strategy(spec), batch=16, context=context)
     step = device_step(cfg, "prefill", m, {"dp": ("X", "Y")}, batch=16, context=context,
-                       kernel=Kernel(attention="materialised"))
+                       options=StepOptions(kernel=Kernel(attention="materialised")))
     for term in ("compute", "hbm"):
         assert plan.terms[term].phases["forward"] == step.terms[term], term
     assert 4 * step.flops == layer_ops(cfg, "prefill", batch=16, context=context).total().flops

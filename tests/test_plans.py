@@ -20,6 +20,7 @@ from symroof.parallel.mesh import mesh
 from symroof.plans.calibration import parse_efficiency
 from symroof.plans.device_step import device_step, step_critical
 from symroof.plans.laws import C, W, critical_law
+from symroof.plans.options import StepOptions
 from symroof.plans.relaxed import relaxed_mix
 from symroof.plans.search import candidates, meshes, search
 from symroof.plans.serving import fewest_chips, serve, serving_axes
@@ -60,8 +61,10 @@ def test_sequence_parallel_swaps_each_allreduce_for_a_reducescatter_and_an_allga
 
 def test_tp_time_with_sp_equals_without_in_bandwidth() -> None:
     m = mesh("X=8", "h100-sxm")  # NVLink: no sourced latency, so only bandwidth counts
-    plain = train(LLAMA, m, parse_strategy("tp=X"), batch=8, context=2048, recompute="full")
-    seq = train(LLAMA, m, parse_strategy("tp=X,sp"), batch=8, context=2048, recompute="full")
+    plain = train(LLAMA, m, parse_strategy("tp=X"), batch=8, context=2048,
+                  options=StepOptions(recompute="full"))
+    seq = train(LLAMA, m, parse_strategy("tp=X,sp"), batch=8, context=2048,
+                options=StepOptions(recompute="full"))
     name = "tp over X (nvlink)"
     assert plain.terms[name].time == seq.terms[name].time
     # sequence parallelism splits the activations Megatron alone keeps whole
@@ -90,7 +93,7 @@ def test_fsdp_sends_half_again_what_data_parallel_sends() -> None:
 def test_replicas_across_pods_all_reduce_the_fsdp_shards_over_dcn() -> None:
     m = mesh("pods=2@dcn,X=16", "tpu-v5e")
     p = train(LLAMA, m, parse_strategy("dp=pods,fsdp=X"), batch=32, context=1024,
-              recompute="full")
+              options=StepOptions(recompute="full"))
     dcn = [(u, size) for u, name, _, size in p.uses if name == "dp over pods (dcn)"]
     fsdp = {u.block: size for u, name, _, size in p.uses
             if name == "fsdp over X (ici)" and u.collective == "reducescatter"}
@@ -107,9 +110,9 @@ def test_experts_all_to_all_their_routed_tokens_twice_each_way_per_layer() -> No
     # each of b T tokens goes to k = 2 of the experts: a [2 b T, D] array in bf16
     assert {u.nbytes for u in ep} == {BATCH * 1024 * 2 * 4096 * 2}
     p = train(cfg, mesh("X=8", "h100-sxm"), parse_strategy("ep=X"), batch=8, context=1024,
-              recompute="full")
+              options=StepOptions(recompute="full"))
     q = train(cfg, mesh("X=8", "h100-sxm"), parse_strategy("dp=X"), batch=8, context=1024,
-              recompute="full")
+              options=StepOptions(recompute="full"))
     experts = 32 * 8 * 3 * 4096 * 14336  # routed experts' weights: L E 3 D F_e
     assert q.memory["weights"] - p.memory["weights"] == 2 * experts * 7 // 8
 
@@ -119,7 +122,7 @@ def test_experts_all_to_all_their_routed_tokens_twice_each_way_per_layer() -> No
 @pytest.mark.parametrize(("stages", "micro"), [(2, 4), (4, 8), (8, 8)])
 def test_the_plans_bubble_is_the_1f1b_fraction(stages: int, micro: int) -> None:
     p = train(LLAMA, mesh(f"X={stages}", "h100-sxm"), parse_strategy("pp=X"), batch=micro,
-              context=1024, microbatches=micro, recompute="full")
+              context=1024, options=StepOptions(recompute="full", microbatches=micro))
     bubble = p.terms["pipeline bubble"].time
     pipelined = p.t_lower - p.terms["optimizer step"].time  # the step after the schedule
     assert bubble / pipelined == sp.Rational(stages - 1, micro + stages - 1)
@@ -153,7 +156,7 @@ def test_critical_batch_on_a_gpu_scale_out_network_is_exact_in_n() -> None:
 def test_the_gradient_allreduce_hides_exactly_above_its_critical_batch() -> None:
     m = mesh("X=16", "tpu-v5e")
     s = parse_strategy("dp=X")
-    p = train(LLAMA, m, s, batch=16, context=1024, recompute="full")
+    p = train(LLAMA, m, s, batch=16, context=1024, options=StepOptions(recompute="full"))
     assert p.critical_note == "" and p.critical_batch is not None
     crit = p.critical_terms["dp over X (ici)"]
     assert p.critical_batch >= crit
@@ -161,14 +164,14 @@ def test_the_gradient_allreduce_hides_exactly_above_its_critical_batch() -> None
     below, above = sp.floor(sequences / 16) * 16, sp.ceiling(sequences / 16) * 16
     assert below < sequences < above
     for b, hidden in ((below, False), (above, True)):
-        at = train(LLAMA, m, s, batch=int(b), context=1024, recompute="full")
+        at = train(LLAMA, m, s, batch=int(b), context=1024, options=StepOptions(recompute="full"))
         t_data = at.terms["dp over X (ici)"].phases["backward"]
         assert bool(at.terms["compute"].phases["backward"] >= t_data) is hidden
 
 
 def test_tensor_parallel_at_sixteen_ways_is_never_compute_bound_on_v5e() -> None:
     p = train(LLAMA, mesh("X=16", "tpu-v5e"), parse_strategy("tp=X"), batch=1, context=4096,
-              recompute="full")
+              options=StepOptions(recompute="full"))
     assert p.critical_batch is None
     assert p.critical_note.startswith("never compute-bound: tp over X (ici) grows")
 
@@ -177,7 +180,8 @@ def test_efficiency_is_a_named_fraction_of_peak() -> None:
     m = mesh("X=8", "h100-sxm")
     s = parse_strategy("fsdp=X")
     full = train(LLAMA, m, s, batch=8, context=1024)
-    half = train(LLAMA, m, s, batch=8, context=1024, efficiency=parse_efficiency("compute=1/2"))
+    half = train(LLAMA, m, s, batch=8, context=1024,
+                 options=StepOptions(efficiency=parse_efficiency("compute=1/2")))
     assert half.terms["compute"].time == 2 * full.terms["compute"].time
     assert "efficiency: compute at 1/2 of peak" in half.assumptions
 
@@ -193,7 +197,7 @@ def test_the_search_agrees_with_every_exact_plan() -> None:
              [("X", 2, ""), ("Y", 2, ""), ("Z", 2, "")]))
     for choice in found.ranking:
         exact = train(cfg, mesh(choice.spec, c), parse_strategy(choice.strategy), batch=64,
-                      context=1024, microbatches=choice.microbatches)
+                      context=1024, options=StepOptions(microbatches=choice.microbatches))
         assert np.isclose(float(exact.t_lower), choice.t_lower, rtol=1e-9)
         assert np.isclose(float(exact.memory["total"]), choice.memory, rtol=1e-9)
     times = [x.t_lower for x in found.ranking]
@@ -239,13 +243,15 @@ def test_the_grid_and_the_critical_batch_from_the_swept_step_equal_the_steps_bui
     # row equals, exactly, the decode step built at its numbers, and so does the critical
     # batch built at the plan's context
     cfg, m, st_ = model(name), mesh(spec, "h100-sxm"), parse_strategy(strategy)
-    s = serve(cfg, m, st_, batch=16, context=1024, kernel=kernel)
+    s = serve(cfg, m, st_, batch=16, context=1024, options=StepOptions(kernel=kernel))
     axes = serving_axes(cfg, m, st_)
     for b, t, lat, rate, _ in s.grid:
-        built = device_step(cfg, "decode", m, axes, batch=b, context=t, kernel=kernel)
+        built = device_step(cfg, "decode", m, axes, batch=b, context=t,
+                            options=StepOptions(kernel=kernel))
         assert (lat, rate) == (built.latency, built.throughput / m.devices)
     assert s.critical == step_critical(
-        device_step(cfg, "decode", m, axes, batch=None, context=1024, kernel=kernel))
+        device_step(cfg, "decode", m, axes, batch=None, context=1024,
+                    options=StepOptions(kernel=kernel)))
 
 
 def test_a_swept_step_with_a_float_in_it_is_substituted_as_sympy_does() -> None:
@@ -256,9 +262,9 @@ def test_a_swept_step_with_a_float_in_it_is_substituted_as_sympy_does() -> None:
     cfg, m = model("llama-2-7b"), mesh("X=2", "h100-sxm")
     eff = Efficiency({"compute": sp.Float("0.7")})
     swept = device_step(cfg, "decode", m, {"tp": ("X",)}, batch=None, context=symbol("T"),
-                        efficiency=eff)
+                        options=StepOptions(efficiency=eff))
     built = device_step(cfg, "decode", m, {"tp": ("X",)}, batch=8, context=512,
-                        efficiency=eff)
+                        options=StepOptions(efficiency=eff))
     assert swept_at(swept, 8, 512) == {"latency": built.latency,
                                        "throughput": built.throughput}
 
@@ -291,8 +297,8 @@ def test_the_fewest_chips_time_the_plans_own_step(overlap: str, dtype: str,
     # one question, one answer: the row for 8 chips is the plan on X=8 with tp=X, under the
     # plan's dtypes, efficiency and overlap rule; a target at its latency is met by 8 chips
     # (or fewer) and missed by every smaller power of two that fits but is slower
-    opts: dict[str, Any] = {"dtype": dtype, "kv_dtype": kv_dtype, "overlap": overlap,
-                            "efficiency": parse_efficiency(eff)}
+    opts = {"options": StepOptions(dtype=dtype, kv_dtype=kv_dtype, overlap=overlap,
+                                   efficiency=parse_efficiency(eff))}
     s = serve(LLAMA, mesh("X=8", "h100-sxm"), parse_strategy("tp=X"), batch=64,
               context=2048, **opts)
     n, why = fewest_chips(LLAMA, chip("h100-sxm"), batch=64, context=2048,
@@ -345,7 +351,7 @@ GPT2_PLANS = [c for axes in meshes(chip("h100-sxm"), 8) for c in candidates(mode
 @given(st.sampled_from(GPT2_PLANS))
 def test_every_plan_has_lower_below_upper_and_its_states_follow_zero(c) -> None:  # type: ignore[no-untyped-def]
     p = train(model("gpt2"), mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
-              context=1024, microbatches=c.degrees[5])
+              context=1024, options=StepOptions(microbatches=c.degrees[5]))
     assert p.t_lower <= p.t_upper <= len(p.terms) * p.t_lower
     states = [p.memory[k] for k in ("weights", "gradients", "optimizer")]
     # ZeRO shards the optimizer state from stage 1, gradients from 2, weights from 3
@@ -360,8 +366,8 @@ def test_an_interleaved_pipeline_shrinks_its_bubble_v_times() -> None:
     strategy = parse_strategy("pp=X,tp=Y,sp")
 
     def plan(v: int) -> Any:
-        return train(cfg, m, strategy, batch=64, context=2048, microbatches=64,
-                     recompute="selective", optimizer="adam-megatron", interleave=v)
+        return train(cfg, m, strategy, batch=64, context=2048, optimizer="adam-megatron",
+                     options=StepOptions(recompute="selective", microbatches=64, interleave=v))
     one, three = plan(1), plan(3)
     assert one.bound == three.bound == "compute"
     assert three.terms["pipeline bubble"].time * 3 == one.terms["pipeline bubble"].time
@@ -382,4 +388,4 @@ def test_an_interleaving_that_cannot_run_is_refused(spec: str, v: int, micro: in
                                                     message: str) -> None:
     with pytest.raises(InputError, match=re.escape(message)):
         train(model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy(spec), batch=96,
-              context=2048, microbatches=micro, interleave=v)
+              context=2048, options=StepOptions(microbatches=micro, interleave=v))

@@ -16,6 +16,7 @@ from symroof.models.counts import kv_bytes_per_token
 from symroof.models.layers import layer_ops
 from symroof.models.memory import inference_memory
 from symroof.parallel.mesh import mesh
+from symroof.plans.options import StepOptions
 from symroof.plans.serving import serve
 from tests.conftest import examples, run_cli
 
@@ -87,7 +88,8 @@ def test_per_token_int8_kv_on_a_head_dimension_of_128() -> None:
 
 def test_serving_memory_and_assumptions_follow_the_scheme() -> None:
     cfg, m = model("llama-2-7b"), mesh("X=8", "h100-sxm")
-    s = serve(cfg, m, batch=64, context=2048, dtype="int4-awq", kv_dtype="int8-token")
+    s = serve(cfg, m, batch=64, context=2048,
+              options=StepOptions(dtype="int4-awq", kv_dtype="int8-token"))
     plain = serve(cfg, m, batch=64, context=2048)
     assert s.memory["kv_cache"] == plain.memory["kv_cache"] * sp.Rational(33, 32) / 2
     assert any("133/256 B per element" in a for a in s.assumptions)
@@ -110,5 +112,6 @@ def test_a_weight_scheme_keeps_the_cache_in_16_bits_by_default() -> None:
     cfg = model("llama-2-7b")
     mem = inference_memory(cfg, batch=2, context=100, dtype="int4-gptq")
     assert mem.parts["kv cache"] == 2 * 100 * 2 * 32 * 32 * 128 * 2
-    s = serve(cfg, mesh("X=8", "h100-sxm"), batch=8, context=512, dtype="int4-awq")
+    s = serve(cfg, mesh("X=8", "h100-sxm"), batch=8, context=512,
+              options=StepOptions(dtype="int4-awq"))
     assert s.kv_dtype == "fp16"

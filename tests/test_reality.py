@@ -14,6 +14,7 @@ from symroof.commands.reality import compare, mean_abs_error, plan_of
 from symroof.core.errors import InputError
 from symroof.models import model
 from symroof.plans.calibration import calibration, parse_efficiency
+from symroof.plans.options import StepOptions
 from symroof.plans.published import GIB, published
 from tests.conftest import ROOT
 
@@ -38,9 +39,9 @@ def _plan(name: str, mode: str, t: int = 8, b: int = 1, efficiency: str | None =
     recompute, seq = MODES[mode]
     conv = calibration(efficiency).conventions if efficiency else None
     return train(model(name), mesh(f"X={t}", chip("a100-80gb")),
-                 parse_strategy("tp=X" + (",sp" if seq and t > 1 else "")), batch=b,
-                 context=S, recompute=recompute, optimizer="adam-megatron",
-                 conventions=conv)
+                 parse_strategy("tp=X" + (",sp" if seq and t > 1 else "")), batch=b, context=S,
+                 optimizer="adam-megatron", conventions=conv,
+                 options=StepOptions(recompute=recompute))
 
 
 @pytest.mark.parametrize("name", sorted(SIZES))
@@ -224,7 +225,7 @@ def test_zero2_with_gradient_accumulation_runs_at_the_compute_bound_with_mfu_100
     from symroof.plans.training import train
     cfg = model("llama-2-7b")
     plan = train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
-                 context=4096, microbatch=1)
+                 context=4096, options=StepOptions(microbatch=1))
     assert plan.extra["microbatches"] == 4 and plan.fits and plan.bound == "compute"
     assert plan.t_lower == plan.terms["compute"].time + plan.terms["optimizer step"].time
     palm = palm_flops_per_token(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim, 4096)
@@ -236,8 +237,8 @@ def test_zero2_with_gradient_accumulation_runs_at_the_compute_bound_with_mfu_100
     assert plan.memory["activations"] * 4 == whole.memory["activations"]
     with pytest.raises(InputError, match="^microbatch: a batch of 1024 sequences does not "
                        "split into 256 replicas x microbatches of 3"):
-        train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
-              context=4096, microbatch=3)
+        train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024, context=4096,
+              options=StepOptions(microbatch=3))
 
 
 def test_palm_flops_are_the_training_flops_the_model_does() -> None:

@@ -12,6 +12,7 @@ from symroof.cli.main import main
 from symroof.hardware.catalog import chip
 from symroof.models import model
 from symroof.parallel.mesh import mesh
+from symroof.plans.options import StepOptions
 from symroof.plans.search import Search, search
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.training import train
@@ -32,8 +33,8 @@ def test_the_search_costs_each_plan_as_the_plan_does(options: dict[str, Any]) ->
     s = _search(64, **options)
     for c in s.ranking[:4]:
         plan = train(CFG, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=128,
-                     context=2048, microbatches=c.microbatches, recompute=c.recompute,
-                     **options)
+                     context=2048, options=StepOptions(recompute=c.recompute,
+                                                       microbatches=c.microbatches, **options))
         assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-12)
         assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-12)
         assert plan.fits

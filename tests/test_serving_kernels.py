@@ -15,6 +15,7 @@ from symroof.core.errors import InputError
 from symroof.models import model, params
 from symroof.models.layers import Kernel, layer_ops
 from symroof.parallel.mesh import mesh
+from symroof.plans.options import StepOptions
 from symroof.plans.serving import serve
 from tests.conftest import examples, run_cli
 
@@ -81,13 +82,13 @@ def test_llama_3_70b_decode_per_h100_is_the_weights_and_one_kv_read() -> None:
     assert abs(float(expected) - 224.91e9 / 8) < 1e-4 * float(expected)
     m = mesh("X=8", "h100-sxm")
     on_chip = serve(model("llama-3-70b"), m, batch=64, context=4096,
-                    kernel=Kernel(activations="on_chip")).decode.bytes
+                    options=StepOptions(kernel=Kernel(activations="on_chip"))).decode.bytes
     through_hbm = serve(model("llama-3-70b"), m, batch=64, context=4096).decode.bytes
     assert abs(on_chip / expected - 1) < sp.Rational(2, 100)
     # the choice says what an on-chip memory would have to hold: the widest output, the
     # output head's logits, 64 x 128256/8 bf16 values per device (2052096 B)
     kept = serve(model("llama-3-70b"), m, batch=64, context=4096,
-                 kernel=Kernel(activations="on_chip")).assumptions
+                 options=StepOptions(kernel=Kernel(activations="on_chip"))).assumptions
     assert "decode: activations kept on chip, the largest an op writes 2.052 MB per device " \
         "(an on-chip memory must hold it)" in kept
     # kernel by kernel, the activations between ops add what a per-op account must
@@ -148,7 +149,7 @@ def test_the_books_serving_step_is_the_device_step_with_activations_on_chip(name
     from symroof.plans.device_step import device_step
     cfg, h100, batch, context = model(name), chip("h100-sxm"), 16, 1024
     step = device_step(cfg, "decode", None, {}, batch=batch, context=context, chip=h100,
-                       kernel=Kernel(activations="on_chip"))
+                       options=StepOptions(kernel=Kernel(activations="on_chip")))
     book = book_decode_time(cfg, h100, batch, context) * h100.bandwidth("hbm")
     p, D = params(cfg), cfg.d_model
     tables = p.embedding - cfg.vocab * D  # looked up only: the output head reads its matrix

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sympy as sp
 
+from symroof.plans.options import StepOptions
 from symroof.plans.serving_reality import (
     FIRST,
     RATE,
@@ -61,7 +62,8 @@ def test_a_static_batch_s_rate_is_its_tokens_over_prefill_and_decode() -> None:
     m, cfg = mesh("X=1", "a100-80gb"), model(row.model)
 
     def t(phase: str, ctx: int) -> sp.Expr:
-        return device_step(cfg, phase, m, {}, batch=52, context=ctx, dtype="fp16").latency
+        return device_step(cfg, phase, m, {}, batch=52, context=ctx,
+                           options=StepOptions(dtype="fp16")).latency
     whole = t("prefill", 2048) + 128 * (t("decode", 2048) + t("decode", 2176)) / 2
     assert figure(row, "a100-80gb", "fp16") == 52 * 128 / whole
 
@@ -84,9 +86,10 @@ def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> Non
         "bound_and_forecast"]}
     m = mesh("X=4", "a100-80gb")
     cal = serving_calibration("trtllm-a100").efficiency()
-    peak = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16")
-    forecast = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16",
-                     efficiency=cal)
+    peak = serve(model("llama-2-70b"), m, batch=16, context=2048,
+                 options=StepOptions(dtype="fp16"))
+    forecast = serve(model("llama-2-70b"), m, batch=16, context=2048,
+                     options=StepOptions(dtype="fp16", efficiency=cal))
     decode = rows["decode step"]
     assert sp.Rational(decode["bound"]) == peak.decode.latency
     assert sp.Rational(decode["forecast"]) == forecast.decode.latency
@@ -107,9 +110,10 @@ def test_the_forecast_takes_no_overlap_and_the_bound_keeps_it() -> None:
     m, cfg = mesh("X=4", "a100-80gb"), model("llama-2-70b")
     for phase, batch, ctx in (("prefill", 1, 128), ("decode", 16, 2048)):
         forecast = device_step(cfg, phase, m, {"tp": ("X",)}, batch=batch, context=ctx,
-                               dtype="fp16", efficiency=eff)
+                               options=StepOptions(dtype="fp16", efficiency=eff))
         fractions = device_step(cfg, phase, m, {"tp": ("X",)}, batch=batch, context=ctx,
-                                dtype="fp16", efficiency=Efficiency(dict(cal.fractions)))
+                                options=StepOptions(dtype="fp16",
+                                                    efficiency=Efficiency(dict(cal.fractions))))
         assert forecast.latency == fractions.t_upper == forecast.t_upper
         assert fractions.t_lower < forecast.latency
     assert eff.describe().endswith("; overlap none: nothing overlaps (every op's compute, "
@@ -191,9 +195,10 @@ def test_the_llama_3_70b_request_prints_its_bound_and_its_h100_forecast() -> Non
         "bound_and_forecast"]}
     m, cfg = mesh("X=8", "h100-sxm"), model("llama-3-70b")
     eff = serving_calibration("trtllm-h100").efficiency()
-    peak = serve(cfg, m, batch=16, context=4096, dtype="fp8-w8a8", kv_dtype="fp8")
-    forecast = serve(cfg, m, batch=16, context=4096, dtype="fp8-w8a8", kv_dtype="fp8",
-                     efficiency=eff)
+    peak = serve(cfg, m, batch=16, context=4096,
+                 options=StepOptions(dtype="fp8-w8a8", kv_dtype="fp8"))
+    forecast = serve(cfg, m, batch=16, context=4096,
+                     options=StepOptions(dtype="fp8-w8a8", kv_dtype="fp8", efficiency=eff))
     for what, step in (("prefill step", "prefill"), ("decode step", "decode")):
         assert sp.Rational(rows[what]["bound"]) == getattr(peak, step).latency
         assert sp.Rational(rows[what]["forecast"]) == getattr(forecast, step).latency
@@ -230,10 +235,13 @@ def test_a_forecast_and_its_bound_from_one_build_equal_the_two_built_apart() -> 
          serving_calibration("trtllm-h100").efficiency())]
     for name, spec, strategy, chip_name, options, eff in cases:
         m, cfg = mesh(spec, chip_name), model(name)
+        chosen = {k: v for k, v in options.items() if k in ("dtype", "kv_dtype")}
         how = dict(batch=16, context=2048, strategy=parse_strategy(strategy) if strategy
-                   else None, **options)
-        both = serve(cfg, m, efficiency=eff, bound=True, **how)
+                   else None, **{k: v for k, v in options.items() if k not in chosen})
+        forecast = StepOptions(**chosen, efficiency=eff)
+        both = serve(cfg, m, bound=True, **how, options=forecast)
         assert both.at_peak is not None
-        assert _printed(both) == _printed(serve(cfg, m, efficiency=eff, **how)), name
-        assert _printed(both.at_peak) == _printed(serve(cfg, m, **how)), name
-        assert serve(cfg, m, efficiency=eff, **how).at_peak is None
+        assert _printed(both) == _printed(serve(cfg, m, **how, options=forecast)), name
+        assert _printed(both.at_peak) == _printed(serve(cfg, m, **how,
+                                                        options=StepOptions(**chosen))), name
+        assert serve(cfg, m, **how, options=forecast).at_peak is None

@@ -15,6 +15,7 @@ from symroof.models.config import ModelConfig
 from symroof.models.layers import Kernel
 from symroof.parallel.mesh import mesh
 from symroof.plans.device_step import device_step
+from symroof.plans.options import StepOptions
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.train_step import op_overlapped, phase_terms, training_ops
 from symroof.plans.training import train
@@ -34,7 +35,7 @@ def test_a_training_forward_is_a_serving_prefill_under_one_overlap(
     axes = {"dp": ("X",), "tp": ("Y",)} if tp == 2 else {"dp": ("X", "Y")}
     replicas = 4 // tp
     step = device_step(cfg, "prefill", m, axes, batch=4 * replicas, context=context,
-                       kernel=Kernel(attention="materialised"))
+                       options=StepOptions(kernel=Kernel(attention="materialised")))
     ops = training_ops(cfg, batch=4, context=context, tp=tp)
     serial = sp.Add(*(v for k, v in step.terms.items() if k not in ("compute", "hbm")))
     assert op_overlapped(ops, m.chip)["forward"] == step.t_lower - serial
@@ -53,8 +54,8 @@ def test_a_training_forward_is_a_serving_prefill_under_each_overlap_rule(
     from symroof.plans.efficiency import PEAK
     m = mesh("X=4", "h100-sxm")
     step = device_step(cfg, "prefill", m, {"dp": ("X",)}, batch=16, context=context,
-                       kernel=Kernel(attention="materialised"),
-                       efficiency=replace(PEAK, overlap=overlap))
+                       options=StepOptions(kernel=Kernel(attention="materialised"),
+                                           efficiency=replace(PEAK, overlap=overlap)))
     ops = training_ops(cfg, batch=4, context=context, tp=1)
     terms = phase_terms(ops, m.chip)["forward"]
     forward = {"op": op_overlapped(ops, m.chip)["forward"], "phase": sp.Max(*terms.values()),
@@ -92,7 +93,7 @@ def test_a_training_forward_on_8_h100_is_the_serving_prefill_of_its_batch() -> N
     # the example: llama-2-7b, tp=8, 8 x 2048 tokens, attention materialised
     m = mesh("X=8", "h100-sxm")
     step = device_step(LLAMA, "prefill", m, {"tp": ("X",)}, batch=8, context=2048,
-                       kernel=Kernel(attention="materialised"))
+                       options=StepOptions(kernel=Kernel(attention="materialised")))
     plan = train(LLAMA, m, parse_strategy("tp=X"), batch=8, context=2048)
     for k in ("compute", "hbm"):
         assert plan.terms[k].phases["forward"] == step.terms[k]
@@ -112,8 +113,8 @@ def test_the_prediction_is_never_below_t_lower(cfg: ModelConfig, spec: str, over
     eff = PEAK if efficiency is None else parse_fractions(efficiency)
     m = mesh("X=2,Y=2", "h100-sxm")
     try:
-        plan = train(cfg, m, parse_strategy(spec), batch=16, context=64, overlap=overlap,
-                     efficiency=eff)
+        plan = train(cfg, m, parse_strategy(spec), batch=16, context=64,
+                     options=StepOptions(overlap=overlap, efficiency=eff))
     except InputError:  # a model whose sizes do not split over the mesh
         assume(False)
         return
@@ -129,7 +130,8 @@ def test_the_prediction_is_never_below_t_lower(cfg: ModelConfig, spec: str, over
 def test_per_op_overlap_adds_the_collectives_to_the_ops_overlapped_times() -> None:
     # zero-free data parallelism on 4 H100: one microbatch, the AllReduce in the backward
     m = mesh("X=4", "h100-sxm")
-    plan = train(LLAMA, m, parse_strategy("dp=X"), batch=4, context=512, overlap="op")
+    plan = train(LLAMA, m, parse_strategy("dp=X"), batch=4, context=512,
+                 options=StepOptions(overlap="op"))
     ops = training_ops(LLAMA, batch=1, context=512)
     timed = op_overlapped(ops, m.chip)
     reduce = plan.terms["dp over X (nvlink)"].time
@@ -198,7 +200,8 @@ def test_the_search_times_each_plan_as_the_plan_predicts(searched: object,
     every = searched.every  # type: ignore[attr-defined]
     c = every[data.draw(st.integers(0, len(every) - 1))]
     plan = train(LLAMA, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
-                 context=1024, microbatches=c.microbatches, recompute=c.recompute)
+                 context=1024,
+                 options=StepOptions(recompute=c.recompute, microbatches=c.microbatches))
     assert plan.predicted is not None
     assert float(plan.predicted) == pytest.approx(c.t_lower, rel=1e-9)
     assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
@@ -213,8 +216,8 @@ def test_a_data_parallel_megatron_run_pays_its_gradient_allreduce(d: int) -> Non
     from symroof.plans.calibration import parse_efficiency
     cfg = model("megatron-gpt-22b")
     eff = parse_efficiency("megatron-a100")
-    plan = train(cfg, mesh(f"X={d}@ib", "a100-80gb"), parse_strategy("dp=X"), batch=d,
-                 context=2048, optimizer="adam-megatron", efficiency=eff)
+    plan = train(cfg, mesh(f"X={d}@ib", "a100-80gb"), parse_strategy("dp=X"), batch=d, context=2048,
+                 optimizer="adam-megatron", options=StepOptions(efficiency=eff))
     gradients = 4 * params(cfg).total
     latency = (cfg.layers + 2) * 2 * (d - 1) * sp.Rational(27, 10**7)
     expected = (sp.Rational(2 * (d - 1), d) * gradients / (25 * 10**9 * eff.of("ib"))
@@ -250,6 +253,7 @@ def test_the_search_counts_the_weights_of_wide_tensor_parallelism_as_the_plan() 
     assert wide
     for c in wide[:3]:
         plan = train(cfg, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
-                     context=1024, microbatches=c.microbatches, recompute=c.recompute)
+                     context=1024,
+                     options=StepOptions(recompute=c.recompute, microbatches=c.microbatches))
         assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
         assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-9)

@@ -181,30 +181,37 @@ class PlanRequest:
                                                     parse_strategy(r.strategy), r, eff))
             else:
                 assert r.mesh is not None and r.strategy is not None and r.overlap is not None
-                plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy),
-                             batch=r.batch, context=r.context, microbatches=r.microbatches,
-                             microbatch=r.microbatch, recompute=r.recompute,
-                             optimizer=r.optimizer, attention=r.attention, efficiency=eff,
-                             offload=parse_offload(r.offload), in_network=r.in_network,
-                             choices=chosen, interleave=r.interleave, overlap=r.overlap,
-                             conventions=eff.conventions)
+                from ..models.layers import Kernel
+                from ..plans.options import StepOptions
+                plan = train(cfg, mesh(r.mesh, the_chip), parse_strategy(r.strategy), batch=r.batch,
+                             context=r.context, optimizer=r.optimizer, conventions=eff.conventions,
+                             options=StepOptions(kernel=Kernel(r.attention), choices=chosen,
+                                                 overlap=r.overlap, efficiency=eff,
+                                                 recompute=r.recompute, microbatches=r.microbatches,
+                                                 microbatch=r.microbatch, interleave=r.interleave,
+                                                 offload=parse_offload(r.offload),
+                                                 in_network=r.in_network))
                 out = replace(out, train=plan)
             if r.mfu is not None:
                 out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
             return _priced(out, r.price)
         from ..models.layers import Kernel
+        from ..plans.options import StepOptions
         from ..plans.serving import fewest_chips, serve
         assert r.mesh is not None
-        kernel = Kernel(r.attention, r.causal, r.activations)
         if r.overlap is not None:  # the user's rule over the calibration's
             eff = replace(eff, overlap=r.overlap)
+        # one set of options for every step the request builds
+        options = StepOptions(dtype=r.dtype, kv_dtype=r.kv_dtype,
+                              kernel=Kernel(r.attention, r.causal, r.activations),
+                              choices=chosen, overlap=r.overlap, efficiency=eff,
+                              in_network=r.in_network)
         # a forecast: the bound at peak beside it, from the same build (serve's at_peak)
         served = serve(cfg, mesh(r.mesh, the_chip),
                        parse_strategy(r.strategy) if r.strategy else None, batch=r.batch,
-                       context=r.context, generate=r.generate or 256, efficiency=eff,
-                       dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=kernel, chunk=r.chunk,
-                       in_network=r.in_network, piggyback=r.piggyback, choices=chosen,
-                       bound=bool(eff.fractions), overlap=r.overlap)
+                       context=r.context, generate=r.generate or 256, chunk=r.chunk,
+                       piggyback=r.piggyback, bound=bool(eff.fractions),
+                       options=options)
         bound = served.at_peak
         served = replace(served, at_peak=None)
         from ..plans.serving_offload import offload_serving, parse_serving_offload
@@ -229,9 +236,7 @@ class PlanRequest:
                 raise InputError(exc.message, "draft") from None
             out = replace(out, speculative=speculative_step(
                 cfg, small, m, serving_axes(cfg, m, strategy), batch=r.batch,
-                context=r.context, gamma=r.gamma, acceptance=r.acceptance, dtype=r.dtype,
-                kv_dtype=r.kv_dtype, efficiency=eff, kernel=kernel, in_network=r.in_network,
-                choices=chosen))
+                context=r.context, gamma=r.gamma, acceptance=r.acceptance, options=options))
         if r.rate is not None:
             from ..plans.queueing import queue
             assert served.requests is not None
@@ -244,10 +249,7 @@ class PlanRequest:
                                  f"{r.latency_target!r}", "latency_target")
             out = replace(out, fewest=fewest_chips(cfg, the_chip, batch=r.batch,
                                                    context=r.context, target=target,
-                                                   kernel=kernel, in_network=r.in_network,
-                                                   efficiency=eff, dtype=r.dtype,
-                                                   kv_dtype=r.kv_dtype, choices=chosen,
-                                                   overlap=r.overlap))
+                                                   options=options))
         return out
 
 
@@ -279,15 +281,18 @@ def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     T_lower, then T_upper), built as the search builds its plans (a calibration's
     conventions other than its optimizer and overlap are not the search's)."""
     from ..models.counts import RECOMPUTE
+    from ..models.layers import Kernel
     from ..plans.offload import parse_offload
+    from ..plans.options import StepOptions
     from ..plans.training import train
     assert r.batch is not None and r.context is not None and r.attention is not None
     assert r.optimizer is not None and r.overlap is not None
-    plans = [train(cfg, m, strategy, batch=r.batch, context=r.context,
-                   microbatches=r.microbatches, microbatch=r.microbatch, recompute=policy,
-                   optimizer=r.optimizer, attention=r.attention, efficiency=eff,
-                   offload=parse_offload(r.offload), in_network=r.in_network,
-                   interleave=r.interleave, overlap=r.overlap)
+    plans = [train(cfg, m, strategy, batch=r.batch, context=r.context, optimizer=r.optimizer,
+                   options=StepOptions(kernel=Kernel(r.attention), overlap=r.overlap,
+                                       efficiency=eff, recompute=policy,
+                                       microbatches=r.microbatches, microbatch=r.microbatch,
+                                       interleave=r.interleave, offload=parse_offload(r.offload),
+                                       in_network=r.in_network))
              for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
     return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
 

@@ -30,6 +30,7 @@ from ..core.errors import InputError
 from ..core.parse import parse_expr
 from .conventions import Conventions, conventions
 from .efficiency import Efficiency, parse_fractions
+from .options import StepOptions
 from .published import Run, published
 
 
@@ -139,14 +140,13 @@ def fit_fraction(run: Run, published: Expr, resource: str, efficiency: Efficienc
     f = sp.Symbol("f", positive=True)
     o = run.options()
     choices = conv.choices if conv is not None else {}
-    plan = train(model(o["model"]), mesh(o["mesh"], chip(o["chip"])),
-                 parse_strategy(o["strategy"]), batch=o["batch"], context=o["context"],
-                 microbatch=o["microbatch"], recompute=o["recompute"],
-                 interleave=o["interleave"],
-                 optimizer=choices.get("optimizer", "adam-mixed"),
-                 overlap=choices.get("overlap", "phase"),
-                 efficiency=Efficiency({**efficiency.fractions, resource: f}),
-                 conventions=conv)
+    plan = train(model(o["model"]), mesh(o["mesh"], chip(o["chip"])), parse_strategy(o["strategy"]),
+                 batch=o["batch"], context=o["context"],
+                 optimizer=choices.get("optimizer", "adam-mixed"), conventions=conv,
+                 options=StepOptions(overlap=choices.get("overlap", "phase"),
+                                     efficiency=Efficiency({**efficiency.fractions, resource: f}),
+                                     recompute=o["recompute"], microbatch=o["microbatch"],
+                                     interleave=o["interleave"]))
     assert plan.predicted is not None
     return solve_fraction(plan.predicted, f, sp.nsimplify(published),
                           f"{run.name} ({run.mode})")

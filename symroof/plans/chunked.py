@@ -36,13 +36,13 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..models.config import ModelConfig
-from ..models.layers import DEFAULT_KERNEL, Kernel
+from ..models.layers import DEFAULT_KERNEL
 from ..parallel.mesh import Mesh
 from .device_step import DeviceStep, device_steps
-from .efficiency import PEAK, Efficiency
+from .efficiency import Efficiency
+from .options import DEFAULT_OPTIONS, StepOptions
 
 #: the most chunks one prompt is split into (each a device step to derive)
 MAX_CHUNKS = 1024
@@ -101,45 +101,38 @@ def chunk_sizes(context: int, chunk: int) -> tuple[tuple[int, ...], tuple[int, .
 
 
 def chunked_prefill(cfg: ModelConfig, m: Mesh, axes: Mapping[str, tuple[str, ...]], *,
-                    batch: int, context: int, chunk: int, dtype: str = "bf16",
-                    kv_dtype: str | None = None, efficiency: Efficiency = PEAK,
-                    kernel: Kernel = DEFAULT_KERNEL, in_network: bool = False,
-                    decoding: tuple[int, int] | None = None,
-                    choices: Choices = EXACT) -> ChunkedPrefill:
+                    batch: int, context: int, chunk: int,
+                    options: StepOptions = DEFAULT_OPTIONS,
+                    decoding: tuple[int, int] | None = None) -> ChunkedPrefill:
     """The prefill of ``batch`` prompts of ``context`` tokens in chunks of ``chunk`` on
-    mesh ``m`` (``axes`` as ``device_step`` takes them); with ``decoding`` = (B_d, T_d),
-    each chunk step also carries one decode token of each of B_d sequences at context T_d,
-    the weights read once for both (``apart``: the same work as chunk steps and decode
-    steps one after another)."""
+    mesh ``m`` (``axes`` as ``device_step`` takes them), each chunk's step under
+    ``options``; with ``decoding`` = (B_d, T_d), each chunk step also carries one decode
+    token of each of B_d sequences at context T_d, the weights read once for both
+    (``apart``: the same work as chunk steps and decode steps one after another)."""
     return chunked_prefills(cfg, m, axes, batch=batch, context=context, chunk=chunk,
-                            dtype=dtype, kv_dtype=kv_dtype, efficiencies=(efficiency,),
-                            kernel=kernel, in_network=in_network, decoding=decoding,
-                            choices=choices)[0]
+                            options=options, decoding=decoding)[0]
 
 
 def chunked_prefills(cfg: ModelConfig, m: Mesh, axes: Mapping[str, tuple[str, ...]], *,
-                     batch: int, context: int, chunk: int, dtype: str = "bf16",
-                     kv_dtype: str | None = None, efficiencies: tuple[Efficiency, ...] = (PEAK,),
-                     kernel: Kernel = DEFAULT_KERNEL, in_network: bool = False,
-                     decoding: tuple[int, int] | None = None,
-                     choices: Choices = EXACT) -> tuple[ChunkedPrefill, ...]:
-    """``chunked_prefill`` under each of ``efficiencies``, each chunk's step built once for
-    all of them (``device_steps``)."""
+                     batch: int, context: int, chunk: int,
+                     options: StepOptions = DEFAULT_OPTIONS,
+                     efficiencies: tuple[Efficiency, ...] | None = None,
+                     decoding: tuple[int, int] | None = None) -> tuple[ChunkedPrefill, ...]:
+    """``chunked_prefill`` under each of ``efficiencies`` (default: ``options``' one),
+    each chunk's step built once for all of them (``device_steps``)."""
     sizes, priors = chunk_sizes(context, chunk)
-    built = [device_steps(cfg, "prefill", m, axes, batch=batch, context=c, dtype=dtype,
-                          kv_dtype=kv_dtype, efficiencies=efficiencies, kernel=kernel,
-                          prior=p, in_network=in_network, decoding=decoding,
-                          choices=choices, prompt=None if kernel.causal else context)
+    kernel = options.kernel_or(DEFAULT_KERNEL)
+    built = [device_steps(cfg, "prefill", m, axes, batch=batch, context=c, options=options,
+                          efficiencies=efficiencies, prior=p, decoding=decoding,
+                          prompt=None if kernel.causal else context)
              for c, p in zip(sizes, priors, strict=True)]
-    steps = [tuple(b[i] for b in built) for i in range(len(efficiencies))]
+    steps = [tuple(b[i] for b in built) for i in range(len(built[0]))]
     if decoding is None:
         return tuple(ChunkedPrefill(chunk, sizes, priors, s) for s in steps)
     alone = chunked_prefills(cfg, m, axes, batch=batch, context=context, chunk=chunk,
-                             dtype=dtype, kv_dtype=kv_dtype, efficiencies=efficiencies,
-                             kernel=kernel, in_network=in_network, choices=choices)
+                             options=options, efficiencies=efficiencies)
     decode = device_steps(cfg, "decode", m, axes, batch=decoding[0], context=decoding[1],
-                          dtype=dtype, kv_dtype=kv_dtype, efficiencies=efficiencies,
-                          kernel=kernel, in_network=in_network, choices=choices)
+                          options=options, efficiencies=efficiencies)
     return tuple(ChunkedPrefill(chunk, sizes, priors, s, decoding[0],
                                 a.time + len(sizes) * d.latency)
                  for s, a, d in zip(steps, alone, decode, strict=True))

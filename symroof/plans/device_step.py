@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import DROPS, EXACT, OPTIONS, STEP_CHOICES, Choices
+from ..core.choices import DROPS, EXACT, OPTIONS, STEP_CHOICES
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
@@ -45,13 +45,14 @@ from ..engine.critical import Critical, critical_size
 from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
-from ..models.layers import DEFAULT_KERNEL, Kernel, layer_ops, spelled
+from ..models.layers import DEFAULT_KERNEL, layer_ops, spelled
 from ..models.step_roofline import StepRoofline, peak_rooflines, step_roofline
 from ..models.tensor_parallel import shard
 from ..parallel.collectives import Collective, collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
-from .efficiency import PEAK, SERVING_OVERLAPS, Efficiency
+from .efficiency import SERVING_OVERLAPS, Efficiency
+from .options import DEFAULT_OPTIONS, TRAINING_ONLY, StepOptions
 
 OVERLAP = ("T_lower: each op's compute overlaps its own memory traffic, ops run one after "
            "another and each collective waits for the op it follows; T_upper: nothing "
@@ -123,42 +124,45 @@ def degree(m: Mesh | None, axes: tuple[str, ...]) -> int:
 @records(t_lower=TIME, t_upper=TIME, terms=TIME, tokens=COUNT, throughput=PER_SECOND)
 def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
-                context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
-                efficiency: Efficiency = PEAK, chip: Chip | None = None,
-                kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0,
-                in_network: bool = False,
+                context: int | Expr, options: StepOptions = DEFAULT_OPTIONS,
+                chip: Chip | None = None, prior: int | Expr = 0,
                 decoding: tuple[int | Expr, int] | None = None,
-                choices: Choices = EXACT, prompt: int | None = None) -> DeviceStep:
-    """The step of ``phase`` under ``efficiency``: ``device_steps`` under that one."""
-    return device_steps(cfg, phase, m, axes, batch=batch, context=context, dtype=dtype,
-                        kv_dtype=kv_dtype, efficiencies=(efficiency,), chip=chip,
-                        kernel=kernel, prior=prior, in_network=in_network,
-                        decoding=decoding, choices=choices, prompt=prompt)[0]
+                prompt: int | None = None) -> DeviceStep:
+    """The step of ``phase`` under ``options``: ``device_steps`` under its one efficiency."""
+    return device_steps(cfg, phase, m, axes, batch=batch, context=context, options=options,
+                        chip=chip, prior=prior, decoding=decoding, prompt=prompt)[0]
 
 
 def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
                  axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
-                 context: int | Expr, dtype: str = "bf16", kv_dtype: str | None = None,
-                 efficiencies: tuple[Efficiency, ...] = (PEAK,), chip: Chip | None = None,
-                 kernel: Kernel = DEFAULT_KERNEL, prior: int | Expr = 0,
-                 in_network: bool = False,
+                 context: int | Expr, options: StepOptions = DEFAULT_OPTIONS,
+                 efficiencies: tuple[Efficiency, ...] | None = None,
+                 chip: Chip | None = None, prior: int | Expr = 0,
                  decoding: tuple[int | Expr, int] | None = None,
-                 choices: Choices = EXACT, prompt: int | None = None,
-                 ) -> tuple[DeviceStep, ...]:
+                 prompt: int | None = None) -> tuple[DeviceStep, ...]:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
-    without a mesh, on ``chip`` alone; its kernels as ``kernel`` says; a prefill with
+    without a mesh, on ``chip`` alone; built under ``options`` (``plans.options``): its
+    weights and cache in ``options.dtype`` and ``options.kv_dtype``, its kernels as
+    ``options.kernel`` says (default flash attention); with ``options.in_network`` the
+    tensor-parallel AllReduces reduce in the switch where the tensor axes are one switched
+    network (``parallel.in_network``), as rings otherwise (noted); its collectives costed
+    under ``options.choices`` (``core.choices.COLLECTIVE_CHOICES``) and a mixture's routed
+    experts reading the weights ``choices.experts`` says (``layer_ops``). A prefill with
     ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
-    ``in_network`` has the tensor-parallel AllReduces reduce in the switch where the tensor
-    axes are one switched network (``parallel.in_network``), as rings otherwise (noted);
     ``decoding`` = (B_d, T_d) rides B_d decode tokens (global; a number or a symbol) along
-    a prefill chunk;
-    ``prompt`` is the whole prompt's length a chunk's dense attention count scores against
-    (``layer_ops``); its collectives costed under ``choices``
-    (``core.choices.COLLECTIVE_CHOICES``) and a mixture's routed experts reading the
-    weights ``choices.experts`` says (``layer_ops``); one step under each of ``efficiencies``, the
-    ops, their collectives and their rooflines at peak built once for all of them (a
+    a prefill chunk; ``prompt`` is the whole prompt's length a chunk's dense attention
+    count scores against (``layer_ops``). One step under each of ``efficiencies``
+    (default: ``options.efficiency``), each under ``options.overlap`` when it names a rule,
+    the ops, their collectives and their rooflines at peak built once for all of them (a
     forecast and its bound)."""
+    options.refuse(TRAINING_ONLY, "a model step")
+    dtype, kv_dtype, in_network = options.dtype, options.kv_dtype, options.in_network
+    kernel = options.kernel_or(DEFAULT_KERNEL)
+    efficiencies = efficiencies or (options.efficiency,)
+    if options.overlap is not None:
+        efficiencies = tuple(replace(e, overlap=options.overlap) for e in efficiencies)
+    choices = options.choices
     choices = choices.within(STEP_CHOICES, "a model step")
     read = choices.experts
     if read != EXACT.experts and cfg.moe is None:

@@ -34,6 +34,7 @@ from ..core.parse import symbol
 from ..hardware.catalog import Chip, load_catalog
 from ..models.config import ModelConfig
 from ..parallel.mesh import mesh
+from .options import StepOptions
 from .strategy import parse_strategy
 from .train_step import matrix_rate
 from .training import B_GLOBAL, train
@@ -87,8 +88,8 @@ def critical_law(cfg: ModelConfig, chip: Chip | str, kind: str, *, context: int,
     if name is None:  # pragma: no cover - a data kind always sends its gradients
         raise InputError(f"{kind} sends nothing on this mesh")
     expr = sp.factor(plan.critical_terms[name])
-    book_plan = train(cfg, law_mesh, parse_strategy(f"{kind}=X"), batch=B_GLOBAL,
-                      context=context, peak=C, symbolic=symbolic, choices=BOOK)
+    book_plan = train(cfg, law_mesh, parse_strategy(f"{kind}=X"), batch=B_GLOBAL, context=context,
+                      peak=C, symbolic=symbolic, options=StepOptions(choices=BOOK))
     book = sp.factor(book_plan.critical_terms[name])
     at = {C: matrix_rate(the_chip), W: axis.bandwidth}
     value = expr.subs(at)

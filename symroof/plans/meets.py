@@ -31,6 +31,7 @@ from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, Kernel, spelled
 from ..parallel.mesh import Mesh
 from .device_step import device_step
+from .options import StepOptions
 from .serving import serving_axes, tp_over
 
 
@@ -66,8 +67,8 @@ def step_between(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None
     pair = term_pair(spec)
     assert pair is not None
     axes = serving_axes(cfg, m, tp_over(m)) if m is not None else {}
-    step = device_step(cfg, phase, m, axes, batch=None, context=context, dtype=dtype,
-                       kv_dtype=kv_dtype, chip=chip, kernel=kernel)
+    step = device_step(cfg, phase, m, axes, batch=None, context=context, chip=chip,
+                       options=StepOptions(dtype=dtype, kv_dtype=kv_dtype, kernel=kernel))
     terms = {k: spelled(v) for k, v in step.terms.items()}
     a, b = (_term(terms, name) for name in pair)
     if a == b:

@@ -4,9 +4,10 @@ time terms of its own, one per direction of the link.
 >>> from symroof.models import model
 >>> from symroof.parallel.mesh import mesh
 >>> from symroof.plans.strategy import parse_strategy
+>>> from symroof.plans.options import StepOptions
 >>> from symroof.plans.training import train
 >>> p = train(model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy("zero2=X"),
-...           batch=8, context=4096, offload=parse_offload("optimizer"))
+...           batch=8, context=4096, options=StepOptions(offload=parse_offload("optimizer")))
 >>> p.memory["optimizer"], p.memory["host (offloaded)"]
 (0, 10107623424)
 >>> p.terms["host link out (pcie)"].phases["backward"]

@@ -32,12 +32,13 @@ from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import RECOMPUTE
-from ..models.layers import layer_ops
+from ..models.layers import Kernel, layer_ops
 from ..models.memory import plan_states
 from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
+from .options import StepOptions
 from .pipeline import pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
@@ -354,9 +355,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     choices = tuple(_choice(cands[i], t_lower[i], memory[i], binding, i) for i in ranked[:10])
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
-                 context=context, microbatches=best.degrees[5], recompute=best.recompute,
-                 attention=attention, optimizer=optimizer, efficiency=efficiency,
-                 offload=offload, in_network=in_network)
+                 context=context, optimizer=optimizer,
+                 options=StepOptions(kernel=Kernel(attention), efficiency=efficiency,
+                                     recompute=best.recompute, microbatches=best.degrees[5],
+                                     offload=offload, in_network=in_network))
     notes: tuple[str, ...] = (
         f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
         "gives it)",) if costs.unknown else ()

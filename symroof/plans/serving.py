@@ -43,6 +43,7 @@ from ..parallel.mesh import Mesh, mesh
 from .chunked import ChunkedPrefill, chunked_prefills
 from .device_step import DeviceStep, device_step, device_steps, overlap_said, step_critical
 from .efficiency import PEAK, Efficiency
+from .options import DEFAULT_OPTIONS, TRAINING_ONLY, StepOptions
 from .strategy import Strategy, parse_strategy
 
 SERVING = ("dp", "tp", "pp", "ep")
@@ -125,9 +126,10 @@ def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = No
     k = kernel or DEFAULT_KERNEL
 
     def at(b: int | None) -> DeviceStep:
-        return device_step(cfg, phase, m, axes, batch=b, context=context, dtype=dtype,
-                           kv_dtype=kv_dtype, chip=chip, kernel=k, choices=choices,
-                           efficiency=replace(PEAK, overlap=overlap))
+        return device_step(cfg, phase, m, axes, batch=b, context=context, chip=chip,
+                           options=StepOptions(dtype=dtype, kv_dtype=kv_dtype, kernel=k,
+                                               choices=choices,
+                                               efficiency=replace(PEAK, overlap=overlap)))
     return at(batch), step_critical(at(None)) if phase == "decode" else None
 
 
@@ -152,28 +154,26 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
 
 
 def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
-          context: int, generate: int = 256, efficiency: Efficiency = PEAK,
-          dtype: str = "bf16", kv_dtype: str | None = None,
-          kernel: Kernel | None = None, chunk: int | None = None,
-          in_network: bool = False, piggyback: bool = False,
-          choices: Choices = EXACT, bound: bool = False,
-          overlap: str | None = None) -> Serving:
+          context: int, generate: int = 256, options: StepOptions = DEFAULT_OPTIONS,
+          chunk: int | None = None, piggyback: bool = False, bound: bool = False) -> Serving:
     """Prefill and decode of ``batch`` sequences of ``context`` tokens on mesh ``m`` under
-    ``strategy`` (default: tensor parallelism over every axis), the kernels as ``kernel``
-    says (default: flash attention, a dense count, activations through HBM); with
-    ``chunk``, the prefill runs in chunks of that many tokens (``plans.chunked``), with
-    ``piggyback`` each chunk step carrying a decode token of each of the batch's sequences
-    at ``context`` (Sarathi-Serve's hybrid batch); with
-    ``in_network``, the tensor-parallel AllReduces reduce in the switch (NVLS on an
-    NVSwitch, SHARP on InfiniBand) where the tensor axes are one switched network; with
+    ``strategy`` (default: tensor parallelism over every axis), each step built under
+    ``options`` (``plans.options``: dtypes, kernel (default: flash attention, a dense count,
+    activations through HBM), choices, efficiency, overlap rule and in-network reduction;
+    a training choice is refused); with ``chunk``, the prefill runs in chunks of that many
+    tokens (``plans.chunked``), with ``piggyback`` each chunk step carrying a decode token
+    of each of the batch's sequences at ``context`` (Sarathi-Serve's hybrid batch); with
     ``bound``, the same plan at peak too (``at_peak``: a forecast's bound), its steps built
     with the forecast's (``device_steps``: the ops, collectives and rooflines once), under
-    ``overlap`` (a rule of ``efficiency.SERVING_OVERLAPS``) when the caller gives one, else
+    ``options.overlap`` (a rule of ``efficiency.SERVING_OVERLAPS``) when it names one, else
     under the efficiency's own."""
+    options.refuse(TRAINING_ONLY, "a serving plan")
+    dtype, choices, overlap = options.dtype, options.choices, options.overlap
     strategy = strategy or tp_over(m)
-    k = kernel or DEFAULT_KERNEL
+    k = options.kernel_or(DEFAULT_KERNEL)
     axes = serving_axes(cfg, m, strategy)
-    kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
+    kv = options.kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
+    step = options.with_(kv_dtype=kv, kernel=k)
     size = {k: int(sp.Mul(*(m.axis(a).size for a in v))) for k, v in axes.items()}
     tp, pp, ep = (size.get(k, 1) for k in ("tp", "pp", "ep"))
     replicas = size.get("dp", 1) * ep
@@ -181,14 +181,16 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         raise InputError(f"a batch of {batch} sequences does not split into {replicas} "
                          f"replicas", "batch")
 
+    efficiency = options.efficiency
+    if overlap is not None:
+        efficiency = replace(efficiency, overlap=overlap)
     peak = PEAK if overlap is None else replace(PEAK, overlap=overlap)
     efficiencies = (efficiency, peak) if bound else (efficiency,)
     costed = choices.with_(experts=EXACT.experts)  # the rest cost the collectives
 
     def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
-        return device_steps(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
-                            kv_dtype=kv, efficiencies=efficiencies, kernel=k,
-                            in_network=in_network, choices=choices)
+        return device_steps(cfg, phase, m, axes, batch=b, context=t, options=step,
+                            efficiencies=efficiencies)
     prefills, decodes = steps("prefill", batch, context), steps("decode", batch, context)
     swepts = steps("decode", None, symbol("T"))  # built once, in the swept sizes B and T
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
@@ -207,9 +209,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     chunkeds: tuple[ChunkedPrefill | None, ...] = (None,) * len(efficiencies)
     if chunk is not None:
         chunkeds = chunked_prefills(
-            cfg, m, axes, batch=batch, context=context, chunk=chunk, dtype=dtype,
-            kv_dtype=kv, efficiencies=efficiencies, kernel=k, in_network=in_network,
-            decoding=(batch, context) if piggyback else None, choices=choices)
+            cfg, m, axes, batch=batch, context=context, chunk=chunk, options=step,
+            efficiencies=efficiencies, decoding=(batch, context) if piggyback else None)
 
     def assembled(eff: Efficiency, prefill: DeviceStep, decode: DeviceStep,
                   swept: DeviceStep, chunked: ChunkedPrefill | None) -> Serving:
@@ -340,15 +341,13 @@ def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
 
 
 def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: int,
-                 target: Expr, limit: int = 1024, kernel: Kernel | None = None,
-                 in_network: bool = False, efficiency: Efficiency = PEAK,
-                 dtype: str = "bf16", kv_dtype: str | None = None, choices: Choices = EXACT,
-                 overlap: str | None = None) -> tuple[int | None, str]:
+                 target: Expr, limit: int = 1024,
+                 options: StepOptions = DEFAULT_OPTIONS) -> tuple[int | None, str]:
     """The fewest chips, tensor-parallel over one axis of the chip's fastest network, whose
     decode step meets ``target`` seconds and whose memory holds weights and KV cache. Each
-    mesh's step is ``serve``'s under the same options as the plan it answers for (dtypes,
-    kernel, choices, efficiency and overlap rule), so a plan on ``X=n`` with ``tp=X`` and
-    the row for n chips are one step.
+    mesh's step is ``serve``'s under the plan's own ``options`` (dtypes, kernel, choices,
+    efficiency and overlap rule), so a plan on ``X=n`` with ``tp=X`` and the row for n
+    chips are one step.
 
     >>> from symroof import chip
     >>> from symroof.models import model
@@ -365,8 +364,7 @@ def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: in
             break
         try:
             s = serve(cfg, m, parse_strategy("tp=X"), batch=batch, context=context,
-                      kernel=kernel, in_network=in_network, efficiency=efficiency,
-                      dtype=dtype, kv_dtype=kv_dtype, choices=choices, overlap=overlap)
+                      options=options)
         except InputError:
             s = None
         if s is not None:

@@ -39,6 +39,7 @@ from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..parallel.mesh import mesh
 from .device_step import device_step
 from .efficiency import PEAK, Efficiency
+from .options import StepOptions
 
 FIRST, RATE = "time to first token", "output tokens/s per GPU"
 FIT_BITS = 10**6  # a fitted fraction is kept to six decimals
@@ -142,8 +143,8 @@ def figure(row: Row, chip: str, dtype: str, efficiency: Efficiency = PEAK,
 
     def step(phase: str, context: int) -> Expr:
         return device_step(cfg, phase, m, axes, batch=row.batch, context=context,
-                           dtype=dtype, kv_dtype=kv_dtype, efficiency=efficiency,
-                           kernel=kernel).latency
+                           options=StepOptions(dtype=dtype, kv_dtype=kv_dtype, kernel=kernel,
+                                               efficiency=efficiency)).latency
     first = step("prefill", row.input)
     if row.what == FIRST:
         return first

@@ -57,6 +57,7 @@ from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
 from .device_step import device_step
 from .efficiency import PEAK, Efficiency
+from .options import StepOptions
 from .serving import device_memory
 
 #: the batches a worker is tried at (sequences; a decode worker's, per stage)
@@ -202,9 +203,10 @@ def compile_shape(cfg: ModelConfig, the_chip: Chip, tp: int, pp: int, *, context
     At D = 0 the step is the prefill, at P = 0 the decode step ``plan --serve`` times."""
     m, axes = worker_mesh(the_chip, tp, pp, ep)
     P, D, B = symbol("P"), symbol("D"), symbol("B")
-    step = device_step(cfg, "prefill", m, axes, batch=P, context=context, dtype=dtype,
-                       kv_dtype=kv_dtype, efficiency=efficiency,
-                       decoding=(D, context)).t_lower
+    step = device_step(cfg, "prefill", m, axes, batch=P, context=context,
+                       decoding=(D, context),
+                       options=StepOptions(dtype=dtype, kv_dtype=kv_dtype,
+                                           efficiency=efficiency)).t_lower
     memory = device_memory(cfg, tp, pp, ep, batch=B * pp / ep, context=sp.Integer(end),
                            dtype=dtype, kv_dtype=kv_dtype)["total"]
     return Shape(tp, pp, step, memory, sp.lambdify((P, D), step, NUMERIC),

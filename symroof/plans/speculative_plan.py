@@ -30,13 +30,11 @@ from typing import Any
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import EXACT, Choices
 from ..core.errors import InputError
 from ..models.config import ModelConfig
-from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..parallel.mesh import Mesh
 from .device_step import DeviceStep, degree, device_step
-from .efficiency import PEAK, Efficiency
+from .options import DEFAULT_OPTIONS, StepOptions
 from .speculative import Speculation, speculate
 
 
@@ -99,13 +97,11 @@ class SpeculativeStep:
 
 def speculative_step(target: ModelConfig, draft: ModelConfig, m: Mesh,
                      axes: Mapping[str, tuple[str, ...]], *, batch: int, context: int,
-                     gamma: int, acceptance: Expr | int | str, dtype: str = "bf16",
-                     kv_dtype: str | None = None, efficiency: Efficiency = PEAK,
-                     kernel: Kernel = DEFAULT_KERNEL, in_network: bool = False,
-                     choices: Choices = EXACT) -> SpeculativeStep:
+                     gamma: int, acceptance: Expr | int | str,
+                     options: StepOptions = DEFAULT_OPTIONS) -> SpeculativeStep:
     """Speculative decoding of ``batch`` sequences at ``context`` on mesh ``m``: ``draft``
     proposes ``gamma`` tokens, ``target`` verifies them, each accepted with probability
-    ``acceptance``."""
+    ``acceptance``; every step built under ``options`` (``plans.options``)."""
     if draft.vocab != target.vocab:
         raise InputError(f"the draft {draft.name} has a vocabulary of {draft.vocab}, the "
                          f"target {target.name} {target.vocab}: speculative decoding needs "
@@ -113,8 +109,7 @@ def speculative_step(target: ModelConfig, draft: ModelConfig, m: Mesh,
     if not isinstance(gamma, int) or isinstance(gamma, bool) or gamma < 1:
         raise InputError(f"the draft tokens per iteration are a whole number of 1 or more, "
                          f"got {gamma!r}", "gamma")
-    kw: dict[str, Any] = {"dtype": dtype, "kv_dtype": kv_dtype, "efficiency": efficiency,
-                          "kernel": kernel, "in_network": in_network, "choices": choices}
+    kw: dict[str, Any] = {"options": options}
     try:
         small = device_step(draft, "decode", m, axes, batch=batch, context=context, **kw)
     except InputError as exc:

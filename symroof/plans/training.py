@@ -34,15 +34,16 @@ from ..core.units import CAPACITY, TIME, records
 from ..engine.critical import critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
-from ..models.layers import spelled
+from ..models.layers import Kernel, spelled
 from ..models.memory import activation_bytes, plan_states, recomputation
 from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
 from .conventions import Conventions
-from .efficiency import PEAK, Efficiency
+from .efficiency import Efficiency
 from .mfu import predicted_mfu
+from .options import DEFAULT_OPTIONS, SERVING_ONLY, StepOptions
 from .pipeline import in_flight, interleaved_cost, model_chunks
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
@@ -127,18 +128,20 @@ def axes_for(strategy: Strategy, kind: str) -> tuple[str, ...]:
         strategy.axes(kind)
 
 
+TRAINING_KERNEL = Kernel("materialised")  # a training step's attention unless chosen
+
+
 @records(t_lower=TIME, t_upper=TIME, predicted=TIME, memory=CAPACITY, capacity=CAPACITY)
 def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
-          context: int, microbatches: int | None = None, microbatch: int | None = None,
-          recompute: str = "none", attention: str = "materialised",
-          optimizer: str = "adam-mixed", efficiency: Efficiency = PEAK,
-          peak: Expr | None = None, template: Template | None = None,
-          symbolic: bool = False, offload: tuple[str, ...] = (),
-          in_network: bool = False, choices: Choices = EXACT, interleave: int = 1,
-          overlap: str = DEFAULT_OVERLAP, conventions: Conventions | None = None) -> Plan:
+          context: int, options: StepOptions = DEFAULT_OPTIONS,
+          optimizer: str = "adam-mixed", peak: Expr | None = None,
+          template: Template | None = None, symbolic: bool = False,
+          conventions: Conventions | None = None) -> Plan:
     """The training plan of ``cfg`` on mesh ``m`` under ``strategy`` for ``batch`` sequences
-    of ``context`` tokens per step, in ``microbatches`` per replica (or microbatches of
-    ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
+    of ``context`` tokens per step, built under ``options`` (``plans.options``; a serving
+    choice is refused, the attention kernel is materialised unless ``options.kernel`` says
+    otherwise), whose fields are named below: in ``microbatches`` per replica (or
+    microbatches of ``microbatch`` sequences: gradient accumulation for any strategy, a pipeline's
     schedule with a pipeline axis). ``peak`` replaces the chip's bf16 peak (a symbol for a
     law); ``symbolic`` keeps the model's sizes as letters; ``offload`` names the parts kept
     in host memory (:mod:`symroof.plans.offload`); ``in_network`` has every AllReduce over
@@ -154,6 +157,17 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     (``plans.conventions``, e.g. Megatron-LM's) brings the choices ``rerun_collectives``
     and ``pipeline_sends`` and is stated in the assumptions; its ``optimizer`` and
     ``overlap`` are the caller's to apply (``PlanRequest`` does, unless the user set them)."""
+    options.refuse(SERVING_ONLY, "a training plan")
+    kernel = options.kernel_or(TRAINING_KERNEL)
+    if (kernel.causal, kernel.activations) != (False, "hbm"):
+        raise InputError("a training step's kernels take an attention choice only (its "
+                         "attention FLOPs dense, its activations through HBM), got "
+                         f"{kernel.describe()}", "kernel")
+    attention, recompute, efficiency = kernel.attention, options.recompute, options.efficiency
+    microbatches, microbatch, interleave = (options.microbatches, options.microbatch,
+                                            options.interleave)
+    offload, in_network, choices = options.offload, options.in_network, options.choices
+    overlap = options.overlap or DEFAULT_OVERLAP
     if overlap not in OVERLAPS:
         raise InputError(f"overlap must be one of {', '.join(OVERLAPS)}, got {overlap!r}",
                          "overlap")
