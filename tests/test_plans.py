@@ -389,3 +389,35 @@ def test_an_interleaving_that_cannot_run_is_refused(spec: str, v: int, micro: in
     with pytest.raises(InputError, match=re.escape(message)):
         train(model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy(spec), batch=96,
               context=2048, options=StepOptions(microbatches=micro, interleave=v))
+
+
+def test_a_verb_refuses_the_step_options_it_does_not_take() -> None:
+    m = mesh("X=8", "h100-sxm")
+    with pytest.raises(InputError, match=r"recompute='full' is a training choice, not one "
+                                         "of a serving plan") as exc:
+        serve(LLAMA, m, batch=8, context=128, options=StepOptions(recompute="full"))
+    assert exc.value.where == "recompute"
+    with pytest.raises(InputError, match=r"dtype='int8' is a serving choice, not one of a "
+                                         "training plan"):
+        train(LLAMA, m, parse_strategy("tp=X"), batch=8, context=128,
+              options=StepOptions(dtype="int8"))
+    with pytest.raises(InputError, match="a training step's kernels take an attention "
+                                         "choice only"):
+        train(LLAMA, m, parse_strategy("tp=X"), batch=8, context=128,
+              options=StepOptions(kernel=Kernel(causal=True)))
+    with pytest.raises(InputError, match="microbatches=4 is a training choice, not one of "
+                                         "a model step"):
+        device_step(LLAMA, "decode", m, {"tp": ("X",)}, batch=8, context=128,
+                    options=StepOptions(microbatches=4))
+
+
+def test_a_training_step_without_a_kernel_materialises_its_attention() -> None:
+    # the verbs' defaults differ and are said: a training step's attention is materialised
+    m, s = mesh("X=8", "h100-sxm"), parse_strategy("tp=X")
+    plain = train(LLAMA, m, s, batch=8, context=2048)
+    given = train(LLAMA, m, s, batch=8, context=2048,
+                  options=StepOptions(kernel=Kernel("materialised")))
+    flash = train(LLAMA, m, s, batch=8, context=2048,
+                  options=StepOptions(kernel=Kernel("flash")))
+    assert plain.t_lower == given.t_lower and plain.memory == given.memory
+    assert flash.memory["activations"] < plain.memory["activations"]

@@ -9,7 +9,10 @@
 >>> p.bound
 'tp over Y (ici)'
 
-``strategy`` parses ``"fsdp=X,tp=Y"``; ``device_step`` is the one step a device runs (a
+``strategy`` parses ``"fsdp=X,tp=Y"``; ``options`` holds ``StepOptions``, how a step runs
+(dtypes, kernel, choices, overlap, efficiency, recompute, microbatching, interleave,
+offload, in-network reduction), the one value ``train``, ``serve`` and ``device_step``
+take; ``device_step`` is the one step a device runs (a
 serving plan's prefill and decode, ``chunked``'s prefill chunks, ``model --decode``'s step,
 and a training stage's forward bytes); ``training`` and ``serving`` build plans from it and
 the parallel vocabulary's collectives; ``zero`` and ``pipeline`` hold
