@@ -66,3 +66,16 @@ def test_the_command_line_searches_with_both(capsys: pytest.CaptureFixture[str])
     assert "search over 16 chips:" in out
     assert "host link" in out and "reduced in the switch" in out
     assert "cost at 2 USD per chip-hour" in out
+
+
+def test_a_search_under_a_calibration_says_which_of_its_conventions_it_leaves_out() -> None:
+    from symroof.plans.calibration import parse_efficiency
+    s = search(model("megatron-gpt-22b"), chip("a100-80gb"), 8, batch=4, context=2048,
+               efficiency=parse_efficiency("megatron-a100"), optimizer="adam-megatron")
+    said = [a for a in s.assumptions if a.startswith("the calibration's fractions")]
+    assert said == ["the calibration's fractions were fitted under megatron-lm's conventions; "
+                    "the search applies its optimizer only, not elementwise_kernels, overlap, "
+                    "pipeline_sends, rerun_collectives: candidates rank by T_lower (overlap "
+                    "phase), and `plan --train` on the chosen mesh and strategy with the same "
+                    "calibration gives its prediction"]
+    assert not any(a.startswith("the calibration's") for a in _search(8).assumptions)

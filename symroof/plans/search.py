@@ -367,6 +367,13 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                   + (", ".join(sorted(costs.algorithms - {"ring"})) or "none here") + "); "
                   "others as rings",)
     notes += tuple(f"in every candidate: {x}" for x in host_notes)
+    conv = efficiency.conventions
+    if conv is not None:  # what the fractions were fitted under, and the search does not run
+        left = sorted(set(conv.choices) - {"optimizer"})
+        notes += (f"the calibration's fractions were fitted under {conv.name}'s conventions; "
+                  f"the search applies its optimizer only, not {', '.join(left)}: candidates "
+                  "rank by T_lower (overlap phase), and `plan --train` on the chosen mesh and "
+                  "strategy with the same calibration gives its prediction",)
     top = t_lower[ranked[0]]
     tied = [i for i in ranked if t_lower[i] <= top * (1 + 1e-12)]
     after = ranked[len(tied)] if len(tied) < len(ranked) else None
