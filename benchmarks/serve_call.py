@@ -38,14 +38,22 @@ out = {"median_s": statistics.median(runs), "runs_s": runs}
 if FORECAST:
     import inspect
     import sympy as sp
-    from symroof.plans.efficiency import Efficiency
+    from symroof.plans.efficiency import PEAK, Efficiency
+    # a checkout whose overlap is a rule's name, or an older one's yes/no
+    rule = OVERLAP if isinstance(PEAK.overlap, bool) else ("op" if OVERLAP else "none")
     eff = Efficiency({"compute": sp.Rational(7, 10), "hbm": sp.Rational(17, 20),
-                      "nvlink": sp.Rational(4, 5)}, overlap=OVERLAP)
-    once = "bound" in inspect.signature(serve).parameters
+                      "nvlink": sp.Rational(4, 5)}, overlap=rule)
+    params = inspect.signature(serve).parameters
+    once = "bound" in params
+    if "options" in params:  # a checkout whose steps take one StepOptions value
+        from symroof.plans.options import StepOptions
+        kw = {"options": StepOptions(efficiency=eff)}
+    else:
+        kw = {"efficiency": eff}
     def forecast():
         if once:
-            return serve(cfg, m, batch=16, context=4096, efficiency=eff, bound=True)
-        return (serve(cfg, m, batch=16, context=4096, efficiency=eff),
+            return serve(cfg, m, batch=16, context=4096, bound=True, **kw)
+        return (serve(cfg, m, batch=16, context=4096, **kw),
                 serve(cfg, m, batch=16, context=4096))
     forecast()
     both = []
