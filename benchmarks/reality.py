@@ -52,8 +52,15 @@ def _text(rows: list[Any], cal: Any) -> str:
                      f"{_seconds_or_gib(pred, r.unit):>11} {lo:>9} {up:>9} "
                      f"{100 * float(r.error):>+6.2f}%{mark}")
     m = _means(rows)
+    worst = max((r for r in rows if r.kind == "time" and not r.calibrated),
+                key=lambda r: abs(float(r.error)))
+    share = float(worst.terms[worst.binding] / sum(worst.terms.values()))
     lines += ["", f"time: mean |error| {100 * m['time']:.2f}% over the rows not calibrated "
               f"(worst {100 * m['time_worst']:.2f}%); Calculon {100 * CALCULON['time']:.2f}%",
+              f"worst row: {worst.source} ({100 * float(worst.error):+.2f}%), its step bound "
+              f"by {worst.binding} ({100 * share:.0f}% of its terms' time)" + (
+                  f", whose fraction of peak was fitted on {cal.fitted.run} ({cal.fitted.mode})"
+                  if cal.fitted is not None and cal.fitted.resource == worst.binding else ""),
               f"memory: mean |error| {100 * m['memory']:.2f}%; Calculon "
               f"{100 * CALCULON['parameters + optimizer']:.2f}% (parameters + optimizer), "
               f"{100 * CALCULON['activations']:.2f}% (activations)",

@@ -54,10 +54,13 @@ def test_flops_compute_and_schedule_by_hand(run: Run) -> None:
     assert plan.extra["flops"] == m * expected
     assert plan.terms["compute"].time == m * seconds
     # one schedule: m + p - 1 microbatch slots (no interleaving), T_upper its terms in
-    # series spread over them, then the optimizer step
+    # series spread over them, then the optimizer step; with a pipeline only the last stage
+    # runs the head and only the first the embedding, so the step is shorter than m + p - 1
+    # slots of the busiest stage (the played schedule: tests/test_pipeline_stages.py)
     serial = sp.Add(*(x.time for k, x in plan.terms.items()
                       if k not in ("pipeline bubble", "optimizer step")))
-    assert plan.t_upper == (m + p - 1) * serial / m + plan.terms["optimizer step"].time
+    alike = (m + p - 1) * serial / m + plan.terms["optimizer step"].time
+    assert plan.t_upper == alike if p == 1 else plan.t_upper < alike
 
 
 def _generic_compute(run: Run) -> tuple[sp.Expr, sp.Expr]:

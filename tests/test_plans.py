@@ -120,12 +120,15 @@ def test_experts_all_to_all_their_routed_tokens_twice_each_way_per_layer() -> No
 # --- the pipeline's bubble in a plan ---------------------------------------------------
 
 @pytest.mark.parametrize(("stages", "micro"), [(2, 4), (4, 8), (8, 8)])
-def test_the_plans_bubble_is_the_1f1b_fraction(stages: int, micro: int) -> None:
+def test_the_plans_bubble_is_within_the_1f1b_fraction(stages: int, micro: int) -> None:
+    # the bubble is the busiest (last) stage's idle time; that stage also runs the output
+    # head, so it idles a smaller share than alike stages would, (p - 1)/(m + p - 1) (the
+    # step itself is the played schedule: tests/test_pipeline_stages.py)
     p = train(LLAMA, mesh(f"X={stages}", "h100-sxm"), parse_strategy("pp=X"), batch=micro,
               context=1024, options=StepOptions(recompute="full", microbatches=micro))
     bubble = p.terms["pipeline bubble"].time
     pipelined = p.t_lower - p.terms["optimizer step"].time  # the step after the schedule
-    assert bubble / pipelined == sp.Rational(stages - 1, micro + stages - 1)
+    assert 0 < bubble / pipelined < sp.Rational(stages - 1, micro + stages - 1)
 
 
 # --- critical batches ------------------------------------------------------------------

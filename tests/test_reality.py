@@ -112,18 +112,13 @@ def test_every_bound_holds(rows: list) -> None:
         assert lower <= r.predicted, r.source
 
 
-def test_the_time_rows_within_four_percent_on_average_the_worst_1t(rows: list) -> None:
-    # measured: 3.55% over the seven rows not calibrated; the worst is 1T with full
-    # recomputation, whose last stage holds two layers and the output head
-    assert mean_abs_error(rows, "time") < sp.Rational(4, 100)
+def test_the_time_rows_meet_the_goal_the_worst_1t_bound_by_compute(rows: list) -> None:
+    # measured: 3.23% over the seven rows not calibrated (the goal: 3.5%); the worst is 1T
+    # with full recomputation, its step bound by compute at the fraction fitted on 22B
+    assert mean_abs_error(rows, "time") <= sp.Rational(35, 1000)
     worst = max((r for r in rows if r.kind == "time"), key=lambda r: abs(r.error))
     assert worst.source == "Table 5, 1T, full recompute" and worst.error > 0
-
-
-@pytest.mark.xfail(strict=True, reason="issue 34: 3.55% against the goal of 3.5%: the 1T and "
-                   "530B runs' last stage holds the output head beside 2 and 3 layers")
-def test_means_meet_the_goal(rows: list) -> None:
-    assert mean_abs_error(rows, "time") <= sp.Rational(35, 1000)
+    assert worst.binding == "compute"
 
 
 def test_efficiency_by_name_and_bad_calibrations(tmp_path: Path) -> None:

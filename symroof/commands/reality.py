@@ -46,6 +46,7 @@ class Row:
     terms: dict[str, Expr]
     choices: dict[str, str]
     command: str = ""
+    binding: str = ""  # the term that binds the predicted step (a time row's)
 
     @property
     def error(self) -> Expr:
@@ -60,7 +61,8 @@ class Row:
                 {"t_lower": float(self.bound[0]), "t_upper": float(self.bound[1])},
                 "error": float(self.error), "calibrated": self.calibrated,
                 "terms": {k: float(v) for k, v in self.terms.items()},
-                "choices": dict(self.choices), "command": self.command}
+                "choices": dict(self.choices), "command": self.command,
+                "binding": self.binding}
 
 
 def plan_of(run: Run, efficiency: str | None) -> Plan:
@@ -82,7 +84,7 @@ def _time_row(fig: Figure, run: Run, eff_name: str, calibrated: bool) -> Row:
     return Row(fig.source, f"time per iteration, {run.model}, {MODE_NAMES[fig.mode]}",
                "time", "s", fig.value, plan.predicted, (peak.t_lower, peak.t_upper),
                calibrated, {k: x.time for k, x in plan.terms.items()},
-               _choices(run, plan, efficiency=eff_name), run.command(eff_name))
+               _choices(run, plan, efficiency=eff_name), run.command(eff_name), plan.bound)
 
 
 def compare(paper: str, eff_name: str) -> list[Row]:

@@ -21,6 +21,7 @@ p - 1 stages back.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -76,6 +77,39 @@ def schedule(stages: int, micro: int, forward: Fraction | int = 1,
     tf, tb = Fraction(forward), Fraction(backward)
     if tf <= 0 or tb < 0:
         raise InputError("forward time must be positive and backward time not negative")
+    slots, ends = _play([tf] * stages, [tb] * stages, micro)
+    peaks = []
+    for s in range(stages):
+        live = best = 0
+        for kind, _ in _order(s, stages, micro):
+            live += 1 if kind == "F" else -1
+            best = max(best, live)
+        peaks.append(best)
+    return Schedule(stages, micro, tf, tb, tuple(slots), max(ends), tuple(peaks))
+
+
+def played_makespan(forward: Sequence[Fraction], backward: Sequence[Fraction],
+                    micro: int) -> Fraction:
+    """The makespan of 1F1B played with stages of their own times: stage s runs each
+    forward in ``forward[s]`` and each backward in ``backward[s]`` (a pipeline whose first
+    stage also runs the embedding and whose last the output head).
+
+    >>> played_makespan([Fraction(1)] * 4, [Fraction(2)] * 4, 8) == schedule(4, 8).makespan
+    True
+    >>> played_makespan([1, 1, 2], [2, 2, 4], 4)   # (4 + 3 - 1) x 3, and the last stage's 3 x 4
+    Fraction(30, 1)
+    """
+    if len(forward) != len(backward) or not forward or micro < 1:
+        raise InputError("a played pipeline needs one forward and one backward time per "
+                         "stage and at least 1 microbatch")
+    _, ends = _play([Fraction(x) for x in forward], [Fraction(x) for x in backward], micro)
+    return max(ends)
+
+
+def _play(tf: list[Fraction], tb: list[Fraction], micro: int,
+          ) -> tuple[list[Slot], list[Fraction]]:
+    """Every slot of 1F1B over ``len(tf)`` stages, and when each stage ends."""
+    stages = len(tf)
     orders = [_order(s, stages, micro) for s in range(stages)]
     done: dict[tuple[int, str, int], Fraction] = {}
     free = [Fraction(0)] * stages
@@ -97,7 +131,7 @@ def schedule(stages: int, micro: int, forward: Fraction | int = 1,
             if ready is None:
                 continue
             start = max(free[s], ready)
-            end = start + (tf if kind == "F" else tb)
+            end = start + (tf[s] if kind == "F" else tb[s])
             done[(s, kind, i)] = end
             free[s] = end
             slots.append(Slot(s, kind, i, start, end))
@@ -105,14 +139,7 @@ def schedule(stages: int, micro: int, forward: Fraction | int = 1,
             progressed = True
         if not progressed:  # pragma: no cover - the 1F1B order never deadlocks
             raise InputError("the pipeline schedule deadlocked")
-    peaks = []
-    for s in range(stages):
-        live = best = 0
-        for kind, _ in orders[s]:
-            live += 1 if kind == "F" else -1
-            best = max(best, live)
-        peaks.append(best)
-    return Schedule(stages, micro, tf, tb, tuple(slots), max(free), tuple(peaks))
+    return slots, free
 
 
 def _order(stage: int, stages: int, micro: int) -> list[tuple[str, int]]:

@@ -44,7 +44,7 @@ from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
 from .train_step import TRAIN_PHASES as PHASES
-from .train_step import backward_ops, forward_ops, optimizer_time, phase_terms
+from .train_step import backward_ops, forward_ops, optimizer_time, phase_terms, stage_extras
 from .training import Plan, held_params, train
 from .zero import zero_states
 
@@ -248,6 +248,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # parallelism, recomputation) the candidates use, compiled for NumPy
     per_phase = {(ph, res): np.zeros(len(cands)) for ph in PHASES
                  for res in ("compute", "hbm")}
+    # what only the first stage (the embedding) or the last (final norm, head) adds
+    extra = {(w, ph, res): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES
+             for res in ("compute", "hbm")}
     shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
         shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
@@ -264,18 +267,35 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             forwards[tp, pp, ep, sp_on] = (forward, weights, {
                 k: _coefficients(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
         forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
-        timed = phase_terms({"backward": backward_ops(forward, weights, r)}, chip,
-                            efficiency, seen)
+        ops = {"forward": forward, "backward": backward_ops(forward, weights, r)}
+        timed = phase_terms({"backward": ops["backward"]}, chip, efficiency, seen)
         for (ph, res), out in per_phase.items():
             poly = coeffs[res] if ph == "forward" else \
                 _coefficients(timed[ph].get(res, sp.S.Zero))
             out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+        if pp != 1:
+            for w, part in stage_extras(ops).items():
+                alone = phase_terms(part, chip, efficiency, seen)
+                for ph in PHASES:
+                    for res in ("compute", "hbm"):
+                        poly = _coefficients(alone[ph].get(res, sp.S.Zero))
+                        extra[w, ph, res][idx] = np.polyval(poly, b_value[idx]) * micro[idx]
     phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
     upper = {ph: phase[ph] + memory_time[ph] for ph in phase}
     binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
                for ph in phase}
+    # the same for a stage that runs neither extra, the first's and the last's (training's
+    # ``pipelined``): every other term is each stage's alike
+    staged: dict[str, dict[str, dict[str, np.ndarray]]] = {}
+    for name, drop in (("middle", ("first", "last")), ("first", ("last",)),
+                       ("last", ("first",))):
+        own = {(ph, res): per_phase[ph, res] - sum(extra[d, ph, res] for d in drop)
+               for ph in PHASES for res in ("compute", "hbm")}
+        staged[name] = {
+            "lower": {ph: np.maximum(own[ph, "compute"], own[ph, "hbm"]) for ph in PHASES},
+            "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES}}
     memory = np.zeros(len(cands))
     mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
                for r in policies}
@@ -328,6 +348,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             binding[ph][idx[worse]] = kind
             lower[ph][idx] = np.maximum(lower[ph][idx], time)
             upper[ph][idx] = upper[ph][idx] + time
+            for v in staged.values():
+                v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], time)
+                v["upper"][ph][idx] = v["upper"][ph][idx] + time
     if host_total is not None:  # an offload: HBM keeps less, the host link moves the rest
         memory = host_total(*host_args)
     for (name, ph), fn in host_terms.items():  # the host link, one term per direction
@@ -335,19 +358,33 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         binding[ph][time > lower[ph]] = name
         lower[ph] = np.maximum(lower[ph], time)
         upper[ph] = upper[ph] + time
+        for v in staged.values():
+            v["lower"][ph] = np.maximum(v["lower"][ph], time)
+            v["upper"][ph] = v["upper"][ph] + time
     if progress:
         progress(len(cands), len(cands))
     makespan = _compile(pipeline_cost(D_PP, MICRO, sp.Symbol("f"), sp.Symbol("g")).makespan,
                         (sp.Symbol("f"), sp.Symbol("g"), D_PP, MICRO))
-    t_lower = makespan(lower["forward"] / micro, lower["backward"] / micro, deg[3], micro) + opt
+
+    def pipelined(bound: str, whole: dict[str, np.ndarray]) -> np.ndarray:
+        """``training.pipelined`` over every candidate: the last stage the busiest where it
+        adds at least what the first adds, else every stage taken as the busiest."""
+        middle, first, last = (staged[k][bound] for k in ("middle", "first", "last"))
+        adds = {w: sum(x[ph] - middle[ph] for ph in PHASES)
+                for w, x in (("first", first), ("last", last))}
+        split = makespan(middle["forward"] / micro, middle["backward"] / micro, deg[3],
+                         micro) + adds["last"] + adds["first"] / micro
+        alike = makespan(whole["forward"] / micro, whole["backward"] / micro, deg[3], micro)
+        return np.where((deg[3] != 1) & (adds["last"] >= adds["first"]), split, alike)
+
+    t_lower = pipelined("lower", lower) + opt
     fits = memory <= float(chip.capacity("hbm"))
     if not fits.any():
         smallest = int(np.argmin(memory))
         raise InputError(f"no plan of {n} chips fits in {chip.name}'s memory: the smallest "
                          f"needs {memory[smallest] / 1e9:.3g} GB per chip "
                          f"({cands[smallest].strategy} on {cands[smallest].spec})", "search")
-    t_upper = makespan(upper["forward"] / micro, upper["backward"] / micro, deg[3],
-                       micro) + opt
+    t_upper = pipelined("upper", upper) + opt
     # fastest first; among equals the one with the shorter T_upper, then the less memory
     order = np.lexsort((np.arange(len(cands)), memory, t_upper,
                         np.where(fits, t_lower, np.inf)))

@@ -180,6 +180,31 @@ def _split_norm(o: Op, held: Expr, tp: int) -> Op:
                    writes={k: v / tp for k, v in o.writes.items()})
 
 
+FIRST_STAGE_OPS = ("embedding",)  # the ops of the head block the first stage runs
+LAST_STAGE_OPS = ("final norm", "output head")  # and those the last stage runs
+
+
+def stage_extras(ops: Mapping[str, StepOps]) -> dict[str, dict[str, StepOps]]:
+    """The ops of the head block that one pipeline stage alone runs, by phase: ``first``,
+    the embedding's (the first stage's), and ``last``, the final norm's and the output
+    head's (the last stage's), each with the reruns and gradient ops made from them. The
+    busiest stage (``training_ops``) runs both; every other stage runs neither.
+
+    >>> from symroof.models import model
+    >>> ops = training_ops(model("llama-2-7b"), batch=1, context=2048, pp=4)
+    >>> [o.name for _, o in stage_extras(ops)["first"]["backward"].rows()]
+    ['embedding gradient']
+    >>> len(stage_extras(ops)["last"]["backward"].rows())   # two gradient ops each
+    4
+    """
+    def only(names: tuple[str, ...]) -> dict[str, StepOps]:
+        return {ph: replace(step, blocks=tuple(
+            Block(b.name, tuple(o for o in b.ops if o.name.startswith(names)), b.count)
+            for b in step.blocks if b.name == "head"))
+            for ph, step in ops.items()}
+    return {"first": only(FIRST_STAGE_OPS), "last": only(LAST_STAGE_OPS)}
+
+
 def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
                 cache: dict[Any, dict[str, Expr]] | None = None) -> dict[str, dict[str, Expr]]:
     """Each phase's named terms in seconds (``compute`` and each memory level): every op's

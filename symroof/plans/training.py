@@ -56,6 +56,7 @@ from .train_step import (
     op_overlapped,
     optimizer_time,
     phase_terms,
+    stage_extras,
     training_ops,
     with_peak,
 )
@@ -216,14 +217,12 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
              for k, x in sym.items()}
     uses = [(u, name, time.subs(B_GLOBAL, B), size.subs(B_GLOBAL, B))
             for u, name, time, size in uses]
-    lower, upper, bound, bubble = _bounds(terms, pp, micro, chunks)
+    stages = {k: v.subs(B_GLOBAL, B) for k, v in sums.items()
+              if k.startswith(("first ", "last ")) or k.endswith(" per op")}
+    lower, upper, bound, bubble = _bounds(terms, pp, micro, chunks, stages)
     predicted = {"phase": lower, "none": upper}.get(overlap)
     if predicted is None:  # per op: the ops' overlapped times, then every other term serial
-        per_op = {ph: sums[f"{ph} per op"].subs(B_GLOBAL, B) + sp.Add(*(
-            x.phases.get(ph, sp.S.Zero) for k, x in terms.items() if k not in ("compute", "hbm")))
-            for ph in PHASES}
-        predicted = interleaved_cost(pp, micro, chunks, per_op["forward"] / micro,
-                                     per_op["backward"] / micro).makespan
+        predicted = pipelined(terms, pp, micro, chunks, stages, "op")[0]
     if bubble != 0:
         terms["pipeline bubble"] = Term(
             "pipeline bubble", {"step": bubble},
@@ -332,6 +331,15 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         if per_op:
             overlapped = op_overlapped(ops, the_chip, eff)
             sums.update({f"{ph} per op": micro * overlapped[ph] for ph in PHASES})
+        if pp != 1:  # what only the first or the last stage runs, by term and phase
+            for where, part in stage_extras(ops).items():
+                timed = phase_terms(part, the_chip, eff)
+                for ph in PHASES:
+                    for k, v in timed[ph].items():
+                        sums[f"{where} {k} {ph}"] = micro * v
+                if per_op:
+                    alone = op_overlapped(part, the_chip, eff)
+                    sums.update({f"{where} per op {ph}": micro * alone[ph] for ph in PHASES})
     detail = {"compute": f"{sp.sstr(sp.expand(flops))} FLOPs per device: the forward ops of its "
                          "shard, their input- and weight-gradient ops"
                          + (f" and {recompute} recomputation's reruns"
@@ -404,16 +412,65 @@ def _label(strategy: Strategy, kind: str) -> str:
     return kind
 
 
-def _bounds(terms: Mapping[str, Term], pp: Expr, micro: Expr,
-            chunks: int = 1) -> tuple[Expr, Expr, str, Expr]:
-    lower = {ph: sp.Max(*(x.phases.get(ph, sp.S.Zero) for x in terms.values()))
-             for ph in PHASES}
-    upper = {ph: sp.Add(*(x.phases.get(ph, sp.S.Zero) for x in terms.values()))
-             for ph in PHASES}
-    lo, up = (interleaved_cost(pp, micro, chunks, x["forward"] / micro, x["backward"] / micro)
-              for x in (lower, upper))
-    bubble = lo.makespan - lo.busy
-    return lo.makespan, up.makespan, bound_of(terms), bubble
+def _bounds(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int = 1,
+            stages: Mapping[str, Expr] | None = None) -> tuple[Expr, Expr, str, Expr]:
+    """T_lower and T_upper (``pipelined`` under ``phase`` and ``none``), the bound and
+    T_lower's bubble: the busiest stage's idle time."""
+    lower, busy = pipelined(terms, pp, micro, chunks, stages, "phase")
+    upper, _ = pipelined(terms, pp, micro, chunks, stages, "none")
+    return lower, upper, bound_of(terms), lower - busy
+
+
+def pipelined(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
+              stages: Mapping[str, Expr] | None, rule: str) -> tuple[Expr, Expr]:
+    """The step's makespan under the overlap ``rule`` and the busiest stage's busy time.
+
+    ``terms`` are the busiest stage's, which runs the embedding (the first stage's) and the
+    output head (the last stage's) beside its layers (``train_step.stage_extras``);
+    ``stages`` holds what each of the two alone adds, by term and phase (and, for ``op``,
+    its ops' overlapped sum). A phase takes its longest term (``phase``), every term one
+    after another (``none``), or its ops' overlapped times and then every other term
+    (``op``). Without a pipeline the one stage runs everything: the 1F1B makespan of it
+    (``pipeline.interleaved_cost``). With one, when the last stage adds at least what the
+    first adds (its output head outweighs the embedding: every plan of a real model), the
+    last stage is the busiest: it runs its m microbatches back to back, the first
+    microbatch's forward reaches it through p - 1 chunks of the other stages and the last
+    backward leaves through p - 1, the first stage's extra on that path once each way; so
+    the makespan is the 1F1B makespan of the layers alone plus the last stage's extra
+    m times and the first's once (the played schedule, ``pipeline.schedule``, gives the
+    same, a law in tests/test_pipeline_stages.py). Otherwise every stage is taken as the
+    busiest one (an upper bound of that case).
+    """
+    def time(ph: str, drop: tuple[str, ...]) -> Expr:
+        def less(k: str, v: Expr) -> Expr:
+            return v - sp.Add(*(stages.get(f"{d} {k} {ph}", sp.S.Zero) for d in drop)) \
+                if stages is not None else v
+        if rule == "op":
+            ops = stages.get(f"{ph} per op", sp.S.Zero) if stages is not None else sp.S.Zero
+            if stages is not None:
+                ops -= sp.Add(*(stages.get(f"{d} per op {ph}", sp.S.Zero) for d in drop))
+            return ops + sp.Add(*(x.phases.get(ph, sp.S.Zero) for k, x in terms.items()
+                                  if k not in ("compute", "hbm")))
+        each = [less(k, x.phases.get(ph, sp.S.Zero)) for k, x in terms.items()]
+        return sp.Max(*each) if rule == "phase" else sp.Add(*each)
+
+    def makespan(drop: tuple[str, ...]) -> Expr:
+        at = {ph: time(ph, drop) for ph in PHASES}
+        return interleaved_cost(pp, micro, chunks, at["forward"] / micro,
+                                at["backward"] / micro).makespan
+
+    whole = {ph: time(ph, ()) for ph in PHASES}
+    if pp != 1 and stages is not None and any(k.startswith(("first ", "last "))
+                                             for k in stages):
+        middle = {ph: time(ph, ("first", "last")) for ph in PHASES}
+        last = {ph: time(ph, ("first",)) for ph in PHASES}
+        first = {ph: time(ph, ("last",)) for ph in PHASES}
+        adds = {w: sp.Add(*(x[ph] - middle[ph] for ph in PHASES))
+                for w, x in (("first", first), ("last", last))}
+        if (adds["last"] - adds["first"]).is_nonnegative:
+            return (makespan(("first", "last")) + adds["last"] + adds["first"] / micro,
+                    sp.Add(*last.values()))
+    return makespan(()), sp.Add(*whole.values())
 
 
 def bound_by_phase(terms: Mapping[str, Term]) -> dict[str, str]:
