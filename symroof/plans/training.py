@@ -226,8 +226,11 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     if bubble != 0:
         terms["pipeline bubble"] = Term(
             "pipeline bubble", {"step": bubble},
-            "1F1B fill and drain: (p - 1)/(m + p - 1) of the step" if chunks == 1 else
-            f"interleaved 1F1B over {chunks} chunks: (p - 1)/(v m + p - 1) of the step")
+            "the busiest stage idle: 1F1B's fill and drain through the other stages, "
+            + ("(p - 1)/(m + p - 1) of the step for alike stages" if chunks == 1 else
+               f"interleaved over {chunks} chunks, (p - 1)/(v m + p - 1) of the step for "
+               "alike stages") + "; the last stage runs the output head, the first the "
+            "embedding")
     memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
                      pp, micro, attention, chunks)
     opt = optimizer_time(memory, m.chip, efficiency)  # once per step, after the last backward
@@ -253,6 +256,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         "reads the gradients and the optimizer state and writes the weights and the state "
         "(bytes as the memory account holds them before any offload; an offloaded "
         "optimizer's update on the host is charged the same)",
+        *(["pipeline stages of 1/p of the layers each, the first also running the embedding "
+           "and the last the final norm and the output head: the step is the last stage's m "
+           "microbatches back to back and the fill and drain through the others (the memory "
+           "account holds both on one stage)"] if pp != 1 else []),
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "compute and HBM traffic from the device's ops, each op's engine roofline: the "
