@@ -258,6 +258,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         shapes_of.setdefault(shape, []).append(i)
     seen: dict[Any, Any] = {}
     forwards: dict[tuple[int, int, int, bool], Any] = {}
+    extras_of: dict[tuple[int, int, bool, str], dict[tuple[str, str, str], Any]] = {}
     for (tp, pp, ep, sp_on, r), rows in shapes_of.items():
         idx = np.array(rows)
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
@@ -273,13 +274,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             poly = coeffs[res] if ph == "forward" else \
                 _coefficients(timed[ph].get(res, sp.S.Zero))
             out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
-        if pp != 1:
-            for w, part in stage_extras(ops).items():
-                alone = phase_terms(part, chip, efficiency, seen)
-                for ph in PHASES:
-                    for res in ("compute", "hbm"):
-                        poly = _coefficients(alone[ph].get(res, sp.S.Zero))
-                        extra[w, ph, res][idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+        if pp != 1:  # the head block is every pipeline's: its polynomials once
+            if (tp, ep, sp_on, r) not in extras_of:
+                extras_of[tp, ep, sp_on, r] = {
+                    (w, ph, res): _coefficients(alone[ph].get(res, sp.S.Zero))
+                    for w, part in stage_extras(ops).items()
+                    for alone in [phase_terms(part, chip, efficiency, seen)]
+                    for ph in PHASES for res in ("compute", "hbm")}
+            for key, poly in extras_of[tp, ep, sp_on, r].items():
+                extra[key][idx] = np.polyval(poly, b_value[idx]) * micro[idx]
     phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
