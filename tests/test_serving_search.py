@@ -41,6 +41,25 @@ def test_the_compiled_step_is_plan_serve_s_decode_and_prefill(tp: int, batch: in
     assert s.step.subs({P: batch, D: 0}) == prefill.t_lower
 
 
+def test_a_serving_calibration_searches_as_plan_serve_forecasts() -> None:
+    # the search takes a serving calibration by name, under its dtype and its overlap rule
+    # (none), and its compiled decode step is plan --serve's forecast under it
+    from symroof.plans.options import StepOptions
+    from symroof.plans.serving_reality import serving_efficiency
+    from symroof.plans.serving_search import ServingSearchRequest
+    eff = serving_efficiency("trtllm-h100", "h100-sxm", "fp8-w8a8")
+    assert eff is not None and eff.overlap == "none"
+    s = compile_shape(CFG, H100, 2, 1, context=1024, end=1152, dtype="fp8-w8a8",
+                      kv_dtype="fp8", efficiency=eff)
+    served = serve(CFG, mesh("X=2", H100), batch=64, context=1024,
+                   options=StepOptions(dtype="fp8-w8a8", kv_dtype="fp8", efficiency=eff))
+    assert s.step.subs({symbol("P"): 0, symbol("D"): 64}) == served.decode.latency
+    found = ServingSearchRequest("llama-2-7b", "h100-sxm", 2, "1s", "20ms", context=1024,
+                                 generate=128, dtype="fp8-w8a8", kv_dtype="fp8",
+                                 efficiency="trtllm-h100").run()
+    assert any(a.startswith("efficiency: calibration trtllm-h100") for a in found.assumptions)
+
+
 def test_the_decode_step_agrees_with_plan_serve() -> None:
     served = serve(CFG, mesh("X=2", H100), batch=64, context=1024)
     assert _shape(2).step.subs({symbol("P"): 0, symbol("D"): 64}) == served.decode.latency

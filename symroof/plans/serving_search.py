@@ -206,7 +206,7 @@ def compile_shape(cfg: ModelConfig, the_chip: Chip, tp: int, pp: int, *, context
     step = device_step(cfg, "prefill", m, axes, batch=P, context=context,
                        decoding=(D, context),
                        options=StepOptions(dtype=dtype, kv_dtype=kv_dtype,
-                                           efficiency=efficiency)).t_lower
+                                           efficiency=efficiency)).latency
     memory = device_memory(cfg, tp, pp, ep, batch=B * pp / ep, context=sp.Integer(end),
                            dtype=dtype, kv_dtype=kv_dtype)["total"]
     return Shape(tp, pp, step, memory, sp.lambdify((P, D), step, NUMERIC),
@@ -385,6 +385,7 @@ class ServingSearchRequest:
         from ..hardware.catalog import load_catalog
         from ..models import model
         from .calibration import parse_efficiency
+        from .serving_reality import serving_efficiency
         limits = [parse_quantity(v, TIME, where=k) for k, v in (("ttft", self.ttft),
                                                                  ("tpot", self.tpot))]
         cfg = model(self.model)
@@ -393,4 +394,6 @@ class ServingSearchRequest:
                               tpot=float(limits[1]), context=self.context,
                               generate=self.generate, dtype=self.dtype,
                               kv_dtype=self.kv_dtype,
-                              efficiency=parse_efficiency(self.efficiency))
+                              efficiency=serving_efficiency(self.efficiency, the_chip.name,
+                                                            self.dtype)
+                              or parse_efficiency(self.efficiency))
