@@ -76,6 +76,6 @@ def test_a_search_under_a_calibration_says_which_of_its_conventions_it_leaves_ou
     assert said == ["the calibration's fractions were fitted under megatron-lm's conventions; "
                     "the search applies its optimizer only, not elementwise_kernels, overlap, "
                     "pipeline_sends, rerun_collectives: candidates rank by T_lower (overlap "
-                    "phase), and `plan --train` on the chosen mesh and strategy with the same "
+                    "phase); a training plan on the chosen mesh and strategy under the same "
                     "calibration gives its prediction"]
     assert not any(a.startswith("the calibration's") for a in _search(8).assumptions)

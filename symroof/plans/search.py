@@ -412,8 +412,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         left = sorted(set(conv.choices) - {"optimizer"})
         notes += (f"the calibration's fractions were fitted under {conv.name}'s conventions; "
                   f"the search applies its optimizer only, not {', '.join(left)}: candidates "
-                  "rank by T_lower (overlap phase), and `plan --train` on the chosen mesh and "
-                  "strategy with the same calibration gives its prediction",)
+                  "rank by T_lower (overlap phase); a training plan on the chosen mesh and "
+                  "strategy under the same calibration gives its prediction",)
     top = t_lower[ranked[0]]
     tied = [i for i in ranked if t_lower[i] <= top * (1 + 1e-12)]
     after = ranked[len(tied)] if len(tied) < len(ranked) else None
