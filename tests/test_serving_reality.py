@@ -109,11 +109,54 @@ def test_the_forecast_takes_no_overlap_and_the_bound_keeps_it() -> None:
         forecast = device_step(cfg, phase, m, {"tp": ("X",)}, batch=batch, context=ctx,
                                dtype="fp16", efficiency=eff)
         fractions = device_step(cfg, phase, m, {"tp": ("X",)}, batch=batch, context=ctx,
-                                dtype="fp16", efficiency=Efficiency(dict(cal.fractions)))
+                                dtype="fp16", efficiency=Efficiency(dict(cal.fractions),
+                                                                    calls=dict(cal.calls)))
         assert forecast.latency == fractions.t_upper == forecast.t_upper
         assert fractions.t_lower < forecast.latency
     assert eff.describe().endswith("; overlap none: nothing overlaps (every op's compute, "
                                    "memory traffic and collective one after another)")
+
+
+def test_a_collective_call_costs_nccls_modelled_time_of_its_faster_protocol() -> None:
+    # NCCL's tuning.cc: a ring call costs baseLat + nsteps x hwLat and its bus bytes at the
+    # protocol's bandwidth; Simple at the calibrated NVLink fraction, LL at llMaxBw 87.7 GB/s
+    from fractions import Fraction as F
+
+    from symroof.models import model
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.device_step import device_step
+    us = F(1, 10**6)
+
+    def simple(n: int, nbytes: int, link: F) -> F:  # a ring AllReduce: 2(n-1) steps
+        return F(84, 10) * us + 2 * (n - 1) * F(34, 10) * us + F(2 * (n - 1), n) * nbytes / link
+
+    def ll(n: int, nbytes: int) -> F:
+        return F(66, 10) * us + 2 * (n - 1) * F(6, 10) * us + \
+            F(2 * (n - 1), n) * nbytes / F(877 * 10**8)
+
+    cases = (("trtllm-a100", "a100-80gb", "llama-2-70b", 4, "prefill", 1, 128, "fp16",
+              None, F(300 * 10**9) * F(2, 3)),
+             ("trtllm-h100", "h100-sxm", "llama-3-70b", 8, "decode", 16, 4096, "fp8-w8a8",
+              "fp8", F(450 * 10**9) * F(37, 45)))
+    for name, chip, cfg, n, phase, batch, ctx, dtype, kv, link in cases:
+        eff = serving_calibration(name).efficiency()
+        step = device_step(model(cfg), phase, mesh(f"X={n}", chip), {"tp": ("X",)},
+                           batch=batch, context=ctx, dtype=dtype, kv_dtype=kv, efficiency=eff)
+        tokens = batch * (ctx if phase == "prefill" else 1)
+        nbytes = tokens * model(cfg).d_model * 2
+        reduce = next(c for c in step.comms if c.after == "down")
+        assert reduce.nbytes == nbytes
+        expected = min(simple(n, nbytes, link), ll(n, nbytes))
+        assert F(str(reduce.time)) == expected
+        chosen = "Simple" if expected == simple(n, nbytes, link) else "LL"
+        assert chosen == ("Simple" if phase == "prefill" else "LL")  # 2 MiB, then 256 KiB
+        assert any(note.startswith(f"nvlink AllReduce of ") and f": {chosen}, " in note
+                   for note in step.notes)
+    # the bound keeps the catalogue's per-hop latency (LL's, 0.6 us) and no per-call cost
+    at_peak = device_step(model("llama-2-70b"), "prefill", mesh("X=4", "a100-80gb"),
+                          {"tp": ("X",)}, batch=1, context=128, dtype="fp16")
+    reduce = next(c for c in at_peak.comms if c.after == "down")
+    assert F(str(reduce.time)) == 6 * F(6, 10) * us + F(6, 4) * 128 * 8192 * 2 / F(300 * 10**9)
 
 
 def test_the_rows_not_fitted_are_within_ten_percent_on_average() -> None:
