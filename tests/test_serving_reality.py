@@ -198,7 +198,8 @@ def test_trtllm_h100_fits_compute_on_one_row_and_every_bound_holds() -> None:
     cal = serving_calibration("trtllm-h100")
     assert (cal.fitted, cal.row, cal.overlap) == ("compute", 1, "none")
     assert cal.fractions["nvlink"] == sp.Rational(370, 450)
-    assert "hbm" not in cal.fractions  # no sourced H100 copy measurement: at peak
+    # a measured BabelStream copy of 2.90 TB/s against the vendor's 3.35 (Azure's ND H100 v5)
+    assert cal.fractions["hbm"] == sp.Rational(290, 335)
     rows = compare("trtllm-h100")
     assert [r.calibrated for r in rows] == [i == 1 for i in range(len(rows))]
     assert abs(float(rows[1].error)) < 1e-5
