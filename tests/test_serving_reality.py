@@ -80,8 +80,8 @@ def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> Non
     assert r.returncode == 0, r.stderr
     assert "bound (every term at its peak) and forecast (under the efficiency):" in r.stdout
     assert "(T_upper: no overlap), bound hbm" in r.stdout
-    rows = {x["what"]: x for x in json.loads(run_cli(*args, "--json").stdout)[
-        "bound_and_forecast"]}
+    out = json.loads(run_cli(*args, "--json").stdout)
+    rows = {x["what"]: x for x in out["bound_and_forecast"]}
     m = mesh("X=4", "a100-80gb")
     cal = serving_calibration("trtllm-a100").efficiency()
     peak = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16")
@@ -92,6 +92,16 @@ def test_a_plan_under_the_serving_calibration_prints_bound_and_forecast() -> Non
     assert sp.Rational(decode["forecast"]) == forecast.decode.latency
     assert all(sp.Rational(x["bound"]) <= sp.Rational(x["forecast"]) for w, x in rows.items()
                if w != "requests per s")
+    # the forecast's steps: latency under overlap none is T_upper; t_lower stays a lower
+    # bound (each op's compute under its memory traffic, under the same fractions)
+    from symroof.plans.efficiency import Efficiency
+    overlapped = serve(model("llama-2-70b"), m, batch=16, context=2048, dtype="fp16",
+                       efficiency=Efficiency(dict(cal.fractions), calls=dict(cal.calls)))
+    for phase in ("prefill", "decode"):
+        got, step = out[phase], getattr(forecast, phase)
+        assert got["overlap"] == "none"
+        assert sp.Rational(got["latency"]) == sp.Rational(got["t_upper"]) == step.latency
+        assert sp.Rational(got["t_lower"]) == getattr(overlapped, phase).latency < step.latency
 
 
 def test_the_forecast_takes_no_overlap_and_the_bound_keeps_it() -> None:
@@ -150,7 +160,7 @@ def test_a_collective_call_costs_nccls_modelled_time_of_its_faster_protocol() ->
         assert F(str(reduce.time)) == expected
         chosen = "Simple" if expected == simple(n, nbytes, link) else "LL"
         assert chosen == ("Simple" if phase == "prefill" else "LL")  # 2 MiB, then 256 KiB
-        assert any(note.startswith(f"nvlink AllReduce of ") and f": {chosen}, " in note
+        assert any(note.startswith("nvlink AllReduce of ") and f": {chosen}, " in note
                    for note in step.notes)
     # the bound keeps the catalogue's per-hop latency (LL's, 0.6 us) and no per-call cost
     at_peak = device_step(model("llama-2-70b"), "prefill", mesh("X=4", "a100-80gb"),

@@ -79,13 +79,19 @@ def test_model_and_plan_serve_time_a_prefill_under_one_overlap_rule() -> None:
         served = json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8",
                                     "--chip", "h100-sxm", "--batch", "8", "--context",
                                     "2048", "--overlap", overlap, "--json").stdout)["prefill"]
-        assert served["overlap"] == overlap
+        assert served["overlap"] == step["overlap"] == overlap
         assert served["t_lower"] == step["t_lower"] and served["t_upper"] == step["t_upper"]
-    rules = [json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip",
-                                "h100-sxm", "--batch", "8", "--context", "2048", "--overlap",
-                                o, "--json").stdout)["prefill"]["t_lower_value"]
-             for o in ("phase", "op", "none")]
+        assert served["latency"] == step["latency"]
+    prefills = {o: json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8",
+                                      "--chip", "h100-sxm", "--batch", "8", "--context",
+                                      "2048", "--overlap", o, "--json").stdout)["prefill"]
+                for o in ("phase", "op", "none")}
+    rules = [prefills[o]["latency_value"] for o in ("phase", "op", "none")]
     assert rules == sorted(rules)  # each rule overlaps less than the one before
+    # t_lower stays a lower bound: under none it is the op rule's time, latency T_upper
+    assert prefills["none"]["t_lower"] == prefills["op"]["t_lower"] == prefills["op"]["latency"]
+    assert prefills["none"]["latency"] == prefills["none"]["t_upper"]
+    assert prefills["phase"]["t_lower"] == prefills["phase"]["latency"]
 
 
 def test_a_training_forward_on_8_h100_is_the_serving_prefill_of_its_batch() -> None:

@@ -102,7 +102,30 @@ class DeviceStep:
 
     @property
     def latency(self) -> Expr:
+        """The step's time under its overlap rule (``t_lower`` holds it; under ``none`` it
+        is T_upper)."""
         return self.t_lower
+
+    @property
+    def lower(self) -> Expr:
+        """A lower bound on the step's time under its fractions: its time under its rule
+        where the rule overlaps (``op``, ``phase``); under ``none``, each op's compute under
+        its own memory traffic (the ``op`` rule's time). JSON's ``t_lower`` (``latency``
+        beside it is the rule's time).
+
+        >>> from symroof import chip
+        >>> from symroof.models import model
+        >>> none = Efficiency(overlap="none")
+        >>> s = device_step(model("llama-2-7b"), "prefill", None, {}, batch=1, context=128,
+        ...                 chip=chip("h100-sxm"), efficiency=none)
+        >>> s.latency == s.t_upper, s.lower == device_step(
+        ...     model("llama-2-7b"), "prefill", None, {}, batch=1, context=128,
+        ...     chip=chip("h100-sxm")).latency, bool(s.lower < s.latency)
+        (True, True, True)
+        """
+        if self.overlap != "none":
+            return self.t_lower
+        return self.roofline.t_lower + (self.t_upper - self.roofline.t_upper)
 
     @property
     def flops(self) -> Expr:

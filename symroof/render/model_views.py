@@ -151,8 +151,10 @@ def step_json(step: DeviceStep, critical: Critical | None,
     data: dict[str, Any] = {"phase": step.name, "batch": exact_json(srl.step.batch),
                             "context": exact_json(srl.step.context), "chip": srl.chip.name,
                             "layers": [_row_json(srl, i) for i in range(len(srl.rows))]}
-    body = vocabulary.step_json(step.flops, step.bytes, step.terms, step.t_lower,
+    body = vocabulary.step_json(step.flops, step.bytes, step.terms, step.lower,
                                 step.t_upper, step.bound)
+    body.update(vocabulary.exact("latency", step.latency))
+    body["overlap"] = step.overlap
     body.update(vocabulary.exact("intensity", srl.intensity))
     body.update(vocabulary.exact("ridge", srl.ridge))
     body["assumptions"] = [overlap_said(step.overlap), *step.notes]
