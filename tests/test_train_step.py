@@ -259,3 +259,18 @@ def test_the_search_counts_the_weights_of_wide_tensor_parallelism_as_the_plan() 
                      context=1024, microbatches=c.microbatches, recompute=c.recompute)
         assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
         assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-9)
+
+
+def test_a_step_under_overlap_none_prints_its_lower_bound_and_its_latency_apart() -> None:
+    from symroof import chip
+    from symroof.core.printer import si
+    from symroof.plans.efficiency import Efficiency
+    step = device_step(LLAMA, "prefill", None, {}, batch=1, context=128,
+                       chip=chip("h100-sxm"), efficiency=Efficiency(overlap="none"))
+    op = device_step(LLAMA, "prefill", None, {}, batch=1, context=128, chip=chip("h100-sxm"))
+    assert step.latency == step.t_upper and step.lower == op.latency < step.latency
+    out = run_cli("model", "llama-2-7b", "--prefill", "--batch", "1", "--context", "128",
+                  "--chip", "h100-sxm", "--overlap", "none").stdout.splitlines()
+    row = next(line for line in out if line.startswith("step "))
+    assert row.endswith(si(op.latency, "s"))  # the T_lower column: the op rule's time
+    assert f"latency {si(step.t_upper, 's')} (overlap none: T_upper)" in out

@@ -190,9 +190,11 @@ def step_lines(step: DeviceStep, critical: Critical | None,
              _short(r.op.bytes()), _short(r.roofline.intensity), r.roofline.bound(),
              _time(r.roofline.t_lower)) for r in srl.rows]
     total = ("step", "", _short(step.flops), _short(step.bytes), _short(srl.intensity),
-             step.bound, _time(step.t_lower))
+             step.bound, _time(step.lower))
     notes = ["terms: " + ", ".join(f"{k} {_time(v)}" for k, v in step.terms.items()),
              f"T_upper {_time(step.t_upper)}; critical intensity {approx(srl.ridge)} FLOP/byte",
+             *([f"latency {_time(step.latency)} (overlap none: T_upper)"]
+               if step.overlap == "none" else []),
              overlap_said(step.overlap), *step.notes]
     if critical is not None:
         if critical.integer is None:
