@@ -291,3 +291,23 @@ def test_a_forecast_and_its_bound_from_one_build_equal_the_two_built_apart() -> 
         assert _printed(both) == _printed(serve(cfg, m, efficiency=eff, **how)), name
         assert _printed(both.at_peak) == _printed(serve(cfg, m, **how)), name
         assert serve(cfg, m, efficiency=eff, **how).at_peak is None
+
+
+def test_only_ring_collectives_take_the_calibrations_call_costs() -> None:
+    # a pipeline's send is not a ring collective: NCCL's ring model does not cost it, so it
+    # keeps its bandwidth at the calibrated fraction and the catalogue's per-hop latency
+    from symroof.models import model
+    from symroof.parallel.collectives import collective
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.device_step import device_step
+    cal = serving_calibration("trtllm-h100")
+    m = mesh("X=4,Y=2", "h100-sxm")
+    step = device_step(model("llama-3-70b"), "decode", m, {"tp": ("X",), "pp": ("Y",)},
+                       batch=16, context=4096, dtype="fp8-w8a8", kv_dtype="fp8",
+                       efficiency=cal.efficiency())
+    send = next(c for c in step.comms if c.kind == "pp")
+    plain = collective("permute", send.nbytes, "Y", m)
+    assert send.time == plain.bandwidth_time / cal.fractions["nvlink"] + plain.latency_time
+    reduce = next(c for c in step.comms if c.after == "down")
+    ring = collective("allreduce", reduce.nbytes, ("X",), m)
+    assert reduce.time > ring.bandwidth_time / cal.fractions["nvlink"] + ring.latency_time

@@ -297,13 +297,18 @@ def _peak_for(dtype: str, chip: Chip) -> None:
                          f"peak, and {chip.name} lists none", "dtype")
 
 
+RING_MODELLED = ("allreduce", "allgather", "reducescatter")  # NCCL's ring cost model's
+
+
 def _called(c: Collective, calls: Mapping[str, tuple[CallLatency, ...]],
             bandwidth: Expr, latency: Expr, notes: set[str]) -> Expr:
-    """The time of collective ``c`` on one link a calibration names in ``calls``: each
+    """The time of ring collective ``c`` on one link a calibration names in ``calls``: each
     protocol's cost (its per-call and per-hop latency, its bytes at its bandwidth, or
     ``bandwidth``, the time at the calibrated fraction), the fastest where the sizes are
     numbers (the library's tuner picks by the same model), else the protocol at the
-    calibrated fraction; noted. A collective on other links costs ``bandwidth + latency``.
+    calibrated fraction; noted. Any other collective (on more than one link, reduced in
+    the switch, a pipeline's send or an all-to-all, which NCCL's ring model does not cost)
+    costs ``bandwidth + latency``.
 
     >>> from symroof.parallel.mesh import mesh
     >>> from symroof.plans.efficiency import CallLatency
@@ -313,7 +318,8 @@ def _called(c: Collective, calls: Mapping[str, tuple[CallLatency, ...]],
     144/5
     """
     links = {s.link for s in c.stages}
-    if len(links) != 1 or next(iter(links)) not in calls:
+    if (len(links) != 1 or next(iter(links)) not in calls or c.algorithm != "ring"
+            or c.kind not in RING_MODELLED):
         return bandwidth + latency
     link = next(iter(links))
     per_link = sp.Add(*(s.per_link for s in c.stages))
