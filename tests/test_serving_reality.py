@@ -3,6 +3,7 @@ prediction; a bound on its side of every measurement; fractions of peak only slo
 
 from __future__ import annotations
 
+import pytest
 import sympy as sp
 
 from symroof.plans.serving_reality import (
@@ -311,3 +312,19 @@ def test_only_ring_collectives_take_the_calibrations_call_costs() -> None:
     reduce = next(c for c in step.comms if c.after == "down")
     ring = collective("allreduce", reduce.nbytes, ("X",), m)
     assert reduce.time > ring.bandwidth_time / cal.fractions["nvlink"] + ring.latency_time
+
+
+def test_a_calibrations_call_costs_are_read_with_their_units_or_refused_by_name() -> None:
+    from symroof.core.errors import InputError
+    from symroof.plans.serving_reality import _calls
+    got = _calls("x", {"nvlink": [{"protocol": "LL", "per_call": "6.6 us",
+                                   "per_hop": "0.6 us", "bandwidth": "87.7 GB/s",
+                                   "source": "s"}]})["nvlink"][0]
+    assert (got.per_call, got.per_hop, got.bandwidth) == (
+        sp.Rational(66, 10**7), sp.Rational(6, 10**7), 877 * 10**8)
+    with pytest.raises(InputError, match="x: calls.nvlink takes protocol, per_call, per_hop, "
+                                         "source and an optional bandwidth"):
+        _calls("x", {"nvlink": [{"protocol": "LL", "per_call": "6.6 us", "source": "s"}]})
+    with pytest.raises(InputError, match="x: calls.nvlink"):
+        _calls("x", {"nvlink": [{"protocol": "LL", "per_call": "6.6 GB", "per_hop": "1 us",
+                                 "source": "s"}]})
