@@ -31,8 +31,12 @@ def _report() -> dict[str, Any]:
                       "fractions_value": {k: float(v) for k, v in cal.fractions.items()},
                       "sources": cal.sources, "fitted": cal.fitted, "row": cal.row,
                       "why": cal.why,
-                      "overlap": "op" if cal.overlap else "none",
-                      "overlap_why": cal.overlap_why}
+                      "overlap": cal.overlap, "overlap_why": cal.overlap_why,
+                      "calls": {k: [{"protocol": c.protocol, "per_call": float(c.per_call),
+                                     "per_hop": float(c.per_hop),
+                                     "bandwidth": None if c.bandwidth is None
+                                     else float(c.bandwidth), "source": c.source}
+                                    for c in cs] for k, cs in cal.calls.items()}}
         means[name] = mean_abs_error(found)
     return {"rows": rows, "calibrations": cals, "means": means}
 
@@ -55,6 +59,10 @@ def _text(report: dict[str, Any]) -> str:
                   f"calibration {name} ({cal['title']}):"]
         lines += [f"  {k} at {v} of peak ({cal['sources'][k]})"
                   for k, v in cal["fractions"].items()]
+        lines += [f"  {k} collectives under {c['protocol']}: {1e6 * c['per_call']:.1f} us a "
+                  f"call and {1e6 * c['per_hop']:.1f} us a hop"
+                  + ("" if c["bandwidth"] is None else f" at {c['bandwidth'] / 1e9:.1f} GB/s")
+                  + f" ({c['source']})" for k, cs in cal["calls"].items() for c in cs]
         if cal["overlap"] == "none":
             lines.append(f"  forecast: each op's compute and memory traffic one after another "
                          f"({cal['overlap_why']})")

@@ -80,13 +80,19 @@ def test_model_and_plan_serve_time_a_prefill_under_one_overlap_rule() -> None:
         served = json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8",
                                     "--chip", "h100-sxm", "--batch", "8", "--context",
                                     "2048", "--overlap", overlap, "--json").stdout)["prefill"]
-        assert served["overlap"] == overlap
+        assert served["overlap"] == step["overlap"] == overlap
         assert served["t_lower"] == step["t_lower"] and served["t_upper"] == step["t_upper"]
-    rules = [json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip",
-                                "h100-sxm", "--batch", "8", "--context", "2048", "--overlap",
-                                o, "--json").stdout)["prefill"]["t_lower_value"]
-             for o in ("phase", "op", "none")]
+        assert served["latency"] == step["latency"]
+    prefills = {o: json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8",
+                                      "--chip", "h100-sxm", "--batch", "8", "--context",
+                                      "2048", "--overlap", o, "--json").stdout)["prefill"]
+                for o in ("phase", "op", "none")}
+    rules = [prefills[o]["latency_value"] for o in ("phase", "op", "none")]
     assert rules == sorted(rules)  # each rule overlaps less than the one before
+    # t_lower stays a lower bound: under none it is the op rule's time, latency T_upper
+    assert prefills["none"]["t_lower"] == prefills["op"]["t_lower"] == prefills["op"]["latency"]
+    assert prefills["none"]["latency"] == prefills["none"]["t_upper"]
+    assert prefills["phase"]["t_lower"] == prefills["phase"]["latency"]
 
 
 def test_a_training_forward_on_8_h100_is_the_serving_prefill_of_its_batch() -> None:
@@ -257,3 +263,18 @@ def test_the_search_counts_the_weights_of_wide_tensor_parallelism_as_the_plan() 
                      options=StepOptions(recompute=c.recompute, microbatches=c.microbatches))
         assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
         assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-9)
+
+
+def test_a_step_under_overlap_none_prints_its_lower_bound_and_its_latency_apart() -> None:
+    from symroof import chip
+    from symroof.core.printer import si
+    from symroof.plans.efficiency import Efficiency
+    step = device_step(LLAMA, "prefill", None, {}, batch=1, context=128, chip=chip("h100-sxm"),
+                       options=StepOptions(efficiency=Efficiency(overlap="none")))
+    op = device_step(LLAMA, "prefill", None, {}, batch=1, context=128, chip=chip("h100-sxm"))
+    assert step.latency == step.t_upper and step.lower == op.latency < step.latency
+    out = run_cli("model", "llama-2-7b", "--prefill", "--batch", "1", "--context", "128",
+                  "--chip", "h100-sxm", "--overlap", "none").stdout.splitlines()
+    row = next(line for line in out if line.startswith("step "))
+    assert row.endswith(si(op.latency, "s"))  # the T_lower column: the op rule's time
+    assert f"latency {si(step.t_upper, 's')} (overlap none: T_upper)" in out

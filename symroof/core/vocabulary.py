@@ -30,8 +30,13 @@ GLOSSARY = {
     "flops": "floating-point operations of the step, per device",
     "bytes": "bytes the step moves to and from memory, per device",
     "terms": "named times of the step in seconds: compute, hbm, one per collective",
-    "t_lower": "the step's time with the overlap the verb states (a lower bound)",
+    "t_lower": "a lower bound on the step's time: with the overlap the verb states, or with "
+               "each op's compute under its own memory traffic where it states none",
     "t_upper": "the step's time with nothing overlapping",
+    "latency": "a step's time under its overlap rule, the time its text prints: t_lower, or "
+               "t_upper under overlap none",
+    "overlap": "the rule latency (a step's) or predicted (a training plan's) is under: op, "
+               "phase or none",
     "bound": "the largest term's name, or undetermined while sizes are symbolic",
     "critical_batch": "{relation, value, value_value, integer, unit, reason}: the size "
                       "above which the step is compute-bound, or why there is none",

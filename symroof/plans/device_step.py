@@ -48,10 +48,10 @@ from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, layer_ops, spelled
 from ..models.step_roofline import StepRoofline, peak_rooflines, step_roofline
 from ..models.tensor_parallel import shard
-from ..parallel.collectives import Collective, collective
+from ..parallel.collectives import TITLES, Collective, collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
-from .efficiency import SERVING_OVERLAPS, Efficiency
+from .efficiency import SERVING_OVERLAPS, CallLatency, Efficiency
 from .options import DEFAULT_OPTIONS, TRAINING_ONLY, StepOptions
 
 OVERLAP = ("T_lower: each op's compute overlaps its own memory traffic, ops run one after "
@@ -103,7 +103,30 @@ class DeviceStep:
 
     @property
     def latency(self) -> Expr:
+        """The step's time under its overlap rule (``t_lower`` holds it; under ``none`` it
+        is T_upper)."""
         return self.t_lower
+
+    @property
+    def lower(self) -> Expr:
+        """A lower bound on the step's time under its fractions: its time under its rule
+        where the rule overlaps (``op``, ``phase``); under ``none``, each op's compute under
+        its own memory traffic (the ``op`` rule's time). JSON's ``t_lower`` (``latency``
+        beside it is the rule's time).
+
+        >>> from symroof import chip
+        >>> from symroof.models import model
+        >>> none = Efficiency(overlap="none")
+        >>> s = device_step(model("llama-2-7b"), "prefill", None, {}, batch=1, context=128,
+        ...                 chip=chip("h100-sxm"), options=StepOptions(efficiency=none))
+        >>> s.latency == s.t_upper, s.lower == device_step(
+        ...     model("llama-2-7b"), "prefill", None, {}, batch=1, context=128,
+        ...     chip=chip("h100-sxm")).latency, bool(s.lower < s.latency)
+        (True, True, True)
+        """
+        if self.overlap != "none":
+            return self.t_lower
+        return self.roofline.t_lower + (self.t_upper - self.roofline.t_upper)
 
     @property
     def flops(self) -> Expr:
@@ -239,10 +262,12 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         extras: dict[str, dict[str, Expr]] = {}
         once: dict[str, Expr] = {}
         comms: list[Comm] = []
+        said = set(notes)
         for (op_name, kind, c), (bandwidth, latency) in zip(planned, costs, strict=True):
             label = f"{kind} over {'+'.join(c.axes)} ({', '.join(sorted(c.bandwidths()))})"
             f = min((efficiency.of(x) for x in (*c.bandwidths(), kind)), default=sp.S.One)
-            time = bandwidth / f + latency
+            time = (_called(c, efficiency.calls, bandwidth / f, latency, said)
+                    if efficiency.calls else bandwidth / f + latency)
             if op_name is None:  # a pipeline's hop, pp - 1 times a step
                 once[label] = (pp - 1) * time
                 comms.append(Comm("each stage", kind, c.kind, c.nbytes, sp.Integer(pp - 1),
@@ -262,7 +287,7 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         t_lower = {"op": srl.t_lower + sp.Add(*once.values()), "none": t_upper,
                    "phase": sp.Max(*terms.values())}[efficiency.overlap]
         return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
-                          tokens * pp / t_lower, tuple(sorted(notes)), tuple(comms),
+                          tokens * pp / t_lower, tuple(sorted(said)), tuple(comms),
                           efficiency.overlap)
     return tuple(under(e) for e in efficiencies)
 
@@ -274,6 +299,50 @@ def _peak_for(dtype: str, chip: Chip) -> None:
     if s is not None and s.activations and f"mxu.{s.activations}" not in chip.figures:
         raise InputError(f"{s.name} runs the projections at the chip's {s.activations} "
                          f"peak, and {chip.name} lists none", "dtype")
+
+
+RING_MODELLED = ("allreduce", "allgather", "reducescatter")  # NCCL's ring cost model's
+
+
+def _called(c: Collective, calls: Mapping[str, tuple[CallLatency, ...]],
+            bandwidth: Expr, latency: Expr, notes: set[str]) -> Expr:
+    """The time of ring collective ``c`` on one link a calibration names in ``calls``: each
+    protocol's cost (its per-call and per-hop latency, its bytes at its bandwidth, or
+    ``bandwidth``, the time at the calibrated fraction), the fastest where the sizes are
+    numbers (the library's tuner picks by the same model), else the protocol at the
+    calibrated fraction; noted. Any other collective (on more than one link, reduced in
+    the switch, a pipeline's send or an all-to-all, which NCCL's ring model does not cost)
+    costs ``bandwidth + latency``.
+
+    >>> from symroof.parallel.mesh import mesh
+    >>> from symroof.plans.efficiency import CallLatency
+    >>> c = collective("allreduce", 2**21, ("X",), mesh("X=4", "h100-sxm"))
+    >>> simple = CallLatency("Simple", sp.Rational(84, 10**7), sp.Rational(34, 10**7), "N")
+    >>> _called(c, {"nvlink": (simple,)}, 0, c.latency_time, set()) * 10**6  # 8.4 + 6 x 3.4
+    144/5
+    """
+    links = {s.link for s in c.stages}
+    if (len(links) != 1 or next(iter(links)) not in calls or c.algorithm != "ring"
+            or c.kind not in RING_MODELLED):
+        return bandwidth + latency
+    link = next(iter(links))
+    per_link = sp.Add(*(s.per_link for s in c.stages))
+    costs = [(p.latency(c.hops) + (bandwidth if p.bandwidth is None else
+                                   per_link / p.bandwidth), p) for p in calls[link]]
+    if not all(t.is_number for t, _ in costs):  # sizes in symbols: the fastest at each
+        notes.add(f"{link}: a collective call costs its library's modelled time, the "
+                  f"fastest of its protocols ({', '.join(p.protocol for p in calls[link])}) "
+                  f"at the call's size ({'; '.join(p.source for p in calls[link])})")
+        return sp.Min(*(t for t, _ in costs))
+    time, chosen = min(costs, key=lambda tp: float(tp[0]))
+    notes.difference_update({n for n in notes if n.startswith(f"{link}: ")})
+    notes.add(f"{link}: a collective call costs its library's modelled time, the fastest "
+              f"of its protocols ({', '.join(p.protocol for p in calls[link])}) at the "
+              f"call's size, in place of the catalogue's per-hop latency")
+    notes.add(f"{link} {TITLES[c.kind]} of {si(c.nbytes, 'B')} over {'+'.join(c.axes)}: "
+              f"{chosen.protocol}, {si(chosen.per_call, 's')} a call and "
+              f"{si(chosen.per_hop, 's')} a hop ({chosen.source})")
+    return time
 
 
 def _known(latency: Expr, notes: set[str]) -> Expr:

@@ -27,16 +27,41 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class CallLatency:
+    """What one collective call on a link costs under one ``protocol`` of its library:
+    ``per_call`` seconds once and ``per_hop`` seconds a step of its ring, its bytes at
+    ``bandwidth`` (bytes/s on the busiest link; None: the link's peak times the
+    calibration's fraction), as ``source`` measures or models them.
+
+    >>> c = CallLatency("Simple", sp.Rational(84, 10**7), sp.Rational(34, 10**7), "NCCL")
+    >>> c.latency(6) * 10**6                 # 8.4 + 6 x 3.4 us
+    144/5
+    """
+
+    protocol: str
+    per_call: sp.Expr
+    per_hop: sp.Expr
+    source: str
+    bandwidth: sp.Expr | None = None
+
+    def latency(self, hops: sp.Expr | int) -> sp.Expr:
+        return self.per_call + hops * self.per_hop
+
+
+@dataclass(frozen=True)
 class Efficiency:
     """Fractions of peak by term name (``compute``, ``hbm``, a link or an axis name);
     ``conventions``: the choices a calibration was fitted under (``plans.conventions``),
-    which it brings along."""
+    which it brings along; ``calls``: what a collective call costs on a link, by link name,
+    under each protocol of its library (``CallLatency``: a serving calibration's, with its
+    source), in place of the catalogue's per-hop latency."""
 
     fractions: Mapping[str, sp.Expr] = field(default_factory=dict)
     label: str = ""
     notes: tuple[str, ...] = ()
     overlap: str = "op"  # a serving step's rule (SERVING_OVERLAPS): how its terms add up
     conventions: Conventions | None = None
+    calls: Mapping[str, tuple[CallLatency, ...]] = field(default_factory=dict)
 
     def of(self, term: str) -> sp.Expr:
         """The fraction assumed for ``term``: its own, else its family's (``ici`` for

@@ -165,7 +165,7 @@ def _plan_json(p: Plan) -> dict[str, Any]:
 
 def _phase_json(ph: DeviceStep) -> dict[str, Any]:
     from ..core.vocabulary import step_json
-    return {**step_json(ph.flops, ph.bytes, ph.terms, ph.t_lower, ph.t_upper, ph.bound),
+    return {**step_json(ph.flops, ph.bytes, ph.terms, ph.lower, ph.t_upper, ph.bound),
             **_exact("latency", ph.latency), **_exact("throughput", ph.throughput),
             "overlap": ph.overlap,
             "collectives": [{"after": c.after, "kind": c.kind, "collective": c.collective,

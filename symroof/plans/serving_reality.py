@@ -22,7 +22,7 @@ last (input + output) step.
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -32,13 +32,14 @@ from sympy import Expr
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
+from ..core.printer import si
 from ..core.quant import matmul_input, rest_dtype
-from ..core.units import TIME, parse_quantity
+from ..core.units import BANDWIDTH, TIME, parse_quantity
 from ..models import model
 from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..parallel.mesh import mesh
 from .device_step import device_step
-from .efficiency import PEAK, Efficiency
+from .efficiency import PEAK, CallLatency, Efficiency
 from .options import StepOptions
 
 FIRST, RATE = "time to first token", "output tokens/s per GPU"
@@ -102,12 +103,17 @@ class ServingCalibration:
     why: str
     overlap: str = "op"
     overlap_why: str = ""
+    calls: dict[str, tuple[CallLatency, ...]] = field(default_factory=dict)
 
     def efficiency(self) -> Efficiency:
         notes = [f"{k} at {sp.sstr(v)} of peak ({self.sources[k]})"
                  for k, v in self.fractions.items()]
+        notes += [f"{k} collectives under {c.protocol}: {si(c.per_call, 's')} a call and "
+                  f"{si(c.per_hop, 's')} a hop" + (f" at {si(c.bandwidth, 'B/s')}"
+                                                   if c.bandwidth is not None else "")
+                  + f" ({c.source})" for k, cs in self.calls.items() for c in cs]
         return Efficiency(dict(self.fractions), label=f"{self.name} ({self.title})",
-                          notes=tuple(notes), overlap=self.overlap)
+                          notes=tuple(notes), overlap=self.overlap, calls=dict(self.calls))
 
 
 def _toml(folder: str, name: str) -> dict[str, Any]:
@@ -171,7 +177,8 @@ def serving_calibration(name: str) -> ServingCalibration:
     if overlap not in ("op", "none"):
         raise InputError(f"{name}: overlap is 'op' (each op's compute under its memory "
                          f"traffic) or 'none', got {overlap!r}", "calibration")
-    rule = {"overlap": overlap, "overlap_why": data.get("overlap_why", "")}
+    rule: dict[str, Any] = {"overlap": overlap, "overlap_why": data.get("overlap_why", ""),
+                            "calls": _calls(name, data.get("calls", {}))}
     if fit is None:
         return ServingCalibration(name, data["title"], data["chip"], data["published"],
                                   fractions, sources, None, None, "", **rule)
@@ -179,7 +186,8 @@ def serving_calibration(name: str) -> ServingCalibration:
     row = rows[fit["row"]]
     resource = fit["resource"]
     f = sp.Symbol("f", positive=True)
-    trial = Efficiency({**fractions, resource: f}, overlap=rule["overlap"])
+    trial = Efficiency({**fractions, resource: f}, overlap=rule["overlap"],
+                       calls=rule["calls"])
     value = figure(row, data["chip"], head["dtype"], trial, head.get("kv_dtype"),
                    engine_kernel(head))
     fn = sp.lambdify(f, value - row.published, "math")
@@ -194,6 +202,28 @@ def serving_calibration(name: str) -> ServingCalibration:
     sources[resource] = f"fitted on {head['title']}: {row.where}"
     return ServingCalibration(name, data["title"], data["chip"], data["published"],
                               fractions, sources, resource, fit["row"], fit["why"], **rule)
+
+
+def _calls(name: str, table: dict[str, Any]) -> dict[str, tuple[CallLatency, ...]]:
+    """A calibration's ``[[calls.LINK]]`` entries: a collective's ``per_call`` and
+    ``per_hop`` times on that link under one ``protocol``, its ``bandwidth`` where it is
+    not the link's calibrated one, each with its ``source``."""
+    out = {}
+    keys = {"protocol", "per_call", "per_hop", "source"}
+    for link, specs in table.items():
+        where = f"{name}: calls.{link}"
+        protocols = []
+        for spec in specs if isinstance(specs, list) else [specs]:
+            if not isinstance(spec, dict) or not keys <= set(spec) <= keys | {"bandwidth"}:
+                raise InputError(f"{where} takes protocol, per_call, per_hop, source and "
+                                 f"an optional bandwidth", "calibration")
+            bw = spec.get("bandwidth")
+            protocols.append(CallLatency(
+                spec["protocol"], parse_quantity(spec["per_call"], TIME, where=where),
+                parse_quantity(spec["per_hop"], TIME, where=where), spec["source"],
+                None if bw is None else parse_quantity(bw, BANDWIDTH, where=where)))
+        out[link] = tuple(protocols)
+    return out
 
 
 def serving_calibrations() -> tuple[str, ...]:

@@ -151,8 +151,10 @@ def step_json(step: DeviceStep, critical: Critical | None,
     data: dict[str, Any] = {"phase": step.name, "batch": exact_json(srl.step.batch),
                             "context": exact_json(srl.step.context), "chip": srl.chip.name,
                             "layers": [_row_json(srl, i) for i in range(len(srl.rows))]}
-    body = vocabulary.step_json(step.flops, step.bytes, step.terms, step.t_lower,
+    body = vocabulary.step_json(step.flops, step.bytes, step.terms, step.lower,
                                 step.t_upper, step.bound)
+    body.update(vocabulary.exact("latency", step.latency))
+    body["overlap"] = step.overlap
     body.update(vocabulary.exact("intensity", srl.intensity))
     body.update(vocabulary.exact("ridge", srl.ridge))
     body["assumptions"] = [overlap_said(step.overlap), *step.notes]
@@ -188,9 +190,11 @@ def step_lines(step: DeviceStep, critical: Critical | None,
              _short(r.op.bytes()), _short(r.roofline.intensity), r.roofline.bound(),
              _time(r.roofline.t_lower)) for r in srl.rows]
     total = ("step", "", _short(step.flops), _short(step.bytes), _short(srl.intensity),
-             step.bound, _time(step.t_lower))
+             step.bound, _time(step.lower))
     notes = ["terms: " + ", ".join(f"{k} {_time(v)}" for k, v in step.terms.items()),
              f"T_upper {_time(step.t_upper)}; critical intensity {approx(srl.ridge)} FLOP/byte",
+             *([f"latency {_time(step.latency)} (overlap none: T_upper)"]
+               if step.overlap == "none" else []),
              overlap_said(step.overlap), *step.notes]
     if critical is not None:
         if critical.integer is None:
