@@ -77,6 +77,21 @@ ROWS = {
     "plain_collective_one_way": ("MISMATCH", "derived 18.4167 us, stated 35.8 us; the stated "
                                  "value is what the one-way link figure for a ring that sends "
                                  "both ways gives: 35.8333 us (link_alpha=one_way)"),
+    # plain values of what the chapter did not record (a collective called directly, a
+    # sharded matmul's roofline, a plan's step, a model's count): the choices that made
+    # them are tried all the same, and a collective's links in the chip table's other
+    # editions
+    "plain_gather_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the "
+                                "hop latency (0.0042 ms); exact 0.134689 ms"),
+    "plain_collective_edition": ("SIMPLIFIED", "holds with the chip table's B2-draft edition "
+                                 "(edition=B2-draft); exact 18.4167 us; also reproduced by "
+                                 "edition=GC-v5e"),
+    "plain_matmul_leading": ("SIMPLIFIED", "holds as the leading term in n: the text drops "
+                             "(n-1)/n; exact 2.60979 ms"),
+    "plain_step_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
+                              "latency (0.5502 ms); exact 3.79788 ms"),
+    "plain_params_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text drops the "
+                             "exact parameter count; exact 6.73842 billion"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),

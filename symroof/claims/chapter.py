@@ -64,7 +64,14 @@ import sympy as sp
 from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError, SymroofError
 from ..core.parse import exact_number, parse_expr, size_name
-from ..core.units import COUNT, ENGINE_DIMENSIONS, recorded, recording, unit_dimension
+from ..core.units import (
+    COUNT,
+    ENGINE_DIMENSIONS,
+    recorded,
+    recording,
+    remade,
+    unit_dimension,
+)
 from ..engine.rooflines import roofline
 from .consistency import find_conflicts
 from .model import (
@@ -186,17 +193,20 @@ def with_editions(value: Any, made: Any) -> Any:
     """``value``, or when it is a number a recorded roofline gives (its ridge, peak or a
     time) on a chip whose table has other editions, the value with what each edition gives
     (a :class:`Tried`): a stated value another edition reproduces is SIMPLIFIED, with the
-    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s). A number a recorded
-    collective gives (its time, bandwidth or latency time, its bytes) is judged as if made
-    with ``ch.with_choices(collective, of=attr)``: the named choices of
-    :data:`symroof.core.choices.CANDIDATES` (the leading term, latency off, one way) are
-    tried on it, marked or not.
+    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s). A number a collective
+    gives (its time, bandwidth or latency time, its bytes) is judged as if made with
+    ``ch.with_choices(collective, of=attr)``: the named choices of
+    :data:`symroof.core.choices.CANDIDATES` (the leading term, latency off, one way) and
+    the other editions of its links' figures are tried on it, marked or not. So is a
+    number any engine helper made while the chapter was built and can make again under
+    choices (:func:`symroof.core.units.remade`: a collective called directly, a sharded
+    matmul, a plan, a model's count at its nominal size).
 
     >>> from symroof import chip, mesh
     >>> ch = Chapter("d", "D", Source("b"))
     >>> ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
-    >>> [c.changed() for c, _ in with_editions(ring.time, ch).alternatives]
-    [('collectives',), ('latency',), ('collectives', 'latency')]
+    >>> [c.describe() for c, _ in with_editions(ring.time, ch).alternatives][:3]
+    ['collectives=leading', 'latency=off', 'collectives=leading, latency=off']
     """
     if not isinstance(value, sp.Expr) or not value.is_number:
         return value
@@ -205,10 +215,10 @@ def with_editions(value: Any, made: Any) -> Any:
                      if _recorded_value(coll, a) == value), None)
         if attr is None:
             continue
-        def remade(c: Any, coll: Any = coll, attr: str = attr) -> Any:
+        def remade_(c: Any, coll: Any = coll, attr: str = attr) -> Any:
             return getattr(coll.under(c), attr)
         try:
-            return tried(remade)
+            return tried(remade_, editions=link_editions(coll))
         except SymroofError:  # a collective the choices cannot remake
             return value
     for rl in getattr(made, "rooflines", ()):
@@ -232,7 +242,47 @@ def with_editions(value: Any, made: Any) -> Any:
             return tried(make, None, candidates=(), editions=labels)
         except InputError:
             return value
+    for entry, _ in getattr(made, "made", ()):
+        again = _again(entry, value)
+        if again is None:
+            continue
+        try:
+            made_ = tried(again, editions=link_editions(getattr(entry, "thing", None)))
+        except SymroofError:  # a result the choices cannot remake
+            continue
+        if made_.value == value:  # made under the exact model, not a text's own choices
+            return made_ if made_.alternatives else value
     return value
+
+
+def _again(entry: Any, value: sp.Expr) -> Any:
+    """``value`` as a function of the choices, when the helper entry made it (itself, or
+    one of its terms) and can make it again; else None."""
+    again = remade(entry)
+    if again is None:
+        return None
+    got = _recorded_value(entry, "")
+    if isinstance(got, Mapping):  # a step's terms: the one that is the value
+        key = next((k for k, v in got.items() if v == value), None)
+        return None if key is None else lambda c: again(c)[key]
+    return again if got == value else None
+
+
+def link_editions(thing: Any) -> tuple[str, ...]:
+    """The labels of the other editions of the figures of a collective's links (their
+    bandwidth and hop latency), which ``Collective.under`` takes; () for anything else.
+
+    >>> from symroof import chip, mesh
+    >>> from symroof.parallel import all_gather
+    >>> link_editions(all_gather("bf16[8_X]", "X", mesh("X=8", chip("tpu-v5e"))))
+    ('B2-draft', 'GC-v5e')
+    """
+    if type(thing).__name__ != "Collective":
+        return ()
+    links = {p.link.name for a in thing.axes for p in thing.mesh.axis(a).stages()}
+    return tuple(sorted({alt.label for key, f in thing.mesh.chip.figures.items()
+                         if key.split(".")[0] in links and key.partition(".")[2]
+                         in ("", "latency") for alt in f.alternatives}))
 
 
 # the attributes of a collective the named choices change, in the order looked up
@@ -241,7 +291,7 @@ COLLECTIVE_VALUES = ("time", "bandwidth_time", "latency_time", "bytes_per_device
 
 def _recorded_value(coll: Any, attr: str) -> Any:
     try:
-        return getattr(coll, attr)
+        return recorded(coll) if not attr else getattr(coll, attr)
     except SymroofError:  # an attribute the collective cannot give (a symbolic mesh)
         return None
 
@@ -504,13 +554,14 @@ class Chapter(DerivationBuilder):
         self.used.add(name)
         return self.inputs.get(name, default)
 
-    def with_choices(self, make: Any, of: str = "time", editions: tuple[str, ...] = (),
-                     **choices: Any) -> Tried:
+    def with_choices(self, make: Any, of: str = "time",
+                     editions: tuple[str, ...] | None = None, **choices: Any) -> Tried:
         """A value the judge can diagnose: ``make(choices)`` (or ``make.under(choices).of``
         for a collective) under the exact model, under the text's own ``choices`` when
         named (``collectives="leading", latency="off"``, noted in the write-up) and under
         the candidates of :data:`symroof.core.choices.CANDIDATES` and the chip table's other
-        ``editions`` (labels of alternatives, such as ``("B1",)``)."""
+        ``editions`` (labels of alternatives, such as ``("B1",)``; for a collective, by
+        default the other editions of its links' figures, as its plain values get them)."""
         declared = EXACT.with_(**choices) if choices else None
         if declared is not None and declared != EXACT:
             said = "; ".join(f"{n} = {getattr(declared, n)}: {OPTIONS[n][getattr(declared, n)]}"
@@ -521,11 +572,12 @@ class Chapter(DerivationBuilder):
             thing = make
             if type(thing).__name__ == "Collective" and thing not in self.collectives:
                 self.collectives.append(thing)
-            return tried(lambda c: getattr(thing.under(c), of), declared, editions=editions)
+            return tried(lambda c: getattr(thing.under(c), of), declared,
+                         editions=link_editions(thing) if editions is None else editions)
         if not callable(make):
             raise InputError(f"with_choices takes a function of the choices or a collective, "
                              f"got {type(make).__name__}", "claims.py")
-        return tried(make, declared, editions=editions)
+        return tried(make, declared, editions=editions or ())
 
     def add(self, **values: Any) -> None:
         """Add claims by id: each a value, a law, or a mark (measured, definition, ...)."""

@@ -24,6 +24,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Any
 
 import sympy as sp
 
@@ -149,7 +151,18 @@ def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
     return s["D"] * (2 if cfg.norm == "layernorm" else 1)
 
 
-@records(total=COUNT, active=COUNT, non_embedding=COUNT)
+def _params_under(choices: Any, cfg: ModelConfig, *, symbolic: bool = False) -> Any:
+    """:func:`params` as ``choices`` take it: at ``sizes=nominal`` the total and active
+    counts the model is published as ("7B": 7e9), what a text simplifies them to."""
+    from .nominal import nominal_params  # (nominal sizes build on these counts)
+    exact_ = params(cfg, symbolic=symbolic)
+    if choices.sizes != "nominal" or symbolic:
+        return exact_
+    return SimpleNamespace(total=nominal_params(cfg), non_embedding=exact_.non_embedding,
+                           active=nominal_params(cfg, active=cfg.moe is not None))
+
+
+@records(total=COUNT, active=COUNT, non_embedding=COUNT, again=_params_under)
 def params(cfg: ModelConfig, *, symbolic: bool = False) -> Params:
     """Exact parameter counts of ``cfg`` (integers, or expressions in its letters)."""
     expect(cfg, ModelConfig, "a ModelConfig (model('llama-2-7b'))", "params")

@@ -7,7 +7,8 @@ import sympy as sp
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
 from symroof.models import decode_time_of, model, params
-from symroof.parallel import all_gather
+from symroof.parallel import all_gather, sharded_matmul
+from symroof.plans.device_step import device_step
 
 
 def claims(ch: Chapter) -> None:
@@ -19,6 +20,10 @@ def claims(ch: Chapter) -> None:
     ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
     wrapped = ch.collective("allgather", 10**6, "X", mesh("X=16", chip("tpu-v5e")))
     step = decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000)
+    product = sharded_matmul("bf16[4096, 8192_X]", "bf16[8192_X, 8192]",
+                             mesh("X=8", chip("tpu-v5e")))
+    decode = device_step(model("llama-2-7b"), "decode", mesh("X=8", "h100-sxm"),
+                         {"tp": ("X",)}, batch=64, context=2048)
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -59,6 +64,13 @@ def claims(ch: Chapter) -> None:
         plain_collective_leading=wrapped.time,
         plain_collective_no_latency=wrapped.time,
         plain_collective_one_way=wrapped.time,
+        # plain values of what the chapter did not record: a collective called directly, a
+        # collective's chip table in another edition, a sharded matmul, a plan, a count
+        plain_gather_no_latency=gather.time,
+        plain_collective_edition=wrapped.time,
+        plain_matmul_leading=product.roofline().t_lower,
+        plain_step_no_latency=decode.t_lower,
+        plain_params_nominal=count,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
