@@ -34,6 +34,8 @@ ROWS = {
     # a relation's bound printed with a unit: checked against the bound's dimension
     "relation_bound_in_ms": ("MISMATCH", "stated in ms, derived in FLOP/B (243.21 FLOP/B)"),
     "relation_bound_in_us": ("OK", "26.4444 us at the printed precision"),
+    # a bound printed bare against a time: read in the unit its row declares
+    "relation_bound_declared": ("OK", "26.4444 us at the printed precision"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
     # a recorded collective's time and bytes, a model helper's time and count: no quantity()
     "collective_time": ("OK", "26.4444 us at the printed precision"),
@@ -155,12 +157,19 @@ def _edit(folder: Path, old: str, new: str) -> None:
      "the claim's value is a time (seconds), whose scale a bare number does not say: declare "
      'the unit the text means (unit = "ms", or "us", "s") or state it ("26.4 ms"); see '
      "docs/numbers.md"),
-    ('unit = "us"', 'unit = "furlongs"',
+    ('stated = "26.4"\nunit = "us"', 'stated = "26.4"\nunit = "furlongs"',
      "collective_time_bare: unit: unit 'furlongs' is not a unit, a multiplier or a fraction "
      "of the table of printed numbers (docs/numbers.md)"),
     ('stated = "26.4"\nunit = "us"', 'stated = "26.4 us"\nunit = "us"',
      "collective_time_bare: unit: unit is for a number printed bare; the stated value "
      "'26.4 us' prints its own (us)"),
+    # a relation's bound printed bare against a time, with no unit declared: refused as a
+    # bare number is, naming the bound and the relation to write
+    ('stated = "T > 26.4"\nunit = "us"\n', 'stated = "T > 26.4"\n',
+     "relation_bound_declared: stated: the bound '26.4' of the stated relation 'T > 26.4' "
+     "is printed without a unit, and the value it bounds is a time (seconds), whose scale "
+     'a bare number does not say: declare the unit the text means (unit = "ms", or "us", '
+     '"s") or state it ("T > 26.4 ms"); see docs/numbers.md'),
 ])
 def test_what_a_reader_gets_wrong_is_refused_by_name(tmp_path: Path, old: str, new: str,
                                                      message: str) -> None:

@@ -38,6 +38,7 @@ def claims(ch: Chapter) -> None:
         # of the value it is compared with
         relation_bound_in_ms=sp.Symbol("B", positive=True) > rl.ridge,
         relation_bound_in_us=sp.Symbol("T", positive=True) > ring.time,
+        relation_bound_declared=sp.Symbol("T", positive=True) > ring.time,
         bandwidth_as_capacity=rl.peak / rl.ridge,
         # quantities of a recorded collective and of a model helper, no quantity() said
         collective_time=ring.time,
