@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symroof.claims.chapter import build_chapter
 from symroof.core.errors import InputError
@@ -45,6 +47,11 @@ ROWS = {
     "params_in_bytes": ("MISMATCH", "stated in GB, derived in a count or ratio (6.73842e9)"),
     # an AllGather made without the chapter (all_gather(...)): its bytes are bytes
     "gather_bytes_in_seconds": ("MISMATCH", "stated in ms, derived in B (5.87203e7 B)"),
+    # a figure defined with the unit the text prints it in, and a step computed from it
+    # and an engine result (the FLOPs over the peak): each has its own dimension
+    "defined_peak_as_bandwidth": ("MISMATCH", "stated in TB/s, derived in FLOP/s "
+                                  "(1.9e14 FLOP/s)"),
+    "step_time_in_bytes": ("MISMATCH", "stated in GB, derived in s (0.00289345 s)"),
     # a number printed bare: a time read in the unit its row declares (unit = "us"), a
     # count read as it is
     "collective_time_bare": ("OK", "26.4444 us at the printed precision"),
@@ -330,3 +337,37 @@ def test_a_scaffold_writes_the_unit_its_sentence_gives_a_bare_number(tmp_path: P
     done = run_cli("verify", "--no-cache", str(folder))
     assert done.returncode == 0, done.stderr
     assert "OK       time_02  26.4 us  238/9 us\n" in done.stdout
+
+
+UNITS = {"s": (0, 0, 1), "B": (1, 0, 0), "FLOP": (0, 1, 0), "B/s": (1, 0, -1),
+         "FLOP/s": (0, 1, -1), "1/s": (0, 0, -1)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=st.sampled_from(sorted(UNITS)), b=st.sampled_from(sorted(UNITS)),
+       ka=st.integers(-2, 2), kb=st.integers(-2, 2), factor=st.sampled_from([1, 2, 1000]))
+def test_a_step_s_output_has_the_dimension_its_operands_powers_give(
+        a: str, b: str, ka: int, kb: int, factor: int) -> None:
+    # a step whose output is a^ka * b^kb of operands with known dimensions takes ka*dim(a)
+    # + kb*dim(b); a number times a factor takes none (2 x a count of elements may be
+    # bytes); the operands' values (13 and 17) are primes, so no other powers give it
+    import sympy as sp
+
+    from symroof.claims.chapter import Chapter, engine_results, quantity
+    from symroof.claims.model import Source
+    if ka == kb == 0:
+        return
+    ch = Chapter("d", "D", Source("b"))
+    x = ch.define("x", "x", quantity(sp.Integer(13), a))
+    y = ch.define("y", "y", quantity(sp.Integer(17), b))
+    out = ch.step("evaluate", "x^ka y^kb", (x, y), factor * x**ka * y**kb)
+    want = tuple(ka * UNITS[a][i] + kb * UNITS[b][i] for i in range(3))
+    got = engine_results(ch).get(out)
+    assert got == (want if factor == 1 else None)
+    # the same value given its unit by quantity() (when it has one) reads the same
+    same = tuple(want) in UNITS.values() and factor == 1
+    if same:
+        unit = next(u for u, d in UNITS.items() if d == want)
+        ch2 = Chapter("d", "D", Source("b"))
+        again = ch2.step("evaluate", "given", None, quantity(x**ka * y**kb, unit))
+        assert engine_results(ch2)[again] == got

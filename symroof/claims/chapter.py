@@ -55,6 +55,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from itertools import product
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -359,13 +360,61 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
                 if out.get(v, dims) != dims:
                     clash.add(v)
                 out[v] = dims
+    for v, dims in getattr(made, "dimensioned", ()):  # a step's or definition's unit
+        if _bounded(v):
+            if out.get(v, dims) != dims:
+                clash.add(v)
+            out[v] = dims
     # a threshold solves for a size (a batch, an axis size): a count, unless the value is
     # already another result (B_crit of a matmul is its ridge, FLOP/B, in number)
     for t in getattr(made, "thresholds", ()):
         for v in (t.exact, t.asymptotic):
             if _bounded(v) and v not in out and v not in clash:
                 out[v] = (COUNT.byte, COUNT.flop, COUNT.second)
-    return {v: d for v, d in out.items() if v not in clash}
+    known = {v: d for v, d in out.items() if v not in clash}
+    for v, operands in getattr(made, "operands", ()):  # steps, in the order recorded
+        if _bounded(v) and v not in known and v not in clash:
+            derived = monomial_dimension(v, operands, known)
+            if derived is not None:
+                known[v] = derived
+    return known
+
+
+def monomial_dimension(value: Any, operands: Any, known: Mapping[Any, tuple[int, int, int]]
+                       ) -> tuple[int, int, int] | None:
+    """The dimension of ``value`` when it is a product of whole powers (-2 to 2) of
+    ``operands`` (one value or a tuple of up to four), exactly and in one way only, and
+    each operand's dimension is ``known``; else None.
+
+    >>> monomial_dimension(sp.Integer(6), (sp.Integer(12), sp.Integer(2)),
+    ...                    {sp.Integer(12): (0, 1, 0), sp.Integer(2): (0, 1, -1)})
+    (0, 0, 1)
+    """
+    ops = tuple(operands) if isinstance(operands, tuple | list) else (operands,)
+    if not 1 <= len(ops) <= 4 or not isinstance(value, sp.Expr) or \
+            not all(isinstance(o, sp.Expr) and o in known for o in ops):
+        return None
+    found = set()
+    for powers in product(range(-2, 3), repeat=len(ops)):
+        if any(powers) and sp.cancel(sp.Mul(*(o ** k for o, k in zip(ops, powers,
+                                                                     strict=True))) - value) == 0:
+            found.add(tuple(sum(k * known[o][i] for o, k in zip(ops, powers, strict=True))
+                            for i in range(3)))
+    return found.pop() if len(found) == 1 else None  # type: ignore[return-value]
+
+
+def _dimensioned(value: Any, where: str) -> tuple[Any, tuple[int, int, int] | None]:
+    """A step's or definition's value in base units, with the dimension its unit says: a
+    :func:`quantity`, or text printed with a unit; anything else as it is."""
+    if isinstance(value, Quantity):
+        return value.value, dimension_of(value, None, {})
+    if isinstance(value, str):
+        got = read(value)
+        if got is None or got.dims is None:
+            raise InputError(f"a value given as text is a number printed with its unit "
+                             f"(\"1.97e14 FLOP/s\"), got {value!r:.60}", where)
+        return got.value, got.dims
+    return value, None
 
 
 def _bounded(v: Any) -> bool:
@@ -548,11 +597,59 @@ class Chapter(DerivationBuilder):
     inputs: Mapping[str, Any] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
+    # the outputs of steps and definitions with the dimension their unit says, and the
+    # outputs of steps with the operands they were computed from (``engine_results``)
+    dimensioned: list[tuple[Any, tuple[int, int, int]]] = field(default_factory=list)
+    operands: list[tuple[Any, Any]] = field(default_factory=list)
 
     def given(self, name: str, default: Any) -> Any:
         """The translation's input ``name`` (its ``[inputs]`` table), else ``default``."""
         self.used.add(name)
         return self.inputs.get(name, default)
+
+    def define(self, title: str, name: str, value: Any, justification: str = "") -> Any:
+        """Record a definition ``name = value`` and return the value. A value printed with
+        its unit (``"1.97e14 FLOP/s"``, read as a stated value is) or given as
+        :func:`quantity` is returned in base units, and has that dimension: a claim that
+        states it in another is a MISMATCH that says so.
+
+        >>> ch = Chapter("d", "D", Source("b"))
+        >>> ch.define("the peak the text prints", "C", "1.9e14 FLOP/s"), ch.dimensioned
+        (190000000000000, [(190000000000000, (0, 1, -1))])
+        """
+        plain, dims = _dimensioned(value, f"define {name}")
+        out = super().define(title, name, plain, justification)
+        if dims is not None:
+            self.dimensioned.append((out, dims))
+        return out
+
+    def step(self, kind: str, title: str, input: Any, output: Any,
+             justification: str = "") -> Any:
+        """Record a step of one's own and return its output. An output given as
+        :func:`quantity` has its unit's dimension; otherwise an output that is a product of
+        whole powers of its ``input`` (one operand, or a tuple of them: ``(flops, peak)``
+        for ``flops / peak``), exactly, takes the dimension those powers give, where the
+        operands' are known (engine results, definitions with a unit, earlier steps). A
+        number times a factor has none: 2 x a count of elements may be bytes.
+
+        >>> from symroof import chip, einsum
+        >>> ch = Chapter("d", "D", Source("b"))
+        >>> rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+        >>> with recording() as made:  # as a chapter's claims(ch) runs
+        ...     work = rl.at({"B": 4096, "D": 8192, "F": 8192}).op.flops
+        >>> ch.made.extend(made)
+        >>> peak = ch.define("the peak the text prints", "C", "1.9e14 FLOP/s")
+        >>> t = ch.step("evaluate", "the time at that peak", (work, peak), work / peak)
+        >>> engine_results(ch)[t], engine_results(ch)[work]
+        ((0, 0, 1), (0, 1, 0))
+        """
+        plain, dims = _dimensioned(output, f"step {title!r}")
+        out = super().step(kind, title, input, plain, justification)
+        if dims is not None:
+            self.dimensioned.append((out, dims))
+        elif input is not None:
+            self.operands.append((out, input))
+        return out
 
     def with_choices(self, make: Any, of: str = "time",
                      editions: tuple[str, ...] | None = None, **choices: Any) -> Tried:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -69,12 +69,13 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", default=None)
 
 
-def records(dimension: Dimension | None = None, /, *,
+def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
             again: Callable[..., Any] | None = None, **attributes: Dimension
             ) -> Callable[[_F], _F]:
     """Mark an engine helper whose result has ``dimension`` (or whose named
-    ``attributes`` have theirs): while a chapter is built (:func:`recording`) each result
-    is noted, so a claim that adds it is judged in that dimension without saying it.
+    ``attributes`` have theirs, given as keywords or a mapping; a dotted name is an
+    attribute's attribute): while a chapter is built (:func:`recording`) each result is
+    noted, so a claim that adds it is judged in that dimension without saying it.
 
     A result is noted with how to make it again under other modelling choices
     (:func:`remade`): a helper that takes ``choices`` is called again with them, a result
@@ -90,6 +91,9 @@ def records(dimension: Dimension | None = None, /, *,
     >>> [(recorded(value), d.name) for value, d in made]
     [(0.003, 'a time (seconds)')]
     """
+    if isinstance(dimension, Mapping):
+        attributes, dimension = {**dimension, **attributes}, None
+
     def mark(fn: _F) -> _F:
         takes = "choices" in inspect.signature(fn).parameters
 
@@ -135,11 +139,18 @@ class _Later:
     again: Callable[[Any], Any] | None = None
 
     def value(self) -> Any:
-        return getattr(self.thing, self.attribute) if self.attribute else self.thing
+        return _attribute(self.thing, self.attribute)
 
     def under(self, choices: Any) -> Any:
-        got = self.again(choices) if self.again is not None else self.thing
-        return getattr(got, self.attribute) if self.attribute else got
+        return _attribute(self.again(choices) if self.again is not None else self.thing,
+                          self.attribute)
+
+
+def _attribute(thing: Any, path: str) -> Any:
+    """``thing``'s attribute ``path`` (dotted: ``op.flops``), or ``thing`` for ``""``."""
+    for name in path.split(".") if path else ():
+        thing = getattr(thing, name)
+    return thing
 
 
 @contextmanager
