@@ -339,6 +339,30 @@ def test_a_scaffold_writes_the_unit_its_sentence_gives_a_bare_number(tmp_path: P
     assert "OK       time_02  26.4 us  238/9 us\n" in done.stdout
 
 
+def test_a_scaffold_writes_the_unit_its_sentence_gives_a_relation_s_bare_bound(
+        tmp_path: Path) -> None:
+    (tmp_path / "t.md").write_text("# Gathers\n\nThe gather takes, in us, T > 26.4.\n",
+                                   "utf-8")
+    folder = tmp_path / "ch"
+    done = run_cli("claims", "new", str(folder), "--from", str(tmp_path / "t.md"),
+                   "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    assert '["Gathers".threshold_01]\nquote = "The gather takes, in us, T > 26.4."\n' \
+        'stated = "T > 26.4"\nunit = "us"\n' in (folder / "en.toml").read_text("utf-8")
+    (folder / "claims.py").write_text(textwrap.dedent('''
+        import sympy as sp
+        from symroof import chip, mesh
+
+
+        def claims(ch):
+            ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+            ch.add(threshold_01=sp.Symbol("T", positive=True) > ring.time)
+        '''), "utf-8")
+    done = run_cli("verify", "--no-cache", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert "OK       threshold_01  T > 26.4 us  T > 119/4500000\n" in done.stdout
+
+
 UNITS = {"s": (0, 0, 1), "B": (1, 0, 0), "FLOP": (0, 1, 0), "B/s": (1, 0, -1),
          "FLOP/s": (0, 1, -1), "1/s": (0, 0, -1)}
 
