@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import SimpleNamespace
 from typing import Any
 
 import sympy as sp
@@ -151,15 +150,31 @@ def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
     return s["D"] * (2 if cfg.norm == "layernorm" else 1)
 
 
+@dataclass(frozen=True)
+class Counts:
+    """The parameter counts a text reads (:func:`params` under ``sizes=nominal``)."""
+
+    total: sp.Expr
+    active: sp.Expr
+    non_embedding: sp.Expr
+
+
 def _params_under(choices: Any, cfg: ModelConfig, *, symbolic: bool = False) -> Any:
     """:func:`params` as ``choices`` take it: at ``sizes=nominal`` the total and active
-    counts the model is published as ("7B": 7e9), what a text simplifies them to."""
+    counts the model is published as ("7B": 7e9), what a text simplifies them to (the
+    count without embeddings has no published figure: it stays exact).
+
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.models import model
+    >>> _params_under(Choices(sizes="nominal"), model("llama-2-7b")).total
+    7000000000
+    """
     from .nominal import nominal_params  # (nominal sizes build on these counts)
     exact_ = params(cfg, symbolic=symbolic)
     if choices.sizes != "nominal" or symbolic:
         return exact_
-    return SimpleNamespace(total=nominal_params(cfg), non_embedding=exact_.non_embedding,
-                           active=nominal_params(cfg, active=cfg.moe is not None))
+    return Counts(nominal_params(cfg), nominal_params(cfg, active=cfg.moe is not None),
+                  exact_.non_embedding)
 
 
 @records(total=COUNT, active=COUNT, non_embedding=COUNT, again=_params_under)
