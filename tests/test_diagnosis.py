@@ -374,3 +374,27 @@ def test_plain_values_of_helpers_read_as_the_same_values_marked(tmp_path: Path) 
     assert got[0]["edition"][1].startswith("holds with the chip table's B2-draft edition")
     assert "link_alpha=one_way" in got[0]["oneway"][1]
     assert got[0]["count"][1].startswith("holds under sizes=nominal")
+
+
+def test_a_value_its_helper_cannot_make_again_is_judged_as_it_is() -> None:
+    # a remake that fails under some choice (here a division by zero) means no diagnosis
+    # for the value, not a failed chapter; one that works is tried
+    from symroof.claims.chapter import Chapter, with_editions
+    from symroof.core.units import TIME, recording, records
+
+    @records(TIME, again=lambda choices, n: 1 / 0 if choices.latency == "off" else n)
+    def broken(n: object) -> object:
+        return n
+
+    @records(TIME, again=lambda choices, n: n / 2 if choices.latency == "off" else n)
+    def working(n: object) -> object:
+        return n
+
+    ch = Chapter("d", "D", Source("b"))
+    with recording() as made:
+        a, b = broken(sp.Rational(3, 1000)), working(sp.Rational(5, 1000))
+    ch.made.extend(made)
+    assert with_editions(a, ch) == a
+    got = with_editions(b, ch)
+    assert isinstance(got, Tried) and [(c.describe(), v) for c, v in got.alternatives] == [
+        ("latency=off", sp.Rational(1, 400))]

@@ -249,8 +249,8 @@ def with_editions(value: Any, made: Any) -> Any:
             continue
         try:
             made_ = tried(again, editions=link_editions(getattr(entry, "thing", None)))
-        except SymroofError:  # a result the choices cannot remake
-            continue
+        except (SymroofError, ArithmeticError, LookupError, TypeError, ValueError):
+            continue  # a result the choices cannot remake: no diagnosis, not a failure
         if made_.value == value:  # made under the exact model, not a text's own choices
             return made_ if made_.alternatives else value
     return value
@@ -265,7 +265,7 @@ def _again(entry: Any, value: sp.Expr) -> Any:
     got = _recorded_value(entry, "")
     if isinstance(got, Mapping):  # a step's terms: the one that is the value
         key = next((k for k, v in got.items() if v == value), None)
-        return None if key is None else lambda c: again(c)[key]
+        return None if key is None else lambda c: again(c).get(key)
     return again if got == value else None
 
 
