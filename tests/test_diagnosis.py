@@ -338,12 +338,13 @@ def claims(ch):
     def step(choices=Choices()):
         return device_step(cfg, 'decode', mesh('X=8', 'h100-sxm'), {{'tp': ('X',)}},
                            batch=64, context=2048, choices=choices).t_lower
+    far = all_gather('bf16[8192_X, 64]', 'X', mesh('X=2@dcn,Y=16', 'tpu-v5e'))
     ch.add(lead={gather}, nolat={gather}, oneway={gather}, edition={gather},
-           matmul={matmul}, plan={plan}, count={count})
+           matmul={matmul}, plan={plan}, count={count}, dcn={dcn})
 """
 PLAIN = {"gather": "c.time", "matmul": "mm.roofline().t_lower", "plan": "step()",
-         "count": "params(cfg).total"}
-MARKED = {"gather": "ch.with_choices(c)",
+         "count": "params(cfg).total", "dcn": "far.time"}
+MARKED = {"gather": "ch.with_choices(c)", "dcn": "ch.with_choices(far)",
           "matmul": "ch.with_choices(lambda k: mm.under(k).roofline().t_lower)",
           "plan": "ch.with_choices(step)",
           "count": "ch.with_choices(lambda k: params_under(cfg, k, active=False))"}
@@ -351,11 +352,12 @@ MARKED = {"gather": "ch.with_choices(c)",
 
 def test_plain_values_of_helpers_read_as_the_same_values_marked(tmp_path: Path) -> None:
     # the law of plain and marked values, for a collective called directly (its leading
-    # term, latency off, one way, its links' other edition), a sharded matmul's roofline, a
-    # plan's step and a model's parameter count: the same verdicts and the same details
+    # term, latency off, one way, its links' other edition; one over DCN, whose hop latency
+    # stays a symbol), a sharded matmul's roofline, a plan's step and a model's parameter
+    # count: the same verdicts and the same details
     stated = {"lead": "19.7 us", "nolat": "10.9 us", "oneway": "36.8 us",
               "edition": "17.8 us", "matmul": "2.98 ms", "plan": "3.25 ms",
-              "count": "7.0B params"}
+              "count": "7.0B params", "dcn": "168 us"}
     rows = '[chapter]\nid = "p-en"\ntitle = "P"\nbook = "B"\nlanguage = "en"\n' + "".join(
         f'["S".{k}]\nquote = "{v}"\nstated = "{v}"\n' for k, v in stated.items())
     got = []
@@ -370,7 +372,10 @@ def test_plain_values_of_helpers_read_as_the_same_values_marked(tmp_path: Path) 
     assert {k: v for k, (v, _) in got[0].items()} == {
         "lead": "SIMPLIFIED", "nolat": "SIMPLIFIED", "oneway": "MISMATCH",
         "edition": "SIMPLIFIED", "matmul": "SIMPLIFIED", "plan": "SIMPLIFIED",
-        "count": "SIMPLIFIED"}
+        "count": "SIMPLIFIED", "dcn": "SIMPLIFIED"}
+    # a DCN hop's latency has no figure (alpha_dcn): the plain value, a formula, is judged
+    # under the choices as the marked one is
+    assert got[0]["dcn"][1].startswith("holds under latency=off")
     assert got[0]["edition"][1].startswith("holds with the chip table's B2-draft edition")
     assert "link_alpha=one_way" in got[0]["oneway"][1]
     assert got[0]["count"][1].startswith("holds under sizes=nominal")

@@ -101,6 +101,10 @@ ROWS = {
                               "latency (0.5502 ms); exact 3.79788 ms"),
     "plain_params_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text drops the "
                              "exact parameter count; exact 6.73842 billion"),
+    # a DCN hop's latency has no figure (alpha_dcn): the plain time is a formula, judged
+    # under the choices as a marked one is, not an error
+    "plain_dcn_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
+                             "latency; exact alpha_dcn + 8192/48828125"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),

@@ -209,7 +209,7 @@ def with_editions(value: Any, made: Any) -> Any:
     >>> [c.describe() for c, _ in with_editions(ring.time, ch).alternatives][:3]
     ['collectives=leading', 'latency=off', 'collectives=leading, latency=off']
     """
-    if not isinstance(value, sp.Expr) or not value.is_number:
+    if not isinstance(value, sp.Expr):
         return value
     for coll in getattr(made, "collectives", ()):
         attr = next((a for a in COLLECTIVE_VALUES
@@ -222,7 +222,7 @@ def with_editions(value: Any, made: Any) -> Any:
             return tried(remade_, editions=link_editions(coll))
         except SymroofError:  # a collective the choices cannot remake
             return value
-    for rl in getattr(made, "rooflines", ()):
+    for rl in getattr(made, "rooflines", ()) if value.is_number else ():
         attr = next((a for a in ("ridge", "peak", "t_math", "t_lower", "t_upper")
                      if getattr(rl, a) == value), None)
         if attr is None:
