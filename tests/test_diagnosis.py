@@ -324,8 +324,9 @@ def test_a_value_of_a_collective_called_directly_is_judged_as_if_marked(
 PLAIN_OR_MARKED = """\
 from symroof import chip, mesh
 from symroof.core.choices import Choices
-from symroof.models import model, params
+from symroof.models import kv_bytes_per_token, model, params, with_round_params
 from symroof.models.chosen import params_under
+from symroof.models.nominal import kv_bytes_under
 from symroof.parallel import all_gather, sharded_matmul
 from symroof.plans.device_step import device_step
 
@@ -339,12 +340,14 @@ def claims(ch):
         return device_step(cfg, 'decode', mesh('X=8', 'h100-sxm'), {{'tp': ('X',)}},
                            batch=64, context=2048, choices=choices).t_lower
     far = all_gather('bf16[8192_X, 64]', 'X', mesh('X=2@dcn,Y=16', 'tpu-v5e'))
+    big = with_round_params(model('llama-3-70b'), '70e9', kv_bytes_per_token='320e3')
     ch.add(lead={gather}, nolat={gather}, oneway={gather}, edition={gather},
-           matmul={matmul}, plan={plan}, count={count}, dcn={dcn})
+           matmul={matmul}, plan={plan}, count={count}, dcn={dcn}, kv={kv})
 """
 PLAIN = {"gather": "c.time", "matmul": "mm.roofline().t_lower", "plan": "step()",
-         "count": "params(cfg).total", "dcn": "far.time"}
+         "count": "params(cfg).total", "dcn": "far.time", "kv": "kv_bytes_per_token(big)"}
 MARKED = {"gather": "ch.with_choices(c)", "dcn": "ch.with_choices(far)",
+          "kv": "ch.with_choices(lambda k: kv_bytes_under(big, 'bf16', k))",
           "matmul": "ch.with_choices(lambda k: mm.under(k).roofline().t_lower)",
           "plan": "ch.with_choices(step)",
           "count": "ch.with_choices(lambda k: params_under(cfg, k, active=False))"}
@@ -353,11 +356,11 @@ MARKED = {"gather": "ch.with_choices(c)", "dcn": "ch.with_choices(far)",
 def test_plain_values_of_helpers_read_as_the_same_values_marked(tmp_path: Path) -> None:
     # the law of plain and marked values, for a collective called directly (its leading
     # term, latency off, one way, its links' other edition; one over DCN, whose hop latency
-    # stays a symbol), a sharded matmul's roofline, a plan's step and a model's parameter
-    # count: the same verdicts and the same details
+    # stays a symbol), a sharded matmul's roofline, a plan's step, a model's parameter
+    # count and its KV bytes at the text's own figure: the same verdicts and details
     stated = {"lead": "19.7 us", "nolat": "10.9 us", "oneway": "36.8 us",
               "edition": "17.8 us", "matmul": "2.98 ms", "plan": "3.25 ms",
-              "count": "7.0B params", "dcn": "168 us"}
+              "count": "7.0B params", "dcn": "168 us", "kv": "320 kB"}
     rows = '[chapter]\nid = "p-en"\ntitle = "P"\nbook = "B"\nlanguage = "en"\n' + "".join(
         f'["S".{k}]\nquote = "{v}"\nstated = "{v}"\n' for k, v in stated.items())
     got = []
@@ -372,7 +375,7 @@ def test_plain_values_of_helpers_read_as_the_same_values_marked(tmp_path: Path) 
     assert {k: v for k, (v, _) in got[0].items()} == {
         "lead": "SIMPLIFIED", "nolat": "SIMPLIFIED", "oneway": "MISMATCH",
         "edition": "SIMPLIFIED", "matmul": "SIMPLIFIED", "plan": "SIMPLIFIED",
-        "count": "SIMPLIFIED", "dcn": "SIMPLIFIED"}
+        "count": "SIMPLIFIED", "dcn": "SIMPLIFIED", "kv": "SIMPLIFIED"}
     # a DCN hop's latency has no figure (alpha_dcn): the plain value, a formula, is judged
     # under the choices as the marked one is
     assert got[0]["dcn"][1].startswith("holds under latency=off")

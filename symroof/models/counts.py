@@ -296,7 +296,24 @@ def training_flops_per_token(cfg: ModelConfig, context: int | sp.Expr | None = N
     return sp.expand(3 * f.total + extra)
 
 
-@records(CAPACITY)
+def _kv_under(choices: Any, cfg: ModelConfig, dtype: str = "bf16", *,
+              symbolic: bool = False) -> sp.Expr:
+    """:func:`kv_bytes_per_token` as ``choices`` take it: at ``sizes=nominal`` the KV bytes
+    a text states for the model (``with_round_params``), where it states them.
+
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.models import model, with_round_params
+    >>> cfg = with_round_params(model("llama-3-70b"), "70e9", kv_bytes_per_token="320e3")
+    >>> _kv_under(Choices(sizes="nominal"), cfg), _kv_under(Choices(), cfg)
+    (320000, 327680)
+    """
+    from .nominal import kv_bytes_under  # (nominal sizes build on these counts)
+    if symbolic:
+        return kv_bytes_per_token(cfg, dtype, symbolic=True)
+    return kv_bytes_under(cfg, dtype, choices)
+
+
+@records(CAPACITY, again=_kv_under)
 def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
                        symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes per token: 2 (a key and a value) x L x K x H x bytes per element;
