@@ -293,3 +293,116 @@ def test_a_plain_collective_time_reads_simplified_or_a_named_slip_as_if_marked(
     assert got[0] == got[1]
     assert [v for v, _ in got[0].values()] == ["SIMPLIFIED", "SIMPLIFIED", "MISMATCH"]
     assert "link_alpha=one_way" in got[0]["oneway"][1]
+
+
+@settings(max_examples=20, deadline=None)
+@given(kind=st.sampled_from(["all_gather", "reduce_scatter", "all_reduce", "all_to_all"]),
+       n=st.sampled_from([4, 8, 16]), rows=st.integers(1, 64),
+       name=st.sampled_from(["tpu-v5e", "tpu-v5p", "h100-sxm"]),
+       attr=st.sampled_from(["time", "bandwidth_time", "latency_time", "bytes_per_device"]))
+def test_a_value_of_a_collective_called_directly_is_judged_as_if_marked(
+        kind: str, n: int, rows: int, name: str, attr: str) -> None:
+    # one question, one answer: a collective the chapter did not record (all_gather(...)
+    # called directly) gives its plain values the choices and the link editions that
+    # ch.with_choices(collective, of=...) tries
+    from symroof import chip, mesh, parallel
+    from symroof.claims.chapter import COLLECTIVE_VALUES, Chapter, with_editions
+    from symroof.core.units import recording
+    ch = Chapter("d", "D", Source("b"))
+    array = {"all_gather": f"bf16[{rows * n}_X, 64]", "all_to_all": f"bf16[{rows * n}_X, 64]"
+             }.get(kind, f"bf16[{rows * n}, 64]")
+    with recording() as made:
+        c = getattr(parallel, kind)(array, "X", mesh(f"X={n}", chip(name)))
+    ch.made.extend(made)
+    value = getattr(c, attr)
+    first = next(a for a in COLLECTIVE_VALUES if getattr(c, a) == value)
+    marked = ch.with_choices(c, of=first)
+    assert with_editions(value, ch) == (marked if marked.alternatives else value)
+    assert with_editions(value, Chapter("d", "D", Source("b"))) == value  # nothing made
+
+
+PLAIN_OR_MARKED = """\
+from symroof import chip, mesh
+from symroof.core.choices import Choices
+from symroof.models import kv_bytes_per_token, model, params, with_round_params
+from symroof.models.chosen import params_under
+from symroof.models.nominal import kv_bytes_under
+from symroof.parallel import all_gather, sharded_matmul
+from symroof.plans.device_step import device_step
+
+def claims(ch):
+    wide = mesh('X=16', chip('tpu-v5e'))
+    c = all_gather('bf16[8192_X, 64]', 'X', wide)
+    mm = sharded_matmul('bf16[4096, 8192_X]', 'bf16[8192_X, 8192]',
+                        mesh('X=8', chip('tpu-v5e')))
+    cfg = model('llama-2-7b')
+    def step(choices=Choices()):
+        return device_step(cfg, 'decode', mesh('X=8', 'h100-sxm'), {{'tp': ('X',)}},
+                           batch=64, context=2048, choices=choices).t_lower
+    far = all_gather('bf16[8192_X, 64]', 'X', mesh('X=2@dcn,Y=16', 'tpu-v5e'))
+    big = with_round_params(model('llama-3-70b'), '70e9', kv_bytes_per_token='320e3')
+    ch.add(lead={gather}, nolat={gather}, oneway={gather}, edition={gather},
+           matmul={matmul}, plan={plan}, count={count}, dcn={dcn}, kv={kv})
+"""
+PLAIN = {"gather": "c.time", "matmul": "mm.roofline().t_lower", "plan": "step()",
+         "count": "params(cfg).total", "dcn": "far.time", "kv": "kv_bytes_per_token(big)"}
+MARKED = {"gather": "ch.with_choices(c)", "dcn": "ch.with_choices(far)",
+          "kv": "ch.with_choices(lambda k: kv_bytes_under(big, 'bf16', k))",
+          "matmul": "ch.with_choices(lambda k: mm.under(k).roofline().t_lower)",
+          "plan": "ch.with_choices(step)",
+          "count": "ch.with_choices(lambda k: params_under(cfg, k, active=False))"}
+
+
+def test_plain_values_of_helpers_read_as_the_same_values_marked(tmp_path: Path) -> None:
+    # the law of plain and marked values, for a collective called directly (its leading
+    # term, latency off, one way, its links' other edition; one over DCN, whose hop latency
+    # stays a symbol), a sharded matmul's roofline, a plan's step, a model's parameter
+    # count and its KV bytes at the text's own figure: the same verdicts and details
+    stated = {"lead": "19.7 us", "nolat": "10.9 us", "oneway": "36.8 us",
+              "edition": "17.8 us", "matmul": "2.98 ms", "plan": "3.25 ms",
+              "count": "7.0B params", "dcn": "168 us", "kv": "320 kB"}
+    rows = '[chapter]\nid = "p-en"\ntitle = "P"\nbook = "B"\nlanguage = "en"\n' + "".join(
+        f'["S".{k}]\nquote = "{v}"\nstated = "{v}"\n' for k, v in stated.items())
+    got = []
+    for name, values in (("plain", PLAIN), ("marked", MARKED)):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "claims.py").write_text(PLAIN_OR_MARKED.format(**values))
+        (folder / "en.toml").write_text(rows)
+        got.append({v.claim.id: (str(v.verdict), v.detail)
+                    for v in verify(build_chapter(folder)).verdicts})
+    assert got[0] == got[1]
+    assert {k: v for k, (v, _) in got[0].items()} == {
+        "lead": "SIMPLIFIED", "nolat": "SIMPLIFIED", "oneway": "MISMATCH",
+        "edition": "SIMPLIFIED", "matmul": "SIMPLIFIED", "plan": "SIMPLIFIED",
+        "count": "SIMPLIFIED", "dcn": "SIMPLIFIED", "kv": "SIMPLIFIED"}
+    # a DCN hop's latency has no figure (alpha_dcn): the plain value, a formula, is judged
+    # under the choices as the marked one is
+    assert got[0]["dcn"][1].startswith("holds under latency=off")
+    assert got[0]["edition"][1].startswith("holds with the chip table's B2-draft edition")
+    assert "link_alpha=one_way" in got[0]["oneway"][1]
+    assert got[0]["count"][1].startswith("holds under sizes=nominal")
+
+
+def test_a_value_its_helper_cannot_make_again_is_judged_as_it_is() -> None:
+    # a remake that fails under some choice (here a division by zero) means no diagnosis
+    # for the value, not a failed chapter; one that works is tried
+    from symroof.claims.chapter import Chapter, with_editions
+    from symroof.core.units import TIME, recording, records
+
+    @records(TIME, again=lambda choices, n: 1 / 0 if choices.latency == "off" else n)
+    def broken(n: object) -> object:
+        return n
+
+    @records(TIME, again=lambda choices, n: n / 2 if choices.latency == "off" else n)
+    def working(n: object) -> object:
+        return n
+
+    ch = Chapter("d", "D", Source("b"))
+    with recording() as made:
+        a, b = broken(sp.Rational(3, 1000)), working(sp.Rational(5, 1000))
+    ch.made.extend(made)
+    assert with_editions(a, ch) == a
+    got = with_editions(b, ch)
+    assert isinstance(got, Tried) and [(c.describe(), v) for c, v in got.alternatives] == [
+        ("latency=off", sp.Rational(1, 400))]

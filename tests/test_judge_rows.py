@@ -10,6 +10,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from symroof.claims.chapter import build_chapter
 from symroof.core.errors import InputError
@@ -34,6 +36,8 @@ ROWS = {
     # a relation's bound printed with a unit: checked against the bound's dimension
     "relation_bound_in_ms": ("MISMATCH", "stated in ms, derived in FLOP/B (243.21 FLOP/B)"),
     "relation_bound_in_us": ("OK", "26.4444 us at the printed precision"),
+    # a bound printed bare against a time: read in the unit its row declares
+    "relation_bound_declared": ("OK", "26.4444 us at the printed precision"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
     # a recorded collective's time and bytes, a model helper's time and count: no quantity()
     "collective_time": ("OK", "26.4444 us at the printed precision"),
@@ -43,6 +47,11 @@ ROWS = {
     "params_in_bytes": ("MISMATCH", "stated in GB, derived in a count or ratio (6.73842e9)"),
     # an AllGather made without the chapter (all_gather(...)): its bytes are bytes
     "gather_bytes_in_seconds": ("MISMATCH", "stated in ms, derived in B (5.87203e7 B)"),
+    # a figure defined with the unit the text prints it in, and a step computed from it
+    # and an engine result (the FLOPs over the peak): each has its own dimension
+    "defined_peak_as_bandwidth": ("MISMATCH", "stated in TB/s, derived in FLOP/s "
+                                  "(1.9e14 FLOP/s)"),
+    "step_time_in_bytes": ("MISMATCH", "stated in GB, derived in s (0.00289345 s)"),
     # a number printed bare: a time read in the unit its row declares (unit = "us"), a
     # count read as it is
     "collective_time_bare": ("OK", "26.4444 us at the printed precision"),
@@ -77,6 +86,25 @@ ROWS = {
     "plain_collective_one_way": ("MISMATCH", "derived 18.4167 us, stated 35.8 us; the stated "
                                  "value is what the one-way link figure for a ring that sends "
                                  "both ways gives: 35.8333 us (link_alpha=one_way)"),
+    # plain values of what the chapter did not record (a collective called directly, a
+    # sharded matmul's roofline, a plan's step, a model's count): the choices that made
+    # them are tried all the same, and a collective's links in the chip table's other
+    # editions
+    "plain_gather_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the "
+                                "hop latency (0.0042 ms); exact 0.134689 ms"),
+    "plain_collective_edition": ("SIMPLIFIED", "holds with the chip table's B2-draft edition "
+                                 "(edition=B2-draft); exact 18.4167 us; also reproduced by "
+                                 "edition=GC-v5e"),
+    "plain_matmul_leading": ("SIMPLIFIED", "holds as the leading term in n: the text drops "
+                             "(n-1)/n; exact 2.60979 ms"),
+    "plain_step_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
+                              "latency (0.5502 ms); exact 3.79788 ms"),
+    "plain_params_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text drops the "
+                             "exact parameter count; exact 6.73842 billion"),
+    # a DCN hop's latency has no figure (alpha_dcn): the plain time is a formula, judged
+    # under the choices as a marked one is, not an error
+    "plain_dcn_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
+                             "latency; exact alpha_dcn + 8192/48828125"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),
@@ -140,12 +168,19 @@ def _edit(folder: Path, old: str, new: str) -> None:
      "the claim's value is a time (seconds), whose scale a bare number does not say: declare "
      'the unit the text means (unit = "ms", or "us", "s") or state it ("26.4 ms"); see '
      "docs/numbers.md"),
-    ('unit = "us"', 'unit = "furlongs"',
+    ('stated = "26.4"\nunit = "us"', 'stated = "26.4"\nunit = "furlongs"',
      "collective_time_bare: unit: unit 'furlongs' is not a unit, a multiplier or a fraction "
      "of the table of printed numbers (docs/numbers.md)"),
     ('stated = "26.4"\nunit = "us"', 'stated = "26.4 us"\nunit = "us"',
      "collective_time_bare: unit: unit is for a number printed bare; the stated value "
      "'26.4 us' prints its own (us)"),
+    # a relation's bound printed bare against a time, with no unit declared: refused as a
+    # bare number is, naming the bound and the relation to write
+    ('stated = "T > 26.4"\nunit = "us"\n', 'stated = "T > 26.4"\n',
+     "relation_bound_declared: stated: the bound '26.4' of the stated relation 'T > 26.4' "
+     "is printed without a unit, and the value it bounds is a time (seconds), whose scale "
+     'a bare number does not say: declare the unit the text means (unit = "ms", or "us", '
+     '"s") or state it ("T > 26.4 ms"); see docs/numbers.md'),
 ])
 def test_what_a_reader_gets_wrong_is_refused_by_name(tmp_path: Path, old: str, new: str,
                                                      message: str) -> None:
@@ -306,3 +341,61 @@ def test_a_scaffold_writes_the_unit_its_sentence_gives_a_bare_number(tmp_path: P
     done = run_cli("verify", "--no-cache", str(folder))
     assert done.returncode == 0, done.stderr
     assert "OK       time_02  26.4 us  238/9 us\n" in done.stdout
+
+
+def test_a_scaffold_writes_the_unit_its_sentence_gives_a_relation_s_bare_bound(
+        tmp_path: Path) -> None:
+    (tmp_path / "t.md").write_text("# Gathers\n\nThe gather takes, in us, T > 26.4.\n",
+                                   "utf-8")
+    folder = tmp_path / "ch"
+    done = run_cli("claims", "new", str(folder), "--from", str(tmp_path / "t.md"),
+                   "--lang", "en")
+    assert done.returncode == 0, done.stderr
+    assert '["Gathers".threshold_01]\nquote = "The gather takes, in us, T > 26.4."\n' \
+        'stated = "T > 26.4"\nunit = "us"\n' in (folder / "en.toml").read_text("utf-8")
+    (folder / "claims.py").write_text(textwrap.dedent('''
+        import sympy as sp
+        from symroof import chip, mesh
+
+
+        def claims(ch):
+            ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+            ch.add(threshold_01=sp.Symbol("T", positive=True) > ring.time)
+        '''), "utf-8")
+    done = run_cli("verify", "--no-cache", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert "OK       threshold_01  T > 26.4 us  T > 119/4500000\n" in done.stdout
+
+
+UNITS = {"s": (0, 0, 1), "B": (1, 0, 0), "FLOP": (0, 1, 0), "B/s": (1, 0, -1),
+         "FLOP/s": (0, 1, -1), "1/s": (0, 0, -1)}
+
+
+@settings(max_examples=40, deadline=None)
+@given(a=st.sampled_from(sorted(UNITS)), b=st.sampled_from(sorted(UNITS)),
+       ka=st.integers(-2, 2), kb=st.integers(-2, 2), factor=st.sampled_from([1, 2, 1000]))
+def test_a_step_s_output_has_the_dimension_its_operands_powers_give(
+        a: str, b: str, ka: int, kb: int, factor: int) -> None:
+    # a step whose output is a^ka * b^kb of operands with known dimensions takes ka*dim(a)
+    # + kb*dim(b); a number times a factor takes none (2 x a count of elements may be
+    # bytes); the operands' values (13 and 17) are primes, so no other powers give it
+    import sympy as sp
+
+    from symroof.claims.chapter import Chapter, engine_results, quantity
+    from symroof.claims.model import Source
+    if ka == kb == 0:
+        return
+    ch = Chapter("d", "D", Source("b"))
+    x = ch.define("x", "x", quantity(sp.Integer(13), a))
+    y = ch.define("y", "y", quantity(sp.Integer(17), b))
+    out = ch.step("evaluate", "x^ka y^kb", (x, y), factor * x**ka * y**kb)
+    want = tuple(ka * UNITS[a][i] + kb * UNITS[b][i] for i in range(3))
+    got = engine_results(ch).get(out)
+    assert got == (want if factor == 1 else None)
+    # the same value given its unit by quantity() (when it has one) reads the same
+    same = tuple(want) in UNITS.values() and factor == 1
+    if same:
+        unit = next(u for u, d in UNITS.items() if d == want)
+        ch2 = Chapter("d", "D", Source("b"))
+        again = ch2.step("evaluate", "given", None, quantity(x**ka * y**kb, unit))
+        assert engine_results(ch2)[again] == got

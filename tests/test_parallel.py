@@ -344,3 +344,24 @@ def test_a_user_topology_makes_a_mesh(tmp_path: object) -> None:
     ag = collective("allgather", V, "X", mesh("X=8", toy))
     # a wrapped bidirectional ring of 8: 7/8 V over 1e10 B/s (both ways), 4 hops of 2 us
     assert (ag.bandwidth_time, ag.latency_time) == (7 * V / 8 / 10**10, sp.Rational(8, 10**6))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.sampled_from([("tpu-v5e", "X=16"), ("tpu-v5e", "X=2@dcn,Y=16"),
+                        ("tpu-v5p", "X=4,Y=4,Z=4"), ("h100-sxm", "X=16"),
+                        ("a100-80gb", "X=8")]),
+       st.data())
+def test_a_mesh_under_an_edition_is_the_mesh_built_on_that_edition_s_chip(
+        case: tuple[str, str], data: st.DataObject) -> None:
+    # one question, one answer: a mesh remade under edition=LABEL (what a collective's
+    # values are tried under) has the axes a mesh built on chip(...).edition(LABEL) has
+    from symroof.core.choices import EXACT
+    name, spec = case
+    base = chip(name)
+    labels = sorted({a.label for f in base.figures.values() for a in f.alternatives})
+    m = mesh(spec, base)
+    assert m.under(EXACT) is m
+    if not labels:
+        return
+    label = data.draw(st.sampled_from(labels))
+    assert m.under(EXACT.with_(edition=label)).axes == mesh(spec, base.edition(label)).axes

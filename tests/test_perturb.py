@@ -81,7 +81,12 @@ def test_every_input_moves_a_derived_value(tmp_path: Path, folder: Path, table: 
 RESTATING = {"appendix": {"csr_example_params", "csr_nnz_millions"},
              "scaling": {"scaling_chinchilla_tokens_per_param",
                          "scaling_gpt3_tokens_per_param",
-                         "scaling_tokens_per_param_heuristic"}}
+                         "scaling_tokens_per_param_heuristic"},
+             # a chapter's own step or definition returns the literal it is given, and a
+             # figure read back with parse_quantity is the figure as claims.py writes it
+             "rooflines": {"token_batch_example", "token_batch_example_local",
+                           "q5_h100_dense_flops"},
+             "appendix-training": {"gpt2_card_decimal_gb"}}
 
 
 def test_bundled_claims_restate_only_the_listed_literals() -> None:
@@ -129,3 +134,28 @@ def test_a_restated_literal_or_input_is_a_definition(tmp_path: Path) -> None:
         "total": ("definition", "no engine computation: restates the input a, plus the input b"),
         "half": ("number", ""),
     }
+
+
+def test_a_step_or_definition_of_a_literal_restates_it() -> None:
+    # a chapter's own step returns its output, a definition its value, quantity() its
+    # value, parse_quantity the figure claims.py writes: a literal passed through them
+    # restates that literal; a step computed from an engine result does not
+    found = restated(textwrap.dedent("""
+        import sympy as sp
+        from symroof.core.units import COMPUTE, parse_quantity
+        def claims(ch):
+            tokens = ch.step("evaluate", "global batch", None, 512 * 4096, "given")
+            local = ch.step("evaluate", "per GPU", tokens,
+                            sp.Rational(tokens, ch.given("gpus", 2048)))
+            sparse = ch.define("sparse rate", "P", parse_quantity("1.979e15 FLOP/s", COMPUTE))
+            card = ch.define("card", "M", value=quantity(80 * 2**30, "B"))
+            rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+            ridge = ch.step("evaluate", "ridge", rl.ridge, output=rl.ridge)
+            ch.add(tokens=tokens, local=local, dense=sparse / 2, card=card, ridge=ridge,
+                   half=ch.step("evaluate", "half", rl.peak, rl.peak / 2))
+    """))
+    assert found == {
+        "tokens": "restates 512 * 4096, written in claims.py",
+        "local": "restates 512 * 4096, over the input gpus",
+        "dense": "restates sparse / 2, written in claims.py",
+        "card": "restates 80 * 2 ** 30, written in claims.py"}

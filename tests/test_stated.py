@@ -304,3 +304,46 @@ def test_a_relation_s_bound_with_a_unit_reads_as_the_number_stated_alone(
     alone = judge_number(bound, value, TOLERANCE, dimension=dimension)
     judged = judge_relation(f"T {op} {bound}", rel, TOLERANCE, dimension=dimension)
     assert (judged.verdict, judged.detail) == (alone.verdict, alone.detail)
+
+
+@settings(max_examples=60, deadline=None)
+@given(digits=st.integers(1, 99999), unit=st.sampled_from(["ms", "us", "s", "GB", "MiB",
+                                                          "GB/s", "TFLOP/s", "FLOP", "1/s"]),
+       dimension=st.sampled_from([(0, 0, 1), (1, 0, 0), (1, 0, -1), (0, 1, -1), (-1, 1, 0),
+                                  (0, 1, 0), (0, 0, -1), (0, 0, 0), None]),
+       op=st.sampled_from([">", "<", ">=", "<="]), left=st.booleans())
+def test_a_relation_s_bare_bound_is_refused_or_read_as_a_bare_number_is(
+        digits: int, unit: str, dimension: tuple[int, int, int] | None, op: str,
+        left: bool) -> None:
+    # one question, one answer: the bound of "T > 26.4" printed bare is refused exactly
+    # when "26.4" stated alone is, and with the row's unit it reads as "26.4 us" does
+    from symroof.claims.model import Claim, Source
+    from symroof.claims.rules import judge
+    bound = f"{digits / 100:g}"
+    relation = f"{bound} {op} T" if left else f"T {op} {bound}"
+    src = Source("b", language="en")
+    value = sp.Symbol("T", positive=True) > 1
+    alone = bare_refusal(read(bound), dimension, bound)
+    try:
+        Claim("r", src, "", relation, relation, None, "relation", value=value,
+              dimension=dimension)
+        refused = None
+    except InputError as exc:
+        refused = exc.message
+    assert (refused is None) == (alone is None)
+    if refused is not None:
+        assert refused.startswith(f"the bound '{bound}' of the stated relation "
+                                  f"'{relation}' is printed without a unit")
+        assert alone is not None
+        first = alone.split('unit = "')[1].split('"')[0]  # the unit the refusal suggests
+        assert refused.split("does not say")[1] == alone.split("does not say")[1].replace(
+            f'("{bound} {first}")', f'("{with_unit(relation, first)}")')
+    declared = with_unit(relation, unit)
+    assert declared == (f"{bound} {unit} {op} T" if left else f"T {op} {bound} {unit}")
+    derived = sp.Rational(digits, 7)
+    rel = sp.Rel(derived, sp.Symbol("T", positive=True), op) if left else \
+        sp.Rel(sp.Symbol("T", positive=True), derived, op)
+    got = judge(Claim("r", src, "", declared, declared, None, "relation", value=rel,
+                      dimension=dimension))
+    alone_j = judge_number(f"{bound} {unit}", derived, dimension=dimension)
+    assert (got.verdict, got.detail) == (alone_j.verdict, alone_j.detail)

@@ -55,6 +55,7 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
+from itertools import product
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
 from typing import Any
@@ -64,7 +65,14 @@ import sympy as sp
 from ..core.choices import EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError, SymroofError
 from ..core.parse import exact_number, parse_expr, size_name
-from ..core.units import COUNT, ENGINE_DIMENSIONS, recorded, recording, unit_dimension
+from ..core.units import (
+    COUNT,
+    ENGINE_DIMENSIONS,
+    recorded,
+    recording,
+    remade,
+    unit_dimension,
+)
 from ..engine.rooflines import roofline
 from .consistency import find_conflicts
 from .model import (
@@ -186,32 +194,35 @@ def with_editions(value: Any, made: Any) -> Any:
     """``value``, or when it is a number a recorded roofline gives (its ridge, peak or a
     time) on a chip whose table has other editions, the value with what each edition gives
     (a :class:`Tried`): a stated value another edition reproduces is SIMPLIFIED, with the
-    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s). A number a recorded
-    collective gives (its time, bandwidth or latency time, its bytes) is judged as if made
-    with ``ch.with_choices(collective, of=attr)``: the named choices of
-    :data:`symroof.core.choices.CANDIDATES` (the leading term, latency off, one way) are
-    tried on it, marked or not.
+    edition named (the vendor's 312 TFLOP/s, the book's 8.2e11 B/s). A number a collective
+    gives (its time, bandwidth or latency time, its bytes) is judged as if made with
+    ``ch.with_choices(collective, of=attr)``: the named choices of
+    :data:`symroof.core.choices.CANDIDATES` (the leading term, latency off, one way) and
+    the other editions of its links' figures are tried on it, marked or not. So is a
+    number any engine helper made while the chapter was built and can make again under
+    choices (:func:`symroof.core.units.remade`: a collective called directly, a sharded
+    matmul, a plan, a model's count at its nominal size).
 
     >>> from symroof import chip, mesh
     >>> ch = Chapter("d", "D", Source("b"))
     >>> ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
-    >>> [c.changed() for c, _ in with_editions(ring.time, ch).alternatives]
-    [('collectives',), ('latency',), ('collectives', 'latency')]
+    >>> [c.describe() for c, _ in with_editions(ring.time, ch).alternatives][:3]
+    ['collectives=leading', 'latency=off', 'collectives=leading, latency=off']
     """
-    if not isinstance(value, sp.Expr) or not value.is_number:
+    if not isinstance(value, sp.Expr):
         return value
     for coll in getattr(made, "collectives", ()):
         attr = next((a for a in COLLECTIVE_VALUES
                      if _recorded_value(coll, a) == value), None)
         if attr is None:
             continue
-        def remade(c: Any, coll: Any = coll, attr: str = attr) -> Any:
+        def remade_(c: Any, coll: Any = coll, attr: str = attr) -> Any:
             return getattr(coll.under(c), attr)
         try:
-            return tried(remade)
+            return tried(remade_, editions=link_editions(coll))
         except SymroofError:  # a collective the choices cannot remake
             return value
-    for rl in getattr(made, "rooflines", ()):
+    for rl in getattr(made, "rooflines", ()) if value.is_number else ():
         attr = next((a for a in ("ridge", "peak", "t_math", "t_lower", "t_upper")
                      if getattr(rl, a) == value), None)
         if attr is None:
@@ -232,7 +243,47 @@ def with_editions(value: Any, made: Any) -> Any:
             return tried(make, None, candidates=(), editions=labels)
         except InputError:
             return value
+    for entry, _ in getattr(made, "made", ()):
+        again = _again(entry, value)
+        if again is None:
+            continue
+        try:
+            made_ = tried(again, editions=link_editions(getattr(entry, "thing", None)))
+        except (SymroofError, ArithmeticError, LookupError, TypeError, ValueError):
+            continue  # a result the choices cannot remake: no diagnosis, not a failure
+        if made_.value == value:  # made under the exact model, not a text's own choices
+            return made_ if made_.alternatives else value
     return value
+
+
+def _again(entry: Any, value: sp.Expr) -> Any:
+    """``value`` as a function of the choices, when the helper entry made it (itself, or
+    one of its terms) and can make it again; else None."""
+    again = remade(entry)
+    if again is None:
+        return None
+    got = _recorded_value(entry, "")
+    if isinstance(got, Mapping):  # a step's terms: the one that is the value
+        key = next((k for k, v in got.items() if v == value), None)
+        return None if key is None else lambda c: again(c).get(key)
+    return again if got == value else None
+
+
+def link_editions(thing: Any) -> tuple[str, ...]:
+    """The labels of the other editions of the figures of a collective's links (their
+    bandwidth and hop latency), which ``Collective.under`` takes; () for anything else.
+
+    >>> from symroof import chip, mesh
+    >>> from symroof.parallel import all_gather
+    >>> link_editions(all_gather("bf16[8_X]", "X", mesh("X=8", chip("tpu-v5e"))))
+    ('B2-draft', 'GC-v5e')
+    """
+    if type(thing).__name__ != "Collective":
+        return ()
+    links = {p.link.name for a in thing.axes for p in thing.mesh.axis(a).stages()}
+    return tuple(sorted({alt.label for key, f in thing.mesh.chip.figures.items()
+                         if key.split(".")[0] in links and key.partition(".")[2]
+                         in ("", "latency") for alt in f.alternatives}))
 
 
 # the attributes of a collective the named choices change, in the order looked up
@@ -241,7 +292,7 @@ COLLECTIVE_VALUES = ("time", "bandwidth_time", "latency_time", "bytes_per_device
 
 def _recorded_value(coll: Any, attr: str) -> Any:
     try:
-        return getattr(coll, attr)
+        return recorded(coll) if not attr else getattr(coll, attr)
     except SymroofError:  # an attribute the collective cannot give (a symbolic mesh)
         return None
 
@@ -309,13 +360,61 @@ def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
                 if out.get(v, dims) != dims:
                     clash.add(v)
                 out[v] = dims
+    for v, dims in getattr(made, "dimensioned", ()):  # a step's or definition's unit
+        if _bounded(v):
+            if out.get(v, dims) != dims:
+                clash.add(v)
+            out[v] = dims
     # a threshold solves for a size (a batch, an axis size): a count, unless the value is
     # already another result (B_crit of a matmul is its ridge, FLOP/B, in number)
     for t in getattr(made, "thresholds", ()):
         for v in (t.exact, t.asymptotic):
             if _bounded(v) and v not in out and v not in clash:
                 out[v] = (COUNT.byte, COUNT.flop, COUNT.second)
-    return {v: d for v, d in out.items() if v not in clash}
+    known = {v: d for v, d in out.items() if v not in clash}
+    for v, operands in getattr(made, "operands", ()):  # steps, in the order recorded
+        if _bounded(v) and v not in known and v not in clash:
+            derived = monomial_dimension(v, operands, known)
+            if derived is not None:
+                known[v] = derived
+    return known
+
+
+def monomial_dimension(value: Any, operands: Any, known: Mapping[Any, tuple[int, int, int]]
+                       ) -> tuple[int, int, int] | None:
+    """The dimension of ``value`` when it is a product of whole powers (-2 to 2) of
+    ``operands`` (one value or a tuple of up to four), exactly and in one way only, and
+    each operand's dimension is ``known``; else None.
+
+    >>> monomial_dimension(sp.Integer(6), (sp.Integer(12), sp.Integer(2)),
+    ...                    {sp.Integer(12): (0, 1, 0), sp.Integer(2): (0, 1, -1)})
+    (0, 0, 1)
+    """
+    ops = tuple(operands) if isinstance(operands, tuple | list) else (operands,)
+    if not 1 <= len(ops) <= 4 or not isinstance(value, sp.Expr) or \
+            not all(isinstance(o, sp.Expr) and o in known for o in ops):
+        return None
+    found = set()
+    for powers in product(range(-2, 3), repeat=len(ops)):
+        if any(powers) and sp.cancel(sp.Mul(*(o ** k for o, k in zip(ops, powers,
+                                                                     strict=True))) - value) == 0:
+            found.add(tuple(sum(k * known[o][i] for o, k in zip(ops, powers, strict=True))
+                            for i in range(3)))
+    return found.pop() if len(found) == 1 else None  # type: ignore[return-value]
+
+
+def _dimensioned(value: Any, where: str) -> tuple[Any, tuple[int, int, int] | None]:
+    """A step's or definition's value in base units, with the dimension its unit says: a
+    :func:`quantity`, or text printed with a unit; anything else as it is."""
+    if isinstance(value, Quantity):
+        return value.value, dimension_of(value, None, {})
+    if isinstance(value, str):
+        got = read(value)
+        if got is None or got.dims is None:
+            raise InputError(f"a value given as text is a number printed with its unit "
+                             f"(\"1.97e14 FLOP/s\"), got {value!r:.60}", where)
+        return got.value, got.dims
+    return value, None
 
 
 def _bounded(v: Any) -> bool:
@@ -498,19 +597,68 @@ class Chapter(DerivationBuilder):
     inputs: Mapping[str, Any] = field(default_factory=dict)
     values: dict[str, Any] = field(default_factory=dict)
     used: set[str] = field(default_factory=set)
+    # the outputs of steps and definitions with the dimension their unit says, and the
+    # outputs of steps with the operands they were computed from (``engine_results``)
+    dimensioned: list[tuple[Any, tuple[int, int, int]]] = field(default_factory=list)
+    operands: list[tuple[Any, Any]] = field(default_factory=list)
 
     def given(self, name: str, default: Any) -> Any:
         """The translation's input ``name`` (its ``[inputs]`` table), else ``default``."""
         self.used.add(name)
         return self.inputs.get(name, default)
 
-    def with_choices(self, make: Any, of: str = "time", editions: tuple[str, ...] = (),
-                     **choices: Any) -> Tried:
+    def define(self, title: str, name: str, value: Any, justification: str = "") -> Any:
+        """Record a definition ``name = value`` and return the value. A value printed with
+        its unit (``"1.97e14 FLOP/s"``, read as a stated value is) or given as
+        :func:`quantity` is returned in base units, and has that dimension: a claim that
+        states it in another is a MISMATCH that says so.
+
+        >>> ch = Chapter("d", "D", Source("b"))
+        >>> ch.define("the peak the text prints", "C", "1.9e14 FLOP/s"), ch.dimensioned
+        (190000000000000, [(190000000000000, (0, 1, -1))])
+        """
+        plain, dims = _dimensioned(value, f"define {name}")
+        out = super().define(title, name, plain, justification)
+        if dims is not None:
+            self.dimensioned.append((out, dims))
+        return out
+
+    def step(self, kind: str, title: str, input: Any, output: Any,
+             justification: str = "") -> Any:
+        """Record a step of one's own and return its output. An output given as
+        :func:`quantity` has its unit's dimension; otherwise an output that is a product of
+        whole powers of its ``input`` (one operand, or a tuple of them: ``(flops, peak)``
+        for ``flops / peak``), exactly, takes the dimension those powers give, where the
+        operands' are known (engine results, definitions with a unit, earlier steps). A
+        number times a factor has none: 2 x a count of elements may be bytes.
+
+        >>> from symroof import chip, einsum
+        >>> ch = Chapter("d", "D", Source("b"))
+        >>> rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+        >>> with recording() as made:  # as a chapter's claims(ch) runs
+        ...     work = rl.at({"B": 4096, "D": 8192, "F": 8192}).op.flops
+        >>> ch.made.extend(made)
+        >>> peak = ch.define("the peak the text prints", "C", "1.9e14 FLOP/s")
+        >>> t = ch.step("evaluate", "the time at that peak", (work, peak), work / peak)
+        >>> engine_results(ch)[t], engine_results(ch)[work]
+        ((0, 0, 1), (0, 1, 0))
+        """
+        plain, dims = _dimensioned(output, f"step {title!r}")
+        out = super().step(kind, title, input, plain, justification)
+        if dims is not None:
+            self.dimensioned.append((out, dims))
+        elif input is not None:
+            self.operands.append((out, input))
+        return out
+
+    def with_choices(self, make: Any, of: str = "time",
+                     editions: tuple[str, ...] | None = None, **choices: Any) -> Tried:
         """A value the judge can diagnose: ``make(choices)`` (or ``make.under(choices).of``
         for a collective) under the exact model, under the text's own ``choices`` when
         named (``collectives="leading", latency="off"``, noted in the write-up) and under
         the candidates of :data:`symroof.core.choices.CANDIDATES` and the chip table's other
-        ``editions`` (labels of alternatives, such as ``("B1",)``)."""
+        ``editions`` (labels of alternatives, such as ``("B1",)``; for a collective, by
+        default the other editions of its links' figures, as its plain values get them)."""
         declared = EXACT.with_(**choices) if choices else None
         if declared is not None and declared != EXACT:
             said = "; ".join(f"{n} = {getattr(declared, n)}: {OPTIONS[n][getattr(declared, n)]}"
@@ -521,11 +669,12 @@ class Chapter(DerivationBuilder):
             thing = make
             if type(thing).__name__ == "Collective" and thing not in self.collectives:
                 self.collectives.append(thing)
-            return tried(lambda c: getattr(thing.under(c), of), declared, editions=editions)
+            return tried(lambda c: getattr(thing.under(c), of), declared,
+                         editions=link_editions(thing) if editions is None else editions)
         if not callable(make):
             raise InputError(f"with_choices takes a function of the choices or a collective, "
                              f"got {type(make).__name__}", "claims.py")
-        return tried(make, declared, editions=editions)
+        return tried(make, declared, editions=editions or ())
 
     def add(self, **values: Any) -> None:
         """Add claims by id: each a value, a law, or a mark (measured, definition, ...)."""

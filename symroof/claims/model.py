@@ -36,6 +36,7 @@ from ..hardware.catalog import Chip
 from .stated import (
     TOLERANCE,
     Stated,
+    bare_bound,
     bare_refusal,
     read,
     refusal,
@@ -186,6 +187,13 @@ class Claim(tb.RichView):
         if self.kind in ("number", "definition"):
             bare = bare_refusal(self.reading, self.dimension, self.stated)
             if bare is not None:
+                raise InputError(bare, f"{where}: stated")
+        if self.kind in ("relation", "definition") and self.reading is None:
+            bound = bare_bound(self.stated, self.source.language)
+            bare = None if bound is None else bare_refusal(
+                read(bound[1], self.source.language), self.dimension, bound[1], self.stated,
+                self.source.language)
+            if bare is not None:  # a relation's bound, printed bare against a time
                 raise InputError(bare, f"{where}: stated")
         if self.kind not in CLAIM_KINDS:
             raise InputError(f"unknown kind {self.kind!r} (kinds: {', '.join(CLAIM_KINDS)})", where)

@@ -119,6 +119,12 @@ class _Reading:
             if name == "given" and e.args and isinstance(e.args[0], ast.Constant) \
                     and isinstance(e.args[0].value, str):
                 return f"restates the input {e.args[0].value}"
+            passed = _passed(e, name)
+            if passed is not None:  # a step, a definition or a quantity returns its value
+                return self.restates(passed, depth + 1)
+            if name == "parse_quantity" and e.args and isinstance(e.args[0], ast.Constant) \
+                    and isinstance(e.args[0].value, str):  # a printed figure read back
+                return f"restates {e.args[0].value!r}, written in claims.py"
             if name in _NUMBERS and e.args and not e.keywords:
                 parts = [self.restates(a, depth + 1) for a in e.args]
                 if all(isinstance(a, ast.Constant) for a in e.args) and \
@@ -129,6 +135,10 @@ class _Reading:
                         return f"restates {_number(value)}, written in claims.py"
                 if all(p is not None for p in parts) and len(parts) == 1:
                     return parts[0]
+                if len(parts) == 2 and parts[0] is not None and parts[1] is not None and \
+                        "the input" in parts[0] + parts[1]:  # Rational(tokens, gpus)
+                    return f"{parts[0].removesuffix(', written in claims.py')}, over " \
+                        f"{_plain(parts[1])}"
                 if all(p is not None for p in parts):
                     return f"restates {ast.unparse(e)}, written in claims.py"
             if name in _PLAIN and e.args and not e.keywords:
@@ -141,6 +151,21 @@ class _Reading:
             if all(p is not None for p in parts):
                 return f"restates [{', '.join(_plain(p) for p in parts if p is not None)}]"
         return None
+
+
+# calls that return one of their arguments as it is (its position, its keyword): a chapter's
+# own step (its output) and definition (its value), a value said to be in a unit
+_PASSED = {"step": (3, "output"), "define": (2, "value"), "quantity": (0, "value")}
+
+
+def _passed(e: ast.Call, name: str) -> ast.expr | None:
+    """The argument a call of ``_PASSED`` returns, or None."""
+    if name not in _PASSED:
+        return None
+    at, keyword = _PASSED[name]
+    if len(e.args) > at:
+        return e.args[at]
+    return next((kw.value for kw in e.keywords if kw.arg == keyword), None)
 
 
 def _number(x: object) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 from ..core.errors import InputError
 from ..core.parse import parse_expr
-from .stated import read, refusal, with_unit
+from .stated import bare_bound, read, refusal, with_unit
 
 LANGUAGES = ("en", "ru", "zh")
 #: what a stub's comment suggests for each guessed concept
@@ -96,7 +96,7 @@ def rows_of_text(text: str, language: str) -> list[Row]:
                 values = _values(quote, language)
                 units = _declared_units(quote, [s for s, _ in values], language)
                 for (stated, concept), unit in zip(values, units, strict=True):
-                    if unit:
+                    if unit and read(stated, language) is not None:  # a number, not a bound
                         concept = _concept(with_unit(stated, unit, language), quote,
                                            language)
                     found.append((section, quote, stated, concept, unit))
@@ -134,9 +134,15 @@ def _declared_units(quote: str, stated: list[str], language: str) -> list[str]:
 
 
 def _bare(stated: str, language: str) -> bool:
-    """Whether a stated value is a number printed without a unit (nor a count's suffix)."""
-    got = read(stated, language)
-    return got is not None and not got.unit and not got.count
+    """Whether a stated value is a number printed without a unit (nor a count's suffix),
+    or a relation whose bound is one (``T > 26.4``)."""
+    try:
+        got = read(stated, language)
+    except InputError:
+        got = None
+    if got is None:
+        return bare_bound(stated, language) is not None
+    return not got.unit and not got.count
 
 
 def _blocks(text: str) -> list[str]:

@@ -261,11 +261,11 @@ _NAMED = {(d.byte, d.flop, d.second): d.name
 
 
 def bare_refusal(reading: Stated | None, dimension: tuple[int, int, int] | None,
-                 shown: str) -> str | None:
+                 shown: str, relation: str = "", language: str = "en") -> str | None:
     """Why a stated number printed without a unit cannot be read against a value of
     ``dimension`` (one that needs its unit, see ``BARE_DIMENSIONS``); None when it can
     (a unit printed or declared, a count, a dimension a bare number suits, or one the
-    engine did not say).
+    engine did not say). ``relation``: the stated relation ``shown`` is the bound of.
 
     >>> print(bare_refusal(read("22.0"), (0, 0, 1), "22.0"))  # doctest: +NORMALIZE_WHITESPACE
     the stated value '22.0' is printed without a unit, and the claim's value is a time
@@ -282,10 +282,37 @@ def bare_refusal(reading: Stated | None, dimension: tuple[int, int, int] | None,
     first, *others = _USUAL.get(base, (base,))
     choices = f'"{first}", or ' + ", ".join(f'"{u}"' for u in others) if others \
         else f'"{first}"'
+    said = f"{shown.strip():.40} {first}"
+    if relation:
+        said = with_unit(relation, first, language)
+        return (f"the bound {shown.strip()!r:.40} of the stated relation {relation.strip()!r:.60}"
+                f" is printed without a unit, and the value it bounds is {what}, whose scale "
+                f"a bare number does not say: declare the unit the text means (unit = "
+                f"{choices}) or state it (\"{said:.60}\"); see {NUMBERS_DOC}")
     return (f"the stated value {shown.strip()!r:.60} is printed without a unit, and the "
             f"claim's value is {what}, whose scale a bare number does not say: declare the "
-            f"unit the text means (unit = {choices}) or state it (\"{shown.strip():.40} "
-            f"{first}\"); see {NUMBERS_DOC}")
+            f"unit the text means (unit = {choices}) or state it (\"{said}\"); see "
+            f"{NUMBERS_DOC}")
+
+
+def bare_bound(text: str, language: str = "en") -> tuple[int, str] | None:
+    """Where a stated relation's bound is a number printed bare (its side: 0 left, 2
+    right) and that bound as printed; None otherwise (a unit, a count, a formula).
+
+    >>> bare_bound("T > ≈26.4"), bare_bound("T > 26.4 us"), bare_bound("B > 2*D")
+    ((2, '≈26.4'), None, None)
+    """
+    parts = re.split(r"([<>]=?)", text, maxsplit=1)
+    if len(parts) != 3:
+        return None
+    for i in (2, 0):
+        try:
+            got = read(parts[i].strip(), language)
+        except InputError:
+            got = None
+        if got is not None and not got.unit and not got.count:
+            return i, parts[i].strip()
+    return None
 
 
 #: the units a text prints each dimension in, the most usual first
@@ -303,7 +330,20 @@ def with_unit(text: str, unit: str, language: str = "en") -> str:
     >>> with_unit("1,01", "мс", "ru"), with_unit("22", "毫秒", "zh")
     ('1,01 мс', '22 毫秒')
     """
-    bare = read(text, language)
+    try:
+        bare = read(text, language)
+    except InputError:
+        bare = None
+    bound = bare_bound(text, language) if bare is None else None
+    if bound is not None:  # a relation's bound printed bare: the unit goes with it
+        left, op, right = re.split(r"([<>]=?)", text.strip(), maxsplit=1)
+        side = with_unit(bound[1], unit, language)
+        return f"{left.strip()} {op} {side}" if bound[0] == 2 else \
+            f"{side} {op} {right.strip()}"
+    own = unit_bound(text, language) if bare is None else None
+    if own is not None:
+        raise InputError(f"unit is for a number printed bare; the stated value "
+                         f"{text.strip()!r:.60} prints its own ({own[1].unit})")
     if bare is None:
         raise InputError(f"unit is the unit of a stated number; {text.strip()!r:.60} is "
                          "not a number")

@@ -267,7 +267,7 @@ _SLIPPED: tuple[Mapping[str, str], ...] = ({"link_alpha": "one_way"}, {"peak": "
 # a model's counts as a book simplifies them (symroof.models.chosen); a candidate a value
 # does not depend on gives the exact value and is left out
 _COUNTS: tuple[Mapping[str, str], ...] = (
-    {"flops": "causal"}, {"flops": "per_token_2P"}, {"flops": "per_token_6P"},
+    {"sizes": "nominal"}, {"flops": "causal"}, {"flops": "per_token_2P"}, {"flops": "per_token_6P"},
     {"flops": "per_token_2P", "sizes": "nominal"}, {"flops": "per_token_6P", "sizes": "nominal"})
 
 

@@ -15,8 +15,9 @@ units (bytes, FLOP, seconds).
 
 from __future__ import annotations
 
+import inspect
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -68,43 +69,88 @@ _F = TypeVar("_F", bound=Callable[..., Any])
 _MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", default=None)
 
 
-def records(dimension: Dimension | None = None, /, **attributes: Dimension
+def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
+            again: Callable[..., Any] | None = None, **attributes: Dimension
             ) -> Callable[[_F], _F]:
     """Mark an engine helper whose result has ``dimension`` (or whose named
-    ``attributes`` have theirs): while a chapter is built (:func:`recording`) each result
-    is noted, so a claim that adds it is judged in that dimension without saying it.
+    ``attributes`` have theirs, given as keywords or a mapping; a dotted name is an
+    attribute's attribute): while a chapter is built (:func:`recording`) each result is
+    noted, so a claim that adds it is judged in that dimension without saying it.
+
+    A result is noted with how to make it again under other modelling choices
+    (:func:`remade`): a helper that takes ``choices`` is called again with them, a result
+    with ``under(choices)`` (a collective, a sharded matmul) is asked for it, and
+    ``again(choices, *args, **kwargs)`` says it for a helper that has neither (a model's
+    parameter count at its nominal size). The judge tries them on a value the text
+    simplified.
 
     >>> @records(TIME)
     ... def step(n): return n / 1000
     >>> with recording() as made:
     ...     _ = step(3)
-    >>> [(value, d.name) for value, d in made]
+    >>> [(recorded(value), d.name) for value, d in made]
     [(0.003, 'a time (seconds)')]
     """
+    if isinstance(dimension, Mapping):
+        attributes, dimension = {**dimension, **attributes}, None
+
     def mark(fn: _F) -> _F:
+        takes = "choices" in inspect.signature(fn).parameters
+
         @wraps(fn)
         def made(*args: Any, **kwargs: Any) -> Any:
             out = fn(*args, **kwargs)
             seen = _MADE.get()
             if seen is not None:
+                remake = _remake(fn, takes, again, out, args, kwargs)
                 if dimension is not None:
-                    seen.append((out, dimension))
+                    seen.append((_Later(out, "", remake) if remake else out, dimension))
                 # an attribute is read when the chapter's claims are built, not here
-                seen.extend((_Later(out, a), d) for a, d in attributes.items())
+                seen.extend((_Later(out, a, remake), d) for a, d in attributes.items())
             return out
         return made  # type: ignore[return-value]
     return mark
 
 
+def _remake(fn: Callable[..., Any], takes: bool, again: Callable[..., Any] | None, out: Any,
+            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[Any], Any] | None:
+    """How a helper's result is made again under choices, or None."""
+    if takes:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+
+        def called(choices: Any) -> Any:
+            bound.arguments["choices"] = choices
+            return fn(*bound.args, **bound.kwargs)
+        return called
+    if callable(getattr(out, "under", None)):
+        return lambda choices: out.under(choices)
+    if again is not None:
+        return lambda choices: again(choices, *args, **kwargs)
+    return None
+
+
 @dataclass(frozen=True)
 class _Later:
-    """An attribute of an engine result, read when it is asked for."""
+    """An attribute of an engine result (the result itself for ``""``), read when it is
+    asked for, and how to make it again under choices."""
 
     thing: Any
     attribute: str
+    again: Callable[[Any], Any] | None = None
 
     def value(self) -> Any:
-        return getattr(self.thing, self.attribute)
+        return _attribute(self.thing, self.attribute)
+
+    def under(self, choices: Any) -> Any:
+        return _attribute(self.again(choices) if self.again is not None else self.thing,
+                          self.attribute)
+
+
+def _attribute(thing: Any, path: str) -> Any:
+    """``thing``'s attribute ``path`` (dotted: ``op.flops``), or ``thing`` for ``""``."""
+    for name in path.split(".") if path else ():
+        thing = getattr(thing, name)
+    return thing
 
 
 @contextmanager
@@ -122,6 +168,23 @@ def recording() -> Iterator[list[tuple[Any, Dimension]]]:
 def recorded(entry: Any) -> Any:
     """The value of an entry :func:`recording` noted (an attribute read now)."""
     return entry.value() if isinstance(entry, _Later) else entry
+
+
+def remade(entry: Any) -> Callable[[Any], Any] | None:
+    """The value of an entry :func:`recording` noted as a function of the modelling
+    choices (``core.choices``), or None when its helper cannot make it again.
+
+    >>> from symroof.core.choices import Choices
+    >>> @records(TIME)
+    ... def hop(choices=Choices()): return 0 if choices.latency == "off" else 10**-6
+    >>> with recording() as made:
+    ...     _ = hop()
+    >>> remade(made[0][0])(Choices(latency="off"))
+    0
+    """
+    if isinstance(entry, _Later) and entry.again is not None:
+        return entry.under
+    return None
 
 
 #: how a message writes a dimension

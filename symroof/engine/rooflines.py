@@ -44,12 +44,18 @@ from ..core.parse import exact, symbol
 from ..core.sizes import canonical_dtype
 from ..core.steps import Step
 from ..core.tables import RichView, Table, key_values
+from ..core.units import COMPUTE as RATE
+from ..core.units import FLOPS, INTENSITY, TIME, Dimension, records
 from ..hardware.catalog import Chip
 from .algebra import cancel, substitute
 from .ops import Op
 from .sweeps import at_fixed
 
 COMPUTE = "compute"
+# what a roofline at concrete sizes gives, with its dimension (a chapter's values know it)
+AT_SIZES: dict[str, Dimension] = {
+    "peak": RATE, "ridge": INTENSITY, "intensity": INTENSITY, "t_math": TIME,
+    "t_lower": TIME, "t_upper": TIME, "attainable": RATE, "t_comms": TIME, "op.flops": FLOPS}
 
 
 @dataclass(frozen=True, repr=False)
@@ -94,6 +100,7 @@ class Roofline(RichView):
         """Attainable FLOP/s = min(peak, intensity x bandwidth of the primary resource)."""
         return sp.Min(self.peak, self.intensity * self.bandwidths[self.primary])
 
+    @records(AT_SIZES)
     def at(self, values: Mapping[str | sp.Symbol, sp.Expr | int]) -> Roofline:
         """The same roofline at concrete sizes (names or symbols to numbers)."""
         subs = size_values(values)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
 
@@ -149,7 +150,34 @@ def norm_params(cfg: ModelConfig, s: Mapping[str, sp.Expr]) -> sp.Expr:
     return s["D"] * (2 if cfg.norm == "layernorm" else 1)
 
 
-@records(total=COUNT, active=COUNT, non_embedding=COUNT)
+@dataclass(frozen=True)
+class Counts:
+    """The parameter counts a text reads (:func:`params` under ``sizes=nominal``)."""
+
+    total: sp.Expr
+    active: sp.Expr
+    non_embedding: sp.Expr
+
+
+def _params_under(choices: Any, cfg: ModelConfig, *, symbolic: bool = False) -> Any:
+    """:func:`params` as ``choices`` take it: at ``sizes=nominal`` the total and active
+    counts the model is published as ("7B": 7e9), what a text simplifies them to (the
+    count without embeddings has no published figure: it stays exact).
+
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.models import model
+    >>> _params_under(Choices(sizes="nominal"), model("llama-2-7b")).total
+    7000000000
+    """
+    from .nominal import nominal_params  # (nominal sizes build on these counts)
+    exact_ = params(cfg, symbolic=symbolic)
+    if choices.sizes != "nominal" or symbolic:
+        return exact_
+    return Counts(nominal_params(cfg), nominal_params(cfg, active=cfg.moe is not None),
+                  exact_.non_embedding)
+
+
+@records(total=COUNT, active=COUNT, non_embedding=COUNT, again=_params_under)
 def params(cfg: ModelConfig, *, symbolic: bool = False) -> Params:
     """Exact parameter counts of ``cfg`` (integers, or expressions in its letters)."""
     expect(cfg, ModelConfig, "a ModelConfig (model('llama-2-7b'))", "params")
@@ -268,7 +296,24 @@ def training_flops_per_token(cfg: ModelConfig, context: int | sp.Expr | None = N
     return sp.expand(3 * f.total + extra)
 
 
-@records(CAPACITY)
+def _kv_under(choices: Any, cfg: ModelConfig, dtype: str = "bf16", *,
+              symbolic: bool = False) -> sp.Expr:
+    """:func:`kv_bytes_per_token` as ``choices`` take it: at ``sizes=nominal`` the KV bytes
+    a text states for the model (``with_round_params``), where it states them.
+
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.models import model, with_round_params
+    >>> cfg = with_round_params(model("llama-3-70b"), "70e9", kv_bytes_per_token="320e3")
+    >>> _kv_under(Choices(sizes="nominal"), cfg), _kv_under(Choices(), cfg)
+    (320000, 327680)
+    """
+    from .nominal import kv_bytes_under  # (nominal sizes build on these counts)
+    if symbolic:
+        return kv_bytes_per_token(cfg, dtype, symbolic=True)
+    return kv_bytes_under(cfg, dtype, choices)
+
+
+@records(CAPACITY, again=_kv_under)
 def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
                        symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes per token: 2 (a key and a value) x L x K x H x bytes per element;

@@ -83,10 +83,12 @@ class Collective(tb.RichView):
     choices: Choices = EXACT
 
     def under(self, choices: Choices) -> Collective:
-        """The same collective costed under ``choices`` (the book's V/W: ``BOOK``)."""
-        axes = [self.mesh.axis(a) for a in self.axes]
+        """The same collective costed under ``choices`` (the book's V/W: ``BOOK``; another
+        edition of the chip table: its link figures)."""
+        on = self.mesh.under(choices)
+        axes = [on.axis(a) for a in self.axes]
         return replace(self, stages=_stages(self.kind, self.nbytes, axes, choices,
-                                            self.algorithm), choices=choices)
+                                            self.algorithm), choices=choices, mesh=on)
 
     def _view(self) -> tuple[str, tb.Table]:
         rows: list[tuple[str, Any]] = [("devices in a group", self.devices),

@@ -115,6 +115,8 @@ class ShardedMatmul:
                                      self.local_rhs.device_bytes},
                   {"hbm": self.partial.device_bytes}, self.comms, self.lhs.dtype)
 
+    @records(t_lower=TIME, t_upper=TIME, t_comms=TIME,
+             again=lambda choices, mm: mm.under(choices).roofline())
     def roofline(self) -> Roofline:
         """Named terms: compute, hbm, each link, and latency (when collectives run)."""
         bws: dict[str, sp.Expr] = {}

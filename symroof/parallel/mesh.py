@@ -32,6 +32,7 @@ from math import prod
 import sympy as sp
 
 from ..core import tables as tb
+from ..core.choices import Choices
 from ..core.errors import InputError
 from ..core.parse import exact, parse_assignments, parse_expr, size_name
 from ..hardware.catalog import Chip, chip
@@ -142,6 +143,21 @@ class Mesh(tb.RichView):
             raise InputError(f"an axis appears twice in {axes!r}")
         return tuple(names)
 
+    def under(self, choices: Choices) -> Mesh:
+        """The mesh on the chip as ``choices`` take it: another edition of the chip table
+        gives its links' figures (bandwidth and hop latency), the axes stay as they are.
+
+        >>> from symroof.core.choices import Choices
+        >>> m = mesh("X=8", "tpu-v5e")
+        >>> m.axis("X").bandwidth, m.under(Choices(edition="GC-v5e")).axis("X").bandwidth
+        (45000000000, 50000000000)
+        """
+        if not choices.edition:
+            return self
+        the_chip = self.chip.under(choices)
+        return replace(self, chip=the_chip, axes={
+            n: _on_chip(a, the_chip, self.topology) for n, a in self.axes.items()})
+
     def with_axis(self, name: str, **changes: object) -> Mesh:
         """A copy with one axis changed (``wraps=True``, ``bidirectional=False``)."""
         axes = dict(self.axes)
@@ -244,13 +260,25 @@ def _link_axis(the_chip: Chip, topo: Topology, name: str, size: sp.Expr, link_na
         link = the_chip.link(link_name)
     except InputError as exc:
         raise InputError(exc.message, where) from None
+    return Axis(name, size, kind, link, _per_chip(link, kind, topo), link.latency)
+
+
+def _per_chip(link: Link, kind: str, topo: Topology | None) -> sp.Expr:
+    """One chip's one-way bytes per second over ``link`` on an axis of ``kind``."""
     if kind in ("ring", "torus") or link.per == "chip":
-        bw = link.one_way
-    elif link.per == "link":
-        bw = link.one_way * (link.count or 1)
-    else:  # per host or node: the chips behind it share it
-        bw = link.one_way / topo.chips_per_host
-    return Axis(name, size, kind, link, bw, link.latency)
+        return link.one_way
+    if link.per == "link":
+        return link.one_way * (link.count or 1)
+    # per host or node: the chips behind it share it
+    return link.one_way / (topo.chips_per_host if topo is not None else 1)
+
+
+def _on_chip(axis: Axis, the_chip: Chip, topo: Topology | None) -> Axis:
+    """``axis`` with its link's figures (and its parts') as ``the_chip`` gives them."""
+    link = the_chip.link(axis.link.name)
+    return replace(axis, link=link, bandwidth=_per_chip(link, axis.kind, topo),
+                   latency=link.latency,
+                   parts=tuple(_on_chip(p, the_chip, topo) for p in axis.parts))
 
 
 def _explicit(the_chip: Chip, topo: Topology, name: str, size: sp.Expr, link: str,

@@ -7,7 +7,8 @@ import sympy as sp
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
 from symroof.models import decode_time_of, model, params
-from symroof.parallel import all_gather
+from symroof.parallel import all_gather, sharded_matmul
+from symroof.plans.device_step import device_step
 
 
 def claims(ch: Chapter) -> None:
@@ -19,6 +20,17 @@ def claims(ch: Chapter) -> None:
     ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
     wrapped = ch.collective("allgather", 10**6, "X", mesh("X=16", chip("tpu-v5e")))
     step = decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000)
+    product = sharded_matmul("bf16[4096, 8192_X]", "bf16[8192_X, 8192]",
+                             mesh("X=8", chip("tpu-v5e")))
+    # a figure the text prints, defined with its unit, and a step computed from it and an
+    # engine result: each has a dimension of its own
+    printed_peak = ch.define("the peak the text uses", "C", "1.9e14 FLOP/s")
+    work = rl.at({"B": 4096, "D": 8192, "F": 8192}).op.flops
+    at_printed_peak = ch.step("evaluate", "the matmul's time at the printed peak",
+                              (work, printed_peak), work / printed_peak)
+    far = all_gather("bf16[8192_X, 64]", "X", mesh("X=2@dcn,Y=16", chip("tpu-v5e")))
+    decode = device_step(model("llama-2-7b"), "decode", mesh("X=8", "h100-sxm"),
+                         {"tp": ("X",)}, batch=64, context=2048)
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -33,6 +45,7 @@ def claims(ch: Chapter) -> None:
         # of the value it is compared with
         relation_bound_in_ms=sp.Symbol("B", positive=True) > rl.ridge,
         relation_bound_in_us=sp.Symbol("T", positive=True) > ring.time,
+        relation_bound_declared=sp.Symbol("T", positive=True) > ring.time,
         bandwidth_as_capacity=rl.peak / rl.ridge,
         # quantities of a recorded collective and of a model helper, no quantity() said
         collective_time=ring.time,
@@ -41,6 +54,8 @@ def claims(ch: Chapter) -> None:
         decode_step_in_flops=step,
         params_in_bytes=count,
         gather_bytes_in_seconds=gather.bytes_per_device,
+        defined_peak_as_bandwidth=printed_peak,
+        step_time_in_bytes=at_printed_peak,
         # a number printed bare: read in the unit its row declares, a count as it is
         collective_time_bare=ring.time,
         params_bare=count,
@@ -59,6 +74,15 @@ def claims(ch: Chapter) -> None:
         plain_collective_leading=wrapped.time,
         plain_collective_no_latency=wrapped.time,
         plain_collective_one_way=wrapped.time,
+        # plain values of what the chapter did not record: a collective called directly, a
+        # collective's chip table in another edition, a sharded matmul, a plan, a count
+        plain_gather_no_latency=gather.time,
+        plain_collective_edition=wrapped.time,
+        plain_matmul_leading=product.roofline().t_lower,
+        plain_step_no_latency=decode.t_lower,
+        plain_params_nominal=count,
+        # over DCN, whose hop latency has no figure: the plain value is a formula
+        plain_dcn_no_latency=far.time,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
