@@ -329,6 +329,7 @@ from symroof.models.chosen import params_under
 from symroof.models.nominal import kv_bytes_under
 from symroof.parallel import all_gather, sharded_matmul
 from symroof.plans.device_step import device_step
+from symroof.plans.options import StepOptions
 
 def claims(ch):
     wide = mesh('X=16', chip('tpu-v5e'))
@@ -338,7 +339,8 @@ def claims(ch):
     cfg = model('llama-2-7b')
     def step(choices=Choices()):
         return device_step(cfg, 'decode', mesh('X=8', 'h100-sxm'), {{'tp': ('X',)}},
-                           batch=64, context=2048, choices=choices).t_lower
+                           batch=64, context=2048,
+                           options=StepOptions(choices=choices)).t_lower
     far = all_gather('bf16[8192_X, 64]', 'X', mesh('X=2@dcn,Y=16', 'tpu-v5e'))
     big = with_round_params(model('llama-3-70b'), '70e9', kv_bytes_per_token='320e3')
     ch.add(lead={gather}, nolat={gather}, oneway={gather}, edition={gather},

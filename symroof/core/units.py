@@ -78,7 +78,8 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     noted, so a claim that adds it is judged in that dimension without saying it.
 
     A result is noted with how to make it again under other modelling choices
-    (:func:`remade`): a helper that takes ``choices`` is called again with them, a result
+    (:func:`remade`): a helper that takes ``choices`` (or a step's ``options`` holding
+    them) is called again with them, a result
     with ``under(choices)`` (a collective, a sharded matmul) is asked for it, and
     ``again(choices, *args, **kwargs)`` says it for a helper that has neither (a model's
     parameter count at its nominal size). The judge tries them on a value the text
@@ -95,7 +96,10 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
         attributes, dimension = {**dimension, **attributes}, None
 
     def mark(fn: _F) -> _F:
-        takes = "choices" in inspect.signature(fn).parameters
+        params = inspect.signature(fn).parameters
+        # where the helper takes its choices: itself, or in a step's options value
+        takes = "choices" if "choices" in params else "options" if "options" in params \
+            else None
 
         @wraps(fn)
         def made(*args: Any, **kwargs: Any) -> Any:
@@ -112,14 +116,20 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     return mark
 
 
-def _remake(fn: Callable[..., Any], takes: bool, again: Callable[..., Any] | None, out: Any,
-            args: tuple[Any, ...], kwargs: dict[str, Any]) -> Callable[[Any], Any] | None:
-    """How a helper's result is made again under choices, or None."""
-    if takes:
+def _remake(fn: Callable[..., Any], takes: str | None, again: Callable[..., Any] | None,
+            out: Any, args: tuple[Any, ...],
+            kwargs: dict[str, Any]) -> Callable[[Any], Any] | None:
+    """How a helper's result is made again under choices, or None: ``takes`` names the
+    parameter that holds them, ``choices`` itself or ``options`` (a step's options value,
+    ``plans.options.StepOptions``, whose ``choices`` are replaced)."""
+    if takes is not None:
         bound = inspect.signature(fn).bind(*args, **kwargs)
+        bound.apply_defaults()
+        given = bound.arguments[takes]
 
         def called(choices: Any) -> Any:
-            bound.arguments["choices"] = choices
+            bound.arguments[takes] = choices if takes == "choices" else \
+                given.with_(choices=choices)
             return fn(*bound.args, **bound.kwargs)
         return called
     if callable(getattr(out, "under", None)):
