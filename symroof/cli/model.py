@@ -211,7 +211,8 @@ def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
              (f"context {r.context}" if phase == "decode" else f"{r.context} tokens each") +
              f", on {r.chip.name}{defaulted_chip(args.chip)}{on} ({args.dtype} weights, "
              f"{request.kv} KV cache)")
-    book = [f"book form: weights and KV cache read once over {r.chip.name}'s HBM"
+    read = "weights" if request.choices.traffic == "weights" else "weights and KV cache"
+    book = [f"book form: {read} read once over {r.chip.name}'s HBM"
             f"{' on ' + text(r.mesh.devices) + ' chips' if r.mesh else ''}, no compute: "
             f"{si(r.book, 's')}" + _sizes(request)] if r.book is not None else []
     print("\n".join(step_lines(r.step, r.critical, r.intensity, args.format, title) +

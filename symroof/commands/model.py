@@ -177,7 +177,8 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     if phase == "decode":
         tp = int(m.devices) if m is not None else 1
         intensity = decode_intensity(shard(cfg, tp), dtype=r.dtype, kv_dtype=r.kv_dtype,
-                                     kernel=r.kernel, experts=r.choices.experts)
+                                     kernel=r.kernel, experts=r.choices.experts,
+                                     traffic=r.choices.traffic)
     book = None
     if phase == "decode" and r.choices != EXACT:
         from ..models.chosen import book_decode_time

@@ -127,21 +127,26 @@ def training_min_chips(cfg: ModelConfig, chip: Chip, choices: Choices = EXACT,
 def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
                      context: int | sp.Expr, choices: Choices = EXACT,
                      dtype: str = "bf16", kv_dtype: str = "bf16", *,
-                     chips: int | sp.Expr = 1, traffic: str = "weights_kv") -> sp.Expr:
+                     chips: int | sp.Expr = 1, traffic: str | None = None) -> sp.Expr:
     """A decode step in a book's form: the weights and the batch's KV cache read once from
     HBM, (P x bytes + B x T x KV bytes per token) / (chips x HBM bandwidth), with no
     activation traffic and no compute term (the full step is
-    ``symroof.models.step_roofline``); ``traffic="weights"`` counts the weights alone.
+    ``symroof.models.step_roofline``); ``traffic="weights"`` (or the choice
+    ``traffic=weights``, which the full step takes too) counts the weights alone.
 
     >>> from symroof import chip
     >>> from symroof.models import model
     >>> book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 1, 0,
     ...                  Choices(sizes="nominal"))
     7/1675
+    >>> book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 8, 4096,
+    ...                  Choices(sizes="nominal", traffic="weights"))
+    7/1675
     """
+    counted = traffic or ("weights" if choices.traffic == "weights" else "weights_kv")
     return decode_time_of(params_under(cfg, choices, active=False),
                           kv_bytes_under(cfg, kv_dtype, choices), chip, batch, context,
-                          bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=traffic)
+                          bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=counted)
 
 
 TRAFFIC = {"weights_kv": "the weights and the batch's KV cache read once per step",

@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import DROPS, EXACT, OPTIONS, STEP_CHOICES, Choices
+from ..core.choices import DROPS, EXACT, OP_CHOICES, OPTIONS, STEP_CHOICES, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
@@ -156,14 +156,17 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ``prompt`` is the whole prompt's length a chunk's dense attention count scores against
     (``layer_ops``); its collectives costed under ``choices``
     (``core.choices.COLLECTIVE_CHOICES``) and a mixture's routed experts reading the
-    weights ``choices.experts`` says (``layer_ops``); one step under each of ``efficiencies``, the
+    weights ``choices.experts`` says and the step counting the HBM traffic
+    ``choices.traffic`` says (``layer_ops``); one step under each of ``efficiencies``, the
     ops, their collectives and their rooflines at peak built once for all of them (a
     forecast and its bound)."""
     choices = choices.within(STEP_CHOICES, "a model step")
     read = choices.experts
     if read != EXACT.experts and cfg.moe is None:
         raise InputError(f"experts={read}: {cfg.name} has no mixture of experts", "choices")
-    choices = choices.with_(experts=EXACT.experts)  # what is left costs the collectives
+    counted = choices.traffic
+    # what is left costs the collectives
+    choices = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES})
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
@@ -172,7 +175,7 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                     kv_dtype=kv_dtype, expert_split=ep, prior=prior,
                     decoding=None if decoding is None else (riders, decoding[1]),
-                    prompt=prompt, experts=read, **kernel.options())
+                    prompt=prompt, experts=read, traffic=counted, **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "chip")
@@ -183,6 +186,9 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     if read != EXACT.experts:
         notes.add(f"experts={read}: {OPTIONS['experts'][read]} (leaves out "
                   f"{DROPS[('experts', read)]})")
+    if counted != EXACT.traffic:
+        notes.add(f"traffic={counted}: {OPTIONS['traffic'][counted]} (leaves out "
+                  f"{DROPS[('traffic', counted)]})")
     if kernel.activations == "on_chip" and batch is not None:  # what the choice asks to hold
         through = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                             kv_dtype=kv_dtype, expert_split=ep, prior=prior,

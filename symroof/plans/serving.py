@@ -28,7 +28,7 @@ from fractions import Fraction
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import EXACT, Choices
+from ..core.choices import EXACT, OP_CHOICES, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.quant import rest_dtype, scheme_of
@@ -183,7 +183,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
 
     peak = PEAK if overlap is None else replace(PEAK, overlap=overlap)
     efficiencies = (efficiency, peak) if bound else (efficiency,)
-    costed = choices.with_(experts=EXACT.experts)  # the rest cost the collectives
+    costed = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES})  # the rest cost
+    # the collectives
 
     def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
         return device_steps(cfg, phase, m, axes, batch=b, context=t, dtype=dtype,
