@@ -584,3 +584,28 @@ def test_hfu_beside_mfu_on_a_training_plan(capsys: pytest.CaptureFixture[str]) -
     assert main([*base[:-1], "150000", "--recompute", "full"]) == 2
     assert "--mfu: 150000 tokens/s is an HFU of 116.50% under full recomputation, above " \
         "the peak of 8 chips" in capsys.readouterr().err
+
+
+# the weights-only floorline (traffic=weights) of Llama 2 7B's decode on a TPU v5e at one
+# position: every weight but the input embedding's table (a row of it per token) in bf16,
+# and 2 FLOPs per weight of each layer (8 D^2 + 6 D F), its two norms (4 D), attention's
+# scores and values at one position (4 D), the head (2 D V) and the final norm (2 D), all on
+# the matrix unit (the v5e lists no vector peak)
+V5E_HBM = Fraction(81 * 10**10)
+LLAMA_READ = 2 * (LLAMA_P - 32000 * 4096)
+LLAMA_FLOPS = 32 * (8 * 4096**2 + 6 * 4096 * 11008 + 8 * 4096) + 2 * 4096 * 32000 + 2 * 4096
+TRAFFIC_FORM = {
+    "floorline_step": Fraction(LLAMA_READ + 2 * 4096) / V5E_HBM,
+    # B f / C = (w + 2 D B) / W
+    "floorline_critical_batch": LLAMA_READ * PEAK / (LLAMA_FLOPS * V5E_HBM - 2 * 4096 * PEAK),
+}
+
+
+@pytest.mark.parametrize("claim", sorted(TRAFFIC_FORM))
+def test_each_floorline_is_the_one_worked_out_by_hand(claim: str) -> None:
+    made = chapter_values()[claim]
+    assert isinstance(made, Tried)
+    [floor] = [v for k, v in made.alternatives if k == Choices(traffic="weights")]
+    want = TRAFFIC_FORM[claim]
+    assert sp.Rational(floor) == sp.Rational(want.numerator, want.denominator)
+    assert sp.Rational(made.value) > sp.Rational(floor)  # the kernels move more

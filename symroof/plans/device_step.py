@@ -165,6 +165,9 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     if read != EXACT.experts and cfg.moe is None:
         raise InputError(f"experts={read}: {cfg.name} has no mixture of experts", "choices")
     counted = choices.traffic
+    if counted == "weights_kv" and cfg.mla is not None:
+        raise InputError(f"traffic=weights_kv: {cfg.name}'s latent attention (MLA) has no "
+                         "text's count of its KV cache here; traffic=weights or all", "choices")
     # what is left costs the collectives
     choices = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES})
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))

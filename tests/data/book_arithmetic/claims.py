@@ -12,6 +12,7 @@ from symroof.models import (
     PETAFLOP_DAY,
     book_decode_time,
     chips_for_batch,
+    critical_batch,
     decode_time_of,
     flop_budget,
     flops_utilisation,
@@ -41,6 +42,7 @@ from symroof.parallel import (
 from symroof.parallel.collectives import collective
 from symroof.parallel.mlp import mlp_step
 from symroof.plans.mfu import mfu_of
+from symroof.plans.serving import step_on
 
 
 def claims(ch: Chapter) -> None:
@@ -204,3 +206,11 @@ def claims(ch: Chapter) -> None:
     lettered_mm = einsum("B D, D F -> B F", "b bytes", compute="bf16")
     ch.add(lettered_bytes_batch=threshold(roofline(lettered_mm, lettered), sizes("B")[0],
                                           regime=parse_regime("B<<D,F")).asymptotic)
+    # item 2: the weights-only floorline a text draws under a decode step, as a choice
+    # (traffic=weights) the step roofline and its critical batch take
+    ch.add(floorline_step=ch.with_choices(
+               lambda c: step_on(llama, "decode", v5e, batch=1, context=1, choices=c)[0]
+               .terms["hbm"], traffic="weights"),
+           floorline_critical_batch=ch.with_choices(
+               lambda c: critical_batch(llama, v5e, context=1, choices=c).value,
+               traffic="weights"))
