@@ -73,6 +73,8 @@ EXPECTED: dict[str, Fraction] = {
     "qps_per_chip": Fraction(32) / (DECODE * 512 * 8),
     # item 2: 0.5 s x 8 chips per query against 512 steps x 8 chips / 32 queries
     "prefill_per_decode": (Fraction(1, 2) * 8) / (DECODE * 512 * 8 / 32),
+    # item 2: 32 / 512 sequences finish a step, each freeing 2048 + 512 tokens of cache
+    "evicted_per_step": Fraction(32, 512) * (2048 + 512),
     # item 5: 6 N D over 1e15 FLOP/s x 86400 s
     "pf_days": Fraction(6 * 70 * 10**9 * 14 * 10**11) / (10**15 * 86400),
     "budget": Fraction(1000 * 3600) * H100_PEAK / 2,
@@ -609,3 +611,29 @@ def test_each_floorline_is_the_one_worked_out_by_hand(claim: str) -> None:
     want = TRAFFIC_FORM[claim]
     assert sp.Rational(floor) == sp.Rational(want.numerator, want.denominator)
     assert sp.Rational(made.value) > sp.Rational(floor)  # the kernels move more
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 4096), generate=st.integers(1, 8192),
+       prompt=st.integers(0, 32768), chips=st.integers(1, 64))
+def test_tokens_evicted_are_the_tokens_added_and_the_queries_finished(
+        batch: int, generate: int, prompt: int, chips: int) -> None:
+    from symroof.models import queries_per_second, tokens_evicted_per_step
+    evicted = tokens_evicted_per_step(batch, generate, prompt=prompt)
+    # steady state: a token per sequence and a prompt per sequence admitted, B / G of them
+    added = Fraction(batch) + Fraction(batch, generate) * prompt
+    assert evicted == sp.Rational(added.numerator, added.denominator)
+    # one answer: the queries a chip finishes per second, times the chips and a step's
+    # time, each freeing its prompt and its answer
+    step = sp.Rational(1, 50)
+    finished = queries_per_second(batch, step, generate, chips=chips) * chips * step
+    assert evicted == finished * (prompt + generate)
+
+
+def test_tokens_evicted_refusals_name_the_argument() -> None:
+    from symroof.core.errors import InputError
+    from symroof.models import tokens_evicted_per_step
+    with pytest.raises(InputError, match="generate must be positive, got 0"):
+        tokens_evicted_per_step(32, 0)
+    with pytest.raises(InputError, match="prompt must be 0 or more tokens, got -1"):
+        tokens_evicted_per_step(32, 512, prompt=-1)

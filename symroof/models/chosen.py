@@ -22,10 +22,11 @@ gradients and optimizer states and the activations of ``tokens`` tokens.
 ``book_decode_time`` is a serving step in a book's form: weights plus the batch's KV
 cache over the HBM bandwidth (``decode_time_of`` the same from a parameter count and KV
 bytes per token alone; ``traffic="weights"`` the weights-only floorline);
-``queries_per_second`` and ``prefill_decode_balance`` the serving arithmetic a text does
-from given step times. For training budgets: ``training_flops_of`` (6 N D from two
-numbers), ``flop_budget`` (chip-hours x peak), ``chips_for_batch``, ``largest_model``,
-``model_flops_utilisation`` (MFU or HFU from a throughput) and the ``PETAFLOP_DAY``.
+``queries_per_second``, ``prefill_decode_balance`` and ``tokens_evicted_per_step`` the
+serving arithmetic a text does from given step times and lengths. For training budgets:
+``training_flops_of`` (6 N D from two numbers), ``flop_budget`` (chip-hours x peak),
+``chips_for_batch``, ``largest_model``, ``model_flops_utilisation`` (MFU or HFU from a
+throughput) and the ``PETAFLOP_DAY``.
 """
 
 from __future__ import annotations
@@ -191,6 +192,29 @@ def queries_per_second(batch: int | sp.Expr, step_time: int | float | str | sp.E
     """
     return sp.cancel(sp.sympify(batch) / (_number(step_time, "step_time") *
                                           _number(tokens, "tokens") * _number(chips, "chips")))
+
+
+@records(COUNT)
+def tokens_evicted_per_step(batch: int | sp.Expr, generate: int | sp.Expr,
+                            prompt: int | sp.Expr = 0) -> sp.Expr:
+    """Tokens of KV cache a continuous-batching decode server frees per step at steady
+    state: each of ``batch`` sequences generates ``generate`` tokens after a ``prompt``, so
+    batch / generate of them finish each step, each freeing its prompt's and its generated
+    tokens' entries, batch (prompt + generate) / generate; as many as the step adds (a
+    token for each sequence, a prompt for each one admitted), the cache's size held.
+
+    >>> tokens_evicted_per_step(32, 512, prompt=2048)
+    160
+    """
+    held = sp.sympify(prompt) if isinstance(prompt, (int, sp.Expr)) else prompt
+    if held != 0:
+        try:
+            held = _number(prompt, "prompt")
+        except InputError:
+            raise InputError(f"prompt must be 0 or more tokens, got {prompt!r}",
+                             "prompt") from None
+    return sp.cancel(_number(batch, "batch") * (held + _number(generate, "generate")) /
+                     _number(generate, "generate"))
 
 
 @records(COUNT)

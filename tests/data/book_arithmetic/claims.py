@@ -25,6 +25,7 @@ from symroof.models import (
     model_flops_utilisation,
     prefill_decode_balance,
     queries_per_second,
+    tokens_evicted_per_step,
     training_flops_of,
     training_memory,
     with_round_params,
@@ -78,7 +79,9 @@ def claims(ch: Chapter) -> None:
            qps_per_chip=queries_per_second(32, step, 512, chips=8),
            prefill_per_decode=prefill_decode_balance(ch.given("prefill_time", "0.5"), step,
                                                      512, 32, prefill_chips=8,
-                                                     decode_chips=8))
+                                                     decode_chips=8),
+           evicted_per_step=tokens_evicted_per_step(32, ch.given("generate", 512),
+                                                    prompt=ch.given("prompt", 2048)))
     # item 5: training budgets and their inverses
     ch.add(pf_days=training_flops_of(p, ch.given("tokens", "1.4e12")) / PETAFLOP_DAY,
            budget=flop_budget(ch.given("chip_hours", 1000), h100, "0.5"),
