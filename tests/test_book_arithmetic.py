@@ -75,6 +75,11 @@ EXPECTED: dict[str, Fraction] = {
     "prefill_per_decode": (Fraction(1, 2) * 8) / (DECODE * 512 * 8 / 32),
     # item 2: 32 / 512 sequences finish a step, each freeing 2048 + 512 tokens of cache
     "evicted_per_step": Fraction(32, 512) * (2048 + 512),
+    # item 1: the ridge the text rounded, 240, is the batch past which a matmul is
+    # compute-bound (B << D, F); a pod's 5e16 FLOP/s shared by its 256 chips, for 256 x 24
+    # chip-hours
+    "round_ridge_batch": Fraction(240),
+    "pod_day_flops": Fraction(5 * 10**16, 256) * 256 * 24 * 3600,
     # item 5: 6 N D over 1e15 FLOP/s x 86400 s
     "pf_days": Fraction(6 * 70 * 10**9 * 14 * 10**11) / (10**15 * 86400),
     "budget": Fraction(1000 * 3600) * H100_PEAK / 2,
@@ -637,3 +642,41 @@ def test_tokens_evicted_refusals_name_the_argument() -> None:
         tokens_evicted_per_step(32, 0)
     with pytest.raises(InputError, match="prompt must be 0 or more tokens, got -1"):
         tokens_evicted_per_step(32, 512, prompt=-1)
+
+
+ROUND_CHIPS = ["tpu-v5e", "tpu-v5p", "h100-sxm", "a100-80gb", "b200"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(ROUND_CHIPS), num=st.integers(1, 10**6), places=st.integers(0, 3))
+def test_a_rounded_ridge_is_the_chips_ridge_and_keeps_the_peak(name: str, num: int,
+                                                              places: int) -> None:
+    stated = Fraction(num, 10**places)
+    exact = chip(name)
+    rounded = chip(name, ridge=f"{num}e-{places}")
+    assert rounded.ridge() == sp.Rational(stated.numerator, stated.denominator)
+    assert rounded.peak() == exact.peak()
+    assert rounded.bandwidth("hbm") * rounded.ridge() == exact.peak()
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(ROUND_CHIPS), total=st.integers(1, 10**20),
+       key=st.sampled_from(["mxu.bf16", "hbm", "hbm.capacity"]))
+def test_a_pods_rounded_total_is_shared_by_its_chips(name: str, total: int, key: str) -> None:
+    c = chip(name, **{f"pod.{key}": str(total)})
+    topo = next(iter(c.topologies.values()))
+    assert c.figure(key).value * topo.size == total
+    assert f"over the {topo.size} chips of {topo.name}" in c.figure(key).text
+
+
+def test_round_chip_figures_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["derive", "--einsum", "B D, D F -> B F", "--chip", "tpu-v5e", "--set",
+                 "ridge=240", "--solve", "B", "--regime", "B<<D,F"]) == 0
+    out = capsys.readouterr().out
+    assert "  threshold, B<<D,F   240\n" in out
+    assert main(["chip", "tpu-v5e", "--set", "pod.hbm.capacity=4TB"]) == 0
+    out = capsys.readouterr().out
+    assert ("  hbm.capacity   4TB over the 256 chips of tpu-v5e-pod = 1.562e10  source set on "
+            "the command line  (a pod's total as a text rounds it)") in out
+    assert main(["chip", "tpu-v5e", "--set", "ridge=R"]) == 0  # a text's letter
+    assert "  critical intensity (bf16 / hbm): R FLOP/byte" in capsys.readouterr().out

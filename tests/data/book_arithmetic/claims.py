@@ -217,3 +217,11 @@ def claims(ch: Chapter) -> None:
            floorline_critical_batch=ch.with_choices(
                lambda c: critical_batch(llama, v5e, context=1, choices=c).value,
                traffic="weights"))
+    # item 1: a ridge the text rounded (240) and a pod's rounded total, stated once on the
+    # chip, taken by every concept on it
+    rounded = chip("tpu-v5e", ridge=ch.given("round_ridge", "240"))
+    pod = chip("tpu-v5e", **{"pod.mxu.bf16": ch.given("pod_peak", "5e16")})
+    ch.add(round_ridge_batch=threshold(roofline(einsum("B D, D F -> B F", "bf16"), rounded),
+                                       sizes("B")[0], regime=parse_regime("B<<D,F"))
+           .asymptotic,
+           pod_day_flops=flop_budget(256 * 24, pod))
