@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 import textwrap
 from fractions import Fraction
@@ -680,3 +681,52 @@ def test_round_chip_figures_on_the_command_line(capsys: pytest.CaptureFixture[st
             "the command line  (a pod's total as a text rounds it)") in out
     assert main(["chip", "tpu-v5e", "--set", "ridge=R"]) == 0  # a text's letter
     assert "  critical intensity (bf16 / hbm): R FLOP/byte" in capsys.readouterr().out
+
+
+
+# a 70B model's prefill in the text's form: 2 x 70e9 x 2048 tokens over an H100's peak
+ROUND_PREFILL = Fraction(2 * 70 * 10**9 * 2048) / H100_PEAK
+
+
+def test_round_prefill_is_the_one_worked_out_by_hand() -> None:
+    made = chapter_values()["round_prefill"]
+    assert isinstance(made, Tried)
+    [nominal] = [v for k, v in made.alternatives if k == Choices(sizes="nominal")]
+    assert nominal == sp.Rational(ROUND_PREFILL.numerator, ROUND_PREFILL.denominator)
+
+
+def test_nominal_sizes_in_the_summary_and_the_prefill(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from symroof.models import book_prefill_time, flops_under, model, params_under
+    # the summary under sizes=nominal: the round count, 2 FLOPs per parameter, the text's
+    # KV bytes, as Python says them
+    assert main(["model", "llama-3-70b", "--choices", "sizes=nominal", "--set", "params=70e9",
+                 "--set", "kv_bytes_per_token=320e3", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["choices"] == "sizes=nominal"
+    assert got["under_choices"] == {"params": "70000000000", "kv_bytes_per_token": "320000",
+                                    "flops_per_token": "140000000000"}
+    cfg = model("llama-3-70b")
+    nominal = Choices(sizes="nominal")
+    assert int(got["under_choices"]["params"]) == params_under(cfg, nominal, active=False) \
+        == 70 * 10**9  # the bundled config's own round size is the text's 70B too
+    assert main(["model", "llama-2-7b", "--choices", "flops=per_token_2P,sizes=nominal"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n  FLOPs per token, flops=per_token_2P, sizes=nominal +14000000000 "
+                     r"≈ 1\.4e10\n", out)
+    assert flops_under(model("llama-2-7b"), None, Choices(flops="per_token_2P",
+                                                          sizes="nominal")) == 14 * 10**9
+    # --prefill prints its book form under the choices: one answer with Python's
+    assert main(["model", "llama-3-70b", "--prefill", "--tokens", "2048", "--chip",
+                 "h100-sxm", "--mesh", "X=8", "--choices", "sizes=nominal", "--set",
+                 "params=70e9", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    by_hand = ROUND_PREFILL / 8
+    assert got["book_prefill_time"] == f"{by_hand.numerator}/{by_hand.denominator}"
+    assert book_prefill_time(cfg, chip("h100-sxm"), 1, 2048, nominal, chips=8) == \
+        sp.Rational(by_hand.numerator, by_hand.denominator)
+    assert main(["model", "llama-3-70b", "--prefill", "--tokens", "2048", "--chip",
+                 "h100-sxm", "--choices", "sizes=nominal", "--set", "params=70e9"]) == 0
+    assert ("book form: 2 FLOPs per parameter per token over h100-sxm's peak, no memory: "
+            "289.9 ms (sizes nominal: as the text states it: 70000000000 parameters, exact "
+            "KV bytes)") in capsys.readouterr().out

@@ -20,8 +20,9 @@ under no, selective or full recomputation, or a text's k tensors of D per layer.
 ``training_min_chips`` puts them together: the fewest chips whose HBM holds the weights,
 gradients and optimizer states and the activations of ``tokens`` tokens.
 ``book_decode_time`` is a serving step in a book's form: weights plus the batch's KV
-cache over the HBM bandwidth (``decode_time_of`` the same from a parameter count and KV
-bytes per token alone; ``traffic="weights"`` the weights-only floorline);
+cache over the HBM bandwidth, ``book_prefill_time`` a prefill's, 2 P per token over the
+peak (``decode_time_of`` the decode step from a parameter count and KV bytes per token
+alone; ``traffic="weights"`` the weights-only floorline);
 ``queries_per_second``, ``prefill_decode_balance`` and ``tokens_evicted_per_step`` the
 serving arithmetic a text does from given step times and lengths. For training budgets:
 ``training_flops_of`` (6 N D from two numbers), ``flop_budget`` (chip-hours x peak),
@@ -148,6 +149,26 @@ def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     return decode_time_of(params_under(cfg, choices, active=False),
                           kv_bytes_under(cfg, kv_dtype, choices), chip, batch, context,
                           bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=counted)
+
+
+@records(TIME)
+def book_prefill_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
+                      tokens: int | sp.Expr, choices: Choices = EXACT, dtype: str = "bf16",
+                      *, chips: int | sp.Expr = 1) -> sp.Expr:
+    """A prefill in a book's form: 2 FLOPs per (active) parameter per token over the peak,
+    2 x P x B x T / (chips x C), with no attention and no memory term (the full step is
+    ``symroof.models.step_roofline``); ``sizes="nominal"`` takes the text's round count.
+
+    >>> from symroof import chip
+    >>> from symroof.models import model
+    >>> book_prefill_time(model("llama-2-7b"), chip("h100-sxm"), 1, 1000,
+    ...                   Choices(sizes="nominal"))
+    14000/989
+    """
+    from ..core.quant import matmul_input
+    peak = chip.peak(matmul_input("bf16", dtype))
+    return sp.cancel(2 * params_under(cfg, choices) * sp.sympify(batch) * sp.sympify(tokens)
+                     / (_number(chips, "chips") * peak))
 
 
 TRAFFIC = {"weights_kv": "the weights and the batch's KV cache read once per step",

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 import sympy as sp
 
+from ..core.choices import Choices
 from ..core.errors import InputError, expect
 from ..core.parse import exact, symbol
 from ..core.quant import check_scheme
@@ -310,3 +311,5 @@ class Summary:
     dtype: str
     kv_dtype: str
     symbolic: Mapping[str, sp.Expr] | None = None
+    chosen: Mapping[str, sp.Expr] | None = None  # the counts under a text's ``choices``
+    choices: Choices | None = None

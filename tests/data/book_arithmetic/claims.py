@@ -11,6 +11,7 @@ from symroof.engine.thresholds import threshold
 from symroof.models import (
     PETAFLOP_DAY,
     book_decode_time,
+    book_prefill_time,
     chips_for_batch,
     critical_batch,
     decode_time_of,
@@ -132,7 +133,9 @@ def claims(ch: Chapter) -> None:
     def weights_read(choices: Choices) -> object:
         return book_decode_time(seventy, h100, 1, 0, choices)
 
-    ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"))
+    ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"),
+           round_prefill=ch.with_choices(
+               lambda c: book_prefill_time(seventy, h100, 1, 2048, c), sizes="nominal"))
     # item 1: the round figures reach memory, the largest batch and the fewest chips; a
     # bundled config's round size (70B for the card's 70.6B)
     stated = with_round_params(model("llama-3-70b"), ch.given("round_params", "70e9"),
