@@ -456,14 +456,30 @@ def test_optimizer_choices_and_presets_agree() -> None:
     for choice, preset in OPTIMIZER_PRESETS.items():
         assert optimizer_bytes(Choices(optimizer=choice)) == \
             training_memory(cfg, optimizer=preset).bytes_per_param
-    # a plan takes every preset that keeps its gradients, with the same bytes
-    from symroof.core.errors import InputError
+    # a plan takes every preset, with the same bytes (adam-bf16's 0 bytes of gradients too)
     from symroof.models.memory import plan_states
     for name, (w, g, state, _) in OPTIMIZERS.items():
-        if g:
-            assert plan_states(name)[:3] == (w, g, state)
-    with pytest.raises(InputError, match=r"adam-bf16 keeps no gradient copy: a training plan"):
-        plan_states("adam-bf16")
+        assert plan_states(name)[:3] == (w, g, state)
+
+
+def test_a_plan_takes_adam_bf16_and_still_reduces_its_gradients() -> None:
+    # a plan under adam-bf16 holds 2 + 0 + 8 bytes per parameter and sends the same
+    # gradients as adam-mixed (bf16, the weights' dtype): the same data-parallel term
+    from symroof.models import model
+    from symroof.parallel import mesh
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    cfg, m, dp = model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy("dp=X")
+    bf16 = train(cfg, m, dp, batch=8, context=4096, optimizer="adam-bf16")
+    mixed = train(cfg, m, dp, batch=8, context=4096, optimizer="adam-mixed")
+    assert bf16.memory["gradients"] == 0
+    assert bf16.memory["weights"] == mixed.memory["weights"]
+    assert bf16.memory["optimizer"] * 12 == mixed.memory["optimizer"] * 8
+    assert bf16.memory["weights"] * 4 == bf16.memory["optimizer"]  # 2 bytes, then 8
+    dp_terms = [k for k in mixed.terms if k.startswith("dp")]
+    assert dp_terms and all(bf16.terms[k] == mixed.terms[k] for k in dp_terms)
+    assert bf16.assumptions[0].endswith("no gradient buffer held, the gradients still "
+                                        "reduced over the data axes in the weights' dtype")
 
 
 @settings(max_examples=25, deadline=None)

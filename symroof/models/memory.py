@@ -60,12 +60,12 @@ OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
 def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
     """A preset's bytes per parameter (weights, gradients, state) and why, for a training
     plan, or the parts given by dtype name (``weights=bf16,gradients=fp32,state=fp32+fp32``,
-    each part's tensors joined by ``+``). A plan all-reduces and shards the gradients: a
-    preset that keeps no gradient copy is refused there (its gradients still cross the
-    links in the weights' dtype).
+    each part's tensors joined by ``+``). A preset that keeps no gradient copy
+    (``adam-bf16``: each gradient applied as it is made) holds 0 bytes of gradients; its
+    gradients still cross the links, in the weights' dtype (``plans.template``).
 
-    >>> plan_states("adam-mixed")[:3]
-    (2, 2, 12)
+    >>> plan_states("adam-mixed")[:3], plan_states("adam-bf16")[:3]
+    ((2, 2, 12), (2, 0, 8))
     >>> plan_states("weights=bf16, gradients=fp32, state=fp32+fp32+fp32")
     (2, 4, 12, 'weights bf16, gradients fp32, state fp32+fp32+fp32, as given')
     """
@@ -90,10 +90,6 @@ def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
     if optimizer not in OPTIMIZERS:
         raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)}, or "
                          "weights=, gradients= and state= dtype names)", "optimizer")
-    if OPTIMIZERS[optimizer][1] == 0:
-        raise InputError(f"{optimizer} keeps no gradient copy: a training plan reduces and "
-                         "shards the gradients, so it counts their bytes (adam-mixed, or "
-                         "training_memory for the memory alone)", "optimizer")
     w0, g0, s0, why = OPTIMIZERS[optimizer]
     return sp.Integer(w0), sp.Integer(g0), sp.Integer(s0), why
 

@@ -228,7 +228,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
         if not symbolic and lower.is_number else None
     assumptions = (
-        f"optimizer {optimizer}: {why}",
+        f"optimizer {optimizer}: {why}" + (
+            "; no gradient buffer held, the gradients still reduced over the data axes in "
+            "the weights' dtype" if g == 0 else ""),
         f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}; 1F1B keeps "
         "min(p, m) microbatches in flight on the first stage" + (
             f", times 1 + (p - 1)/(p v) interleaved over v = {chunks} chunks per stage"
