@@ -93,7 +93,8 @@ OPTIONS: dict[str, dict[str, str]] = {
         "none": "every activation kept for the backward pass",
         "selective": "only what is costly to recompute kept",
         "full": "the layer inputs kept, everything else recomputed",
-        "k_tensors_of_D": "k tensors of D per token per layer kept"},
+        "k_tensors_of_D": "k tensors of D per token per layer kept",
+        "matmuls": "the outputs of each layer's weight matmuls kept, the rest recomputed"},
 }
 # what a text leaves out when it makes a choice, for the verdict that names it
 DROPS: dict[tuple[str, str], str] = {

@@ -101,8 +101,8 @@ def activation_bytes_under(cfg: ModelConfig, context: int | sp.Expr | None = Non
     ...                        Choices(checkpoints="k_tensors_of_D", checkpoint_tensors=2))
     524288
     """
-    if choices.checkpoints == "k_tensors_of_D":
-        return checkpointed_bytes(cfg, "k_tensors_of_D", dtype=dtype,
+    if choices.checkpoints in ("k_tensors_of_D", "matmuls"):
+        return checkpointed_bytes(cfg, choices.checkpoints, dtype=dtype,
                                   tensors=choices.checkpoint_tensors).total
     return activation_bytes(cfg, choices.checkpoints, context=context, dtype=dtype).total
 

@@ -97,6 +97,30 @@ def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
 # checkpoint policies training_memory takes beyond the recomputation modes (RECOMPUTE):
 # the outputs of each layer's weight matmuls kept, or a text's k tensors of D per layer
 CHECKPOINTS = ("matmuls", "k_tensors_of_D")
+
+
+def checkpoint_policy(recompute: str) -> tuple[str, int | None]:
+    """A training plan's recomputation policy as (mode, k): a mode of ``RECOMPUTE``, a
+    checkpoint policy of ``CHECKPOINTS``, ``k_tensors_of_D`` with its k written after an
+    ``=`` (``"k_tensors_of_D=4"``).
+
+    >>> checkpoint_policy("selective"), checkpoint_policy("k_tensors_of_D=4")
+    (('selective', None), ('k_tensors_of_D', 4))
+    """
+    mode, eq, k = recompute.partition("=")
+    known = (*RECOMPUTE, "matmuls", "k_tensors_of_D=K")
+    if mode not in (*RECOMPUTE, *CHECKPOINTS):
+        raise InputError(f"unknown recomputation policy {recompute!r} (known: "
+                         f"{', '.join(known)})", "recompute")
+    if (mode == "k_tensors_of_D") != bool(eq):
+        raise InputError("k_tensors_of_D takes its k, k_tensors_of_D=K (and only it takes "
+                         f"one), got {recompute!r}", "recompute")
+    if not eq:
+        return mode, None
+    if not k.isdigit() or int(k) < 1:
+        raise InputError(f"k must be a whole number of tensors, at least 1, got {k!r}",
+                         "recompute")
+    return mode, int(k)
 T_WIDE = ("softmax output", "softmax dropout mask", "softmax dropout output")
 ATTENTION = ("materialised", "flash")
 
@@ -373,7 +397,12 @@ def recomputation(mode: str, tensors: int | None = None) -> str:
 
     >>> recomputation("none"), recomputation("full"), recomputation("k_tensors_of_D", 2)
     ('no recomputation', 'full recomputation', 'checkpoints of 2 tensors of D per layer')
+    >>> recomputation("k_tensors_of_D=2")
+    'checkpoints of 2 tensors of D per layer, the forward rerun in full'
     """
+    if "=" in mode:
+        mode, tensors = checkpoint_policy(mode)
+        return f"{recomputation(mode, tensors)}, the forward rerun in full"
     if mode == "matmuls":
         return "checkpoints after the weight matmuls (their outputs kept, the rest recomputed)"
     if mode == "k_tensors_of_D":

@@ -35,7 +35,14 @@ from ..engine.critical import critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.layers import spelled
-from ..models.memory import activation_bytes, plan_states, recomputation
+from ..models.memory import (
+    CHECKPOINTS,
+    activation_bytes,
+    checkpoint_policy,
+    checkpointed_bytes,
+    plan_states,
+    recomputation,
+)
 from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
@@ -376,7 +383,7 @@ def _with_reruns(uses: tuple[Use, ...], recompute: str, sequence_parallel: bool,
     for u in uses:
         if u.kind != "tp" or u.scope != "layer" or u.phase != "forward":
             continue
-        if recompute == "full":
+        if recompute == "full" or recompute.startswith("k_tensors_of_D"):
             out.append(replace(u, phase="backward", what=f"{u.what}, rerun by the "
                                "recomputation"))
         if sequence_parallel and u.collective == "allgather":
@@ -430,9 +437,14 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
         held = held_params(t, cfg, subs)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
-    symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
-                                attention=attention)
-    numeric = activation_bytes(cfg, recompute, context=context, attention=attention)
+    mode, tensors = checkpoint_policy(recompute)
+    if mode in CHECKPOINTS:  # a checkpoint policy: what it keeps per token and layer
+        symbolic = checkpointed_bytes(cfg, mode, symbolic=True, tensors=tensors)
+        numeric = checkpointed_bytes(cfg, mode, tensors=tensors)
+    else:
+        symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
+                                    attention=attention)
+        numeric = activation_bytes(cfg, recompute, context=context, attention=attention)
     per_token = sp.S.Zero
     for kind, layers in (("dense", numeric.layers_dense), ("moe", numeric.layers_moe)):
         parts_sym = getattr(symbolic, kind)
