@@ -103,6 +103,9 @@ EXPECTED: dict[str, Fraction] = {
     # whole (4 D^2 + 3 D F + 2 D each), of which 1/8 was the device's own
     "zero3_peak_weights": Fraction(2 * LLAMA_P, 8) + 2 * (4 * 4096**2 + 3 * 4096 * 11008
                                                           + 2 * 4096) * 2 * Fraction(7, 8),
+    # item 5: ZeRO-R's Pa: the layer inputs (D per token and layer, bf16) of 32 x 1024
+    # tokens over 32 layers, a 16th on each model-parallel rank
+    "zero_r_checkpoints": Fraction(32 * 1024 * 4096 * 2 * 32, 16),
     # item 5: a plan's HFU by PaLM's count: 6 N + 12 L H Q T, and the forward rerun
     # 2 N + 4 L H Q T, N = 6607343616 (llama-2-7b less its untied input embedding)
     "plan_hfu": Fraction(20000 * (8 * (LLAMA_P - 32000 * 4096) + 16 * 32 * 32 * 128 * 4096),

@@ -91,3 +91,35 @@ def test_policy_refusals_name_the_policy() -> None:
         checkpoint_policy("matmuls=2")
     with pytest.raises(InputError, match="at least 1, got '0'"):
         checkpoint_policy("k_tensors_of_D=0")
+
+
+@settings(max_examples=4, deadline=None)
+@given(tp=st.sampled_from([2, 4, 8]), policy=st.sampled_from(["full", "matmuls",
+                                                               "k_tensors_of_D=2"]))
+def test_zero_r_partitions_the_checkpoints_over_the_tensor_axes(tp: int, policy: str) -> None:
+    # ZeRO-R's Pa (tp=X,pa): the D-wide checkpoints every tensor rank held whole are split
+    # over the tp ranks, and each layer's are all-gathered for the backward
+    cfg, m = model("llama-2-7b"), mesh(f"X={tp}", "h100-sxm")
+    plain = train(cfg, m, parse_strategy("tp=X"), batch=8, context=T, recompute=policy)
+    pa = train(cfg, m, parse_strategy("tp=X,pa"), batch=8, context=T, recompute=policy)
+    mode, k = checkpoint_policy(policy)
+    # the D-wide parts per token and layer, bf16: the layer input (full), the output
+    # projection's and down's outputs (matmuls), the k tensors (k_tensors_of_D)
+    wide = {"full": 2 * D, "matmuls": 2 * (D + D), "k_tensors_of_D": 2 * D * (k or 0)}[mode]
+    held = plain.memory["activations"] - pa.memory["activations"]  # type: ignore[attr-defined]
+    assert held == wide * L * 8 * T * (tp - 1) // tp
+    gathers = [u for u in pa.uses if "ZeRO-R" in u[0].what]  # type: ignore[attr-defined]
+    assert len(gathers) == 1
+    use, _, _, size = gathers[0]
+    assert size == wide * 8 * T and use.collective == "allgather" and use.phase == "backward"
+    assert not [u for u in plain.uses if "ZeRO-R" in u[0].what]  # type: ignore[attr-defined]
+
+
+def test_zero_r_refusals_name_the_flag() -> None:
+    with pytest.raises(InputError, match=r"'pa' \(partitioned activations\) needs tp=AXES"):
+        parse_strategy("dp=X,pa")
+    with pytest.raises(InputError, match="give sp or pa"):
+        parse_strategy("tp=X,sp,pa")
+    with pytest.raises(InputError, match="write ',pa', not 'pa=X'"):
+        parse_strategy("tp=Y,pa=X")
+    assert str(parse_strategy("tp=X,pa")) == "tp=X,pa"

@@ -222,7 +222,8 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
                     state: int | str | None = None, batch: int | sp.Expr | None = None,
                     context: int | sp.Expr | None = None, recompute: str = "none",
                     activation_dtype: str = "bf16", symbolic: bool = False,
-                    tensors: int | None = None) -> Memory:
+                    tensors: int | None = None,
+                    partitioned: int | sp.Expr = 1) -> Memory:
     """Training memory: weights, gradients and optimizer state at stated bytes per parameter
     (``optimizer`` presets, or ``weights``/``gradients``/``state`` given as bytes or dtype
     names, ``state`` as its tensors' dtypes joined by ``+``: ``"fp32+fp32"`` for two fp32
@@ -230,9 +231,14 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     given, under ``recompute``: a recomputation mode (none, selective, full), ``matmuls``
     (the outputs of each layer's weight matmuls kept: Q, K, V, the output projection, the
     MLP's in and out; the rest recomputed) or ``k_tensors_of_D`` (a text's ``tensors`` k
-    tensors of D per layer and token).
+    tensors of D per layer and token). ``partitioned`` > 1 is ZeRO-R's partitioned
+    activation checkpoints (Pa; Rajbhandari et al. 2020, section 6.1): the activations kept
+    split over that many model-parallel ranks, each rank holding its share.
 
     >>> from symroof.models import model
+    >>> training_memory(model("gpt2"), batch=8, context=1024, recompute="full",
+    ...                 partitioned=4).parts["activations"] == 8 * 1024 * 768 * 2 * 12 // 4
+    True
     >>> training_memory(model("llama-2-7b"), optimizer="adam-8bit").bytes_per_param
     6
     >>> training_memory(model("llama-2-7b"), weights="bf16", gradients=0,
@@ -260,9 +266,11 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     if batch is not None:
         act = checkpointed_bytes(cfg, recompute, context=context, dtype=activation_dtype,
                                  symbolic=symbolic, tensors=tensors)
+        ranks = count_of(partitioned, "P_a", "partitioned")
         parts["activations"] = sp.expand(count_of(batch, "B", "batch") * context_symbol(context)
-                                         * act.total)
-        notes["activations"] = f"{recomputation(recompute, tensors)}, {activation_dtype}"
+                                         * act.total / ranks)
+        notes["activations"] = f"{recomputation(recompute, tensors)}, {activation_dtype}" + (
+            f", partitioned over {ranks} model-parallel ranks (ZeRO-R)" if ranks != 1 else "")
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
 
 

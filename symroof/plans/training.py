@@ -340,7 +340,9 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     notes: set[str] = set()
     reruns = conventions is not None and conventions.flag("rerun_collectives")
     scatter = conventions is not None and conventions.flag("pipeline_sends")
-    for u in _with_reruns(t.uses, recompute, strategy.sequence_parallel) if reruns else t.uses:
+    given = (*t.uses, *(_partitioned(t, cfg, recompute, attention)
+                        if strategy.partition_activations else ()))
+    for u in _with_reruns(given, recompute, strategy.sequence_parallel) if reruns else given:
         axes = axes_for(strategy, u.kind)
         if not axes:
             continue
@@ -372,6 +374,41 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         phases[u.phase] = phases.get(u.phase, sp.S.Zero) + count * each
         terms[name] = Term(name, phases, "")
     return terms, uses, sorted(notes)
+
+
+def _partitioned(t: Template, cfg: ModelConfig, recompute: str,
+                 attention: str = "materialised") -> list[Use]:
+    """ZeRO-R's partitioned activation checkpoints (Pa; Rajbhandari et al. 2020, section
+    6.1): the checkpoints tensor parallelism leaves whole on every rank (those D wide) are
+    partitioned over the tensor axes, and each layer's are all-gathered for the backward."""
+    sym, num = _kept(cfg, recompute, int(t.context), attention)
+    d_wide = {sp.Symbol("D", positive=True)}
+    pp = DEGREE["pp"]
+    out = []
+    for blk in t.step.blocks:
+        if blk.name == "head":
+            continue
+        kind = "dense" if cfg.moe is None or blk.name == "dense layer" else "moe"
+        parts_sym, parts = getattr(sym, kind), getattr(num, kind)
+        whole = sp.Add(*(v for n, v in parts.items() if parts_sym[n].free_symbols <= d_wide))
+        if whole != 0:
+            out.append(Use("tp", "allgather", "partitioned activation checkpoints (ZeRO-R), "
+                           "gathered for the backward", blk.name, "backward", "layer",
+                           sp.S.One, blk.count / pp * MICRO, t.step.tokens * whole))
+    return out
+
+
+def _kept(cfg: ModelConfig, recompute: str, context: int,
+          attention: str = "materialised") -> tuple[Any, Any]:
+    """The activations kept per token under ``recompute`` (a mode or a checkpoint
+    policy), in the config's letters and in numbers."""
+    mode, tensors = checkpoint_policy(recompute)
+    if mode in CHECKPOINTS:
+        return (checkpointed_bytes(cfg, mode, symbolic=True, tensors=tensors),
+                checkpointed_bytes(cfg, mode, tensors=tensors))
+    return (activation_bytes(cfg, recompute, context=context, symbolic=True,
+                             attention=attention),
+            activation_bytes(cfg, recompute, context=context, attention=attention))
 
 
 def _with_reruns(uses: tuple[Use, ...], recompute: str, sequence_parallel: bool,
@@ -437,20 +474,14 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
         held = held_params(t, cfg, subs)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
-    mode, tensors = checkpoint_policy(recompute)
-    if mode in CHECKPOINTS:  # a checkpoint policy: what it keeps per token and layer
-        symbolic = checkpointed_bytes(cfg, mode, symbolic=True, tensors=tensors)
-        numeric = checkpointed_bytes(cfg, mode, tensors=tensors)
-    else:
-        symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
-                                    attention=attention)
-        numeric = activation_bytes(cfg, recompute, context=context, attention=attention)
+    symbolic, numeric = _kept(cfg, recompute, context, attention)
     per_token = sp.S.Zero
     for kind, layers in (("dense", numeric.layers_dense), ("moe", numeric.layers_moe)):
         parts_sym = getattr(symbolic, kind)
         for name, value in getattr(numeric, kind).items():
             d_only = parts_sym[name].free_symbols <= {sp.Symbol("D", positive=True)}
-            split = tp if (strategy.sequence_parallel or not d_only) else 1
+            split = tp if (strategy.sequence_parallel or strategy.partition_activations
+                           or not d_only) else 1
             per_token += layers * value / split
     activations = sp.expand(per_token / pp * in_flight(pp, micro, chunks) * b * context)
     out = {"weights": states["weights"], "gradients": states["gradients"],

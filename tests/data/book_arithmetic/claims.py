@@ -108,6 +108,9 @@ def claims(ch: Chapter) -> None:
            plan_hfu=mfu_of(llama, 4096, ch.given("plan_tokens_per_second", 20000), 8,
                            h100.peak(), "full").hfu,
            zero3_peak_weights=zero3_weights(llama, 8, live_layers=2).total,
+           zero_r_checkpoints=training_memory(llama, batch=32, context=1024,
+                                              recompute="full", partitioned=16)
+           .parts["activations"],
            hfu=flops_utilisation(ch.given("tokens_per_second", 3000), ch.given("small", "7e9"),
                                  h100.peak(), recompute="full").hfu)
     # item 4: layouts and transfers
