@@ -163,7 +163,7 @@ def book_prefill_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     >>> from symroof.models import model
     >>> book_prefill_time(model("llama-2-7b"), chip("h100-sxm"), 1, 1000,
     ...                   Choices(sizes="nominal"))
-    14000/989
+    14/989
     """
     from ..core.quant import matmul_input
     peak = chip.peak(matmul_input("bf16", dtype))
