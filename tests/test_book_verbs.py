@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -21,7 +22,7 @@ ICI = Fraction(45 * 10**9)  # tpu-v5e ICI one way per link (B2)
 H100_IB_PER_GPU = Fraction(400 * 10**9, 8)  # an H100 node's InfiniBand shared by 8 GPUs
 
 
-def _json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, object]:
+def _json(capsys: pytest.CaptureFixture[str], *args: str) -> dict[str, Any]:
     assert main([*args, "--json"]) == 0
     got = json.loads(capsys.readouterr().out)
     found: list[str] = []
@@ -75,7 +76,7 @@ def test_collectives_together_on_the_command_line(capsys: pytest.CaptureFixture[
                 "concurrent=shared,latency=off")
     by_hand = 2 * Fraction(15, 16) * v / (2 * ICI)
     assert got["time"] == f"{by_hand.numerator}/{by_hand.denominator}"
-    assert [c["collective"] for c in got["together"]] == [  # type: ignore[attr-defined,index]
+    assert [c["collective"] for c in got["together"]] == [
         f"AllGather_X {v} bytes", f"ReduceScatter_X {v} bytes"]
     assert main(["collective", "allgather", "--bytes", str(v), "--axes", "X", "--mesh",
                  "X=16", "--chip", "tpu-v5e", "--with", "reducescatter", "--choices",
@@ -98,7 +99,7 @@ def test_the_together_verb_is_together(concurrent: str,
                     collective("permute", "V", "Y", m),
                     choices=Choices(concurrent=concurrent))
     assert parse_expr(got["time"]) == made.time
-    assert {k: parse_expr(v) for k, v in got["per_link"].items()} == made.per_link  # type: ignore[attr-defined]
+    assert {k: parse_expr(v) for k, v in got["per_link"].items()} == made.per_link
 
 
 # every value of every choice a collective does not take, and the ones it takes
