@@ -49,7 +49,8 @@ examples:
       --batch 8 --context 4096 --offload optimizer
 
 Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron
-tensor parallel; add ',sp' for sequence parallel), pp (1F1B pipeline), ep (experts). Mix
+tensor parallel; add ',sp' for sequence parallel or ',pa' for ZeRO-R's activation
+checkpoints partitioned over the tensor axes), pp (1F1B pipeline), ep (experts). Mix
 them over the mesh's axes: 'fsdp=X,tp=Y', 'dp=pods,fsdp=X', 'fsdp=X+Y'. --batch is the
 global batch in sequences of --context tokens.
 """
