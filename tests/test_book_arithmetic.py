@@ -700,6 +700,17 @@ def test_round_chip_figures_on_the_command_line(capsys: pytest.CaptureFixture[st
             "the command line  (a pod's total as a text rounds it)") in out
     assert main(["chip", "tpu-v5e", "--set", "ridge=R"]) == 0  # a text's letter
     assert "  critical intensity (bf16 / hbm): R FLOP/byte" in capsys.readouterr().out
+    # what uses the chip says the rounded figures it took: a model's step, a plan
+    said = ("hbm: the bf16 peak over the ridge 240 FLOP/byte = 8.208e11 (the ridge as a text "
+            "rounds it)")
+    assert main(["model", "llama-2-7b", "--decode", "--context", "1", "--chip", "tpu-v5e",
+                 "--mesh", "X=8", "--set", "ridge=240"]) == 0
+    assert said in capsys.readouterr().out.splitlines()
+    for mode in (["--serve"], ["--train", "--strategy", "dp=X"]):
+        assert main(["plan", "llama-2-7b", *mode, "--mesh", "X=8", "--chip", "tpu-v5e",
+                     "--set", "ridge=240", "--batch", "8", "--context", "512"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines.count(f"- {said}") == 1, mode
 
 
 

@@ -48,6 +48,8 @@ from .micro import MICRO_KEYS, micro_peak, micro_specs, micro_value, micro_vecto
 from .topology import Topology, build_topologies
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
+# the notes of figures a text states rounded (``Chip.with_figures``: ``ridge``, ``pod.KEY``)
+ROUNDED = ("the ridge as a text rounds it", "a pod's total as a text rounds it")
 COMMAND_LINE = "set on the command line"
 DIRECTIONS = ("one-way", "bidirectional")
 PER = ("link", "chip", "host", "node")
@@ -370,6 +372,20 @@ class Chip(tb.RichView):
             out = out._round_ridge(key, text, source)
         return out
 
+    def rounded(self) -> tuple[str, ...]:
+        """The figures set as a text rounds them (``ridge``, ``pod.KEY``), one line each, for
+        the assumptions of what uses the chip.
+
+        >>> chip("tpu-v5e", ridge="240").rounded()[0].split(" = ")[1]
+        '8.208e11 (the ridge as a text rounds it)'
+        >>> chip("tpu-v5e").rounded()
+        ()
+        """
+        from ..core.printer import approx
+        return tuple(f"{k}: {f.text} = {approx(f.value, 4)} ({f.note})"
+                     for k, f in sorted(self.figures.items())
+                     if f.label == "override" and f.note in ROUNDED and f.value.is_number)
+
     def _pod_share(self, key: str, text: str, source: str) -> Chip:
         """The chip with figure ``pod.KEY``'s total shared by the default topology's chips."""
         where = f"set {key}" if source == COMMAND_LINE else key
@@ -389,7 +405,7 @@ class Chip(tb.RichView):
                                                                where=where)
         old = self.figures[full]
         share = Figure(total / topo.size, f"{text} over the {topo.size} chips of {topo.name}",
-                       source, "override", note="a pod's total as a text rounds it",
+                       source, "override", note=ROUNDED[1],
                        alternatives=(replace(old, alternatives=()), *old.alternatives))
         return replace(self, figures={**self.figures, full: share})
 
@@ -411,7 +427,7 @@ class Chip(tb.RichView):
         ridge = named if named is not None else parse_quantity(text, INTENSITY, where=where)
         old = self.figures["hbm"]
         taken = Figure(peak / ridge, f"the {dtype} peak over the ridge {text} FLOP/byte",
-                       source, "override", note="the ridge as a text rounds it",
+                       source, "override", note=ROUNDED[0],
                        alternatives=(replace(old, alternatives=()), *old.alternatives))
         return replace(self, figures={**self.figures, "hbm": taken})
 

@@ -185,7 +185,7 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     _peak_for(dtype, the_chip)
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
-    notes: set[str] = set()
+    notes: set[str] = set(the_chip.rounded())  # a text's rounded figures, said
     if read != EXACT.experts:
         notes.add(f"experts={read}: {OPTIONS['experts'][read]} (leaves out "
                   f"{DROPS[('experts', read)]})")

@@ -249,7 +249,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
             f"efficiency: {eff.describe()}", *sorted(notes),
             *([f"collectives as a text costs them: {costed.describe()} (leaves out "
                f"{', '.join(costed.drops()) or 'nothing'})"] if costed != EXACT else []),
-            *m.assumptions)
+            *(a for a in m.assumptions if a not in notes))
         return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                        sp.Integer(batch), sp.Integer(context), memory, capacity, prefill,
                        decode, critical, balance, generate, assumptions, tuple(grid), dtype,
