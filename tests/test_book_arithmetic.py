@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import shutil
 import textwrap
 from fractions import Fraction
@@ -73,6 +74,13 @@ EXPECTED: dict[str, Fraction] = {
     "qps_per_chip": Fraction(32) / (DECODE * 512 * 8),
     # item 2: 0.5 s x 8 chips per query against 512 steps x 8 chips / 32 queries
     "prefill_per_decode": (Fraction(1, 2) * 8) / (DECODE * 512 * 8 / 32),
+    # item 2: 32 / 512 sequences finish a step, each freeing 2048 + 512 tokens of cache
+    "evicted_per_step": Fraction(32, 512) * (2048 + 512),
+    # item 1: the ridge the text rounded, 240, is the batch past which a matmul is
+    # compute-bound (B << D, F); a pod's 5e16 FLOP/s shared by its 256 chips, for 256 x 24
+    # chip-hours
+    "round_ridge_batch": Fraction(240),
+    "pod_day_flops": Fraction(5 * 10**16, 256) * 256 * 24 * 3600,
     # item 5: 6 N D over 1e15 FLOP/s x 86400 s
     "pf_days": Fraction(6 * 70 * 10**9 * 14 * 10**11) / (10**15 * 86400),
     "budget": Fraction(1000 * 3600) * H100_PEAK / 2,
@@ -95,6 +103,9 @@ EXPECTED: dict[str, Fraction] = {
     # whole (4 D^2 + 3 D F + 2 D each), of which 1/8 was the device's own
     "zero3_peak_weights": Fraction(2 * LLAMA_P, 8) + 2 * (4 * 4096**2 + 3 * 4096 * 11008
                                                           + 2 * 4096) * 2 * Fraction(7, 8),
+    # item 5: ZeRO-R's Pa: the layer inputs (D per token and layer, bf16) of 32 x 1024
+    # tokens over 32 layers, a 16th on each model-parallel rank
+    "zero_r_checkpoints": Fraction(32 * 1024 * 4096 * 2 * 32, 16),
     # item 5: a plan's HFU by PaLM's count: 6 N + 12 L H Q T, and the forward rerun
     # 2 N + 4 L H Q T, N = 6607343616 (llama-2-7b less its untied input embedding)
     "plan_hfu": Fraction(20000 * (8 * (LLAMA_P - 32000 * 4096) + 16 * 32 * 32 * 128 * 4096),
@@ -448,14 +459,30 @@ def test_optimizer_choices_and_presets_agree() -> None:
     for choice, preset in OPTIMIZER_PRESETS.items():
         assert optimizer_bytes(Choices(optimizer=choice)) == \
             training_memory(cfg, optimizer=preset).bytes_per_param
-    # a plan takes every preset that keeps its gradients, with the same bytes
-    from symroof.core.errors import InputError
+    # a plan takes every preset, with the same bytes (adam-bf16's 0 bytes of gradients too)
     from symroof.models.memory import plan_states
     for name, (w, g, state, _) in OPTIMIZERS.items():
-        if g:
-            assert plan_states(name)[:3] == (w, g, state)
-    with pytest.raises(InputError, match=r"adam-bf16 keeps no gradient copy: a training plan"):
-        plan_states("adam-bf16")
+        assert plan_states(name)[:3] == (w, g, state)
+
+
+def test_a_plan_takes_adam_bf16_and_still_reduces_its_gradients() -> None:
+    # a plan under adam-bf16 holds 2 + 0 + 8 bytes per parameter and sends the same
+    # gradients as adam-mixed (bf16, the weights' dtype): the same data-parallel term
+    from symroof.models import model
+    from symroof.parallel import mesh
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    cfg, m, dp = model("llama-2-7b"), mesh("X=8", "h100-sxm"), parse_strategy("dp=X")
+    bf16 = train(cfg, m, dp, batch=8, context=4096, optimizer="adam-bf16")
+    mixed = train(cfg, m, dp, batch=8, context=4096, optimizer="adam-mixed")
+    assert bf16.memory["gradients"] == 0
+    assert bf16.memory["weights"] == mixed.memory["weights"]
+    assert bf16.memory["optimizer"] * 12 == mixed.memory["optimizer"] * 8
+    assert bf16.memory["weights"] * 4 == bf16.memory["optimizer"]  # 2 bytes, then 8
+    dp_terms = [k for k in mixed.terms if k.startswith("dp")]
+    assert dp_terms and all(bf16.terms[k] == mixed.terms[k] for k in dp_terms)
+    assert bf16.assumptions[0].endswith("no gradient buffer held, the gradients still "
+                                        "reduced over the data axes in the weights' dtype")
 
 
 @settings(max_examples=25, deadline=None)
@@ -584,3 +611,152 @@ def test_hfu_beside_mfu_on_a_training_plan(capsys: pytest.CaptureFixture[str]) -
     assert main([*base[:-1], "150000", "--recompute", "full"]) == 2
     assert "--mfu: 150000 tokens/s is an HFU of 116.50% under full recomputation, above " \
         "the peak of 8 chips" in capsys.readouterr().err
+
+
+# the weights-only floorline (traffic=weights) of Llama 2 7B's decode on a TPU v5e at one
+# position: every weight but the input embedding's table (a row of it per token) in bf16,
+# and 2 FLOPs per weight of each layer (8 D^2 + 6 D F), its two norms (4 D), attention's
+# scores and values at one position (4 D), the head (2 D V) and the final norm (2 D), all on
+# the matrix unit (the v5e lists no vector peak)
+V5E_HBM = Fraction(81 * 10**10)
+LLAMA_READ = 2 * (LLAMA_P - 32000 * 4096)
+LLAMA_FLOPS = 32 * (8 * 4096**2 + 6 * 4096 * 11008 + 8 * 4096) + 2 * 4096 * 32000 + 2 * 4096
+TRAFFIC_FORM = {
+    "floorline_step": Fraction(LLAMA_READ + 2 * 4096) / V5E_HBM,
+    # B f / C = (w + 2 D B) / W
+    "floorline_critical_batch": LLAMA_READ * PEAK / (LLAMA_FLOPS * V5E_HBM - 2 * 4096 * PEAK),
+}
+
+
+@pytest.mark.parametrize("claim", sorted(TRAFFIC_FORM))
+def test_each_floorline_is_the_one_worked_out_by_hand(claim: str) -> None:
+    made = chapter_values()[claim]
+    assert isinstance(made, Tried)
+    [floor] = [v for k, v in made.alternatives if k == Choices(traffic="weights")]
+    want = TRAFFIC_FORM[claim]
+    assert sp.Rational(floor) == sp.Rational(want.numerator, want.denominator)
+    assert sp.Rational(made.value) > sp.Rational(floor)  # the kernels move more
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 4096), generate=st.integers(1, 8192),
+       prompt=st.integers(0, 32768), chips=st.integers(1, 64))
+def test_tokens_evicted_are_the_tokens_added_and_the_queries_finished(
+        batch: int, generate: int, prompt: int, chips: int) -> None:
+    from symroof.models import queries_per_second, tokens_evicted_per_step
+    evicted = tokens_evicted_per_step(batch, generate, prompt=prompt)
+    # steady state: a token per sequence and a prompt per sequence admitted, B / G of them
+    added = Fraction(batch) + Fraction(batch, generate) * prompt
+    assert evicted == sp.Rational(added.numerator, added.denominator)
+    # one answer: the queries a chip finishes per second, times the chips and a step's
+    # time, each freeing its prompt and its answer
+    step = sp.Rational(1, 50)
+    finished = queries_per_second(batch, step, generate, chips=chips) * chips * step
+    assert evicted == finished * (prompt + generate)
+
+
+def test_tokens_evicted_refusals_name_the_argument() -> None:
+    from symroof.core.errors import InputError
+    from symroof.models import tokens_evicted_per_step
+    with pytest.raises(InputError, match="generate must be positive, got 0"):
+        tokens_evicted_per_step(32, 0)
+    with pytest.raises(InputError, match="prompt must be 0 or more tokens, got -1"):
+        tokens_evicted_per_step(32, 512, prompt=-1)
+
+
+ROUND_CHIPS = ["tpu-v5e", "tpu-v5p", "h100-sxm", "a100-80gb", "b200"]
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(ROUND_CHIPS), num=st.integers(1, 10**6), places=st.integers(0, 3))
+def test_a_rounded_ridge_is_the_chips_ridge_and_keeps_the_peak(name: str, num: int,
+                                                              places: int) -> None:
+    stated = Fraction(num, 10**places)
+    exact = chip(name)
+    rounded = chip(name, ridge=f"{num}e-{places}")
+    assert rounded.ridge() == sp.Rational(stated.numerator, stated.denominator)
+    assert rounded.peak() == exact.peak()
+    assert rounded.bandwidth("hbm") * rounded.ridge() == exact.peak()
+
+
+@settings(max_examples=25, deadline=None)
+@given(name=st.sampled_from(ROUND_CHIPS), total=st.integers(1, 10**20),
+       key=st.sampled_from(["mxu.bf16", "hbm", "hbm.capacity"]))
+def test_a_pods_rounded_total_is_shared_by_its_chips(name: str, total: int, key: str) -> None:
+    c = chip(name, **{f"pod.{key}": str(total)})
+    topo = next(iter(c.topologies.values()))
+    assert c.figure(key).value * topo.size == total
+    assert f"over the {topo.size} chips of {topo.name}" in c.figure(key).text
+
+
+def test_round_chip_figures_on_the_command_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["derive", "--einsum", "B D, D F -> B F", "--chip", "tpu-v5e", "--set",
+                 "ridge=240", "--solve", "B", "--regime", "B<<D,F"]) == 0
+    out = capsys.readouterr().out
+    assert "  threshold, B<<D,F   240\n" in out
+    assert main(["chip", "tpu-v5e", "--set", "pod.hbm.capacity=4TB"]) == 0
+    out = capsys.readouterr().out
+    assert ("  hbm.capacity   4TB over the 256 chips of tpu-v5e-pod = 1.562e10  source set on "
+            "the command line  (a pod's total as a text rounds it)") in out
+    assert main(["chip", "tpu-v5e", "--set", "ridge=R"]) == 0  # a text's letter
+    assert "  critical intensity (bf16 / hbm): R FLOP/byte" in capsys.readouterr().out
+    # what uses the chip says the rounded figures it took: a model's step, a plan
+    said = ("hbm: the bf16 peak over the ridge 240 FLOP/byte = 8.208e11 (the ridge as a text "
+            "rounds it)")
+    assert main(["model", "llama-2-7b", "--decode", "--context", "1", "--chip", "tpu-v5e",
+                 "--mesh", "X=8", "--set", "ridge=240"]) == 0
+    assert said in capsys.readouterr().out.splitlines()
+    for mode in (["--serve"], ["--train", "--strategy", "dp=X"]):
+        assert main(["plan", "llama-2-7b", *mode, "--mesh", "X=8", "--chip", "tpu-v5e",
+                     "--set", "ridge=240", "--batch", "8", "--context", "512"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines.count(f"- {said}") == 1, mode
+
+
+
+# a 70B model's prefill in the text's form: 2 x 70e9 x 2048 tokens over an H100's peak
+ROUND_PREFILL = Fraction(2 * 70 * 10**9 * 2048) / H100_PEAK
+
+
+def test_round_prefill_is_the_one_worked_out_by_hand() -> None:
+    made = chapter_values()["round_prefill"]
+    assert isinstance(made, Tried)
+    [nominal] = [v for k, v in made.alternatives if k == Choices(sizes="nominal")]
+    assert nominal == sp.Rational(ROUND_PREFILL.numerator, ROUND_PREFILL.denominator)
+
+
+def test_nominal_sizes_in_the_summary_and_the_prefill(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from symroof.models import book_prefill_time, flops_under, model, params_under
+    # the summary under sizes=nominal: the round count, 2 FLOPs per parameter, the text's
+    # KV bytes, as Python says them
+    assert main(["model", "llama-3-70b", "--choices", "sizes=nominal", "--set", "params=70e9",
+                 "--set", "kv_bytes_per_token=320e3", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["choices"] == "sizes=nominal"
+    assert got["under_choices"] == {"params": "70000000000", "kv_bytes_per_token": "320000",
+                                    "flops_per_token": "140000000000"}
+    cfg = model("llama-3-70b")
+    nominal = Choices(sizes="nominal")
+    assert int(got["under_choices"]["params"]) == params_under(cfg, nominal, active=False) \
+        == 70 * 10**9  # the bundled config's own round size is the text's 70B too
+    assert main(["model", "llama-2-7b", "--choices", "flops=per_token_2P,sizes=nominal"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(r"\n  FLOPs per token, flops=per_token_2P, sizes=nominal +14000000000 "
+                     r"≈ 1\.4e10\n", out)
+    assert flops_under(model("llama-2-7b"), None, Choices(flops="per_token_2P",
+                                                          sizes="nominal")) == 14 * 10**9
+    # --prefill prints its book form under the choices: one answer with Python's
+    assert main(["model", "llama-3-70b", "--prefill", "--tokens", "2048", "--chip",
+                 "h100-sxm", "--mesh", "X=8", "--choices", "sizes=nominal", "--set",
+                 "params=70e9", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    by_hand = ROUND_PREFILL / 8
+    assert got["book_prefill_time"] == f"{by_hand.numerator}/{by_hand.denominator}"
+    assert book_prefill_time(cfg, chip("h100-sxm"), 1, 2048, nominal, chips=8) == \
+        sp.Rational(by_hand.numerator, by_hand.denominator)
+    assert main(["model", "llama-3-70b", "--prefill", "--tokens", "2048", "--chip",
+                 "h100-sxm", "--choices", "sizes=nominal", "--set", "params=70e9"]) == 0
+    assert ("book form: 2 FLOPs per parameter per token over h100-sxm's peak, no memory: "
+            "289.9 ms (sizes nominal: as the text states it: 70000000000 parameters, exact "
+            "KV bytes)") in capsys.readouterr().out

@@ -295,3 +295,31 @@ def test_a_switch_carries_the_domain_over_its_switches() -> None:
         chip("tpu-v5e").link_per_switch("ici")
     with pytest.raises(InputError, match=r"h100-sxm's ib runs through no switch domain"):
         chip("h100-sxm").link_per_switch("ib")
+
+
+@settings(max_examples=6, deadline=None)
+@given(d=st.sampled_from([1024, 4096, 8192]), ratio=st.sampled_from([2, 4, 8]),
+       batch=st.sampled_from([1, 128, 512]))
+def test_derive_stationary_subs_reach_the_best_split(d: int, ratio: int, batch: int) -> None:
+    # --subs sizes the best split and the crossover as best_split and chips_to_beat do:
+    # X^2 = N D / (2 F), past N = 18 F / D, worked out by hand
+    import io
+    from contextlib import redirect_stdout
+    f = ratio * d
+    out = io.StringIO()
+    with redirect_stdout(out):
+        rc = main(["derive", "--mesh", "X=X:wraps,Y=Y:wraps,Z=Z:wraps", "--chip", "tpu-v5p",
+                   "--stationary", "d=X,f=YZ", "--choices", "book", "--subs",
+                   f"B={batch},D={d},F={f}"])
+    assert rc == 0
+    lines = {line[:20].strip(): line[20:].strip() for line in out.getvalue().splitlines()}
+    n = sp.Symbol("N", positive=True)
+    crossover = Fraction(18 * f, d)
+    assert lines["beats 1-D"] == f"past N = {crossover} chips"
+    split = sp.sqrt(n * sp.Rational(d, 2 * f))
+    assert lines["best split"].startswith(f"X = {sp.sstr(sp.simplify(split))}, ")
+    m = mesh("X=X:wraps,Y=Y:wraps,Z=Z:wraps", V5P)
+    two = weight_stationary(m, d="X", f="YZ", choices=BOOK)
+    best = two.best_split("N")
+    at = {B: batch, D: d, F: f}
+    assert sp.simplify(best.sizes["X"].subs(at) - split) == 0

@@ -40,6 +40,10 @@ examples:
   symroof collective alltoall --bytes V --total --axes X --mesh "X=8" --chip tpu-v5e
   symroof collective send --bytes 9e8 --axes XY --mesh "X=4,Y=4" --chip tpu-v5e \\
       --from 0,0 --to 3,1
+  symroof collective pipeline --bytes "2*4096*8192" --axes node --mesh "node=16,gpu=8" \\
+      --chip h100-sxm --microbatches 8
+  symroof collective allgather --bytes "2*8192*32768" --axes X --mesh "X=16" \\
+      --chip tpu-v5e --with reducescatter --choices concurrent=shared,latency=off
 
 --bytes follows NCCL's size convention: the gathered bytes per device (AllGather), the bytes
 reduced per device (ReduceScatter, AllReduce), the bytes each device holds (AllToAll,
@@ -52,6 +56,11 @@ network: 2V / W and 2 floor(log2 n) steps (the ring: 2 (n-1) steps).
 send is a point-to-point transfer of --bytes: over several axes it uses a link of each at
 once (their bandwidths add), the hops from the coordinates --from and --to (the shorter way
 round on an axis that wraps) or --hops (a number, or per axis 'X=3,Y=1').
+pipeline is a pipeline's sends between its stages along one axis: --bytes of activations per
+batch in --microbatches, N_mb + N_stages - 2 sends of --bytes / N_mb (--stages, else the
+axis size). --with KIND[:BYTES[:AXES]] issues more collectives together with the first (the
+same bytes and axes unless given); --choices concurrent=shared runs them at once, their
+bytes adding on a link they share (none: one after the other; whole_link: each as if alone).
 """
 
 
@@ -61,8 +70,9 @@ def register(verbs: Any) -> None:
         description="Bytes per device and per link, the bandwidth and latency terms, the time "
                     "and the size below which a collective is latency-bound.",
         epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("kind", choices=(*COLLECTIVES, "send"), help="the collective, or send "
-                   "(point to point)")
+    c.add_argument("kind", choices=(*COLLECTIVES, "send", "pipeline"), help="the "
+                   "collective, send (point to point) or pipeline (a pipeline's sends "
+                   "between stages)")
     what = c.add_mutually_exclusive_group()
     what.add_argument("--array", metavar="SPEC", help="a sharded array, e.g. 'bf16[B_X, D]'")
     what.add_argument("--bytes", metavar="EXPR", help="a byte count, e.g. '2*P'")
@@ -90,6 +100,14 @@ def register(verbs: Any) -> None:
     route.add_argument("--hops", metavar="N|AXIS=N,...", help="hops away instead of "
                        "coordinates: a number on one axis, or per axis, e.g. 'X=3,Y=1' "
                        "(default 1)")
+    pipe = c.add_argument_group("pipeline (sends between stages)")
+    pipe.add_argument("--microbatches", metavar="N", help="the microbatches a batch is split "
+                      "into")
+    pipe.add_argument("--stages", metavar="N", help="the pipeline's stages (default: the "
+                      "axis size)")
+    c.add_argument("--with", dest="also", action="append", metavar="KIND[:BYTES[:AXES]]",
+                   help="another collective issued together with this one (repeatable); "
+                        "--choices concurrent=... says whether they run at once")
     c.add_argument("--between", metavar="TERM,TERM", help="with --solve: where two terms "
                    "meet instead (a link such as nvlink or ib, latency, bandwidth)")
     c.add_argument("--subs", metavar="VALUES", help="sizes, e.g. 'B=1024,D=8192'")
@@ -105,13 +123,23 @@ def run_collective(args: argparse.Namespace) -> int:
 
 
 def _collective(args: argparse.Namespace) -> int:
-    if args.kind == "send":
-        return _send(args)
     from ..core.errors import InputError
+    if args.kind != "pipeline":
+        for flag, given in (("microbatches", args.microbatches), ("stages", args.stages)):
+            if given is not None:
+                raise InputError(f"--{flag} is for pipeline (sends between stages), not for "
+                                 f"{args.kind}", f"--{flag}")
+    if args.kind in ("send", "pipeline"):
+        if args.also:
+            raise InputError(f"--with issues collectives together, not a {args.kind}",
+                             "--with")
+        return _send(args)
     for flag, given in (("from", args.src), ("to", args.dst), ("hops", args.hops)):
         if given is not None:
             raise InputError(f"--{flag} is for send (point to point), not for {args.kind}",
                              f"--{flag}")
+    if args.also:
+        return _together(args)
     from ..commands.collective import CollectiveRequest, collective_of
     result = collective_of(CollectiveRequest(
         kind=args.kind, mesh=args.mesh, axes=args.axes, array=args.array, nbytes=args.bytes,
@@ -129,20 +157,25 @@ def _collective(args: argparse.Namespace) -> int:
 
 def _send(args: argparse.Namespace) -> int:
     from ..core.errors import InputError
+    takes = ("--bytes, --axes, --from and --to or --hops" if args.kind == "send" else
+             "--bytes, --axes, --microbatches and --stages")
     for flag, given in (("array", args.array), ("dim", args.dim), ("solve", args.solve),
                         ("between", args.between), ("choices", args.choices),
                         ("total", args.total or None),
                         ("algorithm", None if args.algorithm == "ring" else args.algorithm)):
         if given is not None:
-            raise InputError(f"--{flag} is for a collective; send takes --bytes, --axes, "
-                             f"--from and --to or --hops", f"--{flag}")
+            raise InputError(f"--{flag} is for a collective; {args.kind} takes {takes}",
+                             f"--{flag}")
     if args.bytes is None:
-        raise InputError("send moves --bytes EXPR", "--bytes")
+        raise InputError(f"{args.kind} moves --bytes EXPR", "--bytes")
+    if args.kind == "pipeline" and args.microbatches is None:
+        raise InputError("a pipeline splits its batch into --microbatches N", "--microbatches")
     from ..commands.collective import SendRequest, send_of
     result = send_of(SendRequest(
         mesh=args.mesh, axes=args.axes, nbytes=args.bytes, chip=args.chip,
         catalog=args.catalog, overrides=overrides(args.set), topology=args.topology,
-        src=args.src, dst=args.dst, hops=args.hops, subs=args.subs))
+        src=args.src, dst=args.dst, hops=args.hops, subs=args.subs,
+        microbatches=args.microbatches, stages=args.stages))
     if args.json:
         emit(result.to_json())
         return 0
@@ -150,14 +183,55 @@ def _send(args: argparse.Namespace) -> int:
     t, m = result.transfer, result.mesh
     used = m.resolve(t.axis)
     route = f", from ({args.src}) to ({args.dst})" if args.src is not None else ""
+    what = "send"
+    if args.kind == "pipeline":
+        what = "pipeline sends"
+        route = f", {args.microbatches} microbatches" + (
+            f", {args.stages} stages" if args.stages is not None else "")
     rows = [("bytes", si(result.value(t.nbytes), "B")),
-            ("hops", text(result.value(t.hops))),
+            ("hops" if args.kind == "send" else "sends", text(result.value(t.hops))),
             ("bandwidth", si(result.value(t.bandwidth), "B/s") + (
                 f" (a link of each of {len(used)} axes at once)" if len(used) > 1 else "")),
             ("bandwidth time", si(result.value(t.bandwidth_time), "s")),
             ("latency time", si(result.value(t.latency_time), "s")),
             ("time", si(result.value(t.time), "s"))]
-    print(f"send over {t.axis} on {m.chip.name} (mesh {m.spec}{route})")
+    print(f"{what} over {t.axis} on {m.chip.name} (mesh {m.spec}{route})")
+    width = max(len(k) for k, _ in rows)
+    print("\n".join(f"  {k:<{width}}  {v}" for k, v in rows))
+    return 0
+
+
+def _together(args: argparse.Namespace) -> int:
+    from ..core.errors import InputError
+    for flag, given in (("array", args.array), ("dim", args.dim), ("solve", args.solve),
+                        ("between", args.between), ("total", args.total or None),
+                        ("algorithm", None if args.algorithm == "ring" else args.algorithm)):
+        if given is not None:
+            raise InputError(f"--{flag} is for one collective; collectives issued together "
+                             "take --bytes, --axes, --with and --choices", f"--{flag}")
+    if args.bytes is None:
+        raise InputError("collectives issued together move --bytes EXPR (each --with "
+                         "KIND:BYTES its own)", "--bytes")
+    from ..commands.collective import TogetherRequest, together_of
+    result = together_of(TogetherRequest(
+        (args.kind, *args.also), mesh=args.mesh, axes=args.axes, nbytes=args.bytes,
+        chip=args.chip, catalog=args.catalog, overrides=overrides(args.set),
+        topology=args.topology, choices=args.choices, subs=args.subs))
+    if args.json:
+        emit(result.to_json())
+        return 0
+    from ..core.choices import OPTIONS
+    from ..core.printer import si
+    t, m = result.together, result.mesh
+    rows = [*((c.title, si(result.value(c.time), "s")) for c in t.collectives),
+            *((f"on {link}", si(result.value(v), "s")) for link, v in t.per_link.items()),
+            ("bandwidth time", si(result.value(t.bandwidth_time), "s")),
+            ("latency time", si(result.value(t.latency_time), "s")),
+            ("time", si(result.value(t.time), "s")),
+            ("choices", t.choices.describe()),
+            ("concurrent", f"{t.choices.concurrent}: "
+                           f"{OPTIONS['concurrent'][t.choices.concurrent]}")]
+    print(f"{len(t.collectives)} collectives issued together on {m.chip.name} (mesh {m.spec})")
     width = max(len(k) for k, _ in rows)
     print("\n".join(f"  {k:<{width}}  {v}" for k, v in rows))
     return 0

@@ -43,7 +43,8 @@ FLAGS: dict[str, str] = {name: "--" + name.replace("_", "-") for name in (
 # the parameters a verb's flag spells another way
 VERB_FLAGS: dict[str, dict[str, str]] = {
     "claims": {"text": "--from"},
-    "collective": {"nbytes": "--bytes", "src": "--from", "dst": "--to"},
+    "collective": {"nbytes": "--bytes", "src": "--from", "dst": "--to", "with": "--with",
+                   "stages": "--stages"},
     "optimize": {"variables": "--vars"},
     "plan": {"tokens_per_second": "--mfu", "optimizer": "--optimizer"},
     "speculate": {"alpha": "--acceptance", "gamma": "--draft-tokens"},

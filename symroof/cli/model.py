@@ -83,8 +83,9 @@ def register(verbs: Any) -> None:
                         "op (default), each op's compute overlaps its own memory traffic and "
                         "each collective waits for its op; phase, every term overlaps the "
                         "others (the longest term); none, nothing overlaps (T_upper)")
-    choices_option(m, "--decode/--prefill on a mesh, as plan --serve; --fit takes "
-                      "sizes=nominal (a text's round figures)")
+    choices_option(m, "--decode/--prefill on a mesh, as plan --serve, their book form "
+                      "under sizes=nominal too; --fit takes sizes=nominal (a text's round "
+                      "figures), the summary sizes and flops")
     m.add_argument("--format", default="text", choices=("text", "md"),
                    help="output format (default text)")
     m.add_argument("--json", action="store_true", help="machine-readable output")
@@ -114,10 +115,11 @@ def run_model(args: argparse.Namespace) -> int:
     round_set = {k: chip_set.pop(k) for k in list(chip_set) if k in ROUND_FIGURES}
     on_chip, fit = "only --decode, --prefill and --fit use it", "only --fit uses it"
     unused = {"--chip": (args.chip is not None and mode is None, on_chip),
-              "--set": (bool(args.set) and mode is None, on_chip),
-              **{f"--set {k}": (mode != "--fit" and not (mode == "--decode" and args.choices),
-                                "a round figure is taken by --fit and --decode's book form, "
-                                "under --choices sizes=nominal") for k in round_set},
+              "--set": (bool(chip_set) and mode is None, on_chip),
+              **{f"--set {k}": (mode != "--fit" and not args.choices,
+                                "a round figure is taken by the summary, --fit and the book "
+                                "form of --decode and --prefill, under --choices "
+                                "sizes=nominal") for k in round_set},
               "--catalog": (args.catalog is not None and mode is None, on_chip),
               "--mesh": (args.mesh is not None and mode is None, on_chip),
               "--batch": (args.batch is not None and mode is None, on_chip),
@@ -132,8 +134,7 @@ def run_model(args: argparse.Namespace) -> int:
                  for flag, given in (("--attention", args.attention is not None),
                                      ("--causal", args.causal),
                                      ("--activations", args.activations != "hbm"),
-                                     ("--choices", args.choices is not None
-                                      and mode != "--fit"))}}
+                                     )}}
     for flag, (ignored, why) in unused.items():
         if ignored:
             raise InputError(f"given but not used: {why}", flag)
@@ -203,7 +204,7 @@ def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
         emit({"model": r.config.name, "mesh": args.mesh,
               **step_json(r.step, r.critical, r.intensity),
               **({"between": met.to_json()} if met is not None else {}),
-              **({"book_decode_time": text(r.book), "book_decode_time_value":
+              **({f"book_{phase}_time": text(r.book), f"book_{phase}_time_value":
                   number_value(r.book)} if r.book is not None else {})})
         return 0
     on = f", per chip of mesh {args.mesh} (tp={'+'.join(r.mesh.axes)})" if r.mesh else ""
@@ -211,9 +212,12 @@ def _step(args: argparse.Namespace, request: Any, phase: str) -> int:
              (f"context {r.context}" if phase == "decode" else f"{r.context} tokens each") +
              f", on {r.chip.name}{defaulted_chip(args.chip)}{on} ({args.dtype} weights, "
              f"{request.kv} KV cache)")
-    book = [f"book form: weights and KV cache read once over {r.chip.name}'s HBM"
-            f"{' on ' + text(r.mesh.devices) + ' chips' if r.mesh else ''}, no compute: "
-            f"{si(r.book, 's')}" + _sizes(request)] if r.book is not None else []
+    read = "weights" if request.choices.traffic == "weights" else "weights and KV cache"
+    on = f" on {text(r.mesh.devices)} chips" if r.mesh else ""
+    said = (f"{read} read once over {r.chip.name}'s HBM{on}, no compute" if phase == "decode"
+            else f"2 FLOPs per parameter per token over {r.chip.name}'s peak{on}, no memory")
+    book = [f"book form: {said}: {si(r.book, 's')}" + _sizes(request)] \
+        if r.book is not None else []
     print("\n".join(step_lines(r.step, r.critical, r.intensity, args.format, title) +
                     ([meet_line(met)] if met is not None else []) + book))
     return 0

@@ -49,7 +49,8 @@ examples:
       --batch 8 --context 4096 --offload optimizer
 
 Strategies: dp (data parallel), zero1 / zero2 / zero3 = fsdp (ZeRO stages), tp (Megatron
-tensor parallel; add ',sp' for sequence parallel), pp (1F1B pipeline), ep (experts). Mix
+tensor parallel; add ',sp' for sequence parallel or ',pa' for ZeRO-R's activation
+checkpoints partitioned over the tensor axes), pp (1F1B pipeline), ep (experts). Mix
 them over the mesh's axes: 'fsdp=X,tp=Y', 'dp=pods,fsdp=X', 'fsdp=X+Y'. --batch is the
 global batch in sequences of --context tokens.
 """
@@ -101,10 +102,11 @@ def register(verbs: Any) -> None:
                         "calibration's conventions': op for megatron-a100). Serving: the rule "
                         "of each step's latency, the bound's too (default op, or the "
                         "calibration's: none for trtllm-a100 and trtllm-h100)")
-    p.add_argument("--recompute", default="none",
-                   choices=("none", "selective", "full", "any"),
-                   help="activation recomputation policy (default none; any: --search tries "
-                        "each)")
+    p.add_argument("--recompute", default="none", metavar="POLICY",
+                   help="activation recomputation policy: none (default), selective, full, "
+                        "matmuls (checkpoints after the weight matmuls, the rest rerun) or "
+                        "k_tensors_of_D=K (a text's k tensors of D kept per layer, the forward "
+                        "rerun); any: --search tries none, selective and full")
     p.add_argument("--optimizer", metavar="PRESET|PARTS",
                    help="bytes per parameter of weights, gradients and optimizer state: a "
                         "preset (default adam-mixed: 2 + 2 + 12, or the calibration's "

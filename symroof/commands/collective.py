@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import sympy as sp
 
-from ..core.choices import parse_choices
+from ..core.choices import EXACT, LINK_CHOICES, TOGETHER_CHOICES, parse_choices
 from ..core.errors import DerivationError, InputError
 from ..core.parse import engine_name, parse_assignments, parse_expr, symbol
 from ..core.sizes import size_value
@@ -38,6 +38,7 @@ from ..parallel.collectives import (
     permute,
     reduce_scatter,
 )
+from ..parallel.concurrent import Together
 from ..parallel.in_network import allreduce_only, canonical_algorithm
 from ..parallel.mesh import Mesh
 from .derive import mesh_with
@@ -109,8 +110,8 @@ def collective_of(request: CollectiveRequest) -> CollectiveAnalysis:
         assert r.nbytes is not None
         c = collective(k, positive(parse_expr(r.nbytes, where="nbytes"), r.nbytes, "nbytes"),
                        r.axes, m, how, total=r.total)
-    if r.choices is not None:
-        c = c.under(parse_choices(r.choices))
+    if r.choices is not None:  # what a collective costed alone takes; the rest is refused
+        c = c.under(parse_choices(r.choices).within(LINK_CHOICES, "a collective"))
     used = c.time.free_symbols | c.nbytes.free_symbols
     values = _values(r.subs, used)
     pair = term_pair(r.between)
@@ -189,6 +190,8 @@ class SendRequest:
     dst: str | None = None
     hops: str | None = None
     subs: str | None = None
+    microbatches: str | None = None
+    stages: str | None = None
 
 
 @dataclass(frozen=True)
@@ -224,14 +227,37 @@ def send_of(request: SendRequest) -> SendAnalysis:
     ...                         dst="3,1"))
     >>> r.transfer.hops, r.transfer.time
     (4, V/90000000000 + 1/250000)
+
+    With ``microbatches`` (and ``stages``, else the axis size) the sends of a pipeline
+    between its stages (``parallel.aggregates.pipeline_sends``).
     """
-    from ..parallel.aggregates import send
+    from ..parallel.aggregates import pipeline_sends, send
     r = request
     m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
     try:
         names = m.resolve(r.axes)
     except InputError as exc:
         raise InputError(exc.message, "axes") from None
+    if r.stages is not None and r.microbatches is None:
+        raise InputError("`stages` goes with a pipeline's `microbatches`", "stages")
+    if r.microbatches is not None:
+        for name, given in (("src", r.src), ("dst", r.dst), ("hops", r.hops)):
+            if given is not None:
+                raise InputError("a pipeline's sends go stage to stage along its axis: no "
+                                 "coordinates or hops", name)
+        if len(names) != 1:
+            raise InputError(f"a pipeline's stages lie along one axis, got {''.join(names)}",
+                             "axes")
+        nbytes = positive(parse_expr(r.nbytes, where="nbytes"), r.nbytes, "nbytes")
+        counts = {k: size_value(k, v, k) for k, v in (("microbatches", r.microbatches),
+                                                      ("stages", r.stages)) if v is not None}
+        try:
+            t = pipeline_sends(nbytes, names[0], m, counts["microbatches"],
+                               counts.get("stages"))
+        except InputError as exc:
+            raise InputError(exc.message, "stages" if "stage" in exc.message
+                             else "microbatches") from None
+        return SendAnalysis(t, m, _values(r.subs, t.time.free_symbols | t.nbytes.free_symbols))
     if r.hops is not None and (r.src is not None or r.dst is not None):
         raise InputError("give `hops` or `src` and `dst` coordinates, not both", "hops")
     if (r.src is None) != (r.dst is None):
@@ -266,3 +292,89 @@ def _coordinates(text_: str, where: str) -> tuple[int, ...]:
         raise InputError(f"coordinates are whole numbers from 0, one per axis, e.g. '0,3'; "
                          f"got {text_!r}", where)
     return tuple(int(p) for p in parts)
+
+
+@dataclass(frozen=True)
+class TogetherRequest:
+    """Collectives issued together on ``mesh``: each ``KIND``, ``KIND:BYTES`` or
+    ``KIND:BYTES:AXES`` of ``collectives``, the bytes and axes defaulting to ``nbytes`` and
+    ``axes``; costed under ``choices`` (``concurrent=shared``: at once, their bytes adding on
+    a link they share), at ``subs``."""
+
+    collectives: tuple[str, ...]
+    mesh: str
+    axes: str
+    nbytes: str
+    chip: str = DEFAULT_CHIP
+    catalog: str | None = None
+    overrides: Mapping[str, str] = field(default_factory=dict)
+    topology: str | None = None
+    choices: str | None = None
+    subs: str | None = None
+
+
+@dataclass(frozen=True)
+class TogetherAnalysis:
+    """Collectives issued together (``parallel.concurrent.together``), at ``values``."""
+
+    together: Together
+    mesh: Mesh
+    values: Mapping[sp.Symbol, sp.Expr]
+
+    def value(self, expr: sp.Expr) -> sp.Expr:
+        return sp.sympify(expr).subs(self.values) if self.values else sp.sympify(expr)
+
+    def to_json(self) -> dict[str, object]:
+        from ..core.printer import number_value, text
+        t = self.together
+        out: dict[str, object] = {
+            "together": [{"collective": c.title, "time": text(self.value(c.time)),
+                          "time_value": number_value(self.value(c.time))}
+                         for c in t.collectives],
+            "mesh": self.mesh.spec, "chip": self.mesh.chip.name,
+            "choices": t.choices.describe(),
+            "values": {str(k): text(v) for k, v in self.values.items()}}
+        links = {k: self.value(v) for k, v in t.per_link.items()}
+        out["per_link"] = {k: text(v) for k, v in links.items()}
+        out["per_link_value"] = {k: number_value(v) for k, v in links.items()}
+        for key, expr in (("bandwidth_time", t.bandwidth_time),
+                          ("latency_time", t.latency_time), ("time", t.time)):
+            v = self.value(expr)
+            out[key] = text(v)
+            out[f"{key}_value"] = number_value(v)
+        return out
+
+
+def together_of(request: TogetherRequest) -> TogetherAnalysis:
+    """The collectives of ``request`` issued together (``parallel.concurrent.together``).
+
+    >>> r = together_of(TogetherRequest(("allgather", "reducescatter"), mesh="X=16",
+    ...                                 axes="X", nbytes="V",
+    ...                                 choices="concurrent=shared,latency=off"))
+    >>> r.together.time
+    V/48000000000
+    """
+    from ..parallel.concurrent import together
+    r = request
+    m = mesh_with(r.mesh, chip_with(r.chip, r.catalog, r.overrides), r.topology)
+    if len(r.collectives) < 2:
+        raise InputError("collectives issued together: give at least one more with `with`",
+                         "with")
+    made = []
+    for spec in r.collectives:
+        kind, colon, rest = spec.partition(":")
+        nbytes, colon2, axes = rest.partition(":")
+        if (colon and not nbytes.strip()) or (colon2 and not axes.strip()):
+            raise InputError(f"{spec!r}: KIND, KIND:BYTES or KIND:BYTES:AXES, nothing empty "
+                             "after a ':'", "with")
+        k = canonical_kind(kind.strip(), "with")
+        text_ = nbytes.strip() or r.nbytes
+        v = positive(parse_expr(text_, where="with"), text_, "with")
+        try:
+            made.append(collective(k, v, axes.strip() or r.axes, m))
+        except InputError as exc:
+            raise InputError(f"{spec}: {exc.message}", "with") from None
+    choices = parse_choices(r.choices) if r.choices is not None else EXACT
+    t = together(*made, choices=choices.within(TOGETHER_CHOICES, "collectives issued "
+                                                                  "together"))
+    return TogetherAnalysis(t, m, _values(r.subs, t.time.free_symbols))

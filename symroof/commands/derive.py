@@ -301,7 +301,8 @@ def _totals(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
 def _split(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
     """A 2-D weight-stationary layout on a mesh whose sizes are names: its best split of N
     chips and the chips past which it beats 1-D over the same axes (none when the choices
-    keep terms that depend on more than the groups' products, such as the hops)."""
+    keep terms that depend on more than the groups' products, such as the hops), at the
+    sizes ``subs`` gives (B, D, F; the split is solved in N)."""
     if r.stationary is None:
         return ()
     axes = dict(part.strip().partition("=")[::2] for part in r.stationary.split(","))
@@ -318,9 +319,15 @@ def _split(r: DeriveRequest, m: Mesh) -> tuple[tuple[str, str], ...]:
         past = two.chips_to_beat(one, "N")
     except (DerivationError, InputError):
         return ()
-    sizes = ", ".join(f"{k} = {text(v)}" for k, v in best.sizes.items())
-    return (("best split", f"{sizes} for N chips: {text(best.comm_time)} s of comms"),
-            ("beats 1-D", f"past N = {text(past)} chips"))
+    at: dict[sp.Symbol, sp.Expr] = {}
+    for name, raw in parse_assignments(r.subs or "", where="subs").items():
+        at[symbol(name)] = size_value(name, raw, "subs")
+
+    def sized(x: sp.Expr) -> sp.Expr:
+        return sp.simplify(x.xreplace(at)) if at else x
+    sizes = ", ".join(f"{k} = {text(sized(v))}" for k, v in best.sizes.items())
+    return (("best split", f"{sizes} for N chips: {text(sized(best.comm_time))} s of comms"),
+            ("beats 1-D", f"past N = {text(sized(past))} chips"))
 
 
 def _mesh_roofline(r: DeriveRequest, m: Mesh) -> Roofline:

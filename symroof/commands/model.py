@@ -117,8 +117,26 @@ class ModelRequest:
 
 
 def model_summary(request: ModelRequest) -> Summary:
-    """Parameters, FLOPs per token, KV-cache bytes per token (and in letters, when asked)."""
+    """Parameters, FLOPs per token, KV-cache bytes per token (and in letters, when asked);
+    under the text's ``choices`` (``sizes``, ``flops``) the counts as the text takes them
+    too."""
     cfg, kv = request.config(), request.kv
+    choices = request.choices.within(("sizes", "flops"), "a model's summary")
+    chosen: dict[str, Any] = {}
+    if choices.sizes == "nominal":
+        from ..models.chosen import params_under
+        from ..models.nominal import kv_bytes_under
+        chosen["params"] = params_under(cfg, choices, active=False)
+        if cfg.moe is not None:
+            chosen["params_active"] = params_under(cfg, choices)
+        chosen["kv_bytes_per_token"] = kv_bytes_under(cfg, kv, choices)
+    if choices.flops != "full":
+        from ..models.chosen import flops_under
+        chosen["flops_per_token"] = flops_under(cfg, request.context, choices)
+    elif choices.sizes == "nominal":
+        from ..models.chosen import flops_under
+        chosen["flops_per_token"] = flops_under(cfg, request.context,
+                                                choices.with_(flops="per_token_2P"))
     symbolic = None
     if request.symbolic:
         symbolic = {"params": params(cfg, symbolic=True).total,
@@ -128,7 +146,7 @@ def model_summary(request: ModelRequest) -> Summary:
     return Summary(cfg, params(cfg), flops_per_token(cfg, request.context),
                         training_flops_per_token(cfg, request.context),
                         kv_bytes_per_token(cfg, kv), request.context, request.dtype, kv,
-                        symbolic)
+                        symbolic, chosen, choices)
 
 
 @dataclass(frozen=True)
@@ -147,7 +165,7 @@ class ModelStep:
     critical: Critical | None
     intensity: Any
     meet: Meet | None
-    book: Any = None  # the decode step in a book's form, when choices are named
+    book: Any = None  # the step in a book's form, when choices are named
 
 
 def model_step(request: ModelRequest, phase: str) -> ModelStep:
@@ -177,12 +195,18 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     if phase == "decode":
         tp = int(m.devices) if m is not None else 1
         intensity = decode_intensity(shard(cfg, tp), dtype=r.dtype, kv_dtype=r.kv_dtype,
-                                     kernel=r.kernel, experts=r.choices.experts)
+                                     kernel=r.kernel, experts=r.choices.experts,
+                                     traffic=r.choices.traffic)
     book = None
+    chips = m.devices if m is not None else 1
     if phase == "decode" and r.choices != EXACT:
         from ..models.chosen import book_decode_time
         book = book_decode_time(cfg, the_chip, batch, context, r.choices, r.dtype, r.kv,
-                                chips=m.devices if m is not None else 1)
+                                chips=chips)
+    elif r.choices != EXACT:
+        from ..models.chosen import book_prefill_time
+        book = book_prefill_time(cfg, the_chip, batch, context, r.choices, r.dtype,
+                                 chips=chips)
     return ModelStep(cfg, phase, batch, context, the_chip, m, step, critical, intensity, met,
                      book)
 

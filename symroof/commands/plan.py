@@ -71,8 +71,15 @@ class PlanRequest:
         if self.mode not in DEFAULT_BATCH:
             raise InputError(f"mode must be train or serve, got {self.mode!r}")
         if self.recompute == "any" and self.search is None:
-            raise InputError("'any' is for `search`; a plan takes none, selective or full",
-                             "recompute")
+            raise InputError("'any' is for `search`; a plan takes none, selective, full, "
+                             "matmuls or k_tensors_of_D=K", "recompute")
+        if self.recompute != "any":
+            from ..models.counts import RECOMPUTE
+            from ..models.memory import checkpoint_policy
+            checkpoint_policy(self.recompute)
+            if self.search is not None and self.recompute not in RECOMPUTE:
+                raise InputError(f"a search tries none, selective and full (any); "
+                                 f"{self.recompute} is for a plan given by hand", "recompute")
         if self.mode == "serve" and self.search is not None:
             raise InputError("the search is over training plans; for serving, ask for the "
                              "fewest chips with `latency_target`", "search")
@@ -156,6 +163,9 @@ class PlanRequest:
         if r.mode == "train" and "optimizer" in chosen.changed():
             optimizer, chosen = _optimizer_choice(chosen, given)
             r = replace(r, optimizer=optimizer)
+        if r.mode == "train" and "checkpoints" in chosen.changed():
+            r = replace(r, recompute=_checkpoint_choice(chosen, r.recompute))
+            chosen = chosen.with_(checkpoints="none", checkpoint_tensors=None)
         assert r.batch is not None and r.context is not None and r.attention is not None
         assert r.optimizer is not None and (r.overlap is not None or r.mode == "serve")
         if r.efficiency and "=" in r.efficiency:  # typed fractions: each names a term
@@ -251,6 +261,17 @@ class PlanRequest:
                                                    context=r.context, target=target,
                                                    options=options))
         return out
+
+
+def _checkpoint_choice(chosen: Choices, given: str) -> str:
+    """A training plan's checkpoint policy named as a choice (``checkpoints=matmuls``,
+    ``checkpoints=k_tensors_of_D=4``): the recomputation policy it names."""
+    policy = chosen.checkpoints + (f"={chosen.checkpoint_tensors}"
+                                   if chosen.checkpoint_tensors is not None else "")
+    if given not in ("none", policy):
+        raise InputError(f"checkpoints={policy} is the recomputation policy {policy}, but "
+                         f"the policy given is {given}: give one", "choices")
+    return policy
 
 
 def _optimizer_choice(chosen: Choices, given: str | None) -> tuple[str, Choices]:

@@ -61,6 +61,13 @@ OPTIONS: dict[str, dict[str, str]] = {
                    "E (1 - (1 - k/E)^M) on average under uniform routing",
         "all": "every expert's weights are read (a large batch touches them all)",
         "top_k": "only the top-k experts' weights are read (one token's worth)"},
+    "traffic": {
+        "all": "a step's HBM traffic as its kernels move it: weights, KV cache and "
+               "activations",
+        "weights_kv": "the weights and the KV cache read, as a text counts a step: no "
+                      "activation traffic, no new KV entries written",
+        "weights": "the weights alone, a text's weights-only floorline: no KV cache, no "
+                   "activation traffic"},
     "peak": {
         "dense": "the dense peak of the compute unit",
         "sparse": "the 2:4-sparse spec-sheet figure: twice the dense peak (NVIDIA)"},
@@ -86,7 +93,8 @@ OPTIONS: dict[str, dict[str, str]] = {
         "none": "every activation kept for the backward pass",
         "selective": "only what is costly to recompute kept",
         "full": "the layer inputs kept, everything else recomputed",
-        "k_tensors_of_D": "k tensors of D per token per layer kept"},
+        "k_tensors_of_D": "k tensors of D per token per layer kept",
+        "matmuls": "the outputs of each layer's weight matmuls kept, the rest recomputed"},
 }
 # what a text leaves out when it makes a choice, for the verdict that names it
 DROPS: dict[tuple[str, str], str] = {
@@ -98,6 +106,9 @@ DROPS: dict[tuple[str, str], str] = {
     ("concurrent", "shared"): "the time of every link but the busiest",
     ("experts", "all"): "the experts a batch leaves untouched",
     ("experts", "top_k"): "the experts beyond a token's top-k",
+    ("traffic", "weights_kv"): "the activations' traffic and the KV entries written",
+    ("traffic", "weights"): "the KV cache's reads, the activations' traffic and the KV "
+                            "entries written",
     ("flops", "per_token_2P"): "attention FLOPs",
     ("flops", "per_token_6P"): "attention FLOPs",
     ("sizes", "nominal"): "the exact parameter count",
@@ -129,6 +140,7 @@ class Choices:
     levels: str = "sequence"
     concurrent: str = "none"
     experts: str = "touched"
+    traffic: str = "all"
     peak: str = "dense"
     flops: str = "full"
     sizes: str = "exact"
@@ -219,7 +231,10 @@ LINK_CHOICES = (*COLLECTIVE_CHOICES, "levels")
 # and what collectives issued together take besides (symroof.parallel.concurrent)
 TOGETHER_CHOICES = (*LINK_CHOICES, "concurrent")
 # and what a model's step takes besides (``plans.device_step``): which experts it reads
-STEP_CHOICES = (*COLLECTIVE_CHOICES, "experts")
+# and the HBM traffic it counts
+STEP_CHOICES = (*COLLECTIVE_CHOICES, "experts", "traffic")
+# what a model's ops take (``models.layers.layer_ops``), not its collectives
+OP_CHOICES = ("experts", "traffic")
 # the book's form of a collective: V/W with the bidirectional figure, no latency
 BOOK = Choices(collectives="leading", latency="off")
 PRESETS = {"exact": EXACT, "book": BOOK}

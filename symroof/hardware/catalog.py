@@ -33,12 +33,23 @@ from ..core import tables as tb
 from ..core.choices import Choices
 from ..core.errors import InputError, expect
 from ..core.sizes import DTYPES, canonical_dtype
-from ..core.units import BANDWIDTH, CAPACITY, COMPUTE, TIME, Dimension, parse_quantity, records
+from ..core.units import (
+    BANDWIDTH,
+    CAPACITY,
+    COMPUTE,
+    INTENSITY,
+    TIME,
+    Dimension,
+    parse_quantity,
+    records,
+)
 from .links import Link, convention, latency_symbol, parse_link_value, split_per
 from .micro import MICRO_KEYS, micro_peak, micro_specs, micro_value, micro_vector_peak
 from .topology import Topology, build_topologies
 
 UNITS_OF_COMPUTE = ("mxu", "vpu")
+# the notes of figures a text states rounded (``Chip.with_figures``: ``ridge``, ``pod.KEY``)
+ROUNDED = ("the ridge as a text rounds it", "a pod's total as a text rounds it")
 COMMAND_LINE = "set on the command line"
 DIRECTIONS = ("one-way", "bidirectional")
 PER = ("link", "chip", "host", "node")
@@ -291,7 +302,25 @@ class Chip(tb.RichView):
 
         >>> chip("tpu-v5e").with_figures({"hbm": "8.2e11"}).bandwidth()
         820000000000
+
+        A text's own round figures: ``ridge`` (or ``ridge.DTYPE``) states the ridge a text
+        rounded (240 FLOP/byte), the HBM bandwidth taken as the peak over it;
+        ``pod.KEY`` a pod's rounded total of a peak, a memory bandwidth or a capacity,
+        each chip taking its share of the default topology's chips.
+
+        >>> chip("tpu-v5e").with_figures({"ridge": "240"}).ridge()
+        240
+        >>> chip("tpu-v5e").with_figures({"pod.mxu.bf16": "5e16"}).peak()
+        195312500000000
         """
+        ridges = {k: v for k, v in overrides.items() if k.partition(".")[0] == "ridge"}
+        pods = {k: v for k, v in overrides.items() if k.startswith("pod.")}
+        for key in pods:
+            if key[len("pod."):] in overrides:
+                raise InputError(f"{key[len('pod.'):]} is given twice (as itself and as a "
+                                 "pod's total)", f"set {key}" if source == COMMAND_LINE
+                                 else key)
+        overrides = {k: v for k, v in overrides.items() if k not in ridges and k not in pods}
         figures = dict(self.figures)
         for key, text in overrides.items():
             where = f"set {key}" if source == COMMAND_LINE else key
@@ -336,7 +365,71 @@ class Chip(tb.RichView):
                                    alternatives=(replace(old, alternatives=()),
                                                  *old.alternatives), direction=direction,
                                    per=per)
-        return replace(self, figures=figures)
+        out = replace(self, figures=figures)
+        for key, text in pods.items():
+            out = out._pod_share(key, text, source)
+        for key, text in ridges.items():
+            out = out._round_ridge(key, text, source)
+        return out
+
+    def rounded(self) -> tuple[str, ...]:
+        """The figures set as a text rounds them (``ridge``, ``pod.KEY``), one line each, for
+        the assumptions of what uses the chip.
+
+        >>> chip("tpu-v5e", ridge="240").rounded()[0].split(" = ")[1]
+        '8.208e11 (the ridge as a text rounds it)'
+        >>> chip("tpu-v5e").rounded()
+        ()
+        """
+        from ..core.printer import approx
+        return tuple(f"{k}: {f.text} = {approx(f.value, 4)} ({f.note})"
+                     for k, f in sorted(self.figures.items())
+                     if f.label == "override" and f.note in ROUNDED and f.value.is_number)
+
+    def _pod_share(self, key: str, text: str, source: str) -> Chip:
+        """The chip with figure ``pod.KEY``'s total shared by the default topology's chips."""
+        where = f"set {key}" if source == COMMAND_LINE else key
+        try:
+            full = self.resolve(key[len("pod."):])
+        except InputError as exc:
+            raise InputError(exc.message, where) from None
+        if full in self.links or full.endswith(".latency") or full.startswith("micro."):
+            raise InputError(f"a pod's total is of a peak, a memory bandwidth or a capacity, "
+                             f"not {full!r}", where)
+        if not self.topologies:
+            raise InputError(f"chip {self.name!r} has no topology in the catalogue: a pod's "
+                             "total has no chips to share it", where)
+        topo = next(iter(self.topologies.values()))
+        named = _symbolic(text)
+        total = named if named is not None else parse_quantity(text, _dimension(full),
+                                                               where=where)
+        old = self.figures[full]
+        share = Figure(total / topo.size, f"{text} over the {topo.size} chips of {topo.name}",
+                       source, "override", note=ROUNDED[1],
+                       alternatives=(replace(old, alternatives=()), *old.alternatives))
+        return replace(self, figures={**self.figures, full: share})
+
+    def _round_ridge(self, key: str, text: str, source: str) -> Chip:
+        """The chip whose HBM bandwidth is its peak over the ridge a text rounded."""
+        where = f"set {key}" if source == COMMAND_LINE else key
+        dtype = key.partition(".")[2] or "bf16"
+        if dtype not in DTYPES:
+            raise InputError(f"a ridge is stated per dtype (ridge, ridge.DTYPE: "
+                             f"{', '.join(DTYPES)}), got {key!r}", where)
+        if "hbm" not in self.figures:
+            raise InputError(f"chip {self.name!r} has no HBM bandwidth for a ridge to set",
+                             where)
+        try:
+            peak = self.peak(dtype)
+        except InputError as exc:
+            raise InputError(exc.message, where) from None
+        named = _symbolic(text)
+        ridge = named if named is not None else parse_quantity(text, INTENSITY, where=where)
+        old = self.figures["hbm"]
+        taken = Figure(peak / ridge, f"the {dtype} peak over the ridge {text} FLOP/byte",
+                       source, "override", note=ROUNDED[0],
+                       alternatives=(replace(old, alternatives=()), *old.alternatives))
+        return replace(self, figures={**self.figures, "hbm": taken})
 
 
 @dataclass(frozen=True)

@@ -58,10 +58,12 @@ __all__, __getattr__, __dir__ = lazy(__name__, {
     "capacity": "Fit max_batch max_context min_chips",
     "config": "MLA MoE ModelConfig",
     "chosen": ("OPTIMIZER_BYTES OPTIMIZER_PRESETS PETAFLOP_DAY TRAFFIC Utilisation "
-               "activation_bytes_under book_decode_time chips_for_batch decode_time_of "
+               "activation_bytes_under book_decode_time book_prefill_time chips_for_batch "
+               "decode_time_of "
                "flop_budget flops_under flops_utilisation largest_model model_flops_utilisation "
                "optimizer_bytes params_under prefill_decode_balance "
-               "queries_per_second training_flops_of training_min_chips"),
+               "queries_per_second tokens_evicted_per_step training_flops_of "
+               "training_min_chips"),
     "counts": ("Flops Params Summary attention_flops flops_per_token forward_flops "
                "kv_bytes_per_sequence kv_bytes_per_token multiplied_params params "
                "training_flops_per_token"),

@@ -20,12 +20,14 @@ under no, selective or full recomputation, or a text's k tensors of D per layer.
 ``training_min_chips`` puts them together: the fewest chips whose HBM holds the weights,
 gradients and optimizer states and the activations of ``tokens`` tokens.
 ``book_decode_time`` is a serving step in a book's form: weights plus the batch's KV
-cache over the HBM bandwidth (``decode_time_of`` the same from a parameter count and KV
-bytes per token alone; ``traffic="weights"`` the weights-only floorline);
-``queries_per_second`` and ``prefill_decode_balance`` the serving arithmetic a text does
-from given step times. For training budgets: ``training_flops_of`` (6 N D from two
-numbers), ``flop_budget`` (chip-hours x peak), ``chips_for_batch``, ``largest_model``,
-``model_flops_utilisation`` (MFU or HFU from a throughput) and the ``PETAFLOP_DAY``.
+cache over the HBM bandwidth, ``book_prefill_time`` a prefill's, 2 P per token over the
+peak (``decode_time_of`` the decode step from a parameter count and KV bytes per token
+alone; ``traffic="weights"`` the weights-only floorline);
+``queries_per_second``, ``prefill_decode_balance`` and ``tokens_evicted_per_step`` the
+serving arithmetic a text does from given step times and lengths. For training budgets:
+``training_flops_of`` (6 N D from two numbers), ``flop_budget`` (chip-hours x peak),
+``chips_for_batch``, ``largest_model``, ``model_flops_utilisation`` (MFU or HFU from a
+throughput) and the ``PETAFLOP_DAY``.
 """
 
 from __future__ import annotations
@@ -99,8 +101,8 @@ def activation_bytes_under(cfg: ModelConfig, context: int | sp.Expr | None = Non
     ...                        Choices(checkpoints="k_tensors_of_D", checkpoint_tensors=2))
     524288
     """
-    if choices.checkpoints == "k_tensors_of_D":
-        return checkpointed_bytes(cfg, "k_tensors_of_D", dtype=dtype,
+    if choices.checkpoints in ("k_tensors_of_D", "matmuls"):
+        return checkpointed_bytes(cfg, choices.checkpoints, dtype=dtype,
                                   tensors=choices.checkpoint_tensors).total
     return activation_bytes(cfg, choices.checkpoints, context=context, dtype=dtype).total
 
@@ -127,21 +129,46 @@ def training_min_chips(cfg: ModelConfig, chip: Chip, choices: Choices = EXACT,
 def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
                      context: int | sp.Expr, choices: Choices = EXACT,
                      dtype: str = "bf16", kv_dtype: str = "bf16", *,
-                     chips: int | sp.Expr = 1, traffic: str = "weights_kv") -> sp.Expr:
+                     chips: int | sp.Expr = 1, traffic: str | None = None) -> sp.Expr:
     """A decode step in a book's form: the weights and the batch's KV cache read once from
     HBM, (P x bytes + B x T x KV bytes per token) / (chips x HBM bandwidth), with no
     activation traffic and no compute term (the full step is
-    ``symroof.models.step_roofline``); ``traffic="weights"`` counts the weights alone.
+    ``symroof.models.step_roofline``); ``traffic="weights"`` (or the choice
+    ``traffic=weights``, which the full step takes too) counts the weights alone.
 
     >>> from symroof import chip
     >>> from symroof.models import model
     >>> book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 1, 0,
     ...                  Choices(sizes="nominal"))
     7/1675
+    >>> book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 8, 4096,
+    ...                  Choices(sizes="nominal", traffic="weights"))
+    7/1675
     """
+    counted = traffic or ("weights" if choices.traffic == "weights" else "weights_kv")
     return decode_time_of(params_under(cfg, choices, active=False),
                           kv_bytes_under(cfg, kv_dtype, choices), chip, batch, context,
-                          bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=traffic)
+                          bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=counted)
+
+
+@records(TIME)
+def book_prefill_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
+                      tokens: int | sp.Expr, choices: Choices = EXACT, dtype: str = "bf16",
+                      *, chips: int | sp.Expr = 1) -> sp.Expr:
+    """A prefill in a book's form: 2 FLOPs per (active) parameter per token over the peak,
+    2 x P x B x T / (chips x C), with no attention and no memory term (the full step is
+    ``symroof.models.step_roofline``); ``sizes="nominal"`` takes the text's round count.
+
+    >>> from symroof import chip
+    >>> from symroof.models import model
+    >>> book_prefill_time(model("llama-2-7b"), chip("h100-sxm"), 1, 1000,
+    ...                   Choices(sizes="nominal"))
+    14/989
+    """
+    from ..core.quant import matmul_input
+    peak = chip.peak(matmul_input("bf16", dtype))
+    return sp.cancel(2 * params_under(cfg, choices) * sp.sympify(batch) * sp.sympify(tokens)
+                     / (_number(chips, "chips") * peak))
 
 
 TRAFFIC = {"weights_kv": "the weights and the batch's KV cache read once per step",
@@ -186,6 +213,29 @@ def queries_per_second(batch: int | sp.Expr, step_time: int | float | str | sp.E
     """
     return sp.cancel(sp.sympify(batch) / (_number(step_time, "step_time") *
                                           _number(tokens, "tokens") * _number(chips, "chips")))
+
+
+@records(COUNT)
+def tokens_evicted_per_step(batch: int | sp.Expr, generate: int | sp.Expr,
+                            prompt: int | sp.Expr = 0) -> sp.Expr:
+    """Tokens of KV cache a continuous-batching decode server frees per step at steady
+    state: each of ``batch`` sequences generates ``generate`` tokens after a ``prompt``, so
+    batch / generate of them finish each step, each freeing its prompt's and its generated
+    tokens' entries, batch (prompt + generate) / generate; as many as the step adds (a
+    token for each sequence, a prompt for each one admitted), the cache's size held.
+
+    >>> tokens_evicted_per_step(32, 512, prompt=2048)
+    160
+    """
+    held = sp.sympify(prompt) if isinstance(prompt, (int, sp.Expr)) else prompt
+    if held != 0:
+        try:
+            held = _number(prompt, "prompt")
+        except InputError:
+            raise InputError(f"prompt must be 0 or more tokens, got {prompt!r}",
+                             "prompt") from None
+    return sp.cancel(_number(batch, "batch") * (held + _number(generate, "generate")) /
+                     _number(generate, "generate"))
 
 
 @records(COUNT)

@@ -28,6 +28,7 @@ from typing import Any
 
 import sympy as sp
 
+from ..core.choices import Choices
 from ..core.errors import InputError, expect
 from ..core.parse import exact, symbol
 from ..core.quant import check_scheme
@@ -355,3 +356,5 @@ class Summary:
     dtype: str
     kv_dtype: str
     symbolic: Mapping[str, sp.Expr] | None = None
+    chosen: Mapping[str, sp.Expr] | None = None  # the counts under a text's ``choices``
+    choices: Choices | None = None

@@ -329,6 +329,9 @@ def _mla_decode(s: Mapping[str, sp.Expr], B: sp.Expr, T: sp.Expr, a: str, w: str
 
 # which experts' weights a routed-expert op reads (Choices.experts)
 EXPERT_READS = ("touched", "all", "top_k")
+# the HBM traffic a step counts (Choices.traffic): everything its kernels move, the weights
+# and the KV cache read (a text's count), or the weights alone (a text's floorline)
+TRAFFIC = ("all", "weights_kv", "weights")
 
 
 def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr | None = None,
@@ -338,7 +341,8 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
               causal: bool = False, activations: str = "hbm",
               prior: int | sp.Expr = 0,
               decoding: tuple[int | sp.Expr, int | sp.Expr] | None = None,
-              prompt: int | sp.Expr | None = None, experts: str = "touched") -> StepOps:
+              prompt: int | sp.Expr | None = None, experts: str = "touched",
+              traffic: str = "all") -> StepOps:
     """The ops of one step of ``phase`` (``decode`` or ``prefill``) at ``batch`` (symbol B
     when omitted) and ``context`` (symbol T), weights in ``dtype``, the KV cache in
     ``kv_dtype`` (default: ``dtype``), activations in ``activation_dtype``; the routed
@@ -355,7 +359,24 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
     reading each weight once, and the decode tokens' attention (``decode attention``)
     reads their cache. ``experts`` says which experts' weights a routed-expert op reads:
     those its tokens touch (on average), ``all`` of them (the large-batch regime) or the
-    ``top_k`` of one token."""
+    ``top_k`` of one token. ``traffic`` says which HBM traffic the step counts
+    (``TRAFFIC``): ``all`` that its kernels move; ``weights_kv`` each op's weights and the KV
+    cache attention reads, as a text counts a step (no activations, no new KV entries
+    written); ``weights`` the weights alone, the floorline a text draws under a decode step.
+
+    >>> from symroof.models import model
+    >>> full = layer_ops(model("llama-2-7b"), "decode", batch=1, context=1024)
+    >>> floor = layer_ops(model("llama-2-7b"), "decode", batch=1, context=1024,
+    ...                   traffic="weights")
+    >>> floor.total().bytes() < full.total().bytes(), floor.total().flops == full.total().flops
+    (True, True)
+    """
+    if traffic not in TRAFFIC:
+        raise InputError(f"traffic is one of {', '.join(TRAFFIC)}, got {traffic!r}",
+                         "traffic")
+    if cfg.mla is not None and traffic == "weights_kv":
+        raise InputError(f"{cfg.name}: the KV cache a text counts is not modelled for latent "
+                         "attention (MLA); traffic=weights or all", "traffic")
     if experts not in EXPERT_READS:
         raise InputError(f"experts is one of {', '.join(EXPERT_READS)}, got {experts!r}",
                          "experts")
@@ -403,7 +424,7 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
                  _matmul("output", M, N * s["H_v"], D, a, w),
                  _norm("MLP norm", cfg, s, M, a, r)]
         return _layers(cfg, s, phase, B, T, M, a, w, r, kv, P, Bd * Td, block, activations,
-                       expert_split, experts)
+                       expert_split, experts, traffic)
     qkv = _with_bias(_matmul("qkv", M, D, (N + 2 * K) * H, a, w), M,
                      (N + 2 * K) * H if cfg.qkv_bias else 0, wb)
     out = _with_bias(_matmul("output", M, N * H, D, a, w), M, D if cfg.out_bias else 0, wb)
@@ -415,13 +436,14 @@ def layer_ops(cfg: ModelConfig, phase: str = "decode", *, batch: int | sp.Expr |
                  if decoding else ())), out,
              _norm("MLP norm", cfg, s, M, a, r)]
     return _layers(cfg, s, phase, B, T, M, a, w, r, kv, P, Bd * Td, block, activations,
-                   expert_split, experts)
+                   expert_split, experts, traffic, attention)
 
 
 def _layers(cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, T: sp.Expr,
             M: sp.Expr, a: str, w: str, r: str, kv: str, P: sp.Expr, riding: sp.Expr,
             block: list[Op], activations: str, expert_split: int,
-            experts: str = "touched") -> StepOps:
+            experts: str = "touched", traffic: str = "all",
+            attention: str = "flash") -> StepOps:
     """A layer's attention ``block`` with its MLP (or experts) after it, the layers, the
     embedding, final norm and head once."""
     D = s["D"]
@@ -448,10 +470,15 @@ def _layers(cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, 
     once = (op("embedding", 0, lookup, writes=M * D * dtype_bytes(a), dtype=a, compute="vpu"),
             _norm("final norm", cfg, s, M, a, r), _matmul("output head", M, D, s["V"], a, r))
     blocks.append(Block("head", once, sp.S.One))
-    if activations == "on_chip":
+    if activations == "on_chip" or traffic != "all":
         weights = op_weights(cfg, s)
+        # a text's count: the cache read (each query head's under the per-head kernel) or
+        # none, and no new entries written
+        cache = (sp.S.Zero if traffic == "weights" else
+                 s["N"] / s["K"] if attention == "per-head" and phase == "decode" else
+                 sp.S.One)
         blocks = [replace(b, ops=tuple(_on_chip(o, weights, s, phase, B, T, M, a, w, kv, P,
-                                                riding)
+                                                riding, cache, traffic == "all")
                                        for o in b.ops)) for b in blocks]
     return StepOps(phase, B, T, M, tuple(blocks), a)
 
@@ -459,17 +486,21 @@ def _layers(cfg: ModelConfig, s: Mapping[str, sp.Expr], phase: str, B: sp.Expr, 
 def _on_chip(o: Op, weights: Mapping[str, sp.Expr], s: Mapping[str, sp.Expr], phase: str,
              B: sp.Expr,
              T: sp.Expr, M: sp.Expr, a: str, w: str, kv: str,
-             prior: sp.Expr = sp.S.Zero, riding: sp.Expr = sp.S.Zero) -> Op:
+             prior: sp.Expr = sp.S.Zero, riding: sp.Expr = sp.S.Zero,
+             times: sp.Expr = sp.S.One, entries: bool = True) -> Op:
     """``o`` with its activation traffic kept on chip: what is left in HBM is the weights it
     reads (``weights``: ``op_weights``; the embedding's rows, the touched experts'), the KV
-    cache attention reads in decode and the new K and V entries the qkv projection writes."""
+    cache attention reads (``times`` over: 0 leaves it out) and the new K and V entries the
+    qkv projection writes (unless ``entries`` is false)."""
     entry = 2 * s["K"] * s["H"] * dtype_bytes(kv)  # one token's K and V in one layer
     if o.name == "embedding":
         reads = o.reads["hbm"]
+    elif o.name.startswith("decode ") and o.name.removeprefix("decode ") in weights:
+        reads = weights[o.name.removeprefix("decode ")] * dtype_bytes(w)  # latent absorbs
     elif o.name.startswith("decode "):  # the riding decode tokens' cache: B_d T_d entries
-        reads = riding * entry / (1 if o.name == "decode attention" else 2)
+        reads = times * riding * entry / (1 if o.name == "decode attention" else 2)
     elif o.name in ("attention", "scores", "values"):
-        cache = B * (T if phase == "decode" else prior) * entry
+        cache = times * B * (T if phase == "decode" else prior) * entry
         reads = cache if o.name == "attention" else cache / 2
     elif o.name.startswith("experts"):  # touched weights: the reads less the routed tokens
         width = s["D"] if o.name != "experts down" else s["F_e"]
@@ -477,5 +508,5 @@ def _on_chip(o: Op, weights: Mapping[str, sp.Expr], s: Mapping[str, sp.Expr], ph
     else:
         held = rest_dtype(w) if o.name == "output head" or "norm" in o.name else w
         reads = weights[o.name] * dtype_bytes(held)
-    writes = {"hbm": M * entry} if o.name == "qkv" else {}
+    writes = {"hbm": M * entry} if o.name == "qkv" and entries else {}
     return replace(o, reads={"hbm": sp.expand(reads)}, writes=writes)

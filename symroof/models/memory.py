@@ -60,12 +60,12 @@ OPTIMIZERS: dict[str, tuple[int, int, int, str]] = {
 def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
     """A preset's bytes per parameter (weights, gradients, state) and why, for a training
     plan, or the parts given by dtype name (``weights=bf16,gradients=fp32,state=fp32+fp32``,
-    each part's tensors joined by ``+``). A plan all-reduces and shards the gradients: a
-    preset that keeps no gradient copy is refused there (its gradients still cross the
-    links in the weights' dtype).
+    each part's tensors joined by ``+``). A preset that keeps no gradient copy
+    (``adam-bf16``: each gradient applied as it is made) holds 0 bytes of gradients; its
+    gradients still cross the links, in the weights' dtype (``plans.template``).
 
-    >>> plan_states("adam-mixed")[:3]
-    (2, 2, 12)
+    >>> plan_states("adam-mixed")[:3], plan_states("adam-bf16")[:3]
+    ((2, 2, 12), (2, 0, 8))
     >>> plan_states("weights=bf16, gradients=fp32, state=fp32+fp32+fp32")
     (2, 4, 12, 'weights bf16, gradients fp32, state fp32+fp32+fp32, as given')
     """
@@ -90,10 +90,6 @@ def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
     if optimizer not in OPTIMIZERS:
         raise InputError(f"unknown optimizer {optimizer!r} (known: {', '.join(OPTIMIZERS)}, or "
                          "weights=, gradients= and state= dtype names)", "optimizer")
-    if OPTIMIZERS[optimizer][1] == 0:
-        raise InputError(f"{optimizer} keeps no gradient copy: a training plan reduces and "
-                         "shards the gradients, so it counts their bytes (adam-mixed, or "
-                         "training_memory for the memory alone)", "optimizer")
     w0, g0, s0, why = OPTIMIZERS[optimizer]
     return sp.Integer(w0), sp.Integer(g0), sp.Integer(s0), why
 
@@ -101,6 +97,30 @@ def plan_states(optimizer: str) -> tuple[sp.Expr, sp.Expr, sp.Expr, str]:
 # checkpoint policies training_memory takes beyond the recomputation modes (RECOMPUTE):
 # the outputs of each layer's weight matmuls kept, or a text's k tensors of D per layer
 CHECKPOINTS = ("matmuls", "k_tensors_of_D")
+
+
+def checkpoint_policy(recompute: str) -> tuple[str, int | None]:
+    """A training plan's recomputation policy as (mode, k): a mode of ``RECOMPUTE``, a
+    checkpoint policy of ``CHECKPOINTS``, ``k_tensors_of_D`` with its k written after an
+    ``=`` (``"k_tensors_of_D=4"``).
+
+    >>> checkpoint_policy("selective"), checkpoint_policy("k_tensors_of_D=4")
+    (('selective', None), ('k_tensors_of_D', 4))
+    """
+    mode, eq, k = recompute.partition("=")
+    known = (*RECOMPUTE, "matmuls", "k_tensors_of_D=K")
+    if mode not in (*RECOMPUTE, *CHECKPOINTS):
+        raise InputError(f"unknown recomputation policy {recompute!r} (known: "
+                         f"{', '.join(known)})", "recompute")
+    if (mode == "k_tensors_of_D") != bool(eq):
+        raise InputError("k_tensors_of_D takes its k, k_tensors_of_D=K (and only it takes "
+                         f"one), got {recompute!r}", "recompute")
+    if not eq:
+        return mode, None
+    if not k.isdigit() or int(k) < 1:
+        raise InputError(f"k must be a whole number of tensors, at least 1, got {k!r}",
+                         "recompute")
+    return mode, int(k)
 T_WIDE = ("softmax output", "softmax dropout mask", "softmax dropout output")
 ATTENTION = ("materialised", "flash")
 
@@ -202,7 +222,8 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
                     state: int | str | None = None, batch: int | sp.Expr | None = None,
                     context: int | sp.Expr | None = None, recompute: str = "none",
                     activation_dtype: str = "bf16", symbolic: bool = False,
-                    tensors: int | None = None) -> Memory:
+                    tensors: int | None = None,
+                    partitioned: int | sp.Expr = 1) -> Memory:
     """Training memory: weights, gradients and optimizer state at stated bytes per parameter
     (``optimizer`` presets, or ``weights``/``gradients``/``state`` given as bytes or dtype
     names, ``state`` as its tensors' dtypes joined by ``+``: ``"fp32+fp32"`` for two fp32
@@ -210,9 +231,14 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     given, under ``recompute``: a recomputation mode (none, selective, full), ``matmuls``
     (the outputs of each layer's weight matmuls kept: Q, K, V, the output projection, the
     MLP's in and out; the rest recomputed) or ``k_tensors_of_D`` (a text's ``tensors`` k
-    tensors of D per layer and token).
+    tensors of D per layer and token). ``partitioned`` > 1 is ZeRO-R's partitioned
+    activation checkpoints (Pa; Rajbhandari et al. 2020, section 6.1): the activations kept
+    split over that many model-parallel ranks, each rank holding its share.
 
     >>> from symroof.models import model
+    >>> training_memory(model("gpt2"), batch=8, context=1024, recompute="full",
+    ...                 partitioned=4).parts["activations"] == 8 * 1024 * 768 * 2 * 12 // 4
+    True
     >>> training_memory(model("llama-2-7b"), optimizer="adam-8bit").bytes_per_param
     6
     >>> training_memory(model("llama-2-7b"), weights="bf16", gradients=0,
@@ -240,9 +266,11 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     if batch is not None:
         act = checkpointed_bytes(cfg, recompute, context=context, dtype=activation_dtype,
                                  symbolic=symbolic, tensors=tensors)
+        ranks = count_of(partitioned, "P_a", "partitioned")
         parts["activations"] = sp.expand(count_of(batch, "B", "batch") * context_symbol(context)
-                                         * act.total)
-        notes["activations"] = f"{recomputation(recompute, tensors)}, {activation_dtype}"
+                                         * act.total / ranks)
+        notes["activations"] = f"{recomputation(recompute, tensors)}, {activation_dtype}" + (
+            f", partitioned over {ranks} model-parallel ranks (ZeRO-R)" if ranks != 1 else "")
     return Memory({k: sp.expand(v) for k, v in parts.items()}, notes, w + g + st)
 
 
@@ -377,7 +405,12 @@ def recomputation(mode: str, tensors: int | None = None) -> str:
 
     >>> recomputation("none"), recomputation("full"), recomputation("k_tensors_of_D", 2)
     ('no recomputation', 'full recomputation', 'checkpoints of 2 tensors of D per layer')
+    >>> recomputation("k_tensors_of_D=2")
+    'checkpoints of 2 tensors of D per layer, the forward rerun in full'
     """
+    if "=" in mode:
+        mode, tensors = checkpoint_policy(mode)
+        return f"{recomputation(mode, tensors)}, the forward rerun in full"
     if mode == "matmuls":
         return "checkpoints after the weight matmuls (their outputs kept, the rest recomputed)"
     if mode == "k_tensors_of_D":

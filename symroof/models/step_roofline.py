@@ -27,7 +27,7 @@ from functools import cached_property
 import sympy as sp
 
 from ..core import tables as tb
-from ..core.choices import EXACT, Choices
+from ..core.choices import EXACT, OP_CHOICES, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..engine.asymptotics import expansion
@@ -181,27 +181,34 @@ def critical_batch(cfg: ModelConfig, chip: Chip, *, context: int | sp.Expr, dtyp
                    choices: Choices = EXACT) -> Critical:
     """The decode batch at which the step's T_math reaches its memory time at ``context``;
     ``choices`` may say which experts a mixture of experts reads (``experts=all``: every
-    one, the large-batch regime, where the batch has a closed form).
+    one, the large-batch regime, where the batch has a closed form) and which HBM traffic
+    the step counts (``traffic=weights``: the weights alone, a text's floorline).
 
     >>> from symroof import chip
     >>> from symroof.models import model
     >>> critical_batch(model("mixtral-8x7b"), chip("tpu-v5e"), context=1,
     ...                choices=Choices(experts="all")).relation
     'B > 447979930600/457080599'
+    >>> critical_batch(model("llama-2-7b"), chip("tpu-v5e"), context=1,
+    ...                choices=Choices(traffic="weights")).integer
+    244
     """
-    choices.within(("experts",), "a critical batch")
+    choices.within(OP_CHOICES, "a critical batch")
     return critical_of(step_roofline(layer_ops(cfg, "decode", batch=None, context=context,
                                                dtype=dtype, kv_dtype=kv_dtype,
                                                experts=choices.experts,
+                                               traffic=choices.traffic,
                                                **kernel.options()), chip))
 
 
 def decode_intensity(cfg: ModelConfig, *, dtype: str = "bf16", kv_dtype: str | None = None,
                      kernel: Kernel = DEFAULT_KERNEL,
-                     experts: str = "touched") -> tuple[sp.Expr, sp.Expr]:
+                     experts: str = "touched",
+                     traffic: str = "all") -> tuple[sp.Expr, sp.Expr]:
     """The decode step's intensity in B and T (FLOPs over HBM bytes), and its limit as T
     grows (the KV-cache read dominating; with the scores materialised, their traffic too);
-    a mixture's routed experts read as ``experts`` says (``layer_ops``).
+    a mixture's routed experts read as ``experts`` says and the traffic counted as
+    ``traffic`` says (``layer_ops``).
 
     >>> from symroof.models import model
     >>> decode_intensity(model("llama-2-7b"))[1], decode_intensity(
@@ -209,6 +216,6 @@ def decode_intensity(cfg: ModelConfig, *, dtype: str = "bf16", kv_dtype: str | N
     (1, 128/129)
     """
     total = layer_ops(cfg, "decode", dtype=dtype, kv_dtype=kv_dtype, experts=experts,
-                      **kernel.options()).total()
+                      traffic=traffic, **kernel.options()).total()
     intensity = sp.cancel(total.flops / total.bytes())
     return intensity, sp.cancel(expansion(intensity, "T->oo").leading)

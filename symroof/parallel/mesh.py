@@ -229,7 +229,7 @@ def mesh(spec: str | Mapping[str, int | str | sp.Expr], on: Chip | str, *,
     topo = the_chip.topology(topology)
     builder = _torus if topo.kind == "torus" else _switch
     axes, notes = builder(the_chip, topo, sizes, where)
-    notes = _closed(axes, closed, topo, notes, where)
+    notes = [*_closed(axes, closed, topo, notes, where), *the_chip.rounded()]
     ordered = {name: axes[name] for name in pairs}
     return Mesh(the_chip, ordered, topo, tuple(notes), spec if isinstance(spec, str) else "")
 

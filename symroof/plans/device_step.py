@@ -34,7 +34,7 @@ from dataclasses import dataclass, replace
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import DROPS, EXACT, OPTIONS, STEP_CHOICES
+from ..core.choices import DROPS, EXACT, OP_CHOICES, OPTIONS, STEP_CHOICES
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
@@ -175,7 +175,8 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
     ``decoding`` = (B_d, T_d) rides B_d decode tokens (global; a number or a symbol) along
     a prefill chunk; ``prompt`` is the whole prompt's length a chunk's dense attention
-    count scores against (``layer_ops``). One step under each of ``efficiencies``
+    count scores against (``layer_ops``); the step counts the HBM traffic
+    ``choices.traffic`` says (``layer_ops``). One step under each of ``efficiencies``
     (default: ``options.efficiency``), each under ``options.overlap`` when it names a rule,
     the ops, their collectives and their rooflines at peak built once for all of them (a
     forecast and its bound)."""
@@ -190,7 +191,12 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     read = choices.experts
     if read != EXACT.experts and cfg.moe is None:
         raise InputError(f"experts={read}: {cfg.name} has no mixture of experts", "choices")
-    choices = choices.with_(experts=EXACT.experts)  # what is left costs the collectives
+    counted = choices.traffic
+    if counted == "weights_kv" and cfg.mla is not None:
+        raise InputError(f"traffic=weights_kv: {cfg.name}'s latent attention (MLA) has no "
+                         "text's count of its KV cache here; traffic=weights or all", "choices")
+    # what is left costs the collectives
+    choices = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES})
     tp, pp, ep = (degree(m, axes.get(k, ())) for k in ("tp", "pp", "ep"))
     replicas = degree(m, axes.get("dp", ())) * ep
     part = shard(cfg, tp, pp=pp, ep=ep)
@@ -199,17 +205,20 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ops = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                     kv_dtype=kv_dtype, expert_split=ep, prior=prior,
                     decoding=None if decoding is None else (riders, decoding[1]),
-                    prompt=prompt, experts=read, **kernel.options())
+                    prompt=prompt, experts=read, traffic=counted, **kernel.options())
     the_chip = m.chip if m is not None else chip
     if the_chip is None:
         raise InputError("a step needs a mesh or a chip", "chip")
     _peak_for(dtype, the_chip)
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
-    notes: set[str] = set()
+    notes: set[str] = set(the_chip.rounded())  # a text's rounded figures, said
     if read != EXACT.experts:
         notes.add(f"experts={read}: {OPTIONS['experts'][read]} (leaves out "
                   f"{DROPS[('experts', read)]})")
+    if counted != EXACT.traffic:
+        notes.add(f"traffic={counted}: {OPTIONS['traffic'][counted]} (leaves out "
+                  f"{DROPS[('traffic', counted)]})")
     if kernel.activations == "on_chip" and batch is not None:  # what the choice asks to hold
         through = layer_ops(part, phase, batch=B / replicas, context=context, dtype=dtype,
                             kv_dtype=kv_dtype, expert_split=ep, prior=prior,

@@ -104,8 +104,11 @@ def model_params(cfg: ModelConfig) -> sp.Expr:
 
 
 # the forward FLOPs a recomputation policy reruns, by PaLM's count: the forward's 2 N
-# + 4 L H Q T under full recomputation, the attention core's 4 L H Q T under selective
-RERUN = {"none": (0, 0), "selective": (0, 4), "full": (2, 4)}
+# + 4 L H Q T under full recomputation (and a text's k tensors of D kept, which rerun the
+# forward), the attention core's 4 L H Q T under selective and under checkpoints after the
+# weight matmuls (the rest they rerun, norms and activations, PaLM's count leaves out)
+RERUN = {"none": (0, 0), "selective": (0, 4), "full": (2, 4), "matmuls": (0, 4),
+         "k_tensors_of_D": (2, 4)}
 
 
 def rerun_flops_per_token(n_params: sp.Expr | int, layers: sp.Expr | int,
@@ -119,10 +122,11 @@ def rerun_flops_per_token(n_params: sp.Expr | int, layers: sp.Expr | int,
     >>> rerun_flops_per_token(N, L, H, Q, T, "full")
     4*H*L*Q*T + 2*N
     """
-    if recompute not in RERUN:
+    mode = recompute.partition("=")[0]
+    if mode not in RERUN:
         raise InputError(f"recompute must be one of {', '.join(RERUN)}, got {recompute!r}",
                          "recompute")
-    a, b = RERUN[recompute]
+    a, b = RERUN[mode]
     n, layer, h, q, t = (exact(v) for v in (n_params, layers, heads, head_dim, context))
     return a * n + b * layer * h * q * t
 

@@ -28,7 +28,7 @@ from fractions import Fraction
 import sympy as sp
 from sympy import Expr
 
-from ..core.choices import EXACT, Choices
+from ..core.choices import EXACT, OP_CHOICES, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.quant import rest_dtype, scheme_of
@@ -186,7 +186,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         efficiency = replace(efficiency, overlap=overlap)
     peak = PEAK if overlap is None else replace(PEAK, overlap=overlap)
     efficiencies = (efficiency, peak) if bound else (efficiency,)
-    costed = choices.with_(experts=EXACT.experts)  # the rest cost the collectives
+    costed = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES})  # the rest cost
+    # the collectives
 
     def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
         return device_steps(cfg, phase, m, axes, batch=b, context=t, options=step,
@@ -249,7 +250,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
             f"efficiency: {eff.describe()}", *sorted(notes),
             *([f"collectives as a text costs them: {costed.describe()} (leaves out "
                f"{', '.join(costed.drops()) or 'nothing'})"] if costed != EXACT else []),
-            *m.assumptions)
+            *(a for a in m.assumptions if a not in notes))
         return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                        sp.Integer(batch), sp.Integer(context), memory, capacity, prefill,
                        decode, critical, balance, generate, assumptions, tuple(grid), dtype,

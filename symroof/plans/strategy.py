@@ -9,7 +9,8 @@
 Kinds: ``dp`` (replicated weights, gradients all-reduced), ``zero1``/``zero2``/``zero3``
 (ZeRO's stages: optimizer state, then gradients, then weights sharded over the axes;
 ``fsdp`` is ``zero3``), ``tp`` (Megatron tensor parallel), ``sp`` (a flag: sequence
-parallel on the ``tp`` axes), ``pp`` (pipeline stages, 1F1B) and ``ep`` (experts). An
+parallel on the ``tp`` axes), ``pa`` (a flag: ZeRO-R's partitioned activation checkpoints
+over the ``tp`` axes), ``pp`` (pipeline stages, 1F1B) and ``ep`` (experts). An
 entry names one axis or several joined by ``+``; every axis serves one kind. ``dp`` may
 sit beside one ZeRO kind (``dp=pods,fsdp=X``: replicas across pods, shards within).
 """
@@ -24,7 +25,7 @@ from ..core.errors import InputError
 
 STRATEGY_KINDS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
 ALIASES = {"fsdp": "zero3"}
-FLAGS = ("sp",)
+FLAGS = ("sp", "pa")
 ZERO = {"zero1": 1, "zero2": 2, "zero3": 3}
 TITLES = {"dp": "data parallel", "zero1": "ZeRO stage 1", "zero2": "ZeRO stage 2",
           "zero3": "FSDP (ZeRO stage 3)", "tp": "tensor parallel (Megatron)",
@@ -34,11 +35,13 @@ _AXIS = re.compile(r"[A-Za-z][A-Za-z0-9_]*\Z")
 
 @dataclass(frozen=True)
 class Strategy:
-    """Which mesh axes each kind of parallelism uses; ``sequence_parallel`` goes with ``tp``."""
+    """Which mesh axes each kind of parallelism uses; ``sequence_parallel`` and
+    ``partition_activations`` (ZeRO-R's Pa) go with ``tp``."""
 
     assignments: tuple[tuple[str, tuple[str, ...]], ...]
     sequence_parallel: bool = False
     fsdp_spelling: bool = False
+    partition_activations: bool = False
 
     def axes(self, kind: str) -> tuple[str, ...]:
         """The axes of ``kind`` (``fsdp`` means ``zero3``); empty when it is not used."""
@@ -75,6 +78,8 @@ class Strategy:
             parts.append(f"{name}={'+'.join(axes)}")
         if self.sequence_parallel:
             parts.append("sp")
+        if self.partition_activations:
+            parts.append("pa")
         return ",".join(parts)
 
     def title(self) -> str:
@@ -82,6 +87,8 @@ class Strategy:
         words = [f"{TITLES[k]} over {'+'.join(a)}" for k, a in self.assignments]
         if self.sequence_parallel:
             words.append("sequence parallel with the tensor axes")
+        if self.partition_activations:
+            words.append("activation checkpoints partitioned over the tensor axes (ZeRO-R)")
         return ", ".join(words)
 
     def check_mesh(self, axes: Iterable[str], where: str = "strategy") -> None:
@@ -121,8 +128,8 @@ def parse_strategy(spec: str, where: str = "strategy") -> Strategy:
                 continue
             raise InputError(f"expected KIND=AXES, got {entry!r}", where)
         if low in FLAGS:
-            raise InputError(f"{name!r} is a flag on the tp axes: write ',sp', not {entry!r}",
-                             where)
+            raise InputError(f"{name!r} is a flag on the tp axes: write ',{low}', not "
+                             f"{entry!r}", where)
         kind = ALIASES.get(low, low)
         if kind not in STRATEGY_KINDS:
             known = ", ".join([*STRATEGY_KINDS, *ALIASES, *FLAGS])
@@ -142,13 +149,17 @@ def parse_strategy(spec: str, where: str = "strategy") -> Strategy:
     zero = [k for k, _ in assignments if k in ZERO]
     if len(zero) > 1:
         raise InputError(f"one ZeRO stage at a time, got {' and '.join(zero)}", where)
-    if "sp" in flags and not any(k == "tp" for k, _ in assignments):
-        raise InputError("'sp' (sequence parallel) needs tp=AXES", where)
+    for flag, what in (("sp", "sequence parallel"), ("pa", "partitioned activations")):
+        if flag in flags and not any(k == "tp" for k, _ in assignments):
+            raise InputError(f"'{flag}' ({what}) needs tp=AXES", where)
+    if {"sp", "pa"} <= flags:
+        raise InputError("'pa' partitions the checkpoints that sequence parallelism already "
+                         "splits over the tensor axes: give sp or pa", where)
     if not assignments:
         raise InputError(f"no axis is assigned in {spec!r}", where)
     order = {k: i for i, k in enumerate(STRATEGY_KINDS)}
     assignments.sort(key=lambda kv: order[kv[0]])
-    return Strategy(tuple(assignments), "sp" in flags, fsdp)
+    return Strategy(tuple(assignments), "sp" in flags, fsdp, "pa" in flags)
 
 
 def degrees(strategy: Strategy, sizes: Mapping[str, object]) -> dict[str, object]:

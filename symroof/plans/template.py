@@ -103,7 +103,9 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
     kernel of the layer ops (``models.layers.ATTENTION``; training's default keeps the
     scores, as Megatron-LM without a fused kernel)."""
     per = bytes_per_param or {"weights": 2, "gradients": 2, "optimizer": 12}
-    wb, gb = sp.sympify(per["weights"]), sp.sympify(per["gradients"])
+    # a preset that keeps no gradient copy (adam-bf16) still sends its gradients, made in
+    # the weights' dtype
+    wb, gb = sp.sympify(per["weights"]), sp.sympify(per["gradients"] or per["weights"])
     step = step or layer_ops(cfg, "prefill", batch=BATCH, context=context, dtype=dtype,
                              activation_dtype=dtype, symbolic=symbolic, attention=attention)
     tokens = step.tokens

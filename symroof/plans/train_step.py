@@ -38,6 +38,7 @@ from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import op_weights, params
 from ..models.layers import Block, StepOps, layer_ops
+from ..models.memory import checkpoint_policy
 from ..models.step_roofline import op_roofline
 from ..models.tensor_parallel import shard
 from .efficiency import PEAK, Efficiency
@@ -148,14 +149,21 @@ def forward_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp:
 
 
 def backward_ops(forward: StepOps, weights: Mapping[str, Expr], recompute: str) -> StepOps:
-    """The backward of ``forward``: reruns first, then each op's gradient ops in reverse."""
+    """The backward of ``forward``: reruns first, then each op's gradient ops in reverse.
+    Full recomputation (and a text's k tensors of D kept per layer) reruns the whole
+    forward, selective the attention core, checkpoints after the weight matmuls every op
+    but those matmuls (``models.memory.checkpoint_policy``)."""
+    mode, _ = checkpoint_policy(recompute)
     back = []
     for b in forward.blocks:
         ops_b: list[Op] = []
-        if recompute == "full":
+        if mode in ("full", "k_tensors_of_D"):
             ops_b += [o.renamed(f"{o.name} rerun") for o in b.ops]
-        elif recompute == "selective":
+        elif mode == "selective":
             ops_b += [o.renamed(f"{o.name} rerun") for o in b.ops if _core(o, weights)]
+        elif mode == "matmuls":  # their outputs kept: the norms, the core, the rest rerun
+            ops_b += [o.renamed(f"{o.name} rerun") for o in b.ops
+                      if not (o.compute == "mxu" and weights.get(o.name, 0) != 0)]
         for o in reversed(b.ops):
             if weights.get(o.name, 0) != 0:
                 ops_b += [o.renamed(f"{o.name} input-gradient"),

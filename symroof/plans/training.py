@@ -35,7 +35,14 @@ from ..engine.critical import critical_size
 from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.layers import Kernel, spelled
-from ..models.memory import activation_bytes, plan_states, recomputation
+from ..models.memory import (
+    CHECKPOINTS,
+    activation_bytes,
+    checkpoint_policy,
+    checkpointed_bytes,
+    plan_states,
+    recomputation,
+)
 from ..models.tensor_parallel import check_degrees
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
@@ -244,7 +251,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
         if not symbolic and lower.is_number else None
     assumptions = (
-        f"optimizer {optimizer}: {why}",
+        f"optimizer {optimizer}: {why}" + (
+            "; no gradient buffer held, the gradients still reduced over the data axes in "
+            "the weights' dtype" if g == 0 else ""),
         f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}; 1F1B keeps "
         "min(p, m) microbatches in flight on the first stage" + (
             f", times 1 + (p - 1)/(p v) interleaved over v = {chunks} chunks per stage"
@@ -360,7 +369,9 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     notes: set[str] = set()
     reruns = conventions is not None and conventions.flag("rerun_collectives")
     scatter = conventions is not None and conventions.flag("pipeline_sends")
-    for u in _with_reruns(t.uses, recompute, strategy.sequence_parallel) if reruns else t.uses:
+    given = (*t.uses, *(_partitioned(t, cfg, recompute, attention)
+                        if strategy.partition_activations else ()))
+    for u in _with_reruns(given, recompute, strategy.sequence_parallel) if reruns else given:
         axes = axes_for(strategy, u.kind)
         if not axes:
             continue
@@ -394,6 +405,41 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
     return terms, uses, sorted(notes)
 
 
+def _partitioned(t: Template, cfg: ModelConfig, recompute: str,
+                 attention: str = "materialised") -> list[Use]:
+    """ZeRO-R's partitioned activation checkpoints (Pa; Rajbhandari et al. 2020, section
+    6.1): the checkpoints tensor parallelism leaves whole on every rank (those D wide) are
+    partitioned over the tensor axes, and each layer's are all-gathered for the backward."""
+    sym, num = _kept(cfg, recompute, int(t.context), attention)
+    d_wide = {sp.Symbol("D", positive=True)}
+    pp = DEGREE["pp"]
+    out = []
+    for blk in t.step.blocks:
+        if blk.name == "head":
+            continue
+        kind = "dense" if cfg.moe is None or blk.name == "dense layer" else "moe"
+        parts_sym, parts = getattr(sym, kind), getattr(num, kind)
+        whole = sp.Add(*(v for n, v in parts.items() if parts_sym[n].free_symbols <= d_wide))
+        if whole != 0:
+            out.append(Use("tp", "allgather", "partitioned activation checkpoints (ZeRO-R), "
+                           "gathered for the backward", blk.name, "backward", "layer",
+                           sp.S.One, blk.count / pp * MICRO, t.step.tokens * whole))
+    return out
+
+
+def _kept(cfg: ModelConfig, recompute: str, context: int,
+          attention: str = "materialised") -> tuple[Any, Any]:
+    """The activations kept per token under ``recompute`` (a mode or a checkpoint
+    policy), in the config's letters and in numbers."""
+    mode, tensors = checkpoint_policy(recompute)
+    if mode in CHECKPOINTS:
+        return (checkpointed_bytes(cfg, mode, symbolic=True, tensors=tensors),
+                checkpointed_bytes(cfg, mode, tensors=tensors))
+    return (activation_bytes(cfg, recompute, context=context, symbolic=True,
+                             attention=attention),
+            activation_bytes(cfg, recompute, context=context, attention=attention))
+
+
 def _with_reruns(uses: tuple[Use, ...], recompute: str, sequence_parallel: bool,
                  ) -> list[Use]:
     """``uses`` and the tensor-parallel collectives a rerun repeats in the backward: full
@@ -403,7 +449,7 @@ def _with_reruns(uses: tuple[Use, ...], recompute: str, sequence_parallel: bool,
     for u in uses:
         if u.kind != "tp" or u.scope != "layer" or u.phase != "forward":
             continue
-        if recompute == "full":
+        if recompute == "full" or recompute.startswith("k_tensors_of_D"):
             out.append(replace(u, phase="backward", what=f"{u.what}, rerun by the "
                                "recomputation"))
         if sequence_parallel and u.collective == "allgather":
@@ -506,15 +552,14 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
         held = held_params(t, cfg, subs)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
-    symbolic = activation_bytes(cfg, recompute, context=context, symbolic=True,
-                                attention=attention)
-    numeric = activation_bytes(cfg, recompute, context=context, attention=attention)
+    symbolic, numeric = _kept(cfg, recompute, context, attention)
     per_token = sp.S.Zero
     for kind, layers in (("dense", numeric.layers_dense), ("moe", numeric.layers_moe)):
         parts_sym = getattr(symbolic, kind)
         for name, value in getattr(numeric, kind).items():
             d_only = parts_sym[name].free_symbols <= {sp.Symbol("D", positive=True)}
-            split = tp if (strategy.sequence_parallel or not d_only) else 1
+            split = tp if (strategy.sequence_parallel or strategy.partition_activations
+                           or not d_only) else 1
             per_token += layers * value / split
     activations = sp.expand(per_token / pp * in_flight(pp, micro, chunks) * b * context)
     out = {"weights": states["weights"], "gradients": states["gradients"],

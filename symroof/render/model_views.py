@@ -98,6 +98,9 @@ def summary_json(s: Summary) -> dict[str, Any]:
     _with_value(data, "kv_bytes_per_token", s.kv_bytes)
     if s.symbolic:
         data["symbolic"] = {k: text(v) for k, v in s.symbolic.items()}
+    if s.chosen and s.choices is not None:
+        data["choices"] = s.choices.describe()
+        data.update(vocabulary.exact_map("under_choices", dict(s.chosen)))
     return data
 
 
@@ -114,6 +117,16 @@ def summary_lines(s: Summary, fmt: str = "text") -> list[str]:
     ]
     if s.symbolic:
         rows += [(f"{k} (symbolic)", v) for k, v in s.symbolic.items()]
+    if s.chosen and s.choices is not None:
+        said = s.choices.describe()
+        label = {"params": "parameters", "params_active": "active per token",
+                 "kv_bytes_per_token": f"KV cache per token ({s.kv_dtype})",
+                 "flops_per_token": "FLOPs per token" + (
+                     " (2 per parameter)" if s.choices.flops == "full" else "")}
+        rows += [(f"{label[k]}, {said}", v) for k, v in s.chosen.items()]
+        if s.choices.sizes == "nominal":
+            from ..models.nominal import round_figures
+            rows.append(("sizes", f"nominal: {round_figures(s.cfg)}"))
     title = f"{s.cfg.name}: {describe(s.cfg)}"
     source = s.cfg.source.get("repo") or s.cfg.source.get("file", "")
     if fmt == "md":

@@ -120,6 +120,11 @@ def _short(fig: Figure | None) -> str:
     return approx(fig.value, 3) if fig else "-"
 
 
+def _figure(value: sp.Expr, digits: int) -> str:
+    """A chip figure: a number as a text prints it, a text's letter (``--set hbm=W``) as is."""
+    return approx(value, digits) if sp.sympify(value).is_number else str(value)
+
+
 def chip_lines(c: Chip) -> list[str]:
     """Every figure of a chip with its source and alternatives."""
     lines = [f"{c.name}: {c.title}" + (f" ({c.vendor})" if c.vendor else "")]
@@ -128,7 +133,7 @@ def chip_lines(c: Chip) -> list[str]:
         link = c.link(key) if key in c.links else None
         conv = f" [{link.direction} per {link.per}" + (f", {link.count} links" if link.count
                                                        else "") + "]" if link else ""
-        lines.append(f"  {key:<14} {fig.text:<18} = {approx(fig.value, 4):<9} "
+        lines.append(f"  {key:<14} {fig.text:<18} = {_figure(fig.value, 4):<9} "
                      f"source {fig.source}{conv}" + (f"  ({fig.note})" if fig.note else ""))
         for alt in fig.alternatives:
             lines.append(f"  {'':<14}   alternative {alt.label}: {alt.text} "
@@ -137,9 +142,9 @@ def chip_lines(c: Chip) -> list[str]:
         lines.append("  links (one way / both ways):")
         for name in sorted(c.links):
             ln = c.link(name)
-            lat = (f"{approx(ln.latency, 3)} s per hop (source {ln.latency_source})"
+            lat = (f"{_figure(ln.latency, 3)} s per hop (source {ln.latency_source})"
                    if ln.latency_known else f"{ln.latency} (no source gives a per-hop latency)")
-            lines.append(f"    {name:<8} {approx(ln.one_way, 4)} / {approx(ln.bidirectional, 4)}"
+            lines.append(f"    {name:<8} {_figure(ln.one_way, 4)} / {_figure(ln.bidirectional, 4)}"
                          f" B/s per {ln.per}; latency {lat}")
     if c.topologies:
         lines.append("  topologies:")

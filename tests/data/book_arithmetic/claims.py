@@ -11,7 +11,9 @@ from symroof.engine.thresholds import threshold
 from symroof.models import (
     PETAFLOP_DAY,
     book_decode_time,
+    book_prefill_time,
     chips_for_batch,
+    critical_batch,
     decode_time_of,
     flop_budget,
     flops_utilisation,
@@ -24,6 +26,7 @@ from symroof.models import (
     model_flops_utilisation,
     prefill_decode_balance,
     queries_per_second,
+    tokens_evicted_per_step,
     training_flops_of,
     training_memory,
     with_round_params,
@@ -41,6 +44,7 @@ from symroof.parallel import (
 from symroof.parallel.collectives import collective
 from symroof.parallel.mlp import mlp_step
 from symroof.plans.mfu import mfu_of
+from symroof.plans.serving import step_on
 
 
 def claims(ch: Chapter) -> None:
@@ -76,7 +80,9 @@ def claims(ch: Chapter) -> None:
            qps_per_chip=queries_per_second(32, step, 512, chips=8),
            prefill_per_decode=prefill_decode_balance(ch.given("prefill_time", "0.5"), step,
                                                      512, 32, prefill_chips=8,
-                                                     decode_chips=8))
+                                                     decode_chips=8),
+           evicted_per_step=tokens_evicted_per_step(32, ch.given("generate", 512),
+                                                    prompt=ch.given("prompt", 2048)))
     # item 5: training budgets and their inverses
     ch.add(pf_days=training_flops_of(p, ch.given("tokens", "1.4e12")) / PETAFLOP_DAY,
            budget=flop_budget(ch.given("chip_hours", 1000), h100, "0.5"),
@@ -102,6 +108,9 @@ def claims(ch: Chapter) -> None:
            plan_hfu=mfu_of(llama, 4096, ch.given("plan_tokens_per_second", 20000), 8,
                            h100.peak(), "full").hfu,
            zero3_peak_weights=zero3_weights(llama, 8, live_layers=2).total,
+           zero_r_checkpoints=training_memory(llama, batch=32, context=1024,
+                                              recompute="full", partitioned=16)
+           .parts["activations"],
            hfu=flops_utilisation(ch.given("tokens_per_second", 3000), ch.given("small", "7e9"),
                                  h100.peak(), recompute="full").hfu)
     # item 4: layouts and transfers
@@ -127,7 +136,9 @@ def claims(ch: Chapter) -> None:
     def weights_read(choices: Choices) -> object:
         return book_decode_time(seventy, h100, 1, 0, choices)
 
-    ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"))
+    ch.add(round_decode=ch.with_choices(weights_read, sizes="nominal"),
+           round_prefill=ch.with_choices(
+               lambda c: book_prefill_time(seventy, h100, 1, 2048, c), sizes="nominal"))
     # item 1: the round figures reach memory, the largest batch and the fewest chips; a
     # bundled config's round size (70B for the card's 70.6B)
     stated = with_round_params(model("llama-3-70b"), ch.given("round_params", "70e9"),
@@ -204,3 +215,19 @@ def claims(ch: Chapter) -> None:
     lettered_mm = einsum("B D, D F -> B F", "b bytes", compute="bf16")
     ch.add(lettered_bytes_batch=threshold(roofline(lettered_mm, lettered), sizes("B")[0],
                                           regime=parse_regime("B<<D,F")).asymptotic)
+    # item 2: the weights-only floorline a text draws under a decode step, as a choice
+    # (traffic=weights) the step roofline and its critical batch take
+    ch.add(floorline_step=ch.with_choices(
+               lambda c: step_on(llama, "decode", v5e, batch=1, context=1, choices=c)[0]
+               .terms["hbm"], traffic="weights"),
+           floorline_critical_batch=ch.with_choices(
+               lambda c: critical_batch(llama, v5e, context=1, choices=c).value,
+               traffic="weights"))
+    # item 1: a ridge the text rounded (240) and a pod's rounded total, stated once on the
+    # chip, taken by every concept on it
+    rounded = chip("tpu-v5e", ridge=ch.given("round_ridge", "240"))
+    pod = chip("tpu-v5e", **{"pod.mxu.bf16": ch.given("pod_peak", "5e16")})
+    ch.add(round_ridge_batch=threshold(roofline(einsum("B D, D F -> B F", "bf16"), rounded),
+                                       sizes("B")[0], regime=parse_regime("B<<D,F"))
+           .asymptotic,
+           pod_day_flops=flop_budget(256 * 24, pod))
