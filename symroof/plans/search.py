@@ -281,8 +281,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                     for w, part in stage_extras(ops).items()
                     for alone in [phase_terms(part, chip, efficiency, seen)]
                     for ph in PHASES for res in ("compute", "hbm")}
-            for key, poly in extras_of[tp, ep, sp_on, r].items():
-                extra[key][idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+            for part, poly in extras_of[tp, ep, sp_on, r].items():
+                extra[part][idx] = np.polyval(poly, b_value[idx]) * micro[idx]
     phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
