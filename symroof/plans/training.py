@@ -465,8 +465,8 @@ def _label(strategy: Strategy, kind: str) -> str:
     return kind
 
 
-def _bounds(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int = 1,
-            stages: Mapping[str, Expr] | None = None) -> tuple[Expr, Expr, str, Expr]:
+def _bounds(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
+            stages: Mapping[str, Expr]) -> tuple[Expr, Expr, str, Expr]:
     """T_lower and T_upper (``pipelined`` under ``phase`` and ``none``), the bound and
     T_lower's bubble: the busiest stage's idle time."""
     lower, busy = pipelined(terms, pp, micro, chunks, stages, "phase")
@@ -475,36 +475,37 @@ def _bounds(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int = 1,
 
 
 def pipelined(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
-              stages: Mapping[str, Expr] | None, rule: str) -> tuple[Expr, Expr]:
+              stages: Mapping[str, Expr], rule: str) -> tuple[Expr, Expr]:
     """The step's makespan under the overlap ``rule`` and the busiest stage's busy time.
 
     ``terms`` are the busiest stage's, which runs the embedding (the first stage's) and the
     output head (the last stage's) beside its layers (``train_step.stage_extras``);
-    ``stages`` holds what each of the two alone adds, by term and phase (and, for ``op``,
-    its ops' overlapped sum). A phase takes its longest term (``phase``), every term one
-    after another (``none``), or its ops' overlapped times and then every other term
-    (``op``). Without a pipeline the one stage runs everything: the 1F1B makespan of it
-    (``pipeline.interleaved_cost``). With one, when the last stage adds at least what the
-    first adds (its output head outweighs the embedding: every plan of a real model), the
-    last stage is the busiest: it runs its m microbatches back to back, the first
-    microbatch's forward reaches it through p - 1 chunks of the other stages and the last
-    backward leaves through p - 1, the first stage's extra on that path once each way; so
-    the makespan is the 1F1B makespan of the layers alone plus the last stage's extra
-    m times and the first's once (the played schedule, ``pipeline.schedule``, gives the
-    same, a law in tests/test_pipeline_stages.py). Otherwise every stage is taken as the
-    busiest one (an upper bound of that case).
+    ``stages`` holds what each of the two alone adds, by term and phase (``first compute
+    forward``), and for ``op`` each phase's ops' overlapped sum (``forward per op``) and
+    what each of the two adds to it (``first per op forward``). A phase takes its longest
+    term (``phase``), every term one after another (``none``), or its ops' overlapped
+    times and then every other term (``op``). Without a pipeline the one stage runs
+    everything: the 1F1B makespan of it (``pipeline.interleaved_cost``). With one, when the
+    last stage adds at least what the first adds (its output head outweighs the embedding:
+    every plan of a real model), the last stage is the busiest: it runs its m microbatches
+    back to back, the first microbatch's forward reaches it through p - 1 chunks of the
+    other stages and the last backward leaves through p - 1, the first stage's extra on
+    that path once each way; so the makespan is the 1F1B makespan of the layers alone plus
+    the last stage's extra m times and the first's once. Without interleaving the played
+    schedule gives the same (``pipeline.played_makespan``, a law in
+    tests/test_pipeline_stages.py); interleaved, the same critical path is taken, not
+    played. Otherwise every stage is taken as the busiest one (an upper bound of that
+    case).
     """
     def time(ph: str, drop: tuple[str, ...]) -> Expr:
-        def less(k: str, v: Expr) -> Expr:
-            return v - sp.Add(*(stages.get(f"{d} {k} {ph}", sp.S.Zero) for d in drop)) \
-                if stages is not None else v
         if rule == "op":
-            ops = stages.get(f"{ph} per op", sp.S.Zero) if stages is not None else sp.S.Zero
-            if stages is not None:
-                ops -= sp.Add(*(stages.get(f"{d} per op {ph}", sp.S.Zero) for d in drop))
+            ops = stages.get(f"{ph} per op", sp.S.Zero) - sp.Add(
+                *(stages.get(f"{d} per op {ph}", sp.S.Zero) for d in drop))
             return ops + sp.Add(*(x.phases.get(ph, sp.S.Zero) for k, x in terms.items()
                                   if k not in ("compute", "hbm")))
-        each = [less(k, x.phases.get(ph, sp.S.Zero)) for k, x in terms.items()]
+        each = [x.phases.get(ph, sp.S.Zero)
+                - sp.Add(*(stages.get(f"{d} {k} {ph}", sp.S.Zero) for d in drop))
+                for k, x in terms.items()]
         return sp.Max(*each) if rule == "phase" else sp.Add(*each)
 
     def makespan(drop: tuple[str, ...]) -> Expr:
@@ -513,8 +514,7 @@ def pipelined(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
                                 at["backward"] / micro).makespan
 
     whole = {ph: time(ph, ()) for ph in PHASES}
-    if pp != 1 and stages is not None and any(k.startswith(("first ", "last "))
-                                             for k in stages):
+    if pp != 1 and any(k.startswith(("first ", "last ")) for k in stages):
         middle = {ph: time(ph, ("first", "last")) for ph in PHASES}
         last = {ph: time(ph, ("first",)) for ph in PHASES}
         first = {ph: time(ph, ("last",)) for ph in PHASES}
