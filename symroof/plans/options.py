@@ -20,7 +20,7 @@ refused by it (``refuse``), never dropped.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ..core.choices import EXACT, Choices
@@ -76,5 +76,4 @@ class StepOptions:
 TRAINING_ONLY = ("recompute", "microbatches", "microbatch", "interleave", "offload")
 SERVING_ONLY = ("dtype", "kv_dtype")
 _OWNER = {**dict.fromkeys(TRAINING_ONLY, "training"), **dict.fromkeys(SERVING_ONLY, "serving")}
-NAMES = tuple(f.name for f in fields(StepOptions))
 DEFAULT_OPTIONS = StepOptions()
