@@ -44,6 +44,11 @@ from ..parallel.mesh import Mesh
 from .derive import mesh_with
 
 
+def _at(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
+    """``expr`` at the sizes ``values`` (itself without them)."""
+    return sp.sympify(expr).subs(values) if values else sp.sympify(expr)
+
+
 @dataclass(frozen=True)
 class CollectiveRequest:
     """A collective of ``kind`` over ``axes`` of ``mesh``: of a sharded ``array``
@@ -203,7 +208,7 @@ class SendAnalysis:
     values: Mapping[sp.Symbol, sp.Expr]
 
     def value(self, expr: sp.Expr) -> sp.Expr:
-        return sp.sympify(expr).subs(self.values) if self.values else sp.sympify(expr)
+        return _at(expr, self.values)
 
     def to_json(self) -> dict[str, object]:
         from ..core.printer import number_value, text
@@ -322,7 +327,7 @@ class TogetherAnalysis:
     values: Mapping[sp.Symbol, sp.Expr]
 
     def value(self, expr: sp.Expr) -> sp.Expr:
-        return sp.sympify(expr).subs(self.values) if self.values else sp.sympify(expr)
+        return _at(expr, self.values)
 
     def to_json(self) -> dict[str, object]:
         from ..core.printer import number_value, text
