@@ -12,7 +12,7 @@ name the request's fields; the command line names its flags.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import sympy as sp
@@ -47,6 +47,17 @@ from .derive import mesh_with
 def _at(expr: sp.Expr, values: Mapping[sp.Symbol, sp.Expr]) -> sp.Expr:
     """``expr`` at the sizes ``values`` (itself without them)."""
     return sp.sympify(expr).subs(values) if values else sp.sympify(expr)
+
+
+def _both(out: dict[str, object], exprs: Mapping[str, sp.Expr],
+          at: Callable[[sp.Expr], sp.Expr]) -> None:
+    """Each of ``exprs`` evaluated by ``at`` into ``out``: its exact text under its key and
+    its number under ``KEY_value``."""
+    from ..core.printer import number_value, text
+    for key, expr in exprs.items():
+        v = at(expr)
+        out[key] = text(v)
+        out[f"{key}_value"] = number_value(v)
 
 
 @dataclass(frozen=True)
@@ -211,17 +222,14 @@ class SendAnalysis:
         return _at(expr, self.values)
 
     def to_json(self) -> dict[str, object]:
-        from ..core.printer import number_value, text
+        from ..core.printer import text
         t = self.transfer
         out: dict[str, object] = {"send": t.axis, "mesh": self.mesh.spec,
                                   "chip": self.mesh.chip.name,
                                   "values": {str(k): text(v) for k, v in self.values.items()}}
-        for key, expr in (("nbytes", t.nbytes), ("hops", t.hops),
-                          ("bandwidth", t.bandwidth), ("bandwidth_time", t.bandwidth_time),
-                          ("latency_time", t.latency_time), ("time", t.time)):
-            v = self.value(expr)
-            out[key] = text(v)
-            out[f"{key}_value"] = number_value(v)
+        _both(out, {"nbytes": t.nbytes, "hops": t.hops, "bandwidth": t.bandwidth,
+                    "bandwidth_time": t.bandwidth_time, "latency_time": t.latency_time,
+                    "time": t.time}, self.value)
         return out
 
 
@@ -342,11 +350,8 @@ class TogetherAnalysis:
         links = {k: self.value(v) for k, v in t.per_link.items()}
         out["per_link"] = {k: text(v) for k, v in links.items()}
         out["per_link_value"] = {k: number_value(v) for k, v in links.items()}
-        for key, expr in (("bandwidth_time", t.bandwidth_time),
-                          ("latency_time", t.latency_time), ("time", t.time)):
-            v = self.value(expr)
-            out[key] = text(v)
-            out[f"{key}_value"] = number_value(v)
+        _both(out, {"bandwidth_time": t.bandwidth_time, "latency_time": t.latency_time,
+                    "time": t.time}, self.value)
         return out
 
 
