@@ -5,7 +5,7 @@ at most one fitted on a published run.
 >>> c.fractions["nvlink"], c.fitted.run, c.fitted.mode, c.conventions.name
 (2/3, 'megatron-gpt-22b', 'full', 'megatron-lm')
 >>> round(float(c.fractions["compute"]), 4)
-0.7396
+0.7704
 
 A calibration names the conventions it was fitted under (``conventions``, a framework's
 choices: ``plans.conventions``); its efficiency brings them along. A fitted fraction is
