@@ -38,6 +38,11 @@ ROWS = {
     "relation_bound_in_us": ("OK", "26.4444 us at the printed precision"),
     # a bound printed bare against a time: read in the unit its row declares
     "relation_bound_declared": ("OK", "26.4444 us at the printed precision"),
+    # a bound printed as a formula followed by a unit: compared in that unit, after its
+    # dimension (7*M/360000 + 7 us is 7*M/(8*4.5e10) s plus seven 1 us hops)
+    "relation_formula_bound_in_us": ("OK", "same expression (the bound read in us)"),
+    "relation_formula_bound_in_gb": ("MISMATCH", "stated in GB, derived in s "
+                                     "(7*M/360000000000 + 7/1000000 s)"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
     # a recorded collective's time and bytes, a model helper's time and count: no quantity()
     "collective_time": ("OK", "26.4444 us at the printed precision"),
@@ -181,6 +186,16 @@ def _edit(folder: Path, old: str, new: str) -> None:
      "is printed without a unit, and the value it bounds is a time (seconds), whose scale "
      'a bare number does not say: declare the unit the text means (unit = "ms", or "us", '
      '"s") or state it ("T > 26.4 ms"); see docs/numbers.md'),
+    # a formula bound followed by words that are no unit; a row's unit for a formula bound
+    ('stated = "T > 7*M/360000 + 7 us"', 'stated = "T > 7*M/360000 + 7 furlongs"',
+     "relation_formula_bound_in_us: stated: the bound '7*M/360000 + 7 furlongs' of the "
+     "stated relation 'T > 7*M/360000 + 7 furlongs' is a formula followed by 'furlongs', "
+     "which is not a unit, a multiplier or a count noun of the table of printed numbers "
+     "(docs/numbers.md)"),
+    ('stated = "T > 7*M/360000 + 7 us"', 'stated = "T > 7*M/360000 + 7"\nunit = "us"',
+     "relation_formula_bound_in_us: unit: unit is for a number printed bare; the bound of "
+     "the stated relation 'T > 7*M/360000 + 7' is a formula: write its unit after it "
+     '("T > 7*M/360000 + 7 us")'),
 ])
 def test_what_a_reader_gets_wrong_is_refused_by_name(tmp_path: Path, old: str, new: str,
                                                      message: str) -> None:

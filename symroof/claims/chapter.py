@@ -166,7 +166,13 @@ def dimension_of(value: Any, made: Any, known: dict[sp.Expr, tuple[int, int, int
         value = value.inequality
     if isinstance(value, sp.Rel):  # a relation: the dimension of its bound, a number
         bound = [side for side in (value.rhs, value.lhs) if side.is_number]
-        return dimension_of(bound[0], made, known) if bound else None
+        if bound:
+            return dimension_of(bound[0], made, known)
+        for side in (value.rhs, value.lhs):  # or a formula the engine made (a time in D)
+            got = dimension_of(side, made, known)
+            if got is not None:
+                return got
+        return None
     if not isinstance(value, sp.Expr):
         return None
     if known is None:

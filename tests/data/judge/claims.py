@@ -18,6 +18,7 @@ def claims(ch: Chapter) -> None:
     (m1,) = real("m1")
     gather = all_gather("bf16[4096_X, 8192]", "X", mesh("X=8", "h100-sxm"))
     ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+    sized = ch.collective("allgather", "M", "X", mesh("X=8", chip("tpu-v5e")))
     wrapped = ch.collective("allgather", 10**6, "X", mesh("X=16", chip("tpu-v5e")))
     step = decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000)
     product = sharded_matmul("bf16[4096, 8192_X]", "bf16[8192_X, 8192]",
@@ -46,6 +47,9 @@ def claims(ch: Chapter) -> None:
         relation_bound_in_ms=sp.Symbol("B", positive=True) > rl.ridge,
         relation_bound_in_us=sp.Symbol("T", positive=True) > ring.time,
         relation_bound_declared=sp.Symbol("T", positive=True) > ring.time,
+        # a bound printed as a formula followed by a unit: read in it, its dimension checked
+        relation_formula_bound_in_us=sp.Symbol("T", positive=True) > sized.time,
+        relation_formula_bound_in_gb=sp.Symbol("T", positive=True) > sized.time,
         bandwidth_as_capacity=rl.peak / rl.ridge,
         # quantities of a recorded collective and of a model helper, no quantity() said
         collective_time=ring.time,
