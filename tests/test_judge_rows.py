@@ -110,6 +110,25 @@ ROWS = {
     # under the choices as a marked one is, not an error
     "plain_dcn_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
                              "latency; exact alpha_dcn + 8192/48828125"),
+    # plain values of model helpers with no choices of their own, remade under the ones
+    # that apply: a decode time of given counts (7e9 x 2 B over 3.35e12 B/s is 4.1791 ms;
+    # at the book table's 3.4e12 B/s the 1.48e10 B take 4.3529 ms), serving memory at
+    # 7e9 parameters (1.4e10 B + 4096 x 524288 B), training memory at 16 x 7e9 B and at
+    # Megatron's 18 x 6738415616 B (121.29 GB), and a plan's decode step on the book
+    # table's H100 (3.4e12 B/s)
+    "plain_decode_weights_only": ("SIMPLIFIED", "holds under traffic=weights: the text drops "
+                                  "the KV cache's reads, the activations' traffic and the KV "
+                                  "entries written; exact 4.41791 ms"),
+    "plain_decode_edition": ("SIMPLIFIED", "holds with the chip table's B12-table edition "
+                             "(edition=B12-table); exact 4.41791 ms"),
+    "plain_serving_memory_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text drops "
+                                     "the exact parameter count; exact 15.6243 GB"),
+    "plain_training_memory_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text "
+                                      "drops the exact parameter count; exact 107.815 GB"),
+    "plain_training_memory_megatron": ("SIMPLIFIED", "holds under optimizer=megatron18; "
+                                       "exact 107.815 GB"),
+    "plain_step_edition": ("SIMPLIFIED", "holds with the chip table's B12-table edition "
+                           "(edition=B12-table); exact 3.79788 ms"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),

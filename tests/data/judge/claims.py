@@ -6,7 +6,7 @@ import sympy as sp
 
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
-from symroof.models import decode_time_of, model, params
+from symroof.models import decode_time_of, inference_memory, model, params, training_memory
 from symroof.parallel import all_gather, sharded_matmul
 from symroof.plans.device_step import device_step
 
@@ -87,6 +87,17 @@ def claims(ch: Chapter) -> None:
         plain_params_nominal=count,
         # over DCN, whose hop latency has no figure: the plain value is a formula
         plain_dcn_no_latency=far.time,
+        # plain values of model helpers that take no choices of their own: a decode time
+        # (the weights alone, a chip table's other edition), serving and training memory
+        # (nominal sizes, Megatron's 18 bytes per parameter), and a plan's step under the
+        # chip table's other edition (the book's 3.4 TB/s for an H100)
+        plain_decode_weights_only=step,
+        plain_decode_edition=step,
+        plain_serving_memory_nominal=inference_memory(model("llama-2-7b"), batch=1,
+                                                      context=4096).total,
+        plain_training_memory_nominal=training_memory(model("llama-2-7b")).total,
+        plain_training_memory_megatron=training_memory(model("llama-2-7b")).total,
+        plain_step_edition=decode.t_lower,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
