@@ -507,3 +507,33 @@ def test_a_plan_s_step_under_an_edition_is_the_step_on_that_edition_s_chip(
     got = with_editions(value, ch)
     tried_ = {c.describe(): v for c, v in got.alternatives} if isinstance(got, Tried) else {}
     assert tried_.get(f"edition={label}", value) == on.t_lower
+
+
+@pytest.mark.parametrize(("name", "label"), [("h100-sxm", "B12-table"), ("tpu-v5e", "GC-v5e")])
+def test_a_training_plan_under_an_edition_is_the_plan_on_that_edition_s_chip(
+        name: str, label: str) -> None:
+    # one question, one answer, as for a model step: the plan under choices naming an
+    # edition is the plan on that edition's chip, stated in its assumptions, and the judge
+    # tries a plain plan's values under it
+    from symroof import chip, mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.options import StepOptions
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    cfg, strategy = model("llama-2-7b"), parse_strategy("dp=X")
+    under = train(cfg, mesh("X=8", name), strategy, batch=8, context=4096,
+                  options=StepOptions(choices=Choices(edition=label)))
+    on = train(cfg, mesh("X=8", chip(name).edition(label)), strategy, batch=8, context=4096)
+    assert (under.t_lower, under.t_upper, under.memory) == (on.t_lower, on.t_upper, on.memory)
+    assert under.t_lower != train(cfg, mesh("X=8", name), strategy, batch=8,
+                                  context=4096).t_lower
+    assert f"edition={label}: the chip figures of that edition of the table" in \
+        under.assumptions
+    ch, value = _made(lambda: train(cfg, mesh("X=8", name), strategy, batch=8,
+                                    context=4096).t_lower)
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried)
+    assert dict((c.describe(), v) for c, v in got.alternatives)[f"edition={label}"] == \
+        on.t_lower

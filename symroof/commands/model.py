@@ -168,23 +168,25 @@ class ModelStep:
     book: Any = None  # the step in a book's form, when choices are named
 
 
-def given_choices(choices: Choices) -> Choices:
-    """The choices a command line gives a model step: ``edition`` is not one (a command
-    line sets another edition's figure of its chip by the figure and the label,
-    ``hbm=B1``; the edition a step takes is the judge's, trying a text's figures).
+def given_choices(choices: Choices, what: str = "a model step",
+                  allowed: tuple[str, ...] = STEP_CHOICES) -> Choices:
+    """The choices a command line gives a model step (or ``what``, which takes
+    ``allowed``): ``edition`` is not one (a command line sets another edition's figure of
+    its chip by the figure and the label, ``hbm=B1``, not by an edition; the edition a
+    step takes is the judge's, trying a text's figures).
 
     >>> given_choices(Choices(edition="B1"))
     Traceback (most recent call last):
     ...
     symroof.core.errors.InputError: choices: a model step takes the choices collectives, \
 latency, link_alpha, experts, traffic; edition=B1 does not apply to it (a figure of \
-another edition is set on the chip by its label: hbm=B1)
+another edition is set on the chip by its label: FIGURE=B1)
     """
     if choices.edition:
-        raise InputError(f"a model step takes the choices {', '.join(STEP_CHOICES)}; "
+        raise InputError(f"{what} takes the choices {', '.join(allowed)}; "
                          f"edition={choices.edition} does not apply to it (a figure of "
                          f"another edition is set on the chip by its label: "
-                         f"hbm={choices.edition})", "choices")
+                         f"FIGURE={choices.edition})", "choices")
     return choices
 
 
