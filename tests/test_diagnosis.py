@@ -436,8 +436,11 @@ def test_a_plain_decode_time_is_tried_as_decode_time_of_gives_it_under_each_choi
     the_chip = chip(name)
     ch, value = _made(lambda: decode_time_of(params_, kv, the_chip, batch, context))
     got = with_editions(value, ch)
+    # made under the book's count (the weights and the KV cache), each choice a change of it
     alternatives = got.alternatives if isinstance(got, Tried) else ()
-    tried_ = {c.describe(): v for c, v in alternatives}
+    if isinstance(got, Tried):
+        assert got.choices.describe() == "traffic=weights_kv"
+    tried_ = {c.describe(got.choices): v for c, v in alternatives}
     weights = decode_time_of(params_, kv, the_chip, batch, context, traffic="weights")
     assert tried_.get("traffic=weights", value) == weights
     labels = {a.label for f in the_chip.figures.values() for a in f.alternatives}

@@ -117,8 +117,7 @@ ROWS = {
     # Megatron's 18 x 6738415616 B (121.29 GB), and a plan's decode step on the book
     # table's H100 (3.4e12 B/s)
     "plain_decode_weights_only": ("SIMPLIFIED", "holds under traffic=weights: the text drops "
-                                  "the KV cache's reads, the activations' traffic and the KV "
-                                  "entries written; exact 4.41791 ms"),
+                                  "the KV cache's reads; exact 4.41791 ms"),
     "plain_decode_edition": ("SIMPLIFIED", "holds with the chip table's B12-table edition "
                              "(edition=B12-table); exact 4.41791 ms"),
     "plain_serving_memory_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text drops "

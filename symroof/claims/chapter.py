@@ -257,10 +257,11 @@ def with_editions(value: Any, made: Any) -> Any:
         again = _again(entry, value)
         if again is None:
             continue
-        extra, labels = also_tried(entry)  # what its helper takes besides
+        extra, labels, base = also_tried(entry)  # what its helper takes besides
         try:
             made_ = tried(again, candidates=(*CANDIDATES, *extra),
-                          editions=link_editions(getattr(entry, "thing", None)) or labels)
+                          editions=link_editions(getattr(entry, "thing", None)) or labels,
+                          base=EXACT.with_(**base))
         except (SymroofError, ArithmeticError, LookupError, TypeError, ValueError):
             continue  # a result the choices cannot remake: no diagnosis, not a failure
         if made_.value == value:  # made under the exact model, not a text's own choices

@@ -72,6 +72,7 @@ _MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", defau
 def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
             again: Callable[..., Any] | None = None,
             tries: tuple[Mapping[str, str], ...] = (), editions: bool = False,
+            base: Mapping[str, str] | None = None,
             **attributes: Dimension) -> Callable[[_F], _F]:
     """Mark an engine helper whose result has ``dimension`` (or whose named
     ``attributes`` have theirs, given as keywords or a mapping; a dotted name is an
@@ -87,7 +88,10 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     simplified: the usual candidates (``core.choices.CANDIDATES``), the changes in
     ``tries`` its helper takes besides (a decode time counting the weights alone), and,
     with ``editions``, the chip table's other editions of the chip its arguments name (a
-    chip, or a mesh's), which the helper takes through ``choices.edition``.
+    chip, or a mesh's), which the helper takes through ``choices.edition``. ``base`` names
+    the choices its value is made under when they are not the exact model's (a book's
+    decode time counts ``traffic=weights_kv``), from which a diagnosis says what a choice
+    drops.
 
     >>> @records(TIME)
     ... def step(n): return n / 1000
@@ -112,11 +116,12 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
             if seen is not None:
                 remake = _remake(fn, takes, again, out, args, kwargs)
                 labels = _chip_editions((*args, *kwargs.values())) if editions else ()
+                own = tuple(sorted((base or {}).items()))
                 if dimension is not None:
-                    seen.append((_Later(out, "", remake, tries, labels) if remake else out,
-                                 dimension))
+                    seen.append((_Later(out, "", remake, tries, labels, own) if remake
+                                 else out, dimension))
                 # an attribute is read when the chapter's claims are built, not here
-                seen.extend((_Later(out, a, remake, tries, labels), d)
+                seen.extend((_Later(out, a, remake, tries, labels, own), d)
                             for a, d in attributes.items())
             return out
         return made  # type: ignore[return-value]
@@ -170,6 +175,7 @@ class _Later:
     again: Callable[[Any], Any] | None = None
     tries: tuple[Mapping[str, str], ...] = ()
     editions: tuple[str, ...] = ()
+    base: tuple[tuple[str, str], ...] = ()  # the choices it is made under, when not exact
 
     def value(self) -> Any:
         return _attribute(self.thing, self.attribute)
@@ -220,21 +226,23 @@ def remade(entry: Any) -> Callable[[Any], Any] | None:
     return None
 
 
-def also_tried(entry: Any) -> tuple[tuple[Mapping[str, str], ...], tuple[str, ...]]:
+def also_tried(entry: Any) -> tuple[tuple[Mapping[str, str], ...], tuple[str, ...],
+                                    dict[str, str]]:
     """What a diagnosis tries on an entry :func:`recording` noted besides the usual
-    candidates: the changes its helper takes (``records(tries=...)``) and the labels of
-    the chip table's editions it takes (``records(editions=True)``); ((), ()) for others.
+    candidates: the changes its helper takes (``records(tries=...)``), the labels of
+    the chip table's editions it takes (``records(editions=True)``) and the choices its
+    value is made under (``records(base=...)``); ((), (), {}) for others.
 
     >>> @records(TIME, tries=({"traffic": "weights"},))
     ... def hop(choices=None): return 1
     >>> with recording() as made:
     ...     _ = hop()
     >>> also_tried(made[0][0])
-    (({'traffic': 'weights'},), ())
+    (({'traffic': 'weights'},), (), {})
     """
     if isinstance(entry, _Later):
-        return entry.tries, entry.editions
-    return (), ()
+        return entry.tries, entry.editions, dict(entry.base)
+    return (), (), {}
 
 
 #: how a message writes a dimension

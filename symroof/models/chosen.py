@@ -196,7 +196,8 @@ def _decode_under(choices: Choices, params_count: Any, kv_bytes_per_token_: Any,
                           context, **given)
 
 
-@records(TIME, again=_decode_under, tries=({"traffic": "weights"},), editions=True)
+@records(TIME, again=_decode_under, tries=({"traffic": "weights"},), editions=True,
+         base={"traffic": "weights_kv"})
 def decode_time_of(params_count: int | float | str | sp.Expr,
                    kv_bytes_per_token_: int | float | str | sp.Expr, chip: Chip,
                    batch: int | sp.Expr, context: int | sp.Expr, *,
