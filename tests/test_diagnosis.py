@@ -540,3 +540,20 @@ def test_a_training_plan_under_an_edition_is_the_plan_on_that_edition_s_chip(
     assert isinstance(got, Tried)
     assert dict((c.describe(), v) for c, v in got.alternatives)[f"edition={label}"] == \
         on.t_lower
+
+
+@pytest.mark.parametrize("context", [1, 2048, 4096])
+def test_a_plain_kv_cache_of_a_sequence_is_tried_at_the_text_s_kv_bytes(context: int) -> None:
+    # kv_bytes_per_sequence(...) at sizes=nominal is the text's KV bytes per token (where
+    # with_round_params states them) times the context, as kv_bytes_per_token's is
+    from symroof.claims.chapter import with_editions
+    from symroof.models import kv_bytes_per_sequence, model, with_round_params
+    cfg = with_round_params(model("llama-3-70b"), "70e9", kv_bytes_per_token="320e3")
+    ch, value = _made(lambda: kv_bytes_per_sequence(cfg, context))
+    assert value == 327680 * context
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried)
+    assert [(c.describe(), v) for c, v in got.alternatives] == \
+        [("sizes=nominal", 320000 * context)]
+    ch, plain = _made(lambda: kv_bytes_per_sequence(model("llama-3-70b"), context))
+    assert with_editions(plain, ch) == plain  # no text's figure: nothing to try
