@@ -363,13 +363,13 @@ FORMULA_UNITS = {"ms": ("en", sp.Rational(1, 10**3), (0, 0, 1)),
 @settings(max_examples=60, deadline=None)
 @given(k=st.integers(1, 999), c=st.integers(0, 99), unit=st.sampled_from(sorted(FORMULA_UNITS)),
        dimension=st.sampled_from([(0, 0, 1), (1, 0, 0), (1, 0, -1), (0, 0, 0), None]),
-       op=st.sampled_from([">", "<", ">=", "<="]), spaced=st.booleans())
+       op=st.sampled_from([">", "<", ">=", "<="]), spaced=st.booleans(), left=st.booleans())
 def test_a_relation_s_formula_bound_with_a_unit_reads_in_that_unit(
         k: int, c: int, unit: str, dimension: tuple[int, int, int] | None, op: str,
-        spaced: bool) -> None:
-    # "T > k*D/W + c us" is the formula times one us: equal to the derived bound in
-    # seconds exactly when the formula is; a unit of another dimension than the bounded
-    # value's is a MISMATCH that names both, as for a number
+        spaced: bool, left: bool) -> None:
+    # "T > k*D/W + c us" (or "k*D/W + c us < T") is the formula times one us: equal to the
+    # derived bound in seconds exactly when the formula is; a unit of another dimension
+    # than the bounded value's is a MISMATCH that names both, as for a number
     from symroof.claims.model import Claim, Source
     from symroof.claims.rules import judge
     lang, scale, dims = FORMULA_UNITS[unit]
@@ -378,7 +378,8 @@ def test_a_relation_s_formula_bound_with_a_unit_reads_in_that_unit(
     shown = one.display_unit  # ms for 毫秒, us for мкс
     D, W, T = sp.symbols("D W T", positive=True)
     formula = f"{k} * D / W + {c}" if spaced else f"{k}*D/W+{c}"
-    stated_ = f"T {op} {formula} {unit}"
+    flipped = {">": "<", "<": ">", ">=": "<=", "<=": ">="}[op]
+    stated_ = f"{formula} {unit} {flipped} T" if left else f"T {op} {formula} {unit}"
     src = Source("b", language=lang)
 
     def judged(coefficient: int) -> tuple[str, str]:

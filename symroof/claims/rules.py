@@ -263,6 +263,9 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     s_sym, s_dir, s_bound = _normal(rel)
     d_sym, d_dir, d_bound = _normal(got)
     shown = text(got if got.lhs == d_sym else got.reversed)
+    left = s_sym != d_sym and rel.rhs == d_sym  # a formula bound before its subject
+    if left:  # (2*D us < T): read as the subject first
+        s_sym, s_dir, s_bound = _normal(rel.reversed)
     if s_sym != d_sym:
         about = compare(s_sym, d_sym)
         if not about.equal:
@@ -270,7 +273,8 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     if s_dir != d_dir:
         return Judgement(MISMATCH, shown, None, None, f"direction {d_dir}, stated {s_dir}")
     split = re.split(r"[<>]=?", printed_digits(stated), maxsplit=1)
-    bound_text = split[1] if len(split) == 2 and rel.lhs == s_sym else str(s_bound)
+    bound_text = (split[0] if left else split[1]) if len(split) == 2 and (
+        left or rel.lhs == s_sym) else str(s_bound)
     formula = formula_bound(stated, language) if printed_bound is None else None
     if printed_bound is not None and d_bound.is_number:  # read in its unit, its dimension
         j = judge_number(printed_bound, d_bound, tolerance, where, language, dimension)
