@@ -533,6 +533,7 @@ def _unread_relation(text: str, language: str) -> list[str] | None:
         return parts
 
 
+_LONGEST_TAIL = 40  # the words after a formula read as its unit: "tokens per second"
 _TAIL = re.compile(r"\s+|(?<=[\w)])(?=[^\x00-\x7f])")  # a space, or where a script begins
 
 
@@ -541,7 +542,7 @@ def _formula_and_tail(side: str, language: str) -> tuple[str, str, Stated | None
     and their reading as a unit (None when they are none); None when no split of the side
     at a space gives a formula (the longest words first)."""
     side = side.strip()
-    for m in _TAIL.finditer(side):
+    for m in _TAIL.finditer(side, max(0, len(side) - _LONGEST_TAIL)):  # a unit is short
         formula, tail = side[:m.start()].strip(), side[m.end():].strip()
         if not formula or not tail or read(formula, language) is not None:
             continue
