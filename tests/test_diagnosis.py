@@ -408,3 +408,152 @@ def test_a_value_its_helper_cannot_make_again_is_judged_as_it_is() -> None:
     got = with_editions(b, ch)
     assert isinstance(got, Tried) and [(c.describe(), v) for c, v in got.alternatives] == [
         ("latency=off", sp.Rational(1, 400))]
+
+
+def _made(make: object) -> tuple[object, object]:
+    """A chapter that recorded what ``make()`` made, and that value."""
+    from symroof.claims.chapter import Chapter
+    from symroof.core.units import recording
+    ch = Chapter("d", "D", Source("b"))
+    with recording() as made:
+        value = make()  # type: ignore[operator]
+    ch.made.extend(made)
+    return ch, value
+
+
+@settings(max_examples=25, deadline=None)
+@given(params_=st.integers(1, 100).map(lambda k: k * 10**9), kv=st.integers(0, 10**6),
+       batch=st.integers(1, 64), context=st.integers(0, 8192),
+       name=st.sampled_from(["h100-sxm", "a100-80gb", "tpu-v5e", "tpu-v5p", "b200"]))
+def test_a_plain_decode_time_is_tried_as_decode_time_of_gives_it_under_each_choice(
+        params_: int, kv: int, batch: int, context: int, name: str) -> None:
+    # one question, one answer: a plain decode_time_of(...) is tried counting the weights
+    # alone exactly as decode_time_of(..., traffic="weights") gives it, and under each of
+    # the chip table's editions exactly as it gives it on that edition's chip
+    from symroof import chip
+    from symroof.claims.chapter import with_editions
+    from symroof.models import decode_time_of
+    the_chip = chip(name)
+    ch, value = _made(lambda: decode_time_of(params_, kv, the_chip, batch, context))
+    got = with_editions(value, ch)
+    # made under the book's count (the weights and the KV cache), each choice a change of it
+    alternatives = got.alternatives if isinstance(got, Tried) else ()
+    if isinstance(got, Tried):
+        assert got.choices.describe() == "traffic=weights_kv"
+    tried_ = {c.describe(got.choices): v for c, v in alternatives}
+    weights = decode_time_of(params_, kv, the_chip, batch, context, traffic="weights")
+    assert tried_.get("traffic=weights", value) == weights
+    labels = {a.label for f in the_chip.figures.values() for a in f.alternatives}
+    for label in labels:
+        on = decode_time_of(params_, kv, the_chip.edition(label), batch, context)
+        assert tried_.get(f"edition={label}", value) == on
+    # a choice is left out only when it changes nothing
+    assert all(v != value for v in tried_.values())
+    assert set(tried_) <= {"traffic=weights", *(f"edition={lb}" for lb in labels)}
+
+
+@settings(max_examples=15, deadline=None)
+@given(name=st.sampled_from(["llama-2-7b", "llama-3-8b", "gpt2", "mixtral-8x7b"]),
+       batch=st.sampled_from([None, 1, 8]), context=st.sampled_from([1024, 4096]))
+def test_plain_training_memory_is_tried_as_training_memory_gives_it_under_each_choice(
+        name: str, batch: int | None, context: int) -> None:
+    # one question, one answer: a plain training_memory(...).total is tried at the round
+    # parameter count (bytes per parameter x the nominal count, plus the activations), with
+    # Megatron's optimizer as training_memory(optimizer="adam-megatron") gives it, and under
+    # a recomputation policy as training_memory(recompute=...) gives it
+    from symroof.claims.chapter import with_editions
+    from symroof.models import model, training_memory
+    from symroof.models.nominal import nominal_params
+    cfg = model(name)
+    given_ = {"batch": batch, "context": context if batch else None}
+    ch, value = _made(lambda: training_memory(cfg, **given_).total)
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried) and got.value == value
+    tried_ = {c.describe(): v for c, v in got.alternatives}
+    exact = training_memory(cfg, **given_)
+    act = exact.parts.get("activations", 0)
+    assert tried_["sizes=nominal"] == 16 * nominal_params(cfg) + act
+    assert tried_["optimizer=megatron18"] == training_memory(
+        cfg, optimizer="adam-megatron", **given_).total
+    for policy in ("selective", "full"):
+        again = training_memory(cfg, recompute=policy, **given_).total
+        assert tried_.get(f"checkpoints={policy}", value) == again
+    assert ("checkpoints=full" in tried_) == (batch is not None)
+
+
+@settings(max_examples=6, deadline=None)
+@given(data=st.data(), name=st.sampled_from(["h100-sxm", "tpu-v5e", "a100-80gb"]),
+       phase=st.sampled_from(["decode", "prefill"]))
+def test_a_plan_s_step_under_an_edition_is_the_step_on_that_edition_s_chip(
+        data: st.DataObject, name: str, phase: str) -> None:
+    # one question, one answer: a step under choices naming an edition of the chip table
+    # is the step on the mesh built on that edition's chip, and the judge tries a plain
+    # step's values under every edition that changes them
+    from symroof import chip, mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.device_step import device_step
+    from symroof.plans.options import StepOptions
+    labels = sorted({a.label for f in chip(name).figures.values() for a in f.alternatives})
+    label = data.draw(st.sampled_from(labels))
+    cfg, axes = model("llama-2-7b"), {"tp": ("X",)}
+    under = device_step(cfg, phase, mesh("X=8", name), axes, batch=8, context=1024,
+                        options=StepOptions(choices=Choices(edition=label)))
+    on = device_step(cfg, phase, mesh("X=8", chip(name).edition(label)), axes, batch=8,
+                     context=1024)
+    assert (under.t_lower, under.t_upper, dict(under.terms)) == \
+        (on.t_lower, on.t_upper, dict(on.terms))
+    assert f"edition={label}: the chip figures of that edition of the table" in under.notes
+    ch, value = _made(lambda: device_step(cfg, phase, mesh("X=8", name), axes, batch=8,
+                                          context=1024).t_lower)
+    got = with_editions(value, ch)
+    tried_ = {c.describe(): v for c, v in got.alternatives} if isinstance(got, Tried) else {}
+    assert tried_.get(f"edition={label}", value) == on.t_lower
+
+
+@pytest.mark.parametrize(("name", "label"), [("h100-sxm", "B12-table"), ("tpu-v5e", "GC-v5e")])
+def test_a_training_plan_under_an_edition_is_the_plan_on_that_edition_s_chip(
+        name: str, label: str) -> None:
+    # one question, one answer, as for a model step: the plan under choices naming an
+    # edition is the plan on that edition's chip, stated in its assumptions, and the judge
+    # tries a plain plan's values under it
+    from symroof import chip, mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.options import StepOptions
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    cfg, strategy = model("llama-2-7b"), parse_strategy("dp=X")
+    under = train(cfg, mesh("X=8", name), strategy, batch=8, context=4096,
+                  options=StepOptions(choices=Choices(edition=label)))
+    on = train(cfg, mesh("X=8", chip(name).edition(label)), strategy, batch=8, context=4096)
+    assert (under.t_lower, under.t_upper, under.memory) == (on.t_lower, on.t_upper, on.memory)
+    assert under.t_lower != train(cfg, mesh("X=8", name), strategy, batch=8,
+                                  context=4096).t_lower
+    assert f"edition={label}: the chip figures of that edition of the table" in \
+        under.assumptions
+    ch, value = _made(lambda: train(cfg, mesh("X=8", name), strategy, batch=8,
+                                    context=4096).t_lower)
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried)
+    assert dict((c.describe(), v) for c, v in got.alternatives)[f"edition={label}"] == \
+        on.t_lower
+
+
+@pytest.mark.parametrize("context", [1, 2048, 4096])
+def test_a_plain_kv_cache_of_a_sequence_is_tried_at_the_text_s_kv_bytes(context: int) -> None:
+    # kv_bytes_per_sequence(...) at sizes=nominal is the text's KV bytes per token (where
+    # with_round_params states them) times the context, as kv_bytes_per_token's is
+    from symroof.claims.chapter import with_editions
+    from symroof.models import kv_bytes_per_sequence, model, with_round_params
+    cfg = with_round_params(model("llama-3-70b"), "70e9", kv_bytes_per_token="320e3")
+    ch, value = _made(lambda: kv_bytes_per_sequence(cfg, context))
+    assert value == 327680 * context
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried)
+    assert [(c.describe(), v) for c, v in got.alternatives] == \
+        [("sizes=nominal", 320000 * context)]
+    ch, plain = _made(lambda: kv_bytes_per_sequence(model("llama-3-70b"), context))
+    assert with_editions(plain, ch) == plain  # no text's figure: nothing to try

@@ -38,6 +38,11 @@ ROWS = {
     "relation_bound_in_us": ("OK", "26.4444 us at the printed precision"),
     # a bound printed bare against a time: read in the unit its row declares
     "relation_bound_declared": ("OK", "26.4444 us at the printed precision"),
+    # a bound printed as a formula followed by a unit: compared in that unit, after its
+    # dimension (7*M/360000 + 7 us is 7*M/(8*4.5e10) s plus seven 1 us hops)
+    "relation_formula_bound_in_us": ("OK", "same expression (the bound read in us)"),
+    "relation_formula_bound_in_gb": ("MISMATCH", "stated in GB, derived in s "
+                                     "(7*M/360000000000 + 7/1000000 s)"),
     "bandwidth_as_capacity": ("MISMATCH", "stated in GB, derived in B/s (8.1e11 B/s)"),
     # a recorded collective's time and bytes, a model helper's time and count: no quantity()
     "collective_time": ("OK", "26.4444 us at the printed precision"),
@@ -105,6 +110,24 @@ ROWS = {
     # under the choices as a marked one is, not an error
     "plain_dcn_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
                              "latency; exact alpha_dcn + 8192/48828125"),
+    # plain values of model helpers with no choices of their own, remade under the ones
+    # that apply: a decode time of given counts (7e9 x 2 B over 3.35e12 B/s is 4.1791 ms;
+    # at the book table's 3.4e12 B/s the 1.48e10 B take 4.3529 ms), serving memory at
+    # 7e9 parameters (1.4e10 B + 4096 x 524288 B), training memory at 16 x 7e9 B and at
+    # Megatron's 18 x 6738415616 B (121.29 GB), and a plan's decode step on the book
+    # table's H100 (3.4e12 B/s)
+    "plain_decode_weights_only": ("SIMPLIFIED", "holds under traffic=weights: the text drops "
+                                  "the KV cache's reads; exact 4.41791 ms"),
+    "plain_decode_edition": ("SIMPLIFIED", "holds with the chip table's B12-table edition "
+                             "(edition=B12-table); exact 4.41791 ms"),
+    "plain_serving_memory_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text drops "
+                                     "the exact parameter count; exact 15.6243 GB"),
+    "plain_training_memory_nominal": ("SIMPLIFIED", "holds under sizes=nominal: the text "
+                                      "drops the exact parameter count; exact 107.815 GB"),
+    "plain_training_memory_megatron": ("SIMPLIFIED", "holds under optimizer=megatron18; "
+                                       "exact 107.815 GB"),
+    "plain_step_edition": ("SIMPLIFIED", "holds with the chip table's B12-table edition "
+                           "(edition=B12-table); exact 3.79788 ms"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),
@@ -181,6 +204,16 @@ def _edit(folder: Path, old: str, new: str) -> None:
      "is printed without a unit, and the value it bounds is a time (seconds), whose scale "
      'a bare number does not say: declare the unit the text means (unit = "ms", or "us", '
      '"s") or state it ("T > 26.4 ms"); see docs/numbers.md'),
+    # a formula bound followed by words that are no unit; a row's unit for a formula bound
+    ('stated = "T > 7*M/360000 + 7 us"', 'stated = "T > 7*M/360000 + 7 furlongs"',
+     "relation_formula_bound_in_us: stated: the bound '7*M/360000 + 7 furlongs' of the "
+     "stated relation 'T > 7*M/360000 + 7 furlongs' is a formula followed by 'furlongs', "
+     "which is not a unit, a multiplier or a count noun of the table of printed numbers "
+     "(docs/numbers.md)"),
+    ('stated = "T > 7*M/360000 + 7 us"', 'stated = "T > 7*M/360000 + 7"\nunit = "us"',
+     "relation_formula_bound_in_us: unit: unit is for a number printed bare; the bound of "
+     "the stated relation 'T > 7*M/360000 + 7' is a formula: write its unit after it "
+     '("T > 7*M/360000 + 7 us")'),
 ])
 def test_what_a_reader_gets_wrong_is_refused_by_name(tmp_path: Path, old: str, new: str,
                                                      message: str) -> None:

@@ -347,3 +347,68 @@ def test_a_relation_s_bare_bound_is_refused_or_read_as_a_bare_number_is(
                       dimension=dimension))
     alone_j = judge_number(f"{bound} {unit}", derived, dimension=dimension)
     assert (got.verdict, got.detail) == (alone_j.verdict, alone_j.detail)
+
+
+FORMULA_UNITS = {"ms": ("en", sp.Rational(1, 10**3), (0, 0, 1)),
+                 "us": ("en", sp.Rational(1, 10**6), (0, 0, 1)),
+                 "мкс": ("ru", sp.Rational(1, 10**6), (0, 0, 1)),
+                 "毫秒": ("zh", sp.Rational(1, 10**3), (0, 0, 1)),
+                 "GB": ("en", sp.Integer(10**9), (1, 0, 0)),
+                 "GiB": ("en", sp.Integer(2**30), (1, 0, 0)),
+                 "TB/s": ("en", sp.Integer(10**12), (1, 0, -1)),
+                 "tokens": ("en", sp.Integer(1), (0, 0, 0)),
+                 "thousand": ("en", sp.Integer(10**3), (0, 0, 0))}
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(1, 999), c=st.integers(0, 99), unit=st.sampled_from(sorted(FORMULA_UNITS)),
+       dimension=st.sampled_from([(0, 0, 1), (1, 0, 0), (1, 0, -1), (0, 0, 0), None]),
+       op=st.sampled_from([">", "<", ">=", "<="]), spaced=st.booleans(), left=st.booleans())
+def test_a_relation_s_formula_bound_with_a_unit_reads_in_that_unit(
+        k: int, c: int, unit: str, dimension: tuple[int, int, int] | None, op: str,
+        spaced: bool, left: bool) -> None:
+    # "T > k*D/W + c us" (or "k*D/W + c us < T") is the formula times one us: equal to the
+    # derived bound in seconds exactly when the formula is; a unit of another dimension
+    # than the bounded value's is a MISMATCH that names both, as for a number
+    from symroof.claims.model import Claim, Source
+    from symroof.claims.rules import judge
+    lang, scale, dims = FORMULA_UNITS[unit]
+    one = read(f"1 {unit}", lang)
+    assert one is not None and one.scale == scale
+    shown = one.display_unit  # ms for 毫秒, us for мкс
+    D, W, T = sp.symbols("D W T", positive=True)
+    formula = f"{k} * D / W + {c}" if spaced else f"{k}*D/W+{c}"
+    flipped = {">": "<", "<": ">", ">=": "<=", "<=": ">="}[op]
+    stated_ = f"{formula} {unit} {flipped} T" if left else f"T {op} {formula} {unit}"
+    src = Source("b", language=lang)
+
+    def judged(coefficient: int) -> tuple[str, str]:
+        rel = sp.Rel(T, (coefficient * D / W + c) * scale, op)
+        got = judge(Claim("r", src, "", stated_, stated_, None, "relation", value=rel,
+                          dimension=dimension))
+        return str(got.verdict), got.detail
+
+    right, wrong = judged(k), judged(k + 1)
+    if dimension is not None and dimension != dims:
+        assert right[0] == wrong[0] == "MISMATCH"
+        said = "as a count" if dims == (0, 0, 0) else f"in {shown}"
+        assert right[1].startswith(f"stated {said}, derived in ")
+    else:
+        assert right[0] == "OK" and wrong[0] == "MISMATCH"
+        assert right[1].endswith("" if scale == 1 else f" (the bound read in {shown})")
+
+
+@pytest.mark.parametrize(("relation", "tail"), [
+    ("T > 2*D furlongs", "furlongs"), ("T > 2*D/W + 7 fortnights", "fortnights"),
+    ("T > 2*D us us", "us us"), ("2*D parsecs < T", "parsecs")])
+def test_a_formula_bound_followed_by_words_no_table_reads_is_refused(relation: str,
+                                                                     tail: str) -> None:
+    from symroof.claims.model import Claim, Source
+    bound = relation.split(" > ")[1] if " > " in relation else relation.split(" < ")[0]
+    with pytest.raises(InputError) as got:
+        Claim("r", Source("b"), "", relation, relation, None, "relation",
+              value=sp.Symbol("T", positive=True) > 1)
+    assert got.value.message == (
+        f"the bound {bound!r} of the stated relation {relation!r} is a formula followed by "
+        f"{tail!r}, which is not a unit, a multiplier or a count noun of the table of "
+        "printed numbers (docs/numbers.md)")

@@ -62,12 +62,13 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.choices import EXACT, OPTIONS, Tried, tried
+from ..core.choices import CANDIDATES, EXACT, OPTIONS, Tried, tried
 from ..core.errors import InputError, SymroofError
 from ..core.parse import exact_number, parse_expr, size_name
 from ..core.units import (
     COUNT,
     ENGINE_DIMENSIONS,
+    also_tried,
     recorded,
     recording,
     remade,
@@ -166,7 +167,13 @@ def dimension_of(value: Any, made: Any, known: dict[sp.Expr, tuple[int, int, int
         value = value.inequality
     if isinstance(value, sp.Rel):  # a relation: the dimension of its bound, a number
         bound = [side for side in (value.rhs, value.lhs) if side.is_number]
-        return dimension_of(bound[0], made, known) if bound else None
+        if bound:
+            return dimension_of(bound[0], made, known)
+        for side in (value.rhs, value.lhs):  # or a formula the engine made (a time in D)
+            got = dimension_of(side, made, known)
+            if got is not None:
+                return got
+        return None
     if not isinstance(value, sp.Expr):
         return None
     if known is None:
@@ -201,7 +208,10 @@ def with_editions(value: Any, made: Any) -> Any:
     the other editions of its links' figures are tried on it, marked or not. So is a
     number any engine helper made while the chapter was built and can make again under
     choices (:func:`symroof.core.units.remade`: a collective called directly, a sharded
-    matmul, a plan, a model's count at its nominal size).
+    matmul, a plan, a model's count at its nominal size, a decode time, a model's memory),
+    with the changes its helper takes besides and the chip table's editions it takes
+    (:func:`symroof.core.units.also_tried`: a plan's step under the editions of its
+    chip's figures).
 
     >>> from symroof import chip, mesh
     >>> ch = Chapter("d", "D", Source("b"))
@@ -247,8 +257,11 @@ def with_editions(value: Any, made: Any) -> Any:
         again = _again(entry, value)
         if again is None:
             continue
+        extra, labels, base = also_tried(entry)  # what its helper takes besides
         try:
-            made_ = tried(again, editions=link_editions(getattr(entry, "thing", None)))
+            made_ = tried(again, candidates=(*CANDIDATES, *extra),
+                          editions=link_editions(getattr(entry, "thing", None)) or labels,
+                          base=EXACT.with_(**base))
         except (SymroofError, ArithmeticError, LookupError, TypeError, ValueError):
             continue  # a result the choices cannot remake: no diagnosis, not a failure
         if made_.value == value:  # made under the exact model, not a text's own choices

@@ -35,7 +35,7 @@ from typing import Any
 
 import sympy as sp
 
-from ..core.choices import DROPS, SLIPS, Choices, Tried
+from ..core.choices import SLIPS, Choices, Tried, dropped
 from ..core.errors import SymroofError
 from ..core.parse import parse_number
 from ..core.printer import text
@@ -310,8 +310,8 @@ def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
                                       if line.split(" = ")[0] in changed),
                  "value": alt.derived, "value_value": alt.derived_value}
     drops = [_amount(claim, d, n, tried, getattr(choices, n)) for n in changed
-             if (d := DROPS.get((n, getattr(choices, n)))) and (n, getattr(choices, n))
-             not in SLIPS]
+             if (d := dropped(n, getattr(choices, n), getattr(base, n)))
+             and (n, getattr(choices, n)) not in SLIPS]
     if slips:
         also = f", dropping {_and(drops)}" if drops else ""
         said = (f"the stated value is what {_and(slips)} gives{also}: "

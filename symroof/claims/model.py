@@ -38,6 +38,7 @@ from .stated import (
     Stated,
     bare_bound,
     bare_refusal,
+    formula_tail_refusal,
     read,
     refusal,
     relation_formula,
@@ -219,6 +220,8 @@ class Claim(tb.RichView):
                     text, where=f"{where}: stated")
             except InputError:
                 why = stray_comma(self.stated, self.source.language)
+                if why is None and self.kind == "relation":  # a formula, words after it
+                    why = formula_tail_refusal(self.stated, self.source.language)
                 if why is None and self.kind == "relation":  # a bound in no unit read
                     why = next(filter(None, (refusal(side.strip(), self.source.language)
                                              for side in re.split(r"[<>]=?", self.stated,

@@ -36,6 +36,7 @@ from .stated import (
     TOLERANCE,
     UNIT_WORDS,
     Stated,
+    formula_bound,
     plain_numbers,
     read,
     relation_formula,
@@ -242,6 +243,15 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     >>> judge_relation("B > 240 ms", B > sp.Rational(19700, 81), TOLERANCE,
     ...                dimension=(-1, 1, 0)).detail
     'stated in ms, derived in FLOP/B (243.21 FLOP/B)'
+
+    A bound printed as a formula followed by a unit (``T > 2*D us``) is compared in that
+    unit, after its unit's dimension:
+
+    >>> T, D = sp.symbols("T D", positive=True)
+    >>> judge_relation("T > 2*D us", T > 2 * D / 10**6, TOLERANCE, dimension=(0, 0, 1)).verdict
+    <Verdict.OK: 'OK'>
+    >>> judge_relation("T > 2*D GB", T > 2 * D / 10**6, TOLERANCE, dimension=(0, 0, 1)).detail
+    'stated in GB, derived in s (D/500000 s)'
     """
     rel = parse_relation(relation_formula(stated, language), where=where)
     printed_bound = _unit_bound(stated, language)
@@ -253,6 +263,9 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     s_sym, s_dir, s_bound = _normal(rel)
     d_sym, d_dir, d_bound = _normal(got)
     shown = text(got if got.lhs == d_sym else got.reversed)
+    left = s_sym != d_sym and rel.rhs == d_sym  # a formula bound before its subject
+    if left:  # (2*D us < T): read as the subject first
+        s_sym, s_dir, s_bound = _normal(rel.reversed)
     if s_sym != d_sym:
         about = compare(s_sym, d_sym)
         if not about.equal:
@@ -260,14 +273,35 @@ def judge_relation(stated: str, derived: Any, tolerance: sp.Rational,
     if s_dir != d_dir:
         return Judgement(MISMATCH, shown, None, None, f"direction {d_dir}, stated {s_dir}")
     split = re.split(r"[<>]=?", printed_digits(stated), maxsplit=1)
-    bound_text = split[1] if len(split) == 2 and rel.lhs == s_sym else str(s_bound)
+    bound_text = (split[0] if left else split[1]) if len(split) == 2 and (
+        left or rel.lhs == s_sym) else str(s_bound)
+    formula = formula_bound(stated, language) if printed_bound is None else None
     if printed_bound is not None and d_bound.is_number:  # read in its unit, its dimension
         j = judge_number(printed_bound, d_bound, tolerance, where, language, dimension)
+    elif formula is not None:  # a formula in a unit: its dimension, then in that unit
+        j = _judge_formula_bound(formula[1], as_quantity(formula[2], dimension), d_bound,
+                                 where, dimension)
     elif s_bound.is_number and d_bound.is_number:
         j = judge_number(bound_text, d_bound, tolerance, where)
     else:  # a formula for a bound: its marks say nothing to an equality
         j = judge_expr(without_marks(bound_text), d_bound, where)
     return Judgement(j.verdict, shown, j.derived_value, j.rel_error, j.detail)
+
+
+def _judge_formula_bound(formula: str, unit: Stated, derived: sp.Expr, where: str | None,
+                         dimension: tuple[int, int, int] | None) -> Judgement:
+    """A relation's bound printed as a formula followed by a unit (``2*D us``): a unit of
+    another dimension than the bounded value's is a MISMATCH that says so, as for a
+    number; otherwise the formula is compared with the derived bound read in that unit."""
+    if dimension is not None and unit.dims is not None and unit.dims != dimension:
+        said = "as a count" if unit.count else f"in {UNIT_WORDS.get(unit.unit, unit.unit)}"
+        got = dimension_text(dimension)
+        return Judgement(MISMATCH, text(derived), _float(derived), None,
+                         f"stated {said}, derived in {got} ({text(derived)} {got})")
+    j = judge_expr(without_marks(formula), unit.in_unit(derived), where)
+    if unit.scale == 1:
+        return j
+    return replace(j, detail=f"{j.detail} (the bound read in {unit.display_unit})")
 
 
 def _unit_bound(stated: str, language: str) -> str | None:

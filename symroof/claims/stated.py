@@ -41,6 +41,7 @@ from ..core.parse import (
     PLUS_MINUS,
     SEPARATOR_SPACES,
     UNIT_WORDS,
+    parse_expr,
     parse_relation,
     printed_digits,
 )
@@ -344,6 +345,10 @@ def with_unit(text: str, unit: str, language: str = "en") -> str:
     if own is not None:
         raise InputError(f"unit is for a number printed bare; the stated value "
                          f"{text.strip()!r:.60} prints its own ({own[1].unit})")
+    if bare is None and re.search(r"[<>]", text) and _reads_as_relation(text, language):
+        raise InputError(f"unit is for a number printed bare; the bound of the stated "
+                         f"relation {text.strip()!r:.60} is a formula: write its unit after "
+                         f"it (\"{text.strip():.60} {unit.strip():.20}\")")
     if bare is None:
         raise InputError(f"unit is the unit of a stated number; {text.strip()!r:.60} is "
                          "not a number")
@@ -365,6 +370,15 @@ def with_unit(text: str, unit: str, language: str = "en") -> str:
         raise InputError(f"unit {unit!r:.30} is not a unit, a multiplier or a fraction of the "
                          f"table of printed numbers ({NUMBERS_DOC})")
     return joined
+
+
+def _reads_as_relation(text: str, language: str) -> bool:
+    """Whether a formula reads ``text`` as a relation (its bounds formulas or numbers)."""
+    try:
+        parse_relation(relation_formula(text, language))
+    except InputError:
+        return False
+    return True
 
 
 def unit_dims(unit: str) -> tuple[int, int, int] | None:
@@ -413,11 +427,24 @@ def relation_formula(text: str, language: str = "en") -> str:
     ('B > 61000', 'D > 19500')
     >>> relation_formula("T > 240 ms"), relation_formula("2 GB > M")
     ('T > 6/25', '2000000000 > M')
+
+    A bound that is a formula followed by a unit is the formula times the unit's scale:
+
+    >>> relation_formula("T > 2*D us"), relation_formula("B > 2*D tokens")
+    ('T > (2*D)*1/1000000', 'B > (2*D)')
     """
     out = relation_text(text, language)
     bound = unit_bound(out, language)
     if bound is None:
-        return out
+        formula = formula_bound(out, language)
+        if formula is None:
+            return out
+        side, printed, unit = formula  # a formula in a unit: the formula times its scale
+        parts = re.split(r"([<>]=?)", out, maxsplit=1)
+        scaled = f"({without_marks(printed)})" + \
+            ("" if unit.scale == 1 else f"*{sp.sstr(unit.scale)}")
+        parts[side] = f" {scaled}" if side == 2 else f"{scaled} "
+        return "".join(parts)
     i, got = bound
     parts = re.split(r"([<>]=?)", out, maxsplit=1)
     parts[i] = f" {sp.sstr(got.value)}" if i == 2 else f"{sp.sstr(got.value)} "
@@ -443,6 +470,94 @@ def unit_bound(text: str, language: str = "en") -> tuple[int, Stated] | None:
         got = read(parts[i].strip(), language)
         if got is not None and got.unit and not got.count:
             return i, got
+    return None
+
+
+def formula_bound(text: str, language: str = "en") -> tuple[int, str, Stated] | None:
+    """Where an inequality a formula does not read has a bound that is a formula followed
+    by a unit (its side: 0 left, 2 right), the formula as printed and the unit as the table
+    of printed numbers reads it (one of it: ``read("1 us")``); None otherwise.
+
+    >>> side, formula, unit = formula_bound("T > 2*D us")
+    >>> side, formula, unit.unit, unit.scale
+    (2, '2*D', 'us', 1/1000000)
+    >>> formula_bound("T > 2*D"), formula_bound("T > 26.4 us"), formula_bound("T > 2*D furlongs")
+    (None, None, None)
+    """
+    parts = _unread_relation(text, language)
+    if parts is None:
+        return None
+    for i in (2, 0):
+        split = _formula_and_tail(parts[i], language)
+        if split is not None and split[2] is not None:
+            return i, split[0], split[2]
+    return None
+
+
+def formula_tail_refusal(text: str, language: str = "en") -> str | None:
+    """Why a relation whose bound is a formula followed by words is not read: the words
+    are not a unit, a multiplier or a count noun of the table of printed numbers; None
+    when no side is a formula followed by words.
+
+    >>> print(formula_tail_refusal("T > 2*D furlongs"))  # doctest: +NORMALIZE_WHITESPACE
+    the bound '2*D furlongs' of the stated relation 'T > 2*D furlongs' is a formula
+    followed by 'furlongs', which is not a unit, a multiplier or a count noun of the table
+    of printed numbers (docs/numbers.md)
+    """
+    parts = _unread_relation(text, language)
+    if parts is None:
+        return None
+    for i in (2, 0):
+        split = _formula_and_tail(parts[i], language)
+        if split is not None and split[2] is None:
+            return (f"the bound {parts[i].strip()!r:.40} of the stated relation "
+                    f"{text.strip()!r:.60} is a formula followed by {split[1]!r:.30}, which "
+                    "is not a unit, a multiplier or a count noun of the table of printed "
+                    f"numbers ({NUMBERS_DOC})")
+    return None
+
+
+def _unread_relation(text: str, language: str) -> list[str] | None:
+    """The three parts (side, operator, side) of an inequality a formula does not read."""
+    try:
+        plain = relation_text(printed_digits(text), language)
+    except InputError:
+        return None
+    parts = re.split(r"([<>]=?)", plain, maxsplit=1)
+    if len(parts) != 3:
+        return None
+    try:
+        parse_relation(plain)
+        return None
+    except InputError:
+        return parts
+
+
+_LONGEST_TAIL = 40  # the words after a formula read as its unit: "tokens per second"
+_TAIL = re.compile(r"\s+|(?<=[\w)])(?=[^\x00-\x7f])")  # a space, or where a script begins
+
+
+def _formula_and_tail(side: str, language: str) -> tuple[str, str, Stated | None] | None:
+    """A side that is a formula (not a number) followed by words: the formula, the words
+    and their reading as a unit (None when they are none); None when no split of the side
+    at a space gives a formula (the longest words first)."""
+    side = side.strip()
+    for m in _TAIL.finditer(side, max(0, len(side) - _LONGEST_TAIL)):  # a unit is short
+        formula, tail = side[:m.start()].strip(), side[m.end():].strip()
+        if not formula or not tail or read(formula, language) is not None:
+            continue
+        try:
+            parse_expr(without_marks(formula))
+        except InputError:
+            continue
+        try:
+            unit = read(f"1 {tail}", language)
+        except InputError:
+            unit = None
+        if unit is not None and (unit.unit or unit.count) and not unit.approximate:
+            return formula, tail, unit
+        if re.fullmatch(r"[^\W\d_][\w/%‰·.\s-]*", tail):  # words, not more formula
+            return formula, tail, None
     return None
 
 

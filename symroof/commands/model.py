@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..core.choices import EXACT, Choices
+from ..core.choices import EXACT, STEP_CHOICES, Choices
 from ..core.errors import DerivationError, InputError
 from ..core.quant import rest_dtype
 from ..engine.critical import Critical
@@ -168,6 +168,29 @@ class ModelStep:
     book: Any = None  # the step in a book's form, when choices are named
 
 
+def given_choices(choices: Choices, what: str = "a model step",
+                  allowed: tuple[str, ...] = STEP_CHOICES) -> Choices:
+    """The choices a command line gives a model step (or ``what``, which takes
+    ``allowed``): ``edition`` is not one (a command line sets another edition's figure of
+    its chip by the figure and the label, ``hbm=B1``, not by an edition; the edition a
+    step takes is the judge's, trying a text's figures).
+
+    >>> given_choices(Choices(edition="B1"))
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: choices: a model step takes the choices collectives, \
+latency, link_alpha, experts, traffic; edition=B1 does not apply to it (a figure of \
+another edition is set on the chip by its label: FIGURE=B1)
+    """
+    if choices.edition:
+        raise InputError(f"{what} takes the choices {', '.join(allowed)}; "
+                         f"edition={choices.edition} does not apply to it (a figure of "
+                         f"another edition is set on the chip by its label: "
+                         f"FIGURE={choices.edition})", "choices")
+    return choices
+
+
+
 def model_step(request: ModelRequest, phase: str) -> ModelStep:
     """The ``phase`` (decode or prefill) step: the serving plan's step, tensor parallel over
     every axis of the mesh when there is one."""
@@ -183,7 +206,7 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     the_chip = r.the_chip()
     m = mesh(r.mesh, the_chip) if r.mesh else None
     # a text's round sizes reach the book form of the step; the step itself is exact
-    step_choices = r.choices.with_(sizes="exact")
+    step_choices = given_choices(r.choices).with_(sizes="exact")
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
                              dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel,
                              choices=step_choices, overlap=r.overlap)

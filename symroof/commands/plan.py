@@ -152,6 +152,12 @@ class PlanRequest:
         assert r.batch is not None and r.context is not None and r.attention is not None
         from ..core.choices import EXACT, parse_choices
         chosen = parse_choices(r.choices) if r.choices is not None else EXACT
+        from .model import given_choices
+        if r.mode == "serve":
+            given_choices(chosen)
+        else:
+            from ..core.choices import COLLECTIVE_CHOICES
+            given_choices(chosen, "a training plan", COLLECTIVE_CHOICES)
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         from ..plans.serving_reality import serving_efficiency

@@ -114,6 +114,23 @@ DROPS: dict[tuple[str, str], str] = {
     ("sizes", "nominal"): "the exact parameter count",
     ("flops", "causal"): "the masked half of the attention scores",
 }
+# what a choice leaves out when the value's own model had already made another of that
+# field (a book's decode time counts the weights and the KV cache: the weights alone drop
+# the cache's reads only), by (field, the model's value, the choice)
+DROPS_FROM: dict[tuple[str, str, str], str] = {
+    ("traffic", "weights_kv", "weights"): "the KV cache's reads",
+}
+
+
+def dropped(field: str, value: str, base: str) -> str | None:
+    """What setting ``field`` to ``value`` leaves out of a model that had ``base``.
+
+    >>> dropped("traffic", "weights", "weights_kv"), dropped("latency", "off", "on")
+    ("the KV cache's reads", 'the hop latency')
+    """
+    return DROPS_FROM.get((field, base, value)) or DROPS.get((field, value))
+
+
 # choices that are slips rather than modelling choices: a verdict names them in a MISMATCH
 SLIPS: dict[tuple[str, str], str] = {
     ("link_alpha", "one_way"): "the one-way link figure for a ring that sends both ways",
@@ -194,8 +211,9 @@ class Choices:
 
     def drops(self, base: Choices | None = None) -> list[str]:
         """What the changed fields leave out (``(n-1)/n``, ``the hop latency``)."""
-        return [DROPS[(n, getattr(self, n))] for n in self.changed(base)
-                if (n, getattr(self, n)) in DROPS]
+        other = base if base is not None else EXACT
+        return [d for n in self.changed(base)
+                if (d := dropped(n, getattr(self, n), getattr(other, n))) is not None]
 
     def slips(self, base: Choices | None = None) -> list[str]:
         """The changed fields that are slips (``SLIPS``), in words."""
@@ -308,20 +326,21 @@ class Tried:
 
 def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
           candidates: tuple[Mapping[str, str], ...] = CANDIDATES,
-          editions: tuple[str, ...] = ()) -> Tried:
+          editions: tuple[str, ...] = (), base: Choices = EXACT) -> Tried:
     """``make(choices)`` and ``make`` under each candidate: the exact model first, then the
     text's declared ``choices`` (when given), then the candidates in order (the fewest
     changes first, then the chip table's other ``editions``), each a change of the exact
     model. A candidate whose value equals the value of one with fewer changes adds nothing
     and is left out, and so is one the value cannot be made under (a sparse peak of a chip
-    that has none)."""
-    exact = make(EXACT)
+    that has none). ``base`` is the model the value is made under when it is not the exact
+    model (a book's decode time, which counts the weights and the KV cache)."""
+    exact = make(base)
     seen: list[tuple[Choices, Any]] = []
-    if choices is not None and choices != EXACT:
+    if choices is not None and choices != base:
         seen.append((choices, make(choices)))
     values: dict[frozenset[tuple[str, str]], Any] = {frozenset(): exact}
     for change in (*candidates, *({"edition": e} for e in editions)):
-        c = EXACT.with_(**change)
+        c = base.with_(**change)
         try:
             got = make(c)
         except SymroofError:
@@ -331,4 +350,4 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
         redundant = any(values.get(key - {kv}) == got for kv in key)
         if not redundant and all(c != s for s, _ in seen):
             seen.append((c, got))
-    return Tried(exact, EXACT, tuple(seen))
+    return Tried(exact, base, tuple(seen))

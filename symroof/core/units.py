@@ -70,8 +70,10 @@ _MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", defau
 
 
 def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
-            again: Callable[..., Any] | None = None, **attributes: Dimension
-            ) -> Callable[[_F], _F]:
+            again: Callable[..., Any] | None = None,
+            tries: tuple[Mapping[str, str], ...] = (), editions: bool = False,
+            base: Mapping[str, str] | None = None,
+            **attributes: Dimension) -> Callable[[_F], _F]:
     """Mark an engine helper whose result has ``dimension`` (or whose named
     ``attributes`` have theirs, given as keywords or a mapping; a dotted name is an
     attribute's attribute): while a chapter is built (:func:`recording`) each result is
@@ -83,7 +85,13 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     with ``under(choices)`` (a collective, a sharded matmul) is asked for it, and
     ``again(choices, *args, **kwargs)`` says it for a helper that has neither (a model's
     parameter count at its nominal size). The judge tries them on a value the text
-    simplified.
+    simplified: the usual candidates (``core.choices.CANDIDATES``), the changes in
+    ``tries`` its helper takes besides (a decode time counting the weights alone), and,
+    with ``editions``, the chip table's other editions of the chip its arguments name (a
+    chip, or a mesh's), which the helper takes through ``choices.edition``. ``base`` names
+    the choices its value is made under when they are not the exact model's (a book's
+    decode time counts ``traffic=weights_kv``), from which a diagnosis says what a choice
+    drops.
 
     >>> @records(TIME)
     ... def step(n): return n / 1000
@@ -107,10 +115,14 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
             seen = _MADE.get()
             if seen is not None:
                 remake = _remake(fn, takes, again, out, args, kwargs)
+                labels = _chip_editions((*args, *kwargs.values())) if editions else ()
+                own = tuple(sorted((base or {}).items()))
                 if dimension is not None:
-                    seen.append((_Later(out, "", remake) if remake else out, dimension))
+                    seen.append((_Later(out, "", remake, tries, labels, own) if remake
+                                 else out, dimension))
                 # an attribute is read when the chapter's claims are built, not here
-                seen.extend((_Later(out, a, remake), d) for a, d in attributes.items())
+                seen.extend((_Later(out, a, remake, tries, labels, own), d)
+                            for a, d in attributes.items())
             return out
         return made  # type: ignore[return-value]
     return mark
@@ -139,14 +151,31 @@ def _remake(fn: Callable[..., Any], takes: str | None, again: Callable[..., Any]
     return None
 
 
+def _chip_editions(given: tuple[Any, ...]) -> tuple[str, ...]:
+    """The labels of the other editions of the chip table of the chips among ``given``
+    (a chip: its ``figures``; a mesh: its ``chip``'s), sorted."""
+    labels: set[str] = set()
+    for value in given:
+        figures = getattr(value, "figures", None) or getattr(
+            getattr(value, "chip", None), "figures", None)
+        if isinstance(figures, Mapping):
+            labels.update(a.label for f in figures.values()
+                          for a in getattr(f, "alternatives", ()))
+    return tuple(sorted(labels))
+
+
 @dataclass(frozen=True)
 class _Later:
     """An attribute of an engine result (the result itself for ``""``), read when it is
-    asked for, and how to make it again under choices."""
+    asked for, how to make it again under choices, the changes its helper takes besides
+    the usual candidates, and the chip table's editions it takes."""
 
     thing: Any
     attribute: str
     again: Callable[[Any], Any] | None = None
+    tries: tuple[Mapping[str, str], ...] = ()
+    editions: tuple[str, ...] = ()
+    base: tuple[tuple[str, str], ...] = ()  # the choices it is made under, when not exact
 
     def value(self) -> Any:
         return _attribute(self.thing, self.attribute)
@@ -195,6 +224,25 @@ def remade(entry: Any) -> Callable[[Any], Any] | None:
     if isinstance(entry, _Later) and entry.again is not None:
         return entry.under
     return None
+
+
+def also_tried(entry: Any) -> tuple[tuple[Mapping[str, str], ...], tuple[str, ...],
+                                    dict[str, str]]:
+    """What a diagnosis tries on an entry :func:`recording` noted besides the usual
+    candidates: the changes its helper takes (``records(tries=...)``), the labels of
+    the chip table's editions it takes (``records(editions=True)``) and the choices its
+    value is made under (``records(base=...)``); ((), (), {}) for others.
+
+    >>> @records(TIME, tries=({"traffic": "weights"},))
+    ... def hop(choices=None): return 1
+    >>> with recording() as made:
+    ...     _ = hop()
+    >>> also_tried(made[0][0])
+    (({'traffic': 'weights'},), (), {})
+    """
+    if isinstance(entry, _Later):
+        return entry.tries, entry.editions, dict(entry.base)
+    return (), (), {}
 
 
 #: how a message writes a dimension

@@ -33,6 +33,7 @@ throughput) and the ``PETAFLOP_DAY``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import sympy as sp
 
@@ -175,7 +176,28 @@ TRAFFIC = {"weights_kv": "the weights and the batch's KV cache read once per ste
            "weights": "the weights alone read once per step (a floorline: no KV cache)"}
 
 
-@records(TIME)
+def _decode_under(choices: Choices, params_count: Any, kv_bytes_per_token_: Any, chip: Chip,
+                  batch: Any, context: Any, **given: Any) -> sp.Expr:
+    """:func:`decode_time_of` as ``choices`` take it: ``traffic=weights`` counts the weights
+    alone (the floorline a text draws, no KV cache read), ``edition`` takes the chip table's
+    other edition of the HBM bandwidth (a book's rounded 3.4e12 B/s for the H100); the
+    counts it is given are the text's own, so no other choice applies to them.
+
+    >>> from symroof import chip
+    >>> h100 = chip("h100-sxm")
+    >>> _decode_under(Choices(traffic="weights"), "7e9", "1e5", h100, 8, 1000)
+    7/1675
+    >>> _decode_under(Choices(edition="B12-table"), "7e9", "1e5", h100, 8, 1000)
+    37/8500
+    """
+    if choices.traffic == "weights":
+        given = {**given, "traffic": "weights"}
+    return decode_time_of(params_count, kv_bytes_per_token_, chip.under(choices), batch,
+                          context, **given)
+
+
+@records(TIME, again=_decode_under, tries=({"traffic": "weights"},), editions=True,
+         base={"traffic": "weights_kv"})
 def decode_time_of(params_count: int | float | str | sp.Expr,
                    kv_bytes_per_token_: int | float | str | sp.Expr, chip: Chip,
                    batch: int | sp.Expr, context: int | sp.Expr, *,

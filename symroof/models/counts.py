@@ -334,7 +334,23 @@ def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
     return sp.expand(2 * s["L"] * s["K"] * s["H"] * b)
 
 
-@records(CAPACITY)
+def _kv_sequence_under(choices: Any, cfg: ModelConfig, context: int | sp.Expr | None = None,
+                       dtype: str = "bf16", *, symbolic: bool = False) -> sp.Expr:
+    """:func:`kv_bytes_per_sequence` as ``choices`` take it: at ``sizes=nominal`` the KV
+    bytes per token a text states for the model (``with_round_params``), where it states
+    them, times the context.
+
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.models import model, with_round_params
+    >>> cfg = with_round_params(model("llama-3-70b"), "70e9", kv_bytes_per_token="320e3")
+    >>> _kv_sequence_under(Choices(sizes="nominal"), cfg, 4096)
+    1310720000
+    """
+    return sp.expand(_kv_under(choices, cfg, dtype, symbolic=symbolic)
+                     * context_symbol(context))
+
+
+@records(CAPACITY, again=_kv_sequence_under)
 def kv_bytes_per_sequence(cfg: ModelConfig, context: int | sp.Expr | None = None,
                           dtype: str = "bf16", *, symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes of one sequence of ``context`` tokens."""

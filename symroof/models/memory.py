@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy as sp
 
@@ -216,7 +217,42 @@ class Memory:
         return sp.expand(sum(self.parts.values(), sp.S.Zero))
 
 
-@records(total=CAPACITY)
+def _training_under(choices: Choices, cfg: ModelConfig, **given: Any) -> Memory:
+    """:func:`training_memory` as ``choices`` take it: ``sizes=nominal`` counts the
+    weights, gradients and optimizer state of the round parameter count a text uses ("7B":
+    7e9), ``optimizer`` (other than the exact model's) that preset's bytes per parameter,
+    ``checkpoints`` (other than none) that recomputation policy for the activations; a
+    choice left at the exact model's keeps what the call gave.
+
+    >>> from symroof.models import model
+    >>> _training_under(Choices(sizes="nominal"), model("llama-2-7b")).total
+    112000000000
+    >>> _training_under(Choices(optimizer="megatron18"), model("llama-2-7b")).bytes_per_param
+    18
+    """
+    from .chosen import OPTIMIZER_PRESETS  # (the choices' presets build on this module)
+    if choices.optimizer != EXACT.optimizer:
+        if choices.optimizer not in OPTIMIZER_PRESETS:
+            raise InputError(f"optimizer={choices.optimizer} names no preset", "choices")
+        given = {**given, "optimizer": OPTIMIZER_PRESETS[choices.optimizer],
+                 "weights": None, "gradients": None, "state": None}
+    if choices.checkpoints != EXACT.checkpoints:
+        given = {**given, "recompute": choices.checkpoints,
+                 "tensors": choices.checkpoint_tensors}
+    got = training_memory(cfg, **given)
+    if choices.sizes != "nominal" or given.get("symbolic"):
+        return got
+    exact_, round_ = params(cfg).total, nominal_params(cfg)
+    counted = ("weights", "gradients", "optimizer state")
+    return Memory({k: sp.expand(v * round_ / exact_) if k in counted else v
+                   for k, v in got.parts.items()},
+                  {**got.assumptions, "sizes": f"nominal: {round_figures(cfg)}"},
+                  got.bytes_per_param)
+
+
+@records(total=CAPACITY, again=_training_under, tries=(
+    {"optimizer": "megatron18"}, {"optimizer": "megatron18", "sizes": "nominal"},
+    {"checkpoints": "selective"}, {"checkpoints": "full"}))
 def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
                     weights: int | str | None = None, gradients: int | str | None = None,
                     state: int | str | None = None, batch: int | sp.Expr | None = None,

@@ -144,7 +144,8 @@ def degree(m: Mesh | None, axes: tuple[str, ...]) -> int:
     return int(sp.Mul(*(m.axis(a).size for a in axes)))
 
 
-@records(t_lower=TIME, t_upper=TIME, terms=TIME, tokens=COUNT, throughput=PER_SECOND)
+@records(t_lower=TIME, t_upper=TIME, terms=TIME, tokens=COUNT, throughput=PER_SECOND,
+         editions=True)
 def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, options: StepOptions = DEFAULT_OPTIONS,
@@ -176,7 +177,9 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ``decoding`` = (B_d, T_d) rides B_d decode tokens (global; a number or a symbol) along
     a prefill chunk; ``prompt`` is the whole prompt's length a chunk's dense attention
     count scores against (``layer_ops``); the step counts the HBM traffic
-    ``choices.traffic`` says (``layer_ops``). One step under each of ``efficiencies``
+    ``choices.traffic`` says (``layer_ops``); ``choices.edition`` takes the chip table's
+    other edition of the chip's figures (its peaks, HBM and links: ``Mesh.under``), noted.
+    One step under each of ``efficiencies``
     (default: ``options.efficiency``), each under ``options.overlap`` when it names a rule,
     the ops, their collectives and their rooflines at peak built once for all of them (a
     forecast and its bound)."""
@@ -187,6 +190,11 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     if options.overlap is not None:
         efficiencies = tuple(replace(e, overlap=options.overlap) for e in efficiencies)
     choices = options.choices
+    edition = choices.edition  # another edition of the chip table: its figures, links too
+    if edition:
+        m = m.under(choices) if m is not None else None
+        chip = chip.under(choices) if chip is not None else None
+        choices = choices.with_(edition="")
     choices = choices.within(STEP_CHOICES, "a model step")
     read = choices.experts
     if read != EXACT.experts and cfg.moe is None:
@@ -213,6 +221,8 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ab = dtype_bytes(ops.dtype)
     row_bytes = ops.tokens * cfg.d_model * ab
     notes: set[str] = set(the_chip.rounded())  # a text's rounded figures, said
+    if edition:
+        notes.add(f"edition={edition}: the chip figures of that edition of the table")
     if read != EXACT.experts:
         notes.add(f"experts={read}: {OPTIONS['experts'][read]} (leaves out "
                   f"{DROPS[('experts', read)]})")

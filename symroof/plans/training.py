@@ -139,7 +139,8 @@ def axes_for(strategy: Strategy, kind: str) -> tuple[str, ...]:
 TRAINING_KERNEL = Kernel("materialised")  # a training step's attention unless chosen
 
 
-@records(t_lower=TIME, t_upper=TIME, predicted=TIME, memory=CAPACITY, capacity=CAPACITY)
+@records(t_lower=TIME, t_upper=TIME, predicted=TIME, memory=CAPACITY, capacity=CAPACITY,
+         editions=True)
 def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           context: int, options: StepOptions = DEFAULT_OPTIONS,
           optimizer: str = "adam-mixed", peak: Expr | None = None,
@@ -155,7 +156,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     in host memory (:mod:`symroof.plans.offload`); ``in_network`` has every AllReduce over
     one switched network reduce in the switch (:mod:`symroof.parallel.in_network`);
     ``choices`` costs every collective as a text does (``core.choices``: the leading term in
-    the axis size, no latency, the one-way link figure); ``interleave`` runs v model chunks
+    the axis size, no latency, the one-way link figure; ``edition``, the chip table's other
+    edition of the chip's figures, its peaks, HBM and links: ``Mesh.under``, stated in the
+    assumptions); ``interleave`` runs v model chunks
     per pipeline stage (interleaved 1F1B, Narayanan et al., 2021, section 2.2.2): the bubble
     shrinks to (p - 1)/(v m) of the busy time, a stage sends each microbatch on v times (once
     per chunk), and the first stage holds 1 + (p - 1)/(p v) times the activations
@@ -179,6 +182,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     if overlap not in OVERLAPS:
         raise InputError(f"overlap must be one of {', '.join(OVERLAPS)}, got {overlap!r}",
                          "overlap")
+    edition = choices.edition  # another edition of the chip table: its figures, links too
+    if edition:
+        m, choices = m.under(choices), choices.with_(edition="")
     choices = choices.within(COLLECTIVE_CHOICES, "a training plan")
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
@@ -281,6 +287,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
         *(tier.notes if tier else ()), *where,
         *([f"collectives as a text costs them: {choices.describe()} (leaves out "
            f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
+        *([f"edition={edition}: the chip figures of that edition of the table"]
+          if edition else []),
         *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,

@@ -6,7 +6,7 @@ import sympy as sp
 
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
-from symroof.models import decode_time_of, model, params
+from symroof.models import decode_time_of, inference_memory, model, params, training_memory
 from symroof.parallel import all_gather, sharded_matmul
 from symroof.plans.device_step import device_step
 
@@ -18,6 +18,7 @@ def claims(ch: Chapter) -> None:
     (m1,) = real("m1")
     gather = all_gather("bf16[4096_X, 8192]", "X", mesh("X=8", "h100-sxm"))
     ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
+    sized = ch.collective("allgather", "M", "X", mesh("X=8", chip("tpu-v5e")))
     wrapped = ch.collective("allgather", 10**6, "X", mesh("X=16", chip("tpu-v5e")))
     step = decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000)
     product = sharded_matmul("bf16[4096, 8192_X]", "bf16[8192_X, 8192]",
@@ -46,6 +47,9 @@ def claims(ch: Chapter) -> None:
         relation_bound_in_ms=sp.Symbol("B", positive=True) > rl.ridge,
         relation_bound_in_us=sp.Symbol("T", positive=True) > ring.time,
         relation_bound_declared=sp.Symbol("T", positive=True) > ring.time,
+        # a bound printed as a formula followed by a unit: read in it, its dimension checked
+        relation_formula_bound_in_us=sp.Symbol("T", positive=True) > sized.time,
+        relation_formula_bound_in_gb=sp.Symbol("T", positive=True) > sized.time,
         bandwidth_as_capacity=rl.peak / rl.ridge,
         # quantities of a recorded collective and of a model helper, no quantity() said
         collective_time=ring.time,
@@ -83,6 +87,17 @@ def claims(ch: Chapter) -> None:
         plain_params_nominal=count,
         # over DCN, whose hop latency has no figure: the plain value is a formula
         plain_dcn_no_latency=far.time,
+        # plain values of model helpers that take no choices of their own: a decode time
+        # (the weights alone, a chip table's other edition), serving and training memory
+        # (nominal sizes, Megatron's 18 bytes per parameter), and a plan's step under the
+        # chip table's other edition (the book's 3.4 TB/s for an H100)
+        plain_decode_weights_only=step,
+        plain_decode_edition=step,
+        plain_serving_memory_nominal=inference_memory(model("llama-2-7b"), batch=1,
+                                                      context=4096).total,
+        plain_training_memory_nominal=training_memory(model("llama-2-7b")).total,
+        plain_training_memory_megatron=training_memory(model("llama-2-7b")).total,
+        plain_step_edition=decode.t_lower,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
