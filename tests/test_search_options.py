@@ -68,14 +68,38 @@ def test_the_command_line_searches_with_both(capsys: pytest.CaptureFixture[str])
     assert "cost at 2 USD per chip-hour" in out
 
 
-def test_a_search_under_a_calibration_says_which_of_its_conventions_it_leaves_out() -> None:
+def test_a_search_not_given_its_calibrations_conventions_says_which_it_leaves_out() -> None:
     from symroof.plans.calibration import parse_efficiency
     s = search(model("megatron-gpt-22b"), chip("a100-80gb"), 8, batch=4, context=2048,
                efficiency=parse_efficiency("megatron-a100"), optimizer="adam-megatron")
     said = [a for a in s.assumptions if a.startswith("the calibration's fractions")]
-    assert said == ["the calibration's fractions were fitted under megatron-lm's conventions; "
-                    "the search applies its optimizer only, not elementwise_kernels, overlap, "
-                    "pipeline_sends, rerun_collectives: candidates rank by T_lower (overlap "
-                    "phase); a training plan on the chosen mesh and strategy under the same "
-                    "calibration gives its prediction"]
+    assert said == ["the calibration's fractions were fitted under megatron-lm's conventions, "
+                    "which this search was not given: its candidates run none of "
+                    "elementwise_kernels, pipeline_sends, rerun_collectives"]
     assert not any(a.startswith("the calibration's") for a in _search(8).assumptions)
+
+
+def test_a_search_under_a_calibration_runs_its_conventions_as_the_plan_does(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the command line: the calibration brings Megatron-LM's conventions to every candidate
+    # (overlap op among them), so the chosen plan's predicted time is the search's and the
+    # one `plan --train` prints for that mesh and strategy
+    import json
+    argv = ["plan", "megatron-gpt-22b", "--train", "--chip", "a100-80gb", "--batch", "16",
+            "--context", "2048", "--recompute", "full", "--efficiency", "megatron-a100",
+            "--json"]
+    assert main([*argv, "--search", "16"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    best = found["search"]["ranking"][0]
+    assert found["search"]["overlap"] == "op"
+    assert any(a.startswith("in every candidate: megatron-lm's conventions, optimizer "
+                            "adam-megatron, overlap op, rerun_collectives yes")
+               for a in found["search"]["assumptions"])
+    assert not any(a.startswith("the calibration's fractions")
+                   for a in found["search"]["assumptions"])
+    assert main([*argv, "--mesh", best["mesh"], "--strategy", best["strategy"],
+                 "--microbatches", str(found["microbatches"])]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["overlap"] == "op"
+    assert plan["predicted_value"] == pytest.approx(best["predicted"], rel=1e-9)
+    assert found["predicted_value"] == plan["predicted_value"]

@@ -21,7 +21,7 @@ exactly by ``symroof.plans.training.train``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,10 +32,11 @@ from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import RECOMPUTE
-from ..models.layers import Kernel, layer_ops
+from ..models.layers import Kernel, StepOps, layer_ops
 from ..models.memory import plan_states
 from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
+from .conventions import Conventions
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .options import StepOptions
@@ -43,9 +44,19 @@ from .pipeline import pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
+from .train_step import (
+    DEFAULT_OVERLAP,
+    OVERLAPS,
+    backward_ops,
+    forward_ops,
+    op_key,
+    optimizer_time,
+    phase_terms,
+    stage_extras,
+    with_megatron_kernels,
+)
 from .train_step import TRAIN_PHASES as PHASES
-from .train_step import backward_ops, forward_ops, optimizer_time, phase_terms, stage_extras
-from .training import Plan, held_params, train
+from .training import Plan, _with_reruns, held_params, train
 from .zero import zero_states
 
 LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
@@ -70,7 +81,9 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Choice:
-    """A ranked candidate: its step time (T_lower), memory, and what binds it."""
+    """A ranked candidate: its step time (T_lower), memory, and what binds it; ``predicted``
+    its step time under the search's overlap rule (``training.Plan.predicted``, T_lower
+    under ``phase``)."""
 
     spec: str
     strategy: str
@@ -79,6 +92,7 @@ class Choice:
     bound: str
     microbatches: int = 1
     recompute: str = "none"
+    predicted: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,20 +110,24 @@ class Search:
     ties: int = 1
     slower: Choice | None = None
     every: tuple[Choice, ...] = ()
+    overlap: str = DEFAULT_OVERLAP
 
     def explain(self) -> str:
-        """Which term binds the chosen plan, and how much the runner-up loses."""
-        text = (f"chosen: {self.best.strategy} on {self.best.spec}, T_lower "
-                f"{self.best.t_lower:.4g} s, bound by {self.best.bound}")
+        """Which term binds the chosen plan, and how much the runner-up loses (in the step
+        time the candidates rank by: T_lower under ``phase``, else ``predicted``)."""
+        by = "T_lower" if self.overlap == DEFAULT_OVERLAP else "predicted"
+        text = (f"chosen: {self.best.strategy} on {self.best.spec}, {by} "
+                f"{self.best.predicted:.4g} s, bound by {self.best.bound}")
         if self.ties > 1:
-            text += (f"; {self.ties} plans tie at that T_lower, ordered by T_upper (nothing "
+            at = "T_lower" if by == "T_lower" else "predicted time"
+            text += (f"; {self.ties} plans tie at that {at}, ordered by T_upper (nothing "
                      f"overlapping), then memory")
         if self.runner_up is not None:
-            loss = self.runner_up.t_lower / self.best.t_lower - 1
+            loss = self.runner_up.predicted / self.best.predicted - 1
             text += (f"; runner-up {self.runner_up.strategy} on {self.runner_up.spec} "
                      f"(bound by {self.runner_up.bound}) loses {loss:.2%}")
         if self.slower is not None and self.slower is not self.runner_up:
-            loss = self.slower.t_lower / self.best.t_lower - 1
+            loss = self.slower.predicted / self.best.predicted - 1
             text += (f"; the fastest slower plan, {self.slower.strategy} on "
                      f"{self.slower.spec} (bound by {self.slower.bound}), loses {loss:.2%}")
         return text
@@ -196,11 +214,24 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
            attention: str = "materialised",
            efficiency: Efficiency = PEAK,
            progress: Callable[[int, int], None] | None = None, in_network: bool = False,
-           offload: tuple[str, ...] = ()) -> Search:
-    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory;
+           offload: tuple[str, ...] = (), overlap: str = DEFAULT_OVERLAP,
+           conventions: Conventions | None = None) -> Search:
+    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory, each
+    candidate timed as ``training.train`` predicts it (``Plan.predicted``) under the
+    ``overlap`` rule (``train_step.OVERLAPS``) at ``efficiency``, and ranked by that time;
     ``recompute="any"`` tries every recomputation policy with every candidate;
     ``in_network`` reduces every AllReduce over one switched network in the switch;
-    ``offload`` keeps those parts in host memory (``plans.offload``) in every candidate."""
+    ``offload`` keeps those parts in host memory (``plans.offload``) in every candidate;
+    ``conventions`` (e.g. Megatron-LM's) brings the choices ``train`` takes from them
+    (``rerun_collectives``, ``pipeline_sends``, ``elementwise_kernels``); its optimizer and
+    overlap are the caller's to pass, as for ``train``."""
+    if overlap not in OVERLAPS:
+        raise InputError(f"overlap must be one of {', '.join(OVERLAPS)}, got {overlap!r}",
+                         "overlap")
+    per_op = overlap == "op"
+    elementwise = conventions is not None and conventions.flag("elementwise_kernels")
+    reruns = conventions is not None and conventions.flag("rerun_collectives")
+    scatter = conventions is not None and conventions.flag("pipeline_sends")
     shapes = list(meshes(chip, n))
     cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
     if not cands:
@@ -215,7 +246,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             templates[stage, sp_on] = training_template(
                 cfg, context=context, kinds=("dp", "zero", "tp", "pp", "ep"), zero_stage=stage,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
-    costs = Costs(in_network)
+    costs = Costs(in_network, efficiency)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
     per_byte = {pair: np.zeros(len(cands)) for pair in pairs}
     latency = {pair: np.zeros(len(cands)) for pair in pairs}
@@ -231,7 +262,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             axes = c.kinds.get(_label(kind, c), ())
             if axes:
                 per_byte[kind, coll][i], latency[kind, coll][i] = costs.get(
-                    coll, axes, m, tuple(sig[a] for a in axes))
+                    coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
         if progress and (i + 1) % 512 == 0:
             progress(i + 1, len(cands))
     # each recomputation policy asked for: the same candidates again (comm costs shared)
@@ -251,6 +282,11 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # what only the first stage (the embedding) or the last (final norm, head) adds
     extra = {(w, ph, res): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES
              for res in ("compute", "hbm")}
+    # under ``op``: each phase's ops, each op's compute overlapping its own memory traffic
+    # (``train_step.op_overlapped``), in all and what each extra adds
+    ops_time = {ph: np.zeros(len(cands)) for ph in PHASES}
+    extra_ops = {(w, ph): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES}
+    op_polys: dict[Any, list[list[float]]] = {}
     shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
         shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
@@ -264,6 +300,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
             forward, weights = forward_ops(cfg, batch=BATCH, context=context, tp=tp, pp=pp,
                                            ep=ep, sequence_parallel=sp_on, attention=attention)
+            if elementwise:
+                forward = with_megatron_kernels(forward, cfg, batch=BATCH, context=context,
+                                                tp=tp, sequence_parallel=sp_on)
             terms = phase_terms({"forward": forward}, chip, efficiency, seen)["forward"]
             forwards[tp, pp, ep, sp_on] = (forward, weights, {
                 k: _coefficients(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
@@ -274,6 +313,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             poly = coeffs[res] if ph == "forward" else \
                 _coefficients(timed[ph].get(res, sp.S.Zero))
             out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+        if per_op:
+            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx])
+            for ph in PHASES:
+                ops_time[ph][idx] = overlapped[ph] * micro[idx]
+            if pp != 1:
+                for w, part in stage_extras(ops).items():
+                    alone = _overlapped(part, chip, efficiency, seen, op_polys, b_value[idx])
+                    for ph in PHASES:
+                        extra_ops[w, ph][idx] = alone[ph] * micro[idx]
         if pp != 1:  # the head block is every pipeline's: its polynomials once
             if (tp, ep, sp_on, r) not in extras_of:
                 extras_of[tp, ep, sp_on, r] = {
@@ -298,7 +346,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                for ph in PHASES for res in ("compute", "hbm")}
         staged[name] = {
             "lower": {ph: np.maximum(own[ph, "compute"], own[ph, "hbm"]) for ph in PHASES},
-            "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES}}
+            "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES},
+            "op": {ph: ops_time[ph] - sum(extra_ops[d, ph] for d in drop) for ph in PHASES}}
+    serial = {ph: np.zeros(len(cands)) for ph in PHASES}  # every term but compute and HBM
     memory = np.zeros(len(cands))
     mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
                for r in policies}
@@ -338,19 +388,32 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                                                         held[mine])
                 for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
                     parts[k, mine] = fn(b_value[mine], *deg[:, mine], held[mine])
+        # the collectives: the template's, and under the conventions each policy's reruns
+        # (``training._with_reruns``) and pipeline sends split over the tensor ranks
+        split = [(np.array([k for k, i in enumerate(rows) if cands[i].recompute == r]),
+                  tuple(_with_reruns(t.uses, r, sp_on))) for r in policies] if reruns \
+            else [(np.arange(len(rows)), t.uses)]
         term: dict[tuple[str, str], np.ndarray] = {}
-        for u in t.uses:
-            count = _compile(sp.sympify(u.per_step))(*args)
-            size = _compile(u.nbytes)(*args) * count
-            pair = (u.kind, u.collective)
-            key = (u.kind, u.phase)
-            term[key] = term.get(key, 0) + size * per_byte[pair][idx] \
-                + count * latency[pair][idx]
+        for mine, uses in split:
+            if not len(mine):
+                continue
+            for u in uses:
+                count = _compile(sp.sympify(u.per_step))(*args)[mine]
+                size = _compile(u.nbytes)(*args)[mine] * count
+                if u.kind == "pp" and scatter and not sp_on:
+                    size = size / deg[2, idx[mine]]
+                pair = (u.kind, u.collective)
+                key = (u.kind, u.phase)
+                if key not in term:
+                    term[key] = np.zeros(len(idx))
+                term[key][mine] += size * per_byte[pair][idx[mine]] \
+                    + count * latency[pair][idx[mine]]
         for (kind, ph), time in term.items():
             worse = time > lower[ph][idx]
             binding[ph][idx[worse]] = kind
             lower[ph][idx] = np.maximum(lower[ph][idx], time)
             upper[ph][idx] = upper[ph][idx] + time
+            serial[ph][idx] = serial[ph][idx] + time
             for v in staged.values():
                 v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], time)
                 v["upper"][ph][idx] = v["upper"][ph][idx] + time
@@ -361,6 +424,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         binding[ph][time > lower[ph]] = name
         lower[ph] = np.maximum(lower[ph], time)
         upper[ph] = upper[ph] + time
+        serial[ph] = serial[ph] + time
         for v in staged.values():
             v["lower"][ph] = np.maximum(v["lower"][ph], time)
             v["upper"][ph] = v["upper"][ph] + time
@@ -381,24 +445,34 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         return np.where((deg[3] != 1) & (adds["last"] >= adds["first"]), split, alike)
 
     t_lower = pipelined("lower", lower) + opt
+    t_upper = pipelined("upper", upper) + opt
+    if per_op:  # every stage's ops overlapped, then every other term one after another
+        for v in staged.values():
+            v["op"] = {ph: v["op"][ph] + serial[ph] for ph in PHASES}
+        predicted = pipelined("op", {ph: ops_time[ph] + serial[ph] for ph in PHASES}) + opt
+    else:
+        predicted = t_lower if overlap == "phase" else t_upper
     fits = memory <= float(chip.capacity("hbm"))
     if not fits.any():
         smallest = int(np.argmin(memory))
         raise InputError(f"no plan of {n} chips fits in {chip.name}'s memory: the smallest "
                          f"needs {memory[smallest] / 1e9:.3g} GB per chip "
                          f"({cands[smallest].strategy} on {cands[smallest].spec})", "search")
-    t_upper = pipelined("upper", upper) + opt
     # fastest first; among equals the one with the shorter T_upper, then the less memory
     order = np.lexsort((np.arange(len(cands)), memory, t_upper,
-                        np.where(fits, t_lower, np.inf)))
+                        np.where(fits, predicted, np.inf)))
     ranked = [i for i in order if fits[i]]
-    choices = tuple(_choice(cands[i], t_lower[i], memory[i], binding, i) for i in ranked[:10])
+
+    def choice(i: int) -> Choice:
+        return _choice(cands[i], t_lower[i], memory[i], binding, i, predicted[i])
+    choices = tuple(choice(i) for i in ranked[:10])
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
-                 context=context, optimizer=optimizer,
+                 context=context, optimizer=optimizer, conventions=conventions,
                  options=StepOptions(kernel=Kernel(attention), efficiency=efficiency,
                                      recompute=best.recompute, microbatches=best.degrees[5],
-                                     offload=offload, in_network=in_network))
+                                     offload=offload, in_network=in_network,
+                                     overlap=overlap))
     notes: tuple[str, ...] = (
         f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
         "gives it)",) if costs.unknown else ()
@@ -407,24 +481,29 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                   + (", ".join(sorted(costs.algorithms - {"ring"})) or "none here") + "); "
                   "others as rings",)
     notes += tuple(f"in every candidate: {x}" for x in host_notes)
-    conv = efficiency.conventions
-    if conv is not None:  # what the fractions were fitted under, and the search does not run
-        left = sorted(set(conv.choices) - {"optimizer"})
-        notes += (f"the calibration's fractions were fitted under {conv.name}'s conventions; "
-                  f"the search applies its optimizer only, not {', '.join(left)}: candidates "
-                  "rank by T_lower (overlap phase); a training plan on the chosen mesh and "
-                  "strategy under the same calibration gives its prediction",)
-    top = t_lower[ranked[0]]
-    tied = [i for i in ranked if t_lower[i] <= top * (1 + 1e-12)]
+    if overlap != DEFAULT_OVERLAP:
+        notes += (f"candidates rank by their predicted step time under overlap {overlap}: "
+                  f"{OVERLAPS[overlap]}",)
+    if conventions is not None:  # each choice (their sources: the plan's assumptions)
+        ran = conventions.override({"overlap": overlap, "optimizer": optimizer})
+        notes += (f"in every candidate: {ran.name}'s conventions, "
+                  + ", ".join(f"{k} {v}" + (" (set by the user)" if k in ran.overridden
+                                            else "") for k, v in ran.choices.items())
+                  + " (their sources: the chosen plan's assumptions)",)
+    elif efficiency.conventions is not None:  # fitted under conventions not given here
+        conv = efficiency.conventions
+        notes += (f"the calibration's fractions were fitted under {conv.name}'s conventions, "
+                  f"which this search was not given: its candidates run none of "
+                  f"{', '.join(sorted(set(conv.choices) - {'optimizer', 'overlap'}))}",)
+    top = predicted[ranked[0]]
+    tied = [i for i in ranked if predicted[i] <= top * (1 + 1e-12)]
     after = ranked[len(tied)] if len(tied) < len(ranked) else None
-    slower = _choice(cands[after], t_lower[after], memory[after], binding, after) \
-        if after is not None else None
+    slower = choice(after) if after is not None else None
     return Search(n, len(cands), int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
                   (*notes, "pipelines run 4 microbatches per stage; without a pipeline, gradient "
                    f"accumulation over 1, 2, 4, ... microbatches; {why}"), len(tied),
-                  slower, tuple(_choice(cands[i], t_lower[i], memory[i], binding, i)
-                                for i in ranked))
+                  slower, tuple(choice(i) for i in ranked), overlap)
 
 
 def _label(kind: str, c: Candidate) -> str:
@@ -433,12 +512,37 @@ def _label(kind: str, c: Candidate) -> str:
     return kind
 
 
+def _name(kind: str, c: Candidate) -> str:
+    """The strategy kind a collective's term is named by (``training._label``)."""
+    label = _label(kind, c)
+    return "fsdp" if label == "zero3" else label
+
+
 def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
-            i: int) -> Choice:
+            i: int, predicted: float) -> Choice:
     bound = binding["backward"][i] if binding["backward"][i] != "compute" else \
         binding["forward"][i]
     return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5],
-                  c.recompute)
+                  c.recompute, float(predicted))
+
+
+def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
+                seen: dict[Any, Any], polys: dict[Any, list[list[float]]],
+                b: np.ndarray) -> dict[str, np.ndarray]:
+    """``train_step.op_overlapped`` at the microbatches ``b``: each op's longest term, its
+    polynomials in the microbatch evaluated, times its block's count, summed."""
+    phase_terms(ops, chip, efficiency, seen)  # each op's terms, into ``seen``
+    out = {}
+    for ph, step in ops.items():
+        total = np.zeros(len(b))
+        for block, o in step.rows():
+            key = op_key(o)
+            if key not in polys:
+                polys[key] = [_coefficients(v) for v in seen[key].values()]
+            total += float(block.count) * np.max([np.polyval(c, b) for c in polys[key]],
+                                                 axis=0)
+        out[ph] = total
+    return out
 
 
 _COMPILED: dict[str, Callable[..., Any]] = {}

@@ -26,23 +26,26 @@ from ..hardware.catalog import Chip
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
-from .efficiency import Efficiency
+from .efficiency import PEAK, Efficiency
 
 PARTS = ("weights", "gradients", "optimizer", "activations")
 
 
 class Costs:
-    """Seconds per byte and latency of a collective over axes, by what the axes are."""
+    """Seconds per byte and latency of a collective over axes, by what the axes are; each
+    byte at ``efficiency``'s fraction of its links or of its strategy kind (``label``),
+    the least of them (``plans.training``'s rule)."""
 
-    def __init__(self, in_network: bool = False) -> None:
+    def __init__(self, in_network: bool = False, efficiency: Efficiency = PEAK) -> None:
         self.in_network = in_network
+        self.efficiency = efficiency
         self.cache: dict[tuple[Any, ...], tuple[float, float]] = {}
         self.unknown: set[str] = set()
         self.algorithms: set[str] = set()
 
     def get(self, kind: str, axes: tuple[str, ...], m: Mesh,
-            signature: tuple[Any, ...]) -> tuple[float, float]:
-        key = (kind, signature)
+            signature: tuple[Any, ...], label: str = "") -> tuple[float, float]:
+        key = (kind, signature, label)
         if key not in self.cache:
             how = "ring"
             if self.in_network and kind == "allreduce":
@@ -53,7 +56,9 @@ class Costs:
             for sym in latency.free_symbols:
                 self.unknown.add(str(sym))
             latency = latency.subs({s: 0 for s in latency.free_symbols})
-            self.cache[key] = (float(c.bandwidth_time), float(latency))
+            f = min((self.efficiency.of(x) for x in (*c.bandwidths(), label)),
+                    default=sp.S.One)
+            self.cache[key] = (float(c.bandwidth_time / f), float(latency))
         return self.cache[key]
 
 

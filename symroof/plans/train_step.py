@@ -80,12 +80,28 @@ def training_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp
                                    sequence_parallel=sequence_parallel, attention=attention,
                                    dtype=dtype, symbolic=symbolic)
     if elementwise:
-        extra = megatron_kernels(cfg, batch=batch, context=context, tp=tp,
-                                 sequence_parallel=sequence_parallel, symbolic=symbolic)
-        forward = replace(forward, blocks=tuple(
-            Block(b.name, b.ops + extra, b.count) if b.name != "head" else b
-            for b in forward.blocks))
+        forward = with_megatron_kernels(forward, cfg, batch=batch, context=context, tp=tp,
+                                        sequence_parallel=sequence_parallel, symbolic=symbolic)
     return {"forward": forward, "backward": backward_ops(forward, weights, recompute)}
+
+
+def with_megatron_kernels(forward: StepOps, cfg: ModelConfig, *, batch: int | Expr,
+                          context: int | Expr, tp: int = 1, sequence_parallel: bool = False,
+                          symbolic: bool = False) -> StepOps:
+    """``forward`` with Megatron-LM's fused elementwise kernels (``megatron_kernels``) run
+    by each layer block (the head block runs none).
+
+    >>> from symroof.models import model
+    >>> cfg = model("megatron-gpt-22b")
+    >>> f, _ = forward_ops(cfg, batch=1, context=2048, tp=8)
+    >>> len(with_megatron_kernels(f, cfg, batch=1, context=2048, tp=8).rows()) - len(f.rows())
+    5
+    """
+    extra = megatron_kernels(cfg, batch=batch, context=context, tp=tp,
+                             sequence_parallel=sequence_parallel, symbolic=symbolic)
+    return replace(forward, blocks=tuple(
+        Block(b.name, b.ops + extra, b.count) if b.name != "head" else b
+        for b in forward.blocks))
 
 
 # Megatron-LM's fused elementwise kernels of a GPT layer beside its matmuls and norms,
@@ -213,6 +229,12 @@ def stage_extras(ops: Mapping[str, StepOps]) -> dict[str, dict[str, StepOps]]:
     return {"first": only(FIRST_STAGE_OPS), "last": only(LAST_STAGE_OPS)}
 
 
+def op_key(o: Op) -> tuple[Any, ...]:
+    """What an op's times depend on (``phase_terms``' cache key): a rerun or a gradient op
+    has its forward op's."""
+    return (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute, o.dtype)
+
+
 def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
                 cache: dict[Any, dict[str, Expr]] | None = None) -> dict[str, dict[str, Expr]]:
     """Each phase's named terms in seconds (``compute`` and each memory level): every op's
@@ -225,8 +247,7 @@ def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency =
     for ph, step in ops.items():
         parts: dict[str, list[Expr]] = {}
         for block, o in step.rows():
-            key = (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute,
-                   o.dtype)
+            key = op_key(o)
             if key not in seen:
                 rl, _ = op_roofline(o, chip)
                 seen[key] = {"compute": rl.t_math / fractions["compute"],
@@ -248,9 +269,7 @@ def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency
     for ph, step in ops.items():
         total = sp.S.Zero
         for block, o in step.rows():
-            key = (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute,
-                   o.dtype)
-            total += block.count * sp.Max(*seen[key].values())
+            total += block.count * sp.Max(*seen[op_key(o)].values())
         out[ph] = total
     return out
 
