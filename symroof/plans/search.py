@@ -406,7 +406,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 key = (u.kind, u.phase)
                 if key not in term:
                     term[key] = np.zeros(len(idx))
-                term[key][mine] += size * per_byte[pair][idx[mine]] \
+                term[key][mine] = term[key][mine] + size * per_byte[pair][idx[mine]] \
                     + count * latency[pair][idx[mine]]
         for (kind, ph), time in term.items():
             worse = time > lower[ph][idx]
