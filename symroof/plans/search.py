@@ -294,12 +294,14 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         shapes_of.setdefault(shape, []).append(i)
     seen: dict[Any, Any] = {}
     forwards: dict[tuple[int, int, int, bool], Any] = {}
+    shards: dict[Any, Any] = {}  # each tensor shard's layer ops, for every pipeline depth
     extras_of: dict[tuple[int, int, bool, str], dict[tuple[str, str, str], Any]] = {}
     for (tp, pp, ep, sp_on, r), rows in shapes_of.items():
         idx = np.array(rows)
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
             forward, weights = forward_ops(cfg, batch=BATCH, context=context, tp=tp, pp=pp,
-                                           ep=ep, sequence_parallel=sp_on, attention=attention)
+                                           ep=ep, sequence_parallel=sp_on, attention=attention,
+                                           cache=shards)
             if elementwise:
                 forward = with_megatron_kernels(forward, cfg, batch=BATCH, context=context,
                                                 tp=tp, sequence_parallel=sp_on)
@@ -550,8 +552,24 @@ _COMPILED: dict[str, Callable[..., Any]] = {}
 
 def _coefficients(expr: sp.Expr) -> list[float]:
     """The coefficients of ``expr``, a polynomial in the microbatch, each exact and then
-    rounded once to a float (for ``numpy.polyval``)."""
-    return [float(c) for c in sp.Poly(expr, BATCH).all_coeffs()]
+    rounded once to a float (for ``numpy.polyval``).
+
+    >>> b = BATCH
+    >>> _coefficients(3 * b**2 / 4 + 2), _coefficients(sp.S.Zero), _coefficients(b * (b + 1))
+    ([0.75, 0.0, 2.0], [0.0], [1.0, 1.0, 0.0])
+    """
+    # a sum of numbers times whole powers of the microbatch (an op's times summed are one,
+    # like terms already collected) gives its coefficients as it stands; else sp.Poly
+    terms = sp.sympify(expr).as_coefficients_dict()
+    powers: dict[int, Any] = {}
+    for k, v in terms.items():
+        power = 0 if k == 1 else 1 if k == BATCH else int(k.exp) if (
+            k.is_Pow and k.base == BATCH and k.exp.is_Integer and k.exp > 0) else None
+        if power is None or not v.is_Number:
+            return [float(c) for c in sp.Poly(expr, BATCH).all_coeffs()]
+        powers[power] = v
+    top = max(powers, default=0)
+    return [float(powers.get(p, 0)) for p in range(top, -1, -1)]
 
 
 def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:

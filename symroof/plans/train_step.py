@@ -146,13 +146,22 @@ def megatron_kernels(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr
 def forward_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,
                 pp: int = 1, ep: int = 1, sequence_parallel: bool = False,
                 attention: str = "materialised", dtype: str = "bf16",
-                symbolic: bool = False) -> tuple[StepOps, dict[str, Expr]]:
-    """The forward ops of the busiest stage (``training_ops``) and each op's weights."""
+                symbolic: bool = False, cache: dict[Any, Any] | None = None,
+                ) -> tuple[StepOps, dict[str, Expr]]:
+    """The forward ops of the busiest stage (``training_ops``) and each op's weights;
+    ``cache`` keeps the shard's layer ops and weights (what neither the pipeline nor
+    sequence parallelism changes) for the next call of the same shard."""
     part = shard(cfg, tp, pp=pp, ep=ep)
-    fwd = layer_ops(part, "prefill", batch=batch, context=context, dtype=dtype,
-                    activation_dtype=dtype, symbolic=symbolic, expert_split=ep,
-                    attention=attention)
-    weights = op_weights(part, part.sizes(symbolic))
+    key = (cfg.name, tp, ep, batch, context, attention, dtype, symbolic)
+    if cache is not None and key in cache:
+        fwd, weights = cache[key]
+    else:
+        fwd = layer_ops(part, "prefill", batch=batch, context=context, dtype=dtype,
+                        activation_dtype=dtype, symbolic=symbolic, expert_split=ep,
+                        attention=attention)
+        weights = op_weights(part, part.sizes(symbolic))
+        if cache is not None:
+            cache[key] = (fwd, weights)
     wb = dtype_bytes(dtype)
     blocks = []
     for b in fwd.blocks:
