@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -252,7 +252,14 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     latency = {pair: np.zeros(len(cands)) for pair in pairs}
     signatures: dict[str, tuple[Mesh, dict[str, int]]] = {}
     ids: dict[tuple[Any, ...], int] = {}  # each distinct axis once, as a small number
+    # the candidates of one mesh and one assignment of kinds to axes cost their collectives
+    # alike (their microbatches and sequence parallelism aside): each such group once
+    groups: dict[tuple[Any, ...], list[int]] = {}
     for i, c in enumerate(cands):
+        groups.setdefault((c.spec, *sorted(c.kinds.items())), []).append(i)
+    done = 0
+    for rows in groups.values():
+        c = cands[rows[0]]
         if c.spec not in signatures:
             m = mesh(c.spec, chip)
             signatures[c.spec] = (m, {a: ids.setdefault(signature(m, a), len(ids))
@@ -261,13 +268,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         for kind, coll in pairs:
             axes = c.kinds.get(_label(kind, c), ())
             if axes:
-                per_byte[kind, coll][i], latency[kind, coll][i] = costs.get(
+                per_byte[kind, coll][rows], latency[kind, coll][rows] = costs.get(
                     coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
-        if progress and (i + 1) % 512 == 0:
-            progress(i + 1, len(cands))
+        if progress and (done + len(rows)) // 512 > done // 512:
+            progress(done + len(rows), len(cands))
+        done += len(rows)
     # each recomputation policy asked for: the same candidates again (comm costs shared)
     policies = RECOMPUTE if recompute == "any" else (recompute,)
-    cands = [c if r == c.recompute else replace(c, recompute=r) for r in policies for c in cands]
+    recs = [r for r in policies for _ in cands]  # each candidate's recomputation policy
+    cands = cands * len(policies)
     per_byte = {k: np.tile(v, len(policies)) for k, v in per_byte.items()}
     latency = {k: np.tile(v, len(policies)) for k, v in latency.items()}
     deg = np.array([c.degrees for c in cands], dtype=np.float64).T
@@ -290,7 +299,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
         shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
-                 c.recompute)
+                 recs[i])
         shapes_of.setdefault(shape, []).append(i)
     seen: dict[Any, Any] = {}
     forwards: dict[tuple[int, int, int, bool], Any] = {}
@@ -384,7 +393,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         args = (b_value[idx], *deg[:, idx])
         opt[idx] = steps[stage, sp_on](*args, held[idx])
         for r in policies:
-            mine = np.array([i for i in rows if cands[i].recompute == r])
+            mine = np.array([i for i in rows if recs[i] == r])
             if len(mine):
                 memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine],
                                                         held[mine])
@@ -392,7 +401,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                     parts[k, mine] = fn(b_value[mine], *deg[:, mine], held[mine])
         # the collectives: the template's, and under the conventions each policy's reruns
         # (``training._with_reruns``) and pipeline sends split over the tensor ranks
-        split = [(np.array([k for k, i in enumerate(rows) if cands[i].recompute == r]),
+        split = [(np.array([k for k, i in enumerate(rows) if recs[i] == r]),
                   tuple(_with_reruns(t.uses, r, sp_on))) for r in policies] if reruns \
             else [(np.arange(len(rows)), t.uses)]
         term: dict[tuple[str, str], np.ndarray] = {}
@@ -465,14 +474,22 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                         np.where(fits, predicted, np.inf)))
     ranked = [i for i in order if fits[i]]
 
+    # each ranked candidate's figures as Python floats, its bound the backward's binding
+    # term unless that is compute, else the forward's
+    figures = (t_lower.tolist(), memory.tolist(), predicted.tolist(),
+               np.where(binding["backward"] != "compute", binding["backward"],
+                        binding["forward"]).tolist())
+
     def choice(i: int) -> Choice:
-        return _choice(cands[i], t_lower[i], memory[i], binding, i, predicted[i])
+        c = cands[i]
+        return Choice(c.spec, c.strategy, figures[0][i], figures[1][i], str(figures[3][i]),
+                      c.degrees[5], recs[i], figures[2][i])
     choices = tuple(choice(i) for i in ranked[:10])
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
                  context=context, optimizer=optimizer, conventions=conventions,
                  options=StepOptions(kernel=Kernel(attention), efficiency=efficiency,
-                                     recompute=best.recompute, microbatches=best.degrees[5],
+                                     recompute=recs[ranked[0]], microbatches=best.degrees[5],
                                      offload=offload, in_network=in_network,
                                      overlap=overlap))
     notes: tuple[str, ...] = (
@@ -518,14 +535,6 @@ def _name(kind: str, c: Candidate) -> str:
     """The strategy kind a collective's term is named by (``training._label``)."""
     label = _label(kind, c)
     return "fsdp" if label == "zero3" else label
-
-
-def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
-            i: int, predicted: float) -> Choice:
-    bound = binding["backward"][i] if binding["backward"][i] != "compute" else \
-        binding["forward"][i]
-    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5],
-                  c.recompute, float(predicted))
 
 
 def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
