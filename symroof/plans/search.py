@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import RECOMPUTE
-from ..models.layers import Kernel, StepOps, layer_ops
+from ..models.layers import Block, Kernel, StepOps, layer_ops
 from ..models.memory import plan_states
 from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
@@ -305,6 +305,23 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     forwards: dict[tuple[int, int, int, bool], Any] = {}
     shards: dict[Any, Any] = {}  # each tensor shard's layer ops, for every pipeline depth
     extras_of: dict[tuple[int, int, bool, str], dict[tuple[str, str, str], Any]] = {}
+    # a pipeline's depth changes only how many layers a block runs: each block's ops and
+    # their summed terms (``phase_terms`` of the block run once) are every depth's
+    backs: dict[tuple[int, int, bool, str], StepOps] = {}
+    blocks: dict[tuple[Any, ...], dict[str, sp.Expr]] = {}
+
+    def summed(step: StepOps, shard: tuple[Any, ...]) -> dict[str, sp.Expr]:
+        """``phase_terms`` of ``step``: each block's terms once per shard, times its count."""
+        total: dict[str, list[sp.Expr]] = {}
+        for b in step.blocks:
+            key = (*shard, step.phase, b.name)
+            if key not in blocks:
+                one = replace(step, blocks=(Block(b.name, b.ops, sp.S.One),))
+                blocks[key] = phase_terms({"one": one}, chip, efficiency, seen)["one"]
+            for k, v in blocks[key].items():
+                total.setdefault(k, []).append(b.count * v)
+        return {k: sp.Add(*v) for k, v in total.items()}
+
     for (tp, pp, ep, sp_on, r), rows in shapes_of.items():
         idx = np.array(rows)
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
@@ -314,15 +331,20 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             if elementwise:
                 forward = with_megatron_kernels(forward, cfg, batch=BATCH, context=context,
                                                 tp=tp, sequence_parallel=sp_on)
-            terms = phase_terms({"forward": forward}, chip, efficiency, seen)["forward"]
+            terms = summed(forward, (tp, ep, sp_on))
             forwards[tp, pp, ep, sp_on] = (forward, weights, {
                 k: _coefficients(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
         forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
-        ops = {"forward": forward, "backward": backward_ops(forward, weights, r)}
-        timed = phase_terms({"backward": ops["backward"]}, chip, efficiency, seen)
+        if (tp, ep, sp_on, r) not in backs:
+            backs[tp, ep, sp_on, r] = backward_ops(forward, weights, r)
+        back = backs[tp, ep, sp_on, r]  # its blocks run as many layers as the forward's
+        back = replace(back, blocks=tuple(Block(b.name, b.ops, f.count) for b, f in
+                                          zip(back.blocks, forward.blocks, strict=True)))
+        ops = {"forward": forward, "backward": back}
+        timed = summed(back, (tp, ep, sp_on, r))
         for (ph, res), out in per_phase.items():
             poly = coeffs[res] if ph == "forward" else \
-                _coefficients(timed[ph].get(res, sp.S.Zero))
+                _coefficients(timed.get(res, sp.S.Zero))
             out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
         if per_op:
             overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx])
