@@ -40,6 +40,7 @@ class Costs:
         self.in_network = in_network
         self.efficiency = efficiency
         self.cache: dict[tuple[Any, ...], tuple[float, float]] = {}
+        self.exact: dict[tuple[Any, ...], tuple[sp.Expr, sp.Expr, tuple[str, ...]]] = {}
         self.unknown: set[str] = set()
         self.algorithms: set[str] = set()
 
@@ -47,18 +48,21 @@ class Costs:
             signature: tuple[Any, ...], label: str = "") -> tuple[float, float]:
         key = (kind, signature, label)
         if key not in self.cache:
-            how = "ring"
-            if self.in_network and kind == "allreduce":
-                how = in_switch_algorithm([m.axis(a) for a in axes]) or "ring"
-                self.algorithms.add(how)
-            c = collective(kind, 1, list(axes), m, how)  # linear in the bytes: one byte's
-            latency = c.latency_time
-            for sym in latency.free_symbols:
-                self.unknown.add(str(sym))
-            latency = latency.subs({s: 0 for s in latency.free_symbols})
-            f = min((self.efficiency.of(x) for x in (*c.bandwidths(), label)),
-                    default=sp.S.One)
-            self.cache[key] = (float(c.bandwidth_time / f), float(latency))
+            if (kind, signature) not in self.exact:  # the collective once for every label
+                how = "ring"
+                if self.in_network and kind == "allreduce":
+                    how = in_switch_algorithm([m.axis(a) for a in axes]) or "ring"
+                    self.algorithms.add(how)
+                c = collective(kind, 1, list(axes), m, how)  # linear in the bytes: one byte's
+                latency = c.latency_time
+                for sym in latency.free_symbols:
+                    self.unknown.add(str(sym))
+                latency = latency.subs({s: 0 for s in latency.free_symbols})
+                self.exact[kind, signature] = (c.bandwidth_time, latency,
+                                               tuple(c.bandwidths()))
+            bandwidth, latency, links = self.exact[kind, signature]
+            f = min((self.efficiency.of(x) for x in (*links, label)), default=sp.S.One)
+            self.cache[key] = (float(bandwidth / f), float(latency))
         return self.cache[key]
 
 

@@ -259,12 +259,17 @@ def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency =
             key = op_key(o)
             if key not in seen:
                 rl, _ = op_roofline(o, chip)
-                seen[key] = {"compute": rl.t_math / fractions["compute"],
-                             **{k: v / fractions.get(k, 1) for k, v in rl.t_comms.items()}}
+                seen[key] = {"compute": _at(rl.t_math, fractions["compute"]),
+                             **{k: _at(v, fractions.get(k, 1)) for k, v in rl.t_comms.items()}}
             for k, v in seen[key].items():
                 parts.setdefault(k, []).append(block.count * v)
         out[ph] = {k: sp.Add(*v) for k, v in parts.items()}
     return out
+
+
+def _at(time: Expr, fraction: Expr | int) -> Expr:
+    """``time`` at ``fraction`` of peak (``time`` itself at peak: no division to build)."""
+    return time if fraction == 1 else time / fraction
 
 
 def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
