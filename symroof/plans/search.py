@@ -295,7 +295,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # (``train_step.op_overlapped``), in all and what each extra adds
     ops_time = {ph: np.zeros(len(cands)) for ph in PHASES}
     extra_ops = {(w, ph): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES}
-    op_polys: dict[Any, list[list[float]]] = {}
+    op_polys: dict[Any, np.ndarray] = {}
     shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
         shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
@@ -347,12 +347,14 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 _coefficients(timed.get(res, sp.S.Zero))
             out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
         if per_op:
-            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx])
+            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx],
+                                     (tp, ep, sp_on, r))
             for ph in PHASES:
                 ops_time[ph][idx] = overlapped[ph] * micro[idx]
             if pp != 1:
                 for w, part in stage_extras(ops).items():
-                    alone = _overlapped(part, chip, efficiency, seen, op_polys, b_value[idx])
+                    alone = _overlapped(part, chip, efficiency, seen, op_polys, b_value[idx],
+                                        (tp, ep, sp_on, r, w))
                     for ph in PHASES:
                         extra_ops[w, ph][idx] = alone[ph] * micro[idx]
         if pp != 1:  # the head block is every pipeline's: its polynomials once
@@ -560,21 +562,45 @@ def _name(kind: str, c: Candidate) -> str:
 
 
 def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
-                seen: dict[Any, Any], polys: dict[Any, list[list[float]]],
-                b: np.ndarray) -> dict[str, np.ndarray]:
+                seen: dict[Any, Any], polys: dict[Any, np.ndarray], b: np.ndarray,
+                shard: tuple[Any, ...]) -> dict[str, np.ndarray]:
     """``train_step.op_overlapped`` at the microbatches ``b``: each op's longest term, its
-    polynomials in the microbatch evaluated, times its block's count, summed."""
-    phase_terms(ops, chip, efficiency, seen)  # each op's terms, into ``seen``
+    polynomials in the microbatch evaluated, summed over its block's ops, times the block's
+    count; ``polys`` keeps each block's coefficients by ``shard``, the phase and its name
+    (an op's times are ``phase_terms``', kept in ``seen``)."""
     out = {}
     for ph, step in ops.items():
         total = np.zeros(len(b))
-        for block, o in step.rows():
-            key = op_key(o)
+        for block in step.blocks:
+            key = (*shard, ph, block.name)
             if key not in polys:
-                polys[key] = [_coefficients(v) for v in seen[key].values()]
-            total += float(block.count) * np.max([np.polyval(c, b) for c in polys[key]],
-                                                 axis=0)
+                if any(op_key(o) not in seen for o in block.ops):  # each op's terms
+                    phase_terms({ph: replace(step, blocks=(
+                        Block(block.name, block.ops, sp.S.One),))}, chip, efficiency, seen)
+                polys[key] = _stacked([[_coefficients(v) for v in seen[op_key(o)].values()]
+                                       for o in block.ops])
+            coeffs = polys[key]  # (op, term, power), highest power first
+            y = np.zeros((*coeffs.shape[:2], len(b)))
+            for k in range(coeffs.shape[2]):  # numpy.polyval's Horner steps
+                y = y * b + coeffs[:, :, k, None]
+            total += float(block.count) * y.max(axis=1).sum(axis=0)
         out[ph] = total
+    return out
+
+
+def _stacked(coefficients: list[list[list[float]]]) -> np.ndarray:
+    """Each op's terms' coefficients as one array (op, term, power): a shorter polynomial
+    led by zeros, an op with fewer terms given its first term again (the longest term
+    unchanged)."""
+    if not coefficients:
+        return np.zeros((0, 1, 1))
+    terms = max(len(t) for t in coefficients)
+    powers = max(len(c) for t in coefficients for c in t)
+    out = np.zeros((len(coefficients), terms, powers))
+    for i, t in enumerate(coefficients):
+        for j in range(terms):
+            c = t[j] if j < len(t) else t[0]
+            out[i, j, powers - len(c):] = c
     return out
 
 
