@@ -103,3 +103,21 @@ def test_a_search_under_a_calibration_runs_its_conventions_as_the_plan_does(
     assert plan["overlap"] == "op"
     assert plan["predicted_value"] == pytest.approx(best["predicted"], rel=1e-9)
     assert found["predicted_value"] == plan["predicted_value"]
+
+
+@pytest.mark.parametrize("rule", ["none", "op"])
+def test_the_command_line_searches_under_the_overlap_rule_it_is_given(
+        rule: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    argv = ["plan", "gpt2", "--train", "--search", "8", "--chip", "h100-sxm", "--batch", "64",
+            "--context", "1024", "--overlap", rule]
+    assert main([*argv, "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    ranking = found["search"]["ranking"]
+    assert found["search"]["overlap"] == found["overlap"] == rule
+    assert [r["predicted"] for r in ranking] == sorted(r["predicted"] for r in ranking)
+    assert ranking[0]["predicted"] == pytest.approx(found["predicted_value"], rel=1e-9)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert f"predicted ({rule})" in text.splitlines()[1]
+    assert f"- candidates rank by their predicted step time under overlap {rule}: " in text

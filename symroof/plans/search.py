@@ -352,8 +352,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             for ph in PHASES:
                 ops_time[ph][idx] = overlapped[ph] * micro[idx]
             if pp != 1:
-                for w, part in stage_extras(ops).items():
-                    alone = _overlapped(part, chip, efficiency, seen, op_polys, b_value[idx],
+                for w, only in stage_extras(ops).items():
+                    alone = _overlapped(only, chip, efficiency, seen, op_polys, b_value[idx],
                                         (tp, ep, sp_on, r, w))
                     for ph in PHASES:
                         extra_ops[w, ph][idx] = alone[ph] * micro[idx]
