@@ -20,7 +20,8 @@ from symroof.plans.training import train
 CFG = model("llama-2-7b")
 OPTIONS = [{"in_network": True}, {"offload": ("optimizer",)},
            {"offload": ("optimizer", "activations"), "in_network": True},
-           {"offload": ("weights",)}]
+           {"offload": ("weights",)},
+           {"offload": ("optimizer", "activations"), "in_network": True, "overlap": "op"}]
 
 
 def _search(n: int, **options: Any) -> Search:
@@ -36,6 +37,8 @@ def test_the_search_costs_each_plan_as_the_plan_does(options: dict[str, Any]) ->
                      context=2048, options=StepOptions(recompute=c.recompute,
                                                        microbatches=c.microbatches, **options))
         assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-12)
+        assert plan.predicted is not None
+        assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-12)
         assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-12)
         assert plan.fits
 
