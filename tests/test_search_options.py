@@ -124,3 +124,22 @@ def test_the_command_line_searches_under_the_overlap_rule_it_is_given(
     text = capsys.readouterr().out
     assert f"predicted ({rule})" in text.splitlines()[1]
     assert f"- candidates rank by their predicted step time under overlap {rule}: " in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["phase", "op"])
+def test_a_mixture_of_experts_is_searched_as_its_plans_predict(rule: str) -> None:
+    # the expert weights a microbatch reads grow with the experts its tokens reach, not as a
+    # polynomial in the microbatch: the search evaluates them at each microbatch it tries
+    cfg = model("mixtral-8x7b")
+    s = search(cfg, chip("h100-sxm"), 16, batch=64, context=2048, recompute="any",
+               overlap=rule)
+    assert any("ep=" in c.strategy for c in s.every)
+    for c in s.every[:: len(s.every) // 5]:
+        plan = train(cfg, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
+                     context=2048, options=StepOptions(recompute=c.recompute,
+                                                       microbatches=c.microbatches,
+                                                       overlap=rule))
+        assert plan.predicted is not None
+        assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-9)
+        assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)

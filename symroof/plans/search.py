@@ -295,7 +295,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # (``train_step.op_overlapped``), in all and what each extra adds
     ops_time = {ph: np.zeros(len(cands)) for ph in PHASES}
     extra_ops = {(w, ph): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES}
-    op_polys: dict[Any, np.ndarray] = {}
+    op_polys: dict[Any, Any] = {}
     shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
         shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
@@ -333,7 +333,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                                                 tp=tp, sequence_parallel=sp_on)
             terms = summed(forward, (tp, ep, sp_on))
             forwards[tp, pp, ep, sp_on] = (forward, weights, {
-                k: _coefficients(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
+                k: _evaluator(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
         forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
         if (tp, ep, sp_on, r) not in backs:
             backs[tp, ep, sp_on, r] = backward_ops(forward, weights, r)
@@ -344,8 +344,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         timed = summed(back, (tp, ep, sp_on, r))
         for (ph, res), out in per_phase.items():
             poly = coeffs[res] if ph == "forward" else \
-                _coefficients(timed.get(res, sp.S.Zero))
-            out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+                _evaluator(timed.get(res, sp.S.Zero))
+            out[idx] = poly(b_value[idx]) * micro[idx]
         if per_op:
             overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx],
                                      (tp, ep, sp_on, r))
@@ -360,12 +360,12 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if pp != 1:  # the head block is every pipeline's: its polynomials once
             if (tp, ep, sp_on, r) not in extras_of:
                 extras_of[tp, ep, sp_on, r] = {
-                    (w, ph, res): _coefficients(alone[ph].get(res, sp.S.Zero))
+                    (w, ph, res): _evaluator(alone[ph].get(res, sp.S.Zero))
                     for w, part in stage_extras(ops).items()
                     for alone in [phase_terms(part, chip, efficiency, seen)]
                     for ph in PHASES for res in ("compute", "hbm")}
             for part, poly in extras_of[tp, ep, sp_on, r].items():
-                extra[part][idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+                extra[part][idx] = poly(b_value[idx]) * micro[idx]
     phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
@@ -562,7 +562,7 @@ def _name(kind: str, c: Candidate) -> str:
 
 
 def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
-                seen: dict[Any, Any], polys: dict[Any, np.ndarray], b: np.ndarray,
+                seen: dict[Any, Any], polys: dict[Any, Any], b: np.ndarray,
                 shard: tuple[Any, ...]) -> dict[str, np.ndarray]:
     """``train_step.op_overlapped`` at the microbatches ``b``: each op's longest term, its
     polynomials in the microbatch evaluated, summed over its block's ops, times the block's
@@ -577,9 +577,14 @@ def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
                 if any(op_key(o) not in seen for o in block.ops):  # each op's terms
                     phase_terms({ph: replace(step, blocks=(
                         Block(block.name, block.ops, sp.S.One),))}, chip, efficiency, seen)
-                polys[key] = _stacked([[_coefficients(v) for v in seen[op_key(o)].values()]
-                                       for o in block.ops])
+                each = [[_evaluator(v) for v in seen[op_key(o)].values()] for o in block.ops]
+                polys[key] = _stacked([[e.coefficients for e in t] for t in each]) \
+                    if all(e.coefficients is not None for t in each for e in t) else each
             coeffs = polys[key]  # (op, term, power), highest power first
+            if not isinstance(coeffs, np.ndarray):  # a term not polynomial: op by op
+                longest = [np.max([e(b) for e in t], axis=0) for t in coeffs]
+                total += float(block.count) * np.sum(longest, axis=0)
+                continue
             y = np.zeros((*coeffs.shape[:2], len(b)))
             for k in range(coeffs.shape[2]):  # numpy.polyval's Horner steps
                 y = y * b + coeffs[:, :, k, None]
@@ -588,7 +593,7 @@ def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
     return out
 
 
-def _stacked(coefficients: list[list[list[float]]]) -> np.ndarray:
+def _stacked(coefficients: Any) -> np.ndarray:
     """Each op's terms' coefficients as one array (op, term, power): a shorter polynomial
     led by zeros, an op with fewer terms given its first term again (the longest term
     unchanged)."""
@@ -627,6 +632,37 @@ def _coefficients(expr: sp.Expr) -> list[float]:
         powers[power] = v
     top = max(powers, default=0)
     return [float(powers.get(p, 0)) for p in range(top, -1, -1)]
+
+
+@dataclass(frozen=True)
+class _Evaluator:
+    """An expression in the microbatch evaluated at many microbatches: a polynomial from
+    its coefficients (``numpy.polyval``), any other (an MoE's experts touched) exactly at
+    each distinct microbatch, then rounded once.
+
+    >>> from symroof.models.layers import Touched
+    >>> e = _evaluator(BATCH + Touched(8, 2, 2 * BATCH))
+    >>> e.coefficients is None, e(np.array([1.0, 2.0, 1.0])).tolist()
+    (True, [4.5, 7.46875, 4.5])
+    """
+
+    expr: sp.Expr
+    coefficients: tuple[float, ...] | None
+
+    def __call__(self, b: np.ndarray) -> np.ndarray:
+        if self.coefficients is not None:
+            return np.asarray(np.polyval(self.coefficients, b))
+        values, where = np.unique(b, return_inverse=True)
+        return np.array([float(self.expr.subs(BATCH, sp.Integer(int(v)) if float(v).is_integer()
+                                              else sp.Rational(float(v))))
+                         for v in values])[where]
+
+
+def _evaluator(expr: sp.Expr) -> _Evaluator:
+    try:
+        return _Evaluator(expr, tuple(_coefficients(expr)))
+    except sp.PolynomialError:
+        return _Evaluator(expr, None)
 
 
 def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:
