@@ -405,7 +405,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     held = np.zeros(len(cands))
     counts: dict[tuple[int, ...], float] = {}
     for i, c in enumerate(cands):
-        shard = tuple(int(x) for x in c.degrees[2:5])
+        shard = c.degrees[2:5]
         if shard not in counts:
             counts[shard] = float(held_params(templates[0, False], cfg, {
                 D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
