@@ -566,8 +566,8 @@ def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
                 shard: tuple[Any, ...]) -> dict[str, np.ndarray]:
     """``train_step.op_overlapped`` at the microbatches ``b``: each op's longest term, its
     polynomials in the microbatch evaluated, summed over its block's ops, times the block's
-    count; ``polys`` keeps each block's coefficients by ``shard``, the phase and its name
-    (an op's times are ``phase_terms``', kept in ``seen``)."""
+    count; ``polys`` keeps each block's coefficients by ``shard``, the phase and its name,
+    and each op's evaluators (an op's times are ``phase_terms``', kept in ``seen``)."""
     out = {}
     for ph, step in ops.items():
         total = np.zeros(len(b))
@@ -577,7 +577,12 @@ def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
                 if any(op_key(o) not in seen for o in block.ops):  # each op's terms
                     phase_terms({ph: replace(step, blocks=(
                         Block(block.name, block.ops, sp.S.One),))}, chip, efficiency, seen)
-                each = [[_evaluator(v) for v in seen[op_key(o)].values()] for o in block.ops]
+                each = []
+                for o in block.ops:  # an op's terms' evaluators once, whatever block runs it
+                    own = ("op", op_key(o))
+                    if own not in polys:
+                        polys[own] = [_evaluator(v) for v in seen[own[1]].values()]
+                    each.append(polys[own])
                 polys[key] = _stacked([[e.coefficients for e in t] for t in each]) \
                     if all(e.coefficients is not None for t in each for e in t) else each
             coeffs = polys[key]  # (op, term, power), highest power first
