@@ -270,13 +270,21 @@ def test_search_finds_sharded_states_with_gradient_accumulation_on_256_h100() ->
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(SIZES))
-def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name: str) -> None:
+def test_plan_search_over_the_papers_cluster_is_set_beside_the_papers_configuration(
+        name: str) -> None:
     # symroof plan --search over the paper's GPUs, with the paper's own configuration (Table
     # 3, sequence parallel + selective) set beside it, both costed by the generic plan
-    # under the same calibration
+    # under the same calibration and its conventions (overlap op: both rank by their
+    # predicted time); where the paper's configuration is one the search tries (no
+    # interleaving, 4 microbatches per pipeline stage) the search's choice is no slower,
+    # otherwise the verdict says which is faster
     from symroof.commands.plan import PlanRequest
+    from symroof.parallel.mesh import mesh
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.template import DEGREE
+    from symroof.plans.training import degrees_of
     run = published("korthikanti2022").run(name, "sequence+selective")
-    spec, _, micro = run.as_plan()
+    spec, strategy, micro = run.as_plan()
     result = PlanRequest(**run.options(), search=run.gpus,
                          efficiency="megatron-a100").run()
     given, search = result.given, result.search
@@ -284,14 +292,20 @@ def test_plan_search_over_the_papers_cluster_beats_the_papers_configuration(name
     assert (given.mesh, given.devices, given.batch) == (spec, run.gpus, run.global_batch)
     assert given.extra["microbatches"] == micro and given.extra["recompute"] == "selective"
     assert given.fits and search.plan.fits and search.plan.devices == run.gpus
-    ratio = search.plan.t_lower / given.t_lower
-    assert ratio <= 1
+    assert search.plan.overlap == given.overlap == "op"
+    assert search.plan.predicted is not None and given.predicted is not None
+    ratio = search.plan.predicted / given.predicted
+    pp = degrees_of(parse_strategy(strategy), mesh(spec, "a100-80gb"))[DEGREE["pp"]]
+    if run.options().get("interleave", 1) == 1 and micro in (4 * pp if pp > 1 else 1,):
+        assert ratio <= 1
     from symroof.core.printer import approx
     from symroof.render.plan_views import lines
     text = "\n".join(lines(result))
-    assert ("the chosen plan ties with the given one (T_lower)" if ratio == 1 else
+    assert ("the chosen plan ties with the given one (predicted)" if ratio == 1 else
             f"the chosen plan is {approx((1 - ratio) * 100)}% faster than the given one "
-            "(T_lower)") in text
+            "(predicted)" if ratio < 1 else
+            f"the given plan is {approx((1 / ratio - 1) * 100)}% faster than the chosen one "
+            "(predicted): it lies outside the searched plans") in text
 
 
 def test_a_given_plan_that_does_not_fit_is_said_so() -> None:
@@ -326,10 +340,11 @@ def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
     given = data["search"]["given"]
     assert (given["mesh"], given["strategy"], given["microbatches"], given["choices"]) == \
         ("X=8", "tp=X,sp", 1, {"recompute": "selective"})
-    # both are bound by compute on 8 GPUs; the chosen one (tp=2 with FSDP over 4) repeats
-    # the norms on fewer tensor ranks and shards the states its optimizer step moves
+    # both are bound by compute on 8 GPUs; the chosen one (ZeRO-2 over 2, tensor parallel
+    # over 4) repeats the norms on fewer tensor ranks and shards the states its optimizer
+    # step moves; the two rank by their predicted time (the calibration's overlap op)
     assert sp.Rational(given["chosen_over_given"]) < 1
-    assert sp.Rational(data["t_lower"]) < sp.Rational(given["t_lower"])
+    assert sp.Rational(data["predicted"]) < sp.Rational(given["predicted"])
     alone = json.loads(run_cli(*(a for a in args if a not in ("--search", "8")),
                                "--json").stdout)
     assert sp.Rational(data["terms"]["compute"]) < sp.Rational(alone["terms"]["compute"])

@@ -20,7 +20,8 @@ from symroof.plans.training import train
 CFG = model("llama-2-7b")
 OPTIONS = [{"in_network": True}, {"offload": ("optimizer",)},
            {"offload": ("optimizer", "activations"), "in_network": True},
-           {"offload": ("weights",)}]
+           {"offload": ("weights",)},
+           {"offload": ("optimizer", "activations"), "in_network": True, "overlap": "op"}]
 
 
 def _search(n: int, **options: Any) -> Search:
@@ -36,6 +37,8 @@ def test_the_search_costs_each_plan_as_the_plan_does(options: dict[str, Any]) ->
                      context=2048, options=StepOptions(recompute=c.recompute,
                                                        microbatches=c.microbatches, **options))
         assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-12)
+        assert plan.predicted is not None
+        assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-12)
         assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-12)
         assert plan.fits
 
@@ -68,14 +71,75 @@ def test_the_command_line_searches_with_both(capsys: pytest.CaptureFixture[str])
     assert "cost at 2 USD per chip-hour" in out
 
 
-def test_a_search_under_a_calibration_says_which_of_its_conventions_it_leaves_out() -> None:
+def test_a_search_not_given_its_calibrations_conventions_says_which_it_leaves_out() -> None:
     from symroof.plans.calibration import parse_efficiency
     s = search(model("megatron-gpt-22b"), chip("a100-80gb"), 8, batch=4, context=2048,
                efficiency=parse_efficiency("megatron-a100"), optimizer="adam-megatron")
     said = [a for a in s.assumptions if a.startswith("the calibration's fractions")]
-    assert said == ["the calibration's fractions were fitted under megatron-lm's conventions; "
-                    "the search applies its optimizer only, not elementwise_kernels, overlap, "
-                    "pipeline_sends, rerun_collectives: candidates rank by T_lower (overlap "
-                    "phase); a training plan on the chosen mesh and strategy under the same "
-                    "calibration gives its prediction"]
+    assert said == ["the calibration's fractions were fitted under megatron-lm's conventions, "
+                    "which this search was not given: its candidates run none of "
+                    "elementwise_kernels, pipeline_sends, rerun_collectives"]
     assert not any(a.startswith("the calibration's") for a in _search(8).assumptions)
+
+
+def test_a_search_under_a_calibration_runs_its_conventions_as_the_plan_does(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the command line: the calibration brings Megatron-LM's conventions to every candidate
+    # (overlap op among them), so the chosen plan's predicted time is the search's and the
+    # one `plan --train` prints for that mesh and strategy
+    import json
+    argv = ["plan", "megatron-gpt-22b", "--train", "--chip", "a100-80gb", "--batch", "16",
+            "--context", "2048", "--recompute", "full", "--efficiency", "megatron-a100",
+            "--json"]
+    assert main([*argv, "--search", "16"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    best = found["search"]["ranking"][0]
+    assert found["search"]["overlap"] == "op"
+    assert any(a.startswith("in every candidate: megatron-lm's conventions, optimizer "
+                            "adam-megatron, overlap op, rerun_collectives yes")
+               for a in found["search"]["assumptions"])
+    assert not any(a.startswith("the calibration's fractions")
+                   for a in found["search"]["assumptions"])
+    assert main([*argv, "--mesh", best["mesh"], "--strategy", best["strategy"],
+                 "--microbatches", str(found["microbatches"])]) == 0
+    plan = json.loads(capsys.readouterr().out)
+    assert plan["overlap"] == "op"
+    assert plan["predicted_value"] == pytest.approx(best["predicted"], rel=1e-9)
+    assert found["predicted_value"] == plan["predicted_value"]
+
+
+@pytest.mark.parametrize("rule", ["none", "op"])
+def test_the_command_line_searches_under_the_overlap_rule_it_is_given(
+        rule: str, capsys: pytest.CaptureFixture[str]) -> None:
+    import json
+    argv = ["plan", "gpt2", "--train", "--search", "8", "--chip", "h100-sxm", "--batch", "64",
+            "--context", "1024", "--overlap", rule]
+    assert main([*argv, "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    ranking = found["search"]["ranking"]
+    assert found["search"]["overlap"] == found["overlap"] == rule
+    assert [r["predicted"] for r in ranking] == sorted(r["predicted"] for r in ranking)
+    assert ranking[0]["predicted"] == pytest.approx(found["predicted_value"], rel=1e-9)
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert f"predicted ({rule})" in text.splitlines()[1]
+    assert f"- candidates rank by their predicted step time under overlap {rule}: " in text
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("rule", ["phase", "op"])
+def test_a_mixture_of_experts_is_searched_as_its_plans_predict(rule: str) -> None:
+    # the expert weights a microbatch reads grow with the experts its tokens reach, not as a
+    # polynomial in the microbatch: the search evaluates them at each microbatch it tries
+    cfg = model("mixtral-8x7b")
+    s = search(cfg, chip("h100-sxm"), 16, batch=64, context=2048, recompute="any",
+               overlap=rule)
+    assert any("ep=" in c.strategy for c in s.every)
+    for c in s.every[:: len(s.every) // 5]:
+        plan = train(cfg, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
+                     context=2048, options=StepOptions(recompute=c.recompute,
+                                                       microbatches=c.microbatches,
+                                                       overlap=rule))
+        assert plan.predicted is not None
+        assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-9)
+        assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)

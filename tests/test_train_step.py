@@ -189,28 +189,92 @@ def test_a_training_plan_holds_the_weights_a_serving_plan_holds(name: str, tp: i
     assert plan.memory["optimizer"] == 6 * served["weights"]
 
 
-@pytest.fixture(scope="module")
-def searched() -> object:
+# the searches the law samples: LLaMA-2-7B on 16 H100s at peak and the 22B of Megatron-LM
+# on 16 A100s under the megatron-a100 calibration and its conventions, each under the three
+# overlap rules (the calibration brings op; phase and none set by the user), every
+# recomputation policy
+SEARCHES = [(name, rule) for name in ("llama-2-7b", "megatron-gpt-22b")
+            for rule in ("phase", "op", "none")]
+SEARCHED: dict[tuple[str, str], object] = {}
+
+
+def _searched(name: str, rule: str) -> object:
     from symroof.hardware.catalog import chip
+    from symroof.plans.calibration import parse_efficiency
     from symroof.plans.search import search
-    return search(LLAMA, chip("h100-sxm"), 16, batch=64, context=1024, recompute="any")
+    if (name, rule) not in SEARCHED:
+        calibrated = name != "llama-2-7b"
+        eff = parse_efficiency("megatron-a100" if calibrated else None)
+        SEARCHED[name, rule] = search(
+            model(name), chip("a100-80gb" if calibrated else "h100-sxm"), 16,
+            batch=16 if calibrated else 64, context=2048 if calibrated else 1024,
+            recompute="any", efficiency=eff, overlap=rule, conventions=eff.conventions,
+            optimizer="adam-megatron" if calibrated else "adam-mixed")
+    return SEARCHED[name, rule]
 
 
 @pytest.mark.slow
 @settings(max_examples=examples(200), deadline=None)
 @given(data=st.data())
-def test_the_search_times_each_plan_as_the_plan_predicts(searched: object,
-                                                         data: st.DataObject) -> None:
-    # any candidate the search ranks, rebuilt as a plan: its predicted time (full overlap,
-    # the search's rule) and memory are the search's
-    every = searched.every  # type: ignore[attr-defined]
+def test_the_search_times_each_plan_as_the_plan_predicts(data: st.DataObject) -> None:
+    # any candidate the search ranks (any mesh, strategy, microbatches and recomputation),
+    # rebuilt as a plan under the search's overlap rule, efficiency and conventions: its
+    # predicted time (what the search ranks by), T_lower and memory are the search's
+    from symroof.plans.calibration import parse_efficiency
+    name, rule = data.draw(st.sampled_from(SEARCHES))
+    found = _searched(name, rule)
+    every = found.every  # type: ignore[attr-defined]
     c = every[data.draw(st.integers(0, len(every) - 1))]
-    plan = train(LLAMA, mesh(c.spec, "h100-sxm"), parse_strategy(c.strategy), batch=64,
-                 context=1024,
-                 options=StepOptions(recompute=c.recompute, microbatches=c.microbatches))
-    assert plan.predicted is not None
-    assert float(plan.predicted) == pytest.approx(c.t_lower, rel=1e-9)
+    calibrated = name != "llama-2-7b"
+    eff = parse_efficiency("megatron-a100" if calibrated else None)
+    chip_name = "a100-80gb" if calibrated else "h100-sxm"
+    plan = train(model(name), mesh(c.spec, chip_name), parse_strategy(c.strategy),
+                 batch=16 if calibrated else 64, context=2048 if calibrated else 1024,
+                 optimizer="adam-megatron" if calibrated else "adam-mixed",
+                 conventions=eff.conventions,
+                 options=StepOptions(recompute=c.recompute, microbatches=c.microbatches,
+                                     overlap=rule, efficiency=eff))
+    assert plan.predicted is not None and plan.overlap == rule
+    assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-9)
+    assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-9)
     assert float(plan.memory["total"]) == pytest.approx(c.memory, rel=1e-9)
+
+
+def test_the_search_ranks_by_the_predicted_time_and_under_phase_it_is_t_lower() -> None:
+    for rule in ("phase", "op", "none"):
+        found = _searched("llama-2-7b", rule)
+        every = found.every  # type: ignore[attr-defined]
+        times = [c.predicted for c in every]
+        assert times == sorted(times)
+        assert all(c.predicted >= c.t_lower * (1 - 1e-12) for c in every)
+        if rule == "phase":
+            assert all(c.predicted == c.t_lower for c in every)
+        # the plan it returns is the best candidate rebuilt under its rule
+        plan = found.plan  # type: ignore[attr-defined]
+        assert plan.overlap == rule
+        assert float(plan.predicted) == pytest.approx(every[0].predicted, rel=1e-9)
+
+
+def test_the_search_runs_each_of_the_calibrations_conventions_as_the_plan() -> None:
+    # the candidates where each convention moves the time: a pipeline split over tensor
+    # ranks without sequence parallelism (its sends scattered), full recomputation (its
+    # tensor-parallel collectives rerun), with and without sequence parallelism
+    from symroof.plans.calibration import parse_efficiency
+    eff = parse_efficiency("megatron-a100")
+    every = _searched("megatron-gpt-22b", "op").every  # type: ignore[attr-defined]
+    picks = [next(c for c in every if "pp" in c.strategy and "tp" in c.strategy
+                  and not c.strategy.endswith(",sp") and c.recompute == "none"),
+             next(c for c in every if c.strategy.endswith(",sp") and c.recompute == "full"),
+             next(c for c in every if "tp" in c.strategy and not c.strategy.endswith(",sp")
+                  and c.recompute == "full")]
+    for c in picks:
+        plan = train(model("megatron-gpt-22b"), mesh(c.spec, "a100-80gb"),
+                     parse_strategy(c.strategy), batch=16, context=2048,
+                     optimizer="adam-megatron", conventions=eff.conventions,
+                     options=StepOptions(recompute=c.recompute, microbatches=c.microbatches,
+                                         overlap="op", efficiency=eff))
+        assert plan.predicted is not None
+        assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-9), c
 
 
 @pytest.mark.parametrize("d", [2, 4])

@@ -98,8 +98,9 @@ def register(verbs: Any) -> None:
                         "each term overlaps the others over its phase (the longest term); "
                         "op, each op's compute overlaps its own memory traffic and each "
                         "collective waits for its op; none, nothing overlaps (T_upper). "
-                        "Training: the rule of the predicted time (default phase, or the "
-                        "calibration's conventions': op for megatron-a100). Serving: the rule "
+                        "Training: the rule of the predicted time, which a --search ranks by "
+                        "(default phase, or the calibration's conventions': op for "
+                        "megatron-a100). Serving: the rule "
                         "of each step's latency, the bound's too (default op, or the "
                         "calibration's: none for trtllm-a100 and trtllm-h100)")
     p.add_argument("--recompute", default="none", metavar="POLICY",

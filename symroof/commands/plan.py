@@ -187,7 +187,8 @@ class PlanRequest:
                 found = search(cfg, the_chip, r.search, batch=r.batch, context=r.context,
                                recompute=r.recompute, optimizer=r.optimizer,
                                attention=r.attention, efficiency=eff, progress=progress,
-                               in_network=r.in_network, offload=parse_offload(r.offload))
+                               in_network=r.in_network, offload=parse_offload(r.offload),
+                               overlap=r.overlap or "phase", conventions=eff.conventions)
                 from ..plans.relaxed import relaxed_mix
                 out = replace(out, search=found, train=found.plan,
                               relaxed=relaxed_mix(cfg, the_chip, r.search, batch=r.batch,
@@ -305,8 +306,8 @@ def _optimizer_choice(chosen: Choices, given: str | None) -> tuple[str, Choices]
 def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     """The plan set beside a search: ``r``'s mesh, strategy, microbatches and interleaving,
     under its recomputation policy (``any``: the fastest that fits of each policy, by
-    T_lower, then T_upper), built as the search builds its plans (a calibration's
-    conventions other than its optimizer and overlap are not the search's)."""
+    its predicted time, then T_upper), built as the search builds its plans (the overlap
+    rule, the efficiency and its calibration's conventions)."""
     from ..models.counts import RECOMPUTE
     from ..models.layers import Kernel
     from ..plans.offload import parse_offload
@@ -315,13 +316,15 @@ def _given(cfg: Any, m: Any, strategy: Any, r: PlanRequest, eff: Any) -> Plan:
     assert r.batch is not None and r.context is not None and r.attention is not None
     assert r.optimizer is not None and r.overlap is not None
     plans = [train(cfg, m, strategy, batch=r.batch, context=r.context, optimizer=r.optimizer,
+                   conventions=eff.conventions,
                    options=StepOptions(kernel=Kernel(r.attention), overlap=r.overlap,
                                        efficiency=eff, recompute=policy,
                                        microbatches=r.microbatches, microbatch=r.microbatch,
                                        interleave=r.interleave, offload=parse_offload(r.offload),
                                        in_network=r.in_network))
              for policy in (RECOMPUTE if r.recompute == "any" else (r.recompute,))]
-    return min(plans, key=lambda p: (not p.fits, float(p.t_lower), float(p.t_upper)))
+    return min(plans, key=lambda p: (not p.fits, float(p.predicted if p.predicted is not None
+                                                        else p.t_lower), float(p.t_upper)))
 
 
 def _priced(out: Result, price: str | None) -> Result:

@@ -51,8 +51,13 @@ class Result:
             out["search"] = {
                 "chips": s.chips, "searched": s.searched, "feasible": s.feasible,
                 "explanation": s.explain(), "assumptions": list(s.assumptions),
-                "ranking": [{"mesh": c.spec, "strategy": c.strategy, "t_lower": c.t_lower,
-                             "memory": c.memory, "bound": c.bound} for c in s.ranking]}
+                "overlap": s.overlap,
+                "ranking": [{"mesh": c.spec, "strategy": c.strategy,
+                             "microbatches": c.microbatches,
+                             "choices": {"recompute": c.recompute},
+                             "t_lower": c.t_lower,
+                             "predicted": c.predicted, "memory": c.memory, "bound": c.bound}
+                            for c in s.ranking]}
             if self.given is not None:
                 out["search"]["given"] = _given_json(self.given, s.plan)
         if self.relaxed is not None:
@@ -100,8 +105,14 @@ def _given_json(given: Plan, chosen: Plan) -> dict[str, Any]:
             "microbatches": int(given.extra["microbatches"]),  # type: ignore[call-overload]
             "choices": {"recompute": given.extra["recompute"]}, "fits": given.fits,
             **_exact("t_lower", given.t_lower), **_exact("t_upper", given.t_upper),
+            **_exact("predicted", _ranked(given)),
             **_exact("memory", given.memory["total"]),
-            **_exact("chosen_over_given", chosen.t_lower / given.t_lower)}
+            **_exact("chosen_over_given", _ranked(chosen) / _ranked(given))}
+
+
+def _ranked(p: Plan) -> Any:
+    """The time a search ranks plans by: the predicted time (T_lower under ``phase``)."""
+    return p.predicted if p.predicted is not None else p.t_lower
 
 
 def _cost_json(c: Cost) -> dict[str, Any]:

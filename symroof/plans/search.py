@@ -21,7 +21,7 @@ exactly by ``symroof.plans.training.train``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -32,10 +32,11 @@ from ..core.errors import InputError
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import RECOMPUTE
-from ..models.layers import Kernel, layer_ops
+from ..models.layers import Block, Kernel, StepOps, layer_ops
 from ..models.memory import plan_states
 from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
+from .conventions import Conventions
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .options import StepOptions
@@ -43,9 +44,19 @@ from .pipeline import pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
+from .train_step import (
+    DEFAULT_OVERLAP,
+    OVERLAPS,
+    backward_ops,
+    forward_ops,
+    op_key,
+    optimizer_time,
+    phase_terms,
+    stage_extras,
+    with_megatron_kernels,
+)
 from .train_step import TRAIN_PHASES as PHASES
-from .train_step import backward_ops, forward_ops, optimizer_time, phase_terms, stage_extras
-from .training import Plan, held_params, train
+from .training import Plan, _with_reruns, held_params, train
 from .zero import zero_states
 
 LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
@@ -70,7 +81,9 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Choice:
-    """A ranked candidate: its step time (T_lower), memory, and what binds it."""
+    """A ranked candidate: its step time (T_lower), memory, and what binds it; ``predicted``
+    its step time under the search's overlap rule (``training.Plan.predicted``, T_lower
+    under ``phase``)."""
 
     spec: str
     strategy: str
@@ -79,6 +92,7 @@ class Choice:
     bound: str
     microbatches: int = 1
     recompute: str = "none"
+    predicted: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -96,20 +110,24 @@ class Search:
     ties: int = 1
     slower: Choice | None = None
     every: tuple[Choice, ...] = ()
+    overlap: str = DEFAULT_OVERLAP
 
     def explain(self) -> str:
-        """Which term binds the chosen plan, and how much the runner-up loses."""
-        text = (f"chosen: {self.best.strategy} on {self.best.spec}, T_lower "
-                f"{self.best.t_lower:.4g} s, bound by {self.best.bound}")
+        """Which term binds the chosen plan, and how much the runner-up loses (in the step
+        time the candidates rank by: T_lower under ``phase``, else ``predicted``)."""
+        by = "T_lower" if self.overlap == DEFAULT_OVERLAP else "predicted"
+        text = (f"chosen: {self.best.strategy} on {self.best.spec}, {by} "
+                f"{self.best.predicted:.4g} s, bound by {self.best.bound}")
         if self.ties > 1:
-            text += (f"; {self.ties} plans tie at that T_lower, ordered by T_upper (nothing "
+            at = "T_lower" if by == "T_lower" else "predicted time"
+            text += (f"; {self.ties} plans tie at that {at}, ordered by T_upper (nothing "
                      f"overlapping), then memory")
         if self.runner_up is not None:
-            loss = self.runner_up.t_lower / self.best.t_lower - 1
+            loss = self.runner_up.predicted / self.best.predicted - 1
             text += (f"; runner-up {self.runner_up.strategy} on {self.runner_up.spec} "
                      f"(bound by {self.runner_up.bound}) loses {loss:.2%}")
         if self.slower is not None and self.slower is not self.runner_up:
-            loss = self.slower.t_lower / self.best.t_lower - 1
+            loss = self.slower.predicted / self.best.predicted - 1
             text += (f"; the fastest slower plan, {self.slower.strategy} on "
                      f"{self.slower.spec} (bound by {self.slower.bound}), loses {loss:.2%}")
         return text
@@ -196,11 +214,24 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
            attention: str = "materialised",
            efficiency: Efficiency = PEAK,
            progress: Callable[[int, int], None] | None = None, in_network: bool = False,
-           offload: tuple[str, ...] = ()) -> Search:
-    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory;
+           offload: tuple[str, ...] = (), overlap: str = DEFAULT_OVERLAP,
+           conventions: Conventions | None = None) -> Search:
+    """The fastest training plan of ``cfg`` on ``n`` chips that fits in memory, each
+    candidate timed as ``training.train`` predicts it (``Plan.predicted``) under the
+    ``overlap`` rule (``train_step.OVERLAPS``) at ``efficiency``, and ranked by that time;
     ``recompute="any"`` tries every recomputation policy with every candidate;
     ``in_network`` reduces every AllReduce over one switched network in the switch;
-    ``offload`` keeps those parts in host memory (``plans.offload``) in every candidate."""
+    ``offload`` keeps those parts in host memory (``plans.offload``) in every candidate;
+    ``conventions`` (e.g. Megatron-LM's) brings the choices ``train`` takes from them
+    (``rerun_collectives``, ``pipeline_sends``, ``elementwise_kernels``); its optimizer and
+    overlap are the caller's to pass, as for ``train``."""
+    if overlap not in OVERLAPS:
+        raise InputError(f"overlap must be one of {', '.join(OVERLAPS)}, got {overlap!r}",
+                         "overlap")
+    per_op = overlap == "op"
+    elementwise = conventions is not None and conventions.flag("elementwise_kernels")
+    reruns = conventions is not None and conventions.flag("rerun_collectives")
+    scatter = conventions is not None and conventions.flag("pipeline_sends")
     shapes = list(meshes(chip, n))
     cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
     if not cands:
@@ -215,13 +246,20 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             templates[stage, sp_on] = training_template(
                 cfg, context=context, kinds=("dp", "zero", "tp", "pp", "ep"), zero_stage=stage,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
-    costs = Costs(in_network)
+    costs = Costs(in_network, efficiency)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
     per_byte = {pair: np.zeros(len(cands)) for pair in pairs}
     latency = {pair: np.zeros(len(cands)) for pair in pairs}
     signatures: dict[str, tuple[Mesh, dict[str, int]]] = {}
     ids: dict[tuple[Any, ...], int] = {}  # each distinct axis once, as a small number
+    # the candidates of one mesh and one assignment of kinds to axes cost their collectives
+    # alike (their microbatches and sequence parallelism aside): each such group once
+    groups: dict[tuple[Any, ...], list[int]] = {}
     for i, c in enumerate(cands):
+        groups.setdefault((c.spec, *sorted(c.kinds.items())), []).append(i)
+    done = 0
+    for rows in groups.values():
+        c = cands[rows[0]]
         if c.spec not in signatures:
             m = mesh(c.spec, chip)
             signatures[c.spec] = (m, {a: ids.setdefault(signature(m, a), len(ids))
@@ -230,13 +268,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         for kind, coll in pairs:
             axes = c.kinds.get(_label(kind, c), ())
             if axes:
-                per_byte[kind, coll][i], latency[kind, coll][i] = costs.get(
-                    coll, axes, m, tuple(sig[a] for a in axes))
-        if progress and (i + 1) % 512 == 0:
-            progress(i + 1, len(cands))
+                per_byte[kind, coll][rows], latency[kind, coll][rows] = costs.get(
+                    coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
+        if progress and (done + len(rows)) // 512 > done // 512:
+            progress(done + len(rows), len(cands))
+        done += len(rows)
     # each recomputation policy asked for: the same candidates again (comm costs shared)
     policies = RECOMPUTE if recompute == "any" else (recompute,)
-    cands = [c if r == c.recompute else replace(c, recompute=r) for r in policies for c in cands]
+    recs = [r for r in policies for _ in cands]  # each candidate's recomputation policy
+    cands = cands * len(policies)
     per_byte = {k: np.tile(v, len(policies)) for k, v in per_byte.items()}
     latency = {k: np.tile(v, len(policies)) for k, v in latency.items()}
     deg = np.array([c.degrees for c in cands], dtype=np.float64).T
@@ -251,38 +291,81 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # what only the first stage (the embedding) or the last (final norm, head) adds
     extra = {(w, ph, res): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES
              for res in ("compute", "hbm")}
+    # under ``op``: each phase's ops, each op's compute overlapping its own memory traffic
+    # (``train_step.op_overlapped``), in all and what each extra adds
+    ops_time = {ph: np.zeros(len(cands)) for ph in PHASES}
+    extra_ops = {(w, ph): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES}
+    op_polys: dict[Any, Any] = {}
     shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
     for i, c in enumerate(cands):
         shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
-                 c.recompute)
+                 recs[i])
         shapes_of.setdefault(shape, []).append(i)
     seen: dict[Any, Any] = {}
     forwards: dict[tuple[int, int, int, bool], Any] = {}
+    shards: dict[Any, Any] = {}  # each tensor shard's layer ops, for every pipeline depth
     extras_of: dict[tuple[int, int, bool, str], dict[tuple[str, str, str], Any]] = {}
+    # a pipeline's depth changes only how many layers a block runs: each block's ops and
+    # their summed terms (``phase_terms`` of the block run once) are every depth's
+    backs: dict[tuple[int, int, bool, str], StepOps] = {}
+    blocks: dict[tuple[Any, ...], dict[str, sp.Expr]] = {}
+
+    def summed(step: StepOps, shard: tuple[Any, ...]) -> dict[str, sp.Expr]:
+        """``phase_terms`` of ``step``: each block's terms once per shard, times its count."""
+        total: dict[str, list[sp.Expr]] = {}
+        for b in step.blocks:
+            key = (*shard, step.phase, b.name)
+            if key not in blocks:
+                one = replace(step, blocks=(Block(b.name, b.ops, sp.S.One),))
+                blocks[key] = phase_terms({"one": one}, chip, efficiency, seen)["one"]
+            for k, v in blocks[key].items():
+                total.setdefault(k, []).append(b.count * v)
+        return {k: sp.Add(*v) for k, v in total.items()}
+
     for (tp, pp, ep, sp_on, r), rows in shapes_of.items():
         idx = np.array(rows)
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
             forward, weights = forward_ops(cfg, batch=BATCH, context=context, tp=tp, pp=pp,
-                                           ep=ep, sequence_parallel=sp_on, attention=attention)
-            terms = phase_terms({"forward": forward}, chip, efficiency, seen)["forward"]
+                                           ep=ep, sequence_parallel=sp_on, attention=attention,
+                                           cache=shards)
+            if elementwise:
+                forward = with_megatron_kernels(forward, cfg, batch=BATCH, context=context,
+                                                tp=tp, sequence_parallel=sp_on)
+            terms = summed(forward, (tp, ep, sp_on))
             forwards[tp, pp, ep, sp_on] = (forward, weights, {
-                k: _coefficients(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
+                k: _evaluator(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
         forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
-        ops = {"forward": forward, "backward": backward_ops(forward, weights, r)}
-        timed = phase_terms({"backward": ops["backward"]}, chip, efficiency, seen)
+        if (tp, ep, sp_on, r) not in backs:
+            backs[tp, ep, sp_on, r] = backward_ops(forward, weights, r)
+        back = backs[tp, ep, sp_on, r]  # its blocks run as many layers as the forward's
+        back = replace(back, blocks=tuple(Block(b.name, b.ops, f.count) for b, f in
+                                          zip(back.blocks, forward.blocks, strict=True)))
+        ops = {"forward": forward, "backward": back}
+        timed = summed(back, (tp, ep, sp_on, r))
         for (ph, res), out in per_phase.items():
             poly = coeffs[res] if ph == "forward" else \
-                _coefficients(timed[ph].get(res, sp.S.Zero))
-            out[idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+                _evaluator(timed.get(res, sp.S.Zero))
+            out[idx] = poly(b_value[idx]) * micro[idx]
+        if per_op:
+            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx],
+                                     (tp, ep, sp_on, r))
+            for ph in PHASES:
+                ops_time[ph][idx] = overlapped[ph] * micro[idx]
+            if pp != 1:
+                for w, only in stage_extras(ops).items():
+                    alone = _overlapped(only, chip, efficiency, seen, op_polys, b_value[idx],
+                                        (tp, ep, sp_on, r, w))
+                    for ph in PHASES:
+                        extra_ops[w, ph][idx] = alone[ph] * micro[idx]
         if pp != 1:  # the head block is every pipeline's: its polynomials once
             if (tp, ep, sp_on, r) not in extras_of:
                 extras_of[tp, ep, sp_on, r] = {
-                    (w, ph, res): _coefficients(alone[ph].get(res, sp.S.Zero))
+                    (w, ph, res): _evaluator(alone[ph].get(res, sp.S.Zero))
                     for w, part in stage_extras(ops).items()
                     for alone in [phase_terms(part, chip, efficiency, seen)]
                     for ph in PHASES for res in ("compute", "hbm")}
             for part, poly in extras_of[tp, ep, sp_on, r].items():
-                extra[part][idx] = np.polyval(poly, b_value[idx]) * micro[idx]
+                extra[part][idx] = poly(b_value[idx]) * micro[idx]
     phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
@@ -298,7 +381,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                for ph in PHASES for res in ("compute", "hbm")}
         staged[name] = {
             "lower": {ph: np.maximum(own[ph, "compute"], own[ph, "hbm"]) for ph in PHASES},
-            "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES}}
+            "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES},
+            "op": {ph: ops_time[ph] - sum(extra_ops[d, ph] for d in drop) for ph in PHASES}}
+    serial = {ph: np.zeros(len(cands)) for ph in PHASES}  # every term but compute and HBM
     memory = np.zeros(len(cands))
     mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
                for r in policies}
@@ -320,7 +405,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     held = np.zeros(len(cands))
     counts: dict[tuple[int, ...], float] = {}
     for i, c in enumerate(cands):
-        shard = tuple(int(x) for x in c.degrees[2:5])
+        shard = c.degrees[2:5]
         if shard not in counts:
             counts[shard] = float(held_params(templates[0, False], cfg, {
                 D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
@@ -332,25 +417,38 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         args = (b_value[idx], *deg[:, idx])
         opt[idx] = steps[stage, sp_on](*args, held[idx])
         for r in policies:
-            mine = np.array([i for i in rows if cands[i].recompute == r])
+            mine = np.array([i for i in rows if recs[i] == r])
             if len(mine):
                 memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine],
                                                         held[mine])
                 for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
                     parts[k, mine] = fn(b_value[mine], *deg[:, mine], held[mine])
+        # the collectives: the template's, and under the conventions each policy's reruns
+        # (``training._with_reruns``) and pipeline sends split over the tensor ranks
+        split = [(np.array([k for k, i in enumerate(rows) if recs[i] == r]),
+                  tuple(_with_reruns(t.uses, r, sp_on))) for r in policies] if reruns \
+            else [(np.arange(len(rows)), t.uses)]
         term: dict[tuple[str, str], np.ndarray] = {}
-        for u in t.uses:
-            count = _compile(sp.sympify(u.per_step))(*args)
-            size = _compile(u.nbytes)(*args) * count
-            pair = (u.kind, u.collective)
-            key = (u.kind, u.phase)
-            term[key] = term.get(key, 0) + size * per_byte[pair][idx] \
-                + count * latency[pair][idx]
+        for mine, uses in split:
+            if not len(mine):
+                continue
+            for u in uses:
+                count = _compile(sp.sympify(u.per_step))(*args)[mine]
+                size = _compile(u.nbytes)(*args)[mine] * count
+                if u.kind == "pp" and scatter and not sp_on:
+                    size = size / deg[2, idx[mine]]
+                pair = (u.kind, u.collective)
+                key = (u.kind, u.phase)
+                if key not in term:
+                    term[key] = np.zeros(len(idx))
+                term[key][mine] = term[key][mine] + size * per_byte[pair][idx[mine]] \
+                    + count * latency[pair][idx[mine]]
         for (kind, ph), time in term.items():
             worse = time > lower[ph][idx]
             binding[ph][idx[worse]] = kind
             lower[ph][idx] = np.maximum(lower[ph][idx], time)
             upper[ph][idx] = upper[ph][idx] + time
+            serial[ph][idx] = serial[ph][idx] + time
             for v in staged.values():
                 v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], time)
                 v["upper"][ph][idx] = v["upper"][ph][idx] + time
@@ -361,6 +459,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         binding[ph][time > lower[ph]] = name
         lower[ph] = np.maximum(lower[ph], time)
         upper[ph] = upper[ph] + time
+        serial[ph] = serial[ph] + time
         for v in staged.values():
             v["lower"][ph] = np.maximum(v["lower"][ph], time)
             v["upper"][ph] = v["upper"][ph] + time
@@ -381,24 +480,42 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         return np.where((deg[3] != 1) & (adds["last"] >= adds["first"]), split, alike)
 
     t_lower = pipelined("lower", lower) + opt
+    t_upper = pipelined("upper", upper) + opt
+    if per_op:  # every stage's ops overlapped, then every other term one after another
+        for v in staged.values():
+            v["op"] = {ph: v["op"][ph] + serial[ph] for ph in PHASES}
+        predicted = pipelined("op", {ph: ops_time[ph] + serial[ph] for ph in PHASES}) + opt
+    else:
+        predicted = t_lower if overlap == "phase" else t_upper
     fits = memory <= float(chip.capacity("hbm"))
     if not fits.any():
         smallest = int(np.argmin(memory))
         raise InputError(f"no plan of {n} chips fits in {chip.name}'s memory: the smallest "
                          f"needs {memory[smallest] / 1e9:.3g} GB per chip "
                          f"({cands[smallest].strategy} on {cands[smallest].spec})", "search")
-    t_upper = pipelined("upper", upper) + opt
     # fastest first; among equals the one with the shorter T_upper, then the less memory
     order = np.lexsort((np.arange(len(cands)), memory, t_upper,
-                        np.where(fits, t_lower, np.inf)))
+                        np.where(fits, predicted, np.inf)))
     ranked = [i for i in order if fits[i]]
-    choices = tuple(_choice(cands[i], t_lower[i], memory[i], binding, i) for i in ranked[:10])
+
+    # each ranked candidate's figures as Python floats, its bound the backward's binding
+    # term unless that is compute, else the forward's
+    figures = (t_lower.tolist(), memory.tolist(), predicted.tolist(),
+               np.where(binding["backward"] != "compute", binding["backward"],
+                        binding["forward"]).tolist())
+
+    def choice(i: int) -> Choice:
+        c = cands[i]
+        return Choice(c.spec, c.strategy, figures[0][i], figures[1][i], str(figures[3][i]),
+                      c.degrees[5], recs[i], figures[2][i])
+    choices = tuple(choice(i) for i in ranked[:10])
     best = cands[ranked[0]]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
-                 context=context, optimizer=optimizer,
+                 context=context, optimizer=optimizer, conventions=conventions,
                  options=StepOptions(kernel=Kernel(attention), efficiency=efficiency,
-                                     recompute=best.recompute, microbatches=best.degrees[5],
-                                     offload=offload, in_network=in_network))
+                                     recompute=recs[ranked[0]], microbatches=best.degrees[5],
+                                     offload=offload, in_network=in_network,
+                                     overlap=overlap))
     notes: tuple[str, ...] = (
         f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
         "gives it)",) if costs.unknown else ()
@@ -407,24 +524,29 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                   + (", ".join(sorted(costs.algorithms - {"ring"})) or "none here") + "); "
                   "others as rings",)
     notes += tuple(f"in every candidate: {x}" for x in host_notes)
-    conv = efficiency.conventions
-    if conv is not None:  # what the fractions were fitted under, and the search does not run
-        left = sorted(set(conv.choices) - {"optimizer"})
-        notes += (f"the calibration's fractions were fitted under {conv.name}'s conventions; "
-                  f"the search applies its optimizer only, not {', '.join(left)}: candidates "
-                  "rank by T_lower (overlap phase); a training plan on the chosen mesh and "
-                  "strategy under the same calibration gives its prediction",)
-    top = t_lower[ranked[0]]
-    tied = [i for i in ranked if t_lower[i] <= top * (1 + 1e-12)]
+    if overlap != DEFAULT_OVERLAP:
+        notes += (f"candidates rank by their predicted step time under overlap {overlap}: "
+                  f"{OVERLAPS[overlap]}",)
+    if conventions is not None:  # each choice (their sources: the plan's assumptions)
+        ran = conventions.override({"overlap": overlap, "optimizer": optimizer})
+        notes += (f"in every candidate: {ran.name}'s conventions, "
+                  + ", ".join(f"{k} {v}" + (" (set by the user)" if k in ran.overridden
+                                            else "") for k, v in ran.choices.items())
+                  + " (their sources: the chosen plan's assumptions)",)
+    elif efficiency.conventions is not None:  # fitted under conventions not given here
+        conv = efficiency.conventions
+        notes += (f"the calibration's fractions were fitted under {conv.name}'s conventions, "
+                  f"which this search was not given: its candidates run none of "
+                  f"{', '.join(sorted(set(conv.choices) - {'optimizer', 'overlap'}))}",)
+    top = predicted[ranked[0]]
+    tied = [i for i in ranked if predicted[i] <= top * (1 + 1e-12)]
     after = ranked[len(tied)] if len(tied) < len(ranked) else None
-    slower = _choice(cands[after], t_lower[after], memory[after], binding, after) \
-        if after is not None else None
+    slower = choice(after) if after is not None else None
     return Search(n, len(cands), int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
                   (*notes, "pipelines run 4 microbatches per stage; without a pipeline, gradient "
                    f"accumulation over 1, 2, 4, ... microbatches; {why}"), len(tied),
-                  slower, tuple(_choice(cands[i], t_lower[i], memory[i], binding, i)
-                                for i in ranked))
+                  slower, tuple(choice(i) for i in ranked), overlap)
 
 
 def _label(kind: str, c: Candidate) -> str:
@@ -433,12 +555,63 @@ def _label(kind: str, c: Candidate) -> str:
     return kind
 
 
-def _choice(c: Candidate, t: float, mem: float, binding: dict[str, np.ndarray],
-            i: int) -> Choice:
-    bound = binding["backward"][i] if binding["backward"][i] != "compute" else \
-        binding["forward"][i]
-    return Choice(c.spec, c.strategy, float(t), float(mem), str(bound), c.degrees[5],
-                  c.recompute)
+def _name(kind: str, c: Candidate) -> str:
+    """The strategy kind a collective's term is named by (``training._label``)."""
+    label = _label(kind, c)
+    return "fsdp" if label == "zero3" else label
+
+
+def _overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency,
+                seen: dict[Any, Any], polys: dict[Any, Any], b: np.ndarray,
+                shard: tuple[Any, ...]) -> dict[str, np.ndarray]:
+    """``train_step.op_overlapped`` at the microbatches ``b``: each op's longest term, its
+    polynomials in the microbatch evaluated, summed over its block's ops, times the block's
+    count; ``polys`` keeps each block's coefficients by ``shard``, the phase and its name,
+    and each op's evaluators (an op's times are ``phase_terms``', kept in ``seen``)."""
+    out = {}
+    for ph, step in ops.items():
+        total = np.zeros(len(b))
+        for block in step.blocks:
+            key = (*shard, ph, block.name)
+            if key not in polys:
+                if any(op_key(o) not in seen for o in block.ops):  # each op's terms
+                    phase_terms({ph: replace(step, blocks=(
+                        Block(block.name, block.ops, sp.S.One),))}, chip, efficiency, seen)
+                each = []
+                for o in block.ops:  # an op's terms' evaluators once, whatever block runs it
+                    own = ("op", op_key(o))
+                    if own not in polys:
+                        polys[own] = [_evaluator(v) for v in seen[own[1]].values()]
+                    each.append(polys[own])
+                polys[key] = _stacked([[e.coefficients for e in t] for t in each]) \
+                    if all(e.coefficients is not None for t in each for e in t) else each
+            coeffs = polys[key]  # (op, term, power), highest power first
+            if not isinstance(coeffs, np.ndarray):  # a term not polynomial: op by op
+                longest = [np.max([e(b) for e in t], axis=0) for t in coeffs]
+                total += float(block.count) * np.sum(longest, axis=0)
+                continue
+            y = np.zeros((*coeffs.shape[:2], len(b)))
+            for k in range(coeffs.shape[2]):  # numpy.polyval's Horner steps
+                y = y * b + coeffs[:, :, k, None]
+            total += float(block.count) * y.max(axis=1).sum(axis=0)
+        out[ph] = total
+    return out
+
+
+def _stacked(coefficients: Any) -> np.ndarray:
+    """Each op's terms' coefficients as one array (op, term, power): a shorter polynomial
+    led by zeros, an op with fewer terms given its first term again (the longest term
+    unchanged)."""
+    if not coefficients:
+        return np.zeros((0, 1, 1))
+    terms = max(len(t) for t in coefficients)
+    powers = max(len(c) for t in coefficients for c in t)
+    out = np.zeros((len(coefficients), terms, powers))
+    for i, t in enumerate(coefficients):
+        for j in range(terms):
+            c = t[j] if j < len(t) else t[0]
+            out[i, j, powers - len(c):] = c
+    return out
 
 
 _COMPILED: dict[str, Callable[..., Any]] = {}
@@ -446,8 +619,55 @@ _COMPILED: dict[str, Callable[..., Any]] = {}
 
 def _coefficients(expr: sp.Expr) -> list[float]:
     """The coefficients of ``expr``, a polynomial in the microbatch, each exact and then
-    rounded once to a float (for ``numpy.polyval``)."""
-    return [float(c) for c in sp.Poly(expr, BATCH).all_coeffs()]
+    rounded once to a float (for ``numpy.polyval``).
+
+    >>> b = BATCH
+    >>> _coefficients(3 * b**2 / 4 + 2), _coefficients(sp.S.Zero), _coefficients(b * (b + 1))
+    ([0.75, 0.0, 2.0], [0.0], [1.0, 1.0, 0.0])
+    """
+    # a sum of numbers times whole powers of the microbatch (an op's times summed are one,
+    # like terms already collected) gives its coefficients as it stands; else sp.Poly
+    terms = sp.sympify(expr).as_coefficients_dict()
+    powers: dict[int, Any] = {}
+    for k, v in terms.items():
+        power = 0 if k == 1 else 1 if k == BATCH else int(k.exp) if (
+            k.is_Pow and k.base == BATCH and k.exp.is_Integer and k.exp > 0) else None
+        if power is None or not v.is_Number:
+            return [float(c) for c in sp.Poly(expr, BATCH).all_coeffs()]
+        powers[power] = v
+    top = max(powers, default=0)
+    return [float(powers.get(p, 0)) for p in range(top, -1, -1)]
+
+
+@dataclass(frozen=True)
+class _Evaluator:
+    """An expression in the microbatch evaluated at many microbatches: a polynomial from
+    its coefficients (``numpy.polyval``), any other (an MoE's experts touched) exactly at
+    each distinct microbatch, then rounded once.
+
+    >>> from symroof.models.layers import Touched
+    >>> e = _evaluator(BATCH + Touched(8, 2, 2 * BATCH))
+    >>> e.coefficients is None, e(np.array([1.0, 2.0, 1.0])).tolist()
+    (True, [4.5, 7.46875, 4.5])
+    """
+
+    expr: sp.Expr
+    coefficients: tuple[float, ...] | None
+
+    def __call__(self, b: np.ndarray) -> np.ndarray:
+        if self.coefficients is not None:
+            return np.asarray(np.polyval(self.coefficients, b))
+        values, where = np.unique(b, return_inverse=True)
+        return np.array([float(self.expr.subs(BATCH, sp.Integer(int(v)) if float(v).is_integer()
+                                              else sp.Rational(float(v))))
+                         for v in values])[where]
+
+
+def _evaluator(expr: sp.Expr) -> _Evaluator:
+    try:
+        return _Evaluator(expr, tuple(_coefficients(expr)))
+    except sp.PolynomialError:
+        return _Evaluator(expr, None)
 
 
 def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:

@@ -26,34 +26,43 @@ from ..hardware.catalog import Chip
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
-from .efficiency import Efficiency
+from .efficiency import PEAK, Efficiency
 
 PARTS = ("weights", "gradients", "optimizer", "activations")
 
 
 class Costs:
-    """Seconds per byte and latency of a collective over axes, by what the axes are."""
+    """Seconds per byte and latency of a collective over axes, by what the axes are; each
+    byte at ``efficiency``'s fraction of its links or of its strategy kind (``label``),
+    the least of them (``plans.training``'s rule)."""
 
-    def __init__(self, in_network: bool = False) -> None:
+    def __init__(self, in_network: bool = False, efficiency: Efficiency = PEAK) -> None:
         self.in_network = in_network
+        self.efficiency = efficiency
         self.cache: dict[tuple[Any, ...], tuple[float, float]] = {}
+        self.exact: dict[tuple[Any, ...], tuple[sp.Expr, sp.Expr, tuple[str, ...]]] = {}
         self.unknown: set[str] = set()
         self.algorithms: set[str] = set()
 
     def get(self, kind: str, axes: tuple[str, ...], m: Mesh,
-            signature: tuple[Any, ...]) -> tuple[float, float]:
-        key = (kind, signature)
+            signature: tuple[Any, ...], label: str = "") -> tuple[float, float]:
+        key = (kind, signature, label)
         if key not in self.cache:
-            how = "ring"
-            if self.in_network and kind == "allreduce":
-                how = in_switch_algorithm([m.axis(a) for a in axes]) or "ring"
-                self.algorithms.add(how)
-            c = collective(kind, 1, list(axes), m, how)  # linear in the bytes: one byte's
-            latency = c.latency_time
-            for sym in latency.free_symbols:
-                self.unknown.add(str(sym))
-            latency = latency.subs({s: 0 for s in latency.free_symbols})
-            self.cache[key] = (float(c.bandwidth_time), float(latency))
+            if (kind, signature) not in self.exact:  # the collective once for every label
+                how = "ring"
+                if self.in_network and kind == "allreduce":
+                    how = in_switch_algorithm([m.axis(a) for a in axes]) or "ring"
+                    self.algorithms.add(how)
+                c = collective(kind, 1, list(axes), m, how)  # linear in the bytes: one byte's
+                latency = c.latency_time
+                for sym in latency.free_symbols:
+                    self.unknown.add(str(sym))
+                latency = latency.subs({s: 0 for s in latency.free_symbols})
+                self.exact[kind, signature] = (c.bandwidth_time, latency,
+                                               tuple(c.bandwidths()))
+            bandwidth, latency, links = self.exact[kind, signature]
+            f = min((self.efficiency.of(x) for x in (*links, label)), default=sp.S.One)
+            self.cache[key] = (float(bandwidth / f), float(latency))
         return self.cache[key]
 
 

@@ -80,12 +80,28 @@ def training_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp
                                    sequence_parallel=sequence_parallel, attention=attention,
                                    dtype=dtype, symbolic=symbolic)
     if elementwise:
-        extra = megatron_kernels(cfg, batch=batch, context=context, tp=tp,
-                                 sequence_parallel=sequence_parallel, symbolic=symbolic)
-        forward = replace(forward, blocks=tuple(
-            Block(b.name, b.ops + extra, b.count) if b.name != "head" else b
-            for b in forward.blocks))
+        forward = with_megatron_kernels(forward, cfg, batch=batch, context=context, tp=tp,
+                                        sequence_parallel=sequence_parallel, symbolic=symbolic)
     return {"forward": forward, "backward": backward_ops(forward, weights, recompute)}
+
+
+def with_megatron_kernels(forward: StepOps, cfg: ModelConfig, *, batch: int | Expr,
+                          context: int | Expr, tp: int = 1, sequence_parallel: bool = False,
+                          symbolic: bool = False) -> StepOps:
+    """``forward`` with Megatron-LM's fused elementwise kernels (``megatron_kernels``) run
+    by each layer block (the head block runs none).
+
+    >>> from symroof.models import model
+    >>> cfg = model("megatron-gpt-22b")
+    >>> f, _ = forward_ops(cfg, batch=1, context=2048, tp=8)
+    >>> len(with_megatron_kernels(f, cfg, batch=1, context=2048, tp=8).rows()) - len(f.rows())
+    5
+    """
+    extra = megatron_kernels(cfg, batch=batch, context=context, tp=tp,
+                             sequence_parallel=sequence_parallel, symbolic=symbolic)
+    return replace(forward, blocks=tuple(
+        Block(b.name, b.ops + extra, b.count) if b.name != "head" else b
+        for b in forward.blocks))
 
 
 # Megatron-LM's fused elementwise kernels of a GPT layer beside its matmuls and norms,
@@ -130,13 +146,22 @@ def megatron_kernels(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr
 def forward_ops(cfg: ModelConfig, *, batch: int | Expr, context: int | Expr, tp: int = 1,
                 pp: int = 1, ep: int = 1, sequence_parallel: bool = False,
                 attention: str = "materialised", dtype: str = "bf16",
-                symbolic: bool = False) -> tuple[StepOps, dict[str, Expr]]:
-    """The forward ops of the busiest stage (``training_ops``) and each op's weights."""
+                symbolic: bool = False, cache: dict[Any, Any] | None = None,
+                ) -> tuple[StepOps, dict[str, Expr]]:
+    """The forward ops of the busiest stage (``training_ops``) and each op's weights;
+    ``cache`` keeps the shard's layer ops and weights (what neither the pipeline nor
+    sequence parallelism changes) for the next call of the same shard."""
     part = shard(cfg, tp, pp=pp, ep=ep)
-    fwd = layer_ops(part, "prefill", batch=batch, context=context, dtype=dtype,
-                    activation_dtype=dtype, symbolic=symbolic, expert_split=ep,
-                    attention=attention)
-    weights = op_weights(part, part.sizes(symbolic))
+    key = (cfg.name, tp, ep, batch, context, attention, dtype, symbolic)
+    if cache is not None and key in cache:
+        fwd, weights = cache[key]
+    else:
+        fwd = layer_ops(part, "prefill", batch=batch, context=context, dtype=dtype,
+                        activation_dtype=dtype, symbolic=symbolic, expert_split=ep,
+                        attention=attention)
+        weights = op_weights(part, part.sizes(symbolic))
+        if cache is not None:
+            cache[key] = (fwd, weights)
     wb = dtype_bytes(dtype)
     blocks = []
     for b in fwd.blocks:
@@ -213,6 +238,12 @@ def stage_extras(ops: Mapping[str, StepOps]) -> dict[str, dict[str, StepOps]]:
     return {"first": only(FIRST_STAGE_OPS), "last": only(LAST_STAGE_OPS)}
 
 
+def op_key(o: Op) -> tuple[Any, ...]:
+    """What an op's times depend on (``phase_terms``' cache key): a rerun or a gradient op
+    has its forward op's."""
+    return (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute, o.dtype)
+
+
 def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
                 cache: dict[Any, dict[str, Expr]] | None = None) -> dict[str, dict[str, Expr]]:
     """Each phase's named terms in seconds (``compute`` and each memory level): every op's
@@ -225,16 +256,20 @@ def phase_terms(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency =
     for ph, step in ops.items():
         parts: dict[str, list[Expr]] = {}
         for block, o in step.rows():
-            key = (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute,
-                   o.dtype)
+            key = op_key(o)
             if key not in seen:
                 rl, _ = op_roofline(o, chip)
-                seen[key] = {"compute": rl.t_math / fractions["compute"],
-                             **{k: v / fractions.get(k, 1) for k, v in rl.t_comms.items()}}
+                seen[key] = {"compute": _at(rl.t_math, fractions["compute"]),
+                             **{k: _at(v, fractions.get(k, 1)) for k, v in rl.t_comms.items()}}
             for k, v in seen[key].items():
                 parts.setdefault(k, []).append(block.count * v)
         out[ph] = {k: sp.Add(*v) for k, v in parts.items()}
     return out
+
+
+def _at(time: Expr, fraction: Expr | int) -> Expr:
+    """``time`` at ``fraction`` of peak (``time`` itself at peak: no division to build)."""
+    return time if fraction == 1 else time / fraction
 
 
 def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
@@ -248,9 +283,7 @@ def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency
     for ph, step in ops.items():
         total = sp.S.Zero
         for block, o in step.rows():
-            key = (o.flops, tuple(o.reads.items()), tuple(o.writes.items()), o.compute,
-                   o.dtype)
-            total += block.count * sp.Max(*seen[key].values())
+            total += block.count * sp.Max(*seen[op_key(o)].values())
         out[ph] = total
     return out
 

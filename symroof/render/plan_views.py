@@ -264,31 +264,44 @@ def _chunks(s: Serving, fmt: str, shown: int = 8) -> list[str]:
 
 
 def _search(s: Search, fmt: str) -> list[str]:
+    # under a rule other than phase the candidates rank by their predicted time: a column
+    ranked = s.overlap != "phase"
     rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), c.recompute,
-             seconds(sp.Float(c.t_lower)), gigabytes(sp.Float(c.memory)), c.bound)
+             seconds(sp.Float(c.t_lower)),
+             *([seconds(sp.Float(c.predicted))] if ranked else []),
+             gigabytes(sp.Float(c.memory)), c.bound)
             for i, c in enumerate(s.ranking)]
     return [_heading(f"search over {s.chips} chips: {s.searched} plans, {s.feasible} fit", fmt),
             *table(["rank", "mesh", "strategy", "microbatches", "recompute", "T_lower",
-                    "memory", "bound"], rows, fmt),
+                    *([f"predicted ({s.overlap})"] if ranked else []), "memory", "bound"],
+                   rows, fmt),
             s.explain(), *(f"- {a}" for a in s.assumptions)]
 
 
 def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
     """The plan set beside the search, and the search's choice against it."""
+    ranked = chosen.overlap != "phase"  # the search ranked by the predicted time: a column
     rows = [(name, p.mesh, p.strategy, str(p.extra["microbatches"]), str(p.extra["recompute"]),
-             seconds(p.t_lower), seconds(p.t_upper), gigabytes(p.memory["total"]),
+             seconds(p.t_lower), seconds(p.t_upper),
+             *([seconds(_ranked_time(p))] if ranked else []), gigabytes(p.memory["total"]),
              "yes" if p.fits else "no") for name, p in (("given", given), ("chosen", chosen))]
-    ratio = chosen.t_lower / given.t_lower
+    by = "predicted" if ranked else "T_lower"  # under phase the predicted time is T_lower
+    ratio = _ranked_time(chosen) / _ranked_time(given)
     verdict = (f"the chosen plan is {approx((1 - ratio) * 100)}% faster than the given one "
-               "(T_lower)" if ratio < 1 else "the chosen plan ties with the given one "
-               "(T_lower)" if ratio == 1 else
+               f"({by})" if ratio < 1 else "the chosen plan ties with the given one "
+               f"({by})" if ratio == 1 else
                f"the given plan is {approx((1 / ratio - 1) * 100)}% faster than the chosen "
-               "one (T_lower): it lies outside the searched plans")
+               f"one ({by}): it lies outside the searched plans")
     if not given.fits:
         verdict += "; the given plan does not fit in memory"
     return [_heading("the given plan beside the search's choice", fmt),
             *table(["plan", "mesh", "strategy", "microbatches", "recompute", "T_lower",
-                    "T_upper", "memory", "fits"], rows, fmt), verdict]
+                    "T_upper", *([f"predicted ({chosen.overlap})"] if ranked else []),
+                    "memory", "fits"], rows, fmt), verdict]
+
+
+def _ranked_time(p: Plan) -> Any:
+    return p.predicted if p.predicted is not None else p.t_lower
 
 
 def _mfu(u: Mfu, fmt: str) -> list[str]:
