@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import textwrap
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 
@@ -90,9 +91,10 @@ _COLLECTIVE = re.compile(r"\b(all[\s-]?reduce|all[\s-]?gather|reduce[\s-]?scatte
                          r"all[\s-]?to[\s-]?all)\b", re.IGNORECASE)
 _SIZE_OF = re.compile(r"\b(batch|context|sequence length|sequence|prompt|mesh|ring|row|"
                       r"group|slice|pod)(?:\s+size)?\s+of\s*\Z", re.IGNORECASE)
-_BOUND_BEFORE = re.compile(r"\b(?:below|above|until|beyond|under|over|past|up to|at most|"
+_BOUND_BEFORE = re.compile(r"\b(?:(?:below|above|until|beyond|under|over|past|up to|at most|"
                            r"at least)\s+(?:a|an|the)?\s*(?:batch|context|sequence length|"
-                           r"sequence)(?:\s+size)?\s+of\s*\Z", re.IGNORECASE)
+                           r"sequence)(?:\s+size)?\s+of|below|above|until|beyond)\s*\Z",
+                           re.IGNORECASE)
 _MOVED = re.compile(r"(?:" + _COLLECTIVE.pattern + r")\s+of\s+(?:the\s+)?\Z|"
                     r"\b(?:gathers|reduces|scatters|sends)\s*\Z", re.IGNORECASE)
 _DEVICES = re.compile(r"\s*(?:chips|GPUs|TPUs|devices|hosts|nodes|ways)\b", re.IGNORECASE)
@@ -139,6 +141,7 @@ class _Scope:
     rl_chip: str = ""  # the chip of the text's matmul (the roofline rl), '' when none
     rl_dtype: str = "bf16"
     regime: bool = False
+    local: bool = False  # the section is about the matmul (names it or gives its sizes)
     sizes: tuple[tuple[str, str], ...] = ()
     chips: tuple[str, ...] = field(default=())
     models: tuple[str, ...] = field(default=())
@@ -190,7 +193,7 @@ def rows_of_text(text: str, language: str) -> list[Row]:
         heading = re.match(r"\s{0,3}#{1,6}\s+(.*?)\s*#*\s*\Z", line_block)
         if heading:
             section = heading.group(1).strip() or section
-            scope = replace(scope, chip="", collective="", sizes=())
+            scope = replace(scope, chip="", collective="", local=False)
             continue
         for sentence in _SENTENCE.split(line_block):
             quote = " ".join(sentence.split())
@@ -205,7 +208,8 @@ def rows_of_text(text: str, language: str) -> list[Row]:
                         with_unit(value.stated, unit, language), quote, language))
                 found.append((section, quote, value, ""))
                 if value.concept == "input":
-                    scope = replace(scope, sizes=scope.sizes + value.sizes)
+                    scope = replace(scope, sizes=scope.sizes + value.sizes, local=scope.local
+                                    or any(k in ("B", "D", "F", "batch") for k, _ in value.sizes))
             clauses = [quote[(values[i - 1].end if i else 0):v.end]
                        for i, v in enumerate(values)]
             found[len(found) - len(values):] = [
@@ -318,6 +322,8 @@ def _named(scope: _Scope, quote: str) -> _Scope:
     if verb:
         scope = replace(scope, collective="allgather" if verb.group(1).lower() == "gathers"
                         else "reducescatter")
+    if re.search(r"mat(?:rix )?mul", quote, re.IGNORECASE):
+        scope = replace(scope, local=True)
     counted = _CHIPS_COUNTED.search(quote)
     if counted:
         n = counted.group(1).lower()
@@ -356,6 +362,13 @@ def _values(quote: str, language: str) -> list[_Value]:
         value = _Value(number, _concept(number, quote, language), start, start + len(number))
         per = re.match(r"\s+per\s+(byte|token|second)\b", quote[value.end:])
         got = read(number, language)
+        typed = re.match(r"\s+(?:bf16|fp16|fp8|int8|fp32|tf32)\s+([^\s,;]+?)[.,;]?(?:\s|\Z)",
+                         quote[value.end:])
+        if typed and got is not None and not got.unit and not got.count:
+            with contextlib.suppress(InputError):  # 1.97e14 bf16 FLOP/s: the unit after the dtype
+                value = _Value(number, _concept(with_unit(number, typed.group(1), language),
+                                                quote, language), start, value.end,
+                               typed.group(1))
         if per and got is not None and got.unit and number.endswith(got.unit):
             bare = number[:-len(got.unit)].strip()
             unit = f"{got.unit}/{per.group(1)}"
@@ -374,6 +387,8 @@ def _given(value: _Value, quote: str, language: str) -> _Value:
     if value.concept == "ridge" and re.search(r"intensity", before, re.IGNORECASE) and \
             "ridge" not in before.lower():
         value = replace(value, concept="intensity")
+    if re.match(r"\s*hops\b", quote[value.end:]):
+        return replace(value, concept="count")
     assigned = _ASSIGNED.search(before)
     number = _literal(value.stated, language)
     if assigned:
@@ -389,8 +404,6 @@ def _given(value: _Value, quote: str, language: str) -> _Value:
         return replace(value, concept="input", sizes=(("moved", moved),))
     if re.match(r"[\d.,\s]+" + _DEVICES.pattern.removeprefix(r"\s*"), quote[value.start:]):
         return replace(value, concept="input", sizes=(("chips", number),))
-    if re.match(r"\s*hops\b", quote[value.end:]):
-        return replace(value, concept="count")
     return value
 
 
@@ -490,7 +503,7 @@ def _guess(value: _Value, quote: str, clause: str, scope: _Scope, language: str)
             return f"{_collective(scope, c, m)}.{part}"
         if m and c and "weight" in low:
             return f'inference_memory({m}).parts["weights"] / {c}.bandwidth("hbm")'
-        if rl:
+        if rl and scope.local:
             part = "t_math" if "math" in clause.lower() else \
                 't_comms["hbm"]' if re.search(r"memory|reading|hbm", clause.lower()) else \
                 "t_lower"
@@ -506,7 +519,7 @@ def _guess(value: _Value, quote: str, clause: str, scope: _Scope, language: str)
             return f'ch.threshold({at.replace(chr(39), chr(34))}, "B").exact'
         return "th.asymptotic" if scope.regime else 'ch.threshold(rl, "B").exact'
     if kind == "formula" and rl:
-        if "flop" in low:
+        if re.search(r"flop|floating-point|operations", low):
             return "rl.op.flops"
         if "byte" in low:
             return "rl.op.bytes()"
@@ -536,7 +549,8 @@ def _bytes(low: str, c: str, m: str, sizes: dict[str, str], at: str) -> str:
         return f"{memory}.total" if "weight" in low else f'{memory}.parts["kv cache"]'
     if m and "weight" in low and "cache" not in low:
         return f'inference_memory({m}).parts["weights"]'
-    if c and re.search(r"\bholds\b|capacity|\bhbm\b", low):
+    if c and re.search(r"\bholds\b|capacity|\bhbm\b", low) and \
+            not re.search(r"weight|cache|model|param", low):
         return f'{c}.capacity("hbm")'
     if at and re.search(r"\bmoves\b|\breads\b|\bwrites\b", low):
         return f"{at}.op.bytes()"
@@ -601,12 +615,19 @@ def _claims(rows: list[Row], title: str, scope: _Scope) -> str:
                      f"{_toml(scope.rl_dtype)}), {_var(scope.rl_chip)})")
     if re.search(r"\bth\.", calls):
         setup.append('    th = ch.threshold(rl, "B", regime="B<<D,F")')
-    setup += [f"    {name} = {call}" for call, name in made.items()]
+    for call, name in made.items():
+        line = f"    {name} = {call}"
+        setup.append(line if len(line) <= 100 else
+                     f"    {name} = ch.collective(\n        {call.removeprefix('ch.collective(')}")
     body = []
     for r in rows:
         quote = r.quote if len(r.quote) <= 70 else r.quote[:67] + "..."
-        body += [f"        # {r.stated}: {CONCEPTS[r.concept]}",
-                 f"        #   \u201c{quote}\u201d"]
+        what = CONCEPTS[r.concept] if not r.call or r.concept == "input" else \
+            CONCEPTS[r.concept].split(":")[0]
+        body += textwrap.wrap(f"{r.stated}: {what}", 100, initial_indent="        # ",
+                              subsequent_indent="        #     ", break_long_words=False,
+                              break_on_hyphens=False)
+        body.append(f"        #   \u201c{quote}\u201d")
         if r.concept == "input" and r.call:
             body.append(f"        {r.key}={r.call},")
             continue
@@ -623,8 +644,9 @@ def _claims(rows: list[Row], title: str, scope: _Scope) -> str:
             imports.append(f"from {mod} import {', '.join(names)}")
     if imports and imports[0].startswith("import sympy"):
         imports.insert(1, "")
-    head = [f'"""{title.replace(chr(34), chr(39))}: what the chapter derives, scaffolded from '
-            'the text (each stub: not derived yet)."""', "",
+    doc = textwrap.wrap(f"{title.replace(chr(34), chr(39))}: what the chapter derives, "
+                        "scaffolded from the text (each stub: not derived yet).", 96)
+    head = ['"""' + "\n".join(doc) + '"""', "",
             "from __future__ import annotations", "", *imports, "", "",
             "def claims(ch: Chapter) -> None:",
             *setup,
