@@ -203,9 +203,11 @@ def rows_of_text(text: str, language: str) -> list[Row]:
             values = _values(quote, language)
             units = _declared_units(quote, [v.stated for v in values], language)
             for value, unit in zip(values, units, strict=True):
-                if unit and read(value.stated, language) is not None:  # a number, no bound
-                    value = replace(value, unit=unit, concept=_concept(
-                        with_unit(value.stated, unit, language), quote, language))
+                if unit and not value.unit:
+                    value = replace(value, unit=unit)
+                    if read(value.stated, language) is not None:  # a number, not a bound
+                        value = replace(value, concept=_concept(
+                            with_unit(value.stated, unit, language), quote, language))
                 found.append((section, quote, value, ""))
                 if value.concept == "input":
                     scope = replace(scope, sizes=scope.sizes + value.sizes, local=scope.local
@@ -603,10 +605,12 @@ def _claims(rows: list[Row], title: str, scope: _Scope) -> str:
     made: dict[str, str] = {}  # each collective once, by a name of its own
     for r in rows:
         for call in _COLLECTIVE_CALL.findall(r.call):
+            if re.search(r"\bBYTES\b|X=N\b", call):
+                continue  # what it moves or over how many chips is the user's to say
             kind = call.split('"')[1]
             made.setdefault(call, kind if kind not in made.values() else f"{kind}_{len(made)}")
-    rows = [replace(r, call=_COLLECTIVE_CALL.sub(lambda m: made[m.group(0)], r.call))
-            for r in rows]
+    rows = [replace(r, call=_COLLECTIVE_CALL.sub(lambda m: made.get(m.group(0), m.group(0)),
+                                                 r.call)) for r in rows]
     calls = " ".join([*(r.call for r in rows), *made])
     setup = [f"    {_var(n)} = chip({_toml(n)})" for n in chips if _var(n) in calls]
     setup += [f"    {_var(n)} = model({_toml(n)})" for n in models if _var(n) in calls]
