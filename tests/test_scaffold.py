@@ -213,3 +213,27 @@ def test_a_ridge_the_scaffold_guesses_from_the_chip_is_the_roofline_s() -> None:
                                                     chip(name)).ridge, name
         checked += 1
     assert checked == len(load_catalog().chips) - 1  # h800-pcie has no bf16 peak
+
+
+def test_the_walk_through_of_docs_scaffold_md_is_what_the_scaffold_writes(tmp_path: Path
+                                                                           ) -> None:
+    """The page's text scaffolded: its table is the page's en.toml, its claims.py holds the
+    stubs the page shows, and with every guess taken it is the page's claims.py (which
+    tests/test_docs_pages.py verifies)."""
+    page = (ROOT / "docs" / "scaffold.md").read_text("utf-8")
+    fenced = dict(re.findall(r"(?ms)^```(markdown|text|python|toml)\n(.*?)^```$", page))
+    (tmp_path / "serve.md").write_text(fenced["markdown"], "utf-8")
+    done = run_cli("claims", "new", "serve", "--from", "serve.md", "--lang", "en",
+                   cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    code = (tmp_path / "serve" / "claims.py").read_text("utf-8")
+    table = (tmp_path / "serve" / "en.toml").read_text("utf-8")
+    python = re.search(r"(?ms)^```python\n# serve/claims.py\n(.*?)^```$", page)
+    toml = re.search(r"(?ms)^```toml\n# serve/en.toml\n(.*?)^```$", page)
+    assert python and toml
+    assert _taken(code) == python.group(1)
+    assert table == toml.group(1)
+    shown = re.search(r"(?ms)whose stubs read:\n\n```text\n(.*?)^```$", page)
+    assert shown
+    for part in shown.group(1).split("        ...\n"):
+        assert part in code, part

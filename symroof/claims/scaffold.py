@@ -101,6 +101,7 @@ _DEVICES = re.compile(r"\s*(?:chips|GPUs|TPUs|devices|hosts|nodes|ways)\b", re.I
 _LINKS = (("nvlink", r"nvlink"), ("ici", r"\bici\b"), ("pcie", r"\bpcie\b"),
           ("dcn", r"\bdcn\b"), ("hbm", r"\bhbm\b"))
 _DTYPE = re.compile(r"\b(bf16|fp16|fp8|int8|fp32|tf32|int4)\b", re.IGNORECASE)
+_RELATIONS = {">": "Gt", ">=": "Ge", "≥": "Ge", "<": "Lt", "<=": "Le", "≤": "Le"}
 _REGIME = re.compile(r"much smaller|much less|<<|small batch", re.IGNORECASE)
 
 
@@ -511,10 +512,13 @@ def _guess(value: _Value, quote: str, clause: str, scope: _Scope, language: str)
                 "t_lower"
             return f"{at}.{part}"
     if kind == "threshold" and rl:
-        symbol = re.match(r"\s*([A-Za-z]\w*)\s*[<>≤≥]", value.stated)
+        symbol = re.match(r"\s*([A-Za-z]\w*)\s*(>=|<=|[<>≤≥])", value.stated)
         if symbol:
-            return "sp.Gt(th.symbol, th.asymptotic)" if scope.regime and \
-                symbol.group(1) == "B" else f'ch.threshold(rl, "{symbol.group(1)}").inequality'
+            name, op = symbol.group(1), _RELATIONS[symbol.group(2)]
+            if scope.regime and name == "B":
+                return f"sp.{op}(th.symbol, th.asymptotic)"
+            exact = f'ch.threshold(rl, "{name}").inequality'
+            return exact if op == "Gt" else f"sp.{op}(*{exact}.args)"
         fixed = {k: v for k, v in dims.items() if k != "B"}
         if "exact" in low and fixed:
             at = f"rl.at({{{', '.join(f'{k!r}: {v}' for k, v in fixed.items())}}})"
