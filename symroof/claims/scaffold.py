@@ -101,6 +101,7 @@ _DEVICES = re.compile(r"\s*(?:chips|GPUs|TPUs|devices|hosts|nodes|ways)\b", re.I
 _LINKS = (("nvlink", r"nvlink"), ("ici", r"\bici\b"), ("pcie", r"\bpcie\b"),
           ("dcn", r"\bdcn\b"), ("hbm", r"\bhbm\b"))
 _DTYPE = re.compile(r"\b(bf16|fp16|fp8|int8|fp32|tf32|int4)\b", re.IGNORECASE)
+_NEAR = 200  # how far from a value the words that say what it is are looked for
 _RELATIONS = {">": "Gt", ">=": "Ge", "≥": "Ge", "<": "Lt", "<=": "Le", "≤": "Le"}
 _REGIME = re.compile(r"much smaller|much less|<<|small batch", re.IGNORECASE)
 
@@ -362,7 +363,8 @@ def _values(quote: str, language: str) -> list[_Value]:
         if number is None:
             continue
         start = quote.find(number, m.start())
-        value = _Value(number, _concept(number, quote, language), start, start + len(number))
+        near = quote[max(0, start - _NEAR):start + len(number) + _NEAR]
+        value = _Value(number, _concept(number, near, language), start, start + len(number))
         per = re.match(r"\s+per\s+(byte|token|second)\b", quote[value.end:])
         got = read(number, language)
         typed = re.match(r"\s+(?:bf16|fp16|fp8|int8|fp32|tf32)\s+([^\s,;]+?)[.,;]?(?:\s|\Z)",
@@ -370,13 +372,13 @@ def _values(quote: str, language: str) -> list[_Value]:
         if typed and got is not None and not got.unit and not got.count:
             with contextlib.suppress(InputError):  # 1.97e14 bf16 FLOP/s: the unit after the dtype
                 value = _Value(number, _concept(with_unit(number, typed.group(1), language),
-                                                quote, language), start, value.end,
+                                                near, language), start, value.end,
                                typed.group(1))
         if per and got is not None and got.unit and number.endswith(got.unit):
             bare = number[:-len(got.unit)].strip()
             unit = f"{got.unit}/{per.group(1)}"
             with contextlib.suppress(InputError):
-                value = _Value(bare, _concept(with_unit(bare, unit, language), quote,
+                value = _Value(bare, _concept(with_unit(bare, unit, language), near,
                                               language), start, value.end + per.end(), unit)
         out.append(_given(value, quote, language))
         taken.append(m.span())
@@ -386,7 +388,7 @@ def _values(quote: str, language: str) -> list[_Value]:
 def _given(value: _Value, quote: str, language: str) -> _Value:
     """``value`` as an input when its sentence gives it (D = F = 8192, a batch of 128, 16
     chips, an AllReduce of 13.5 GB), as a threshold after "below a batch of"."""
-    before = quote[:value.start]
+    before = quote[max(0, value.start - _NEAR):value.start]  # the patterns end at the value
     if value.concept == "ridge" and re.search(r"intensity", before, re.IGNORECASE) and \
             "ridge" not in before.lower():
         value = replace(value, concept="intensity")
@@ -468,11 +470,11 @@ def _guess(value: _Value, quote: str, clause: str, scope: _Scope, language: str)
     """The engine call that would derive ``value`` where the text names enough for it (a
     chip, a model, a collective, the text's matmul), '' otherwise; ``clause`` is the part of
     the sentence since the value before (the math takes 17.4 us, memory 41.3 us)."""
-    low = quote.lower()
+    low = quote[max(0, value.start - _NEAR):value.end + _NEAR].lower()  # the words near it
     main = scope.chip or scope.rl_chip or (scope.chips[0] if scope.chips else "")
     c = _var(main) if main else ""
     m = _var(scope.model) if scope.model else ""
-    got = _DTYPE.search(quote)
+    got = _DTYPE.search(low)
     dtype = got.group(1).lower() if got else "bf16"
     sizes = dict(scope.sizes)
     rl = "rl" if scope.rl_chip else ""
@@ -666,7 +668,8 @@ def _claims(rows: list[Row], title: str, scope: _Scope) -> str:
 
 def _named_in(rows: list[Row], kind: str) -> list[str]:
     """The chips (or models) the rows' quotes name, in reading order."""
-    return [name for r in rows for _, _, k, name in _mentions(r.quote) if k == kind]
+    return [name for quote in dict.fromkeys(r.quote for r in rows)
+            for _, _, k, name in _mentions(quote) if k == kind]
 
 
 __all__ = ["CONCEPTS", "Row", "rows_of_text", "scaffold_text"]
