@@ -175,6 +175,16 @@ def test_the_filled_trial_chapter_gives_a_verdict_for_every_row(tmp_path: Path) 
     # a size after below, above or until is a threshold; hops are a count
     ("Memory sets the pace below 240 tokens per step.",
      [("threshold_01", "240 tokens", "", "")]),
+    # a critical intensity is the chip's ridge; a model's FLOPs per token (the context left
+    # to fill in); the weights shared over the chips the text counts
+    ("A TPU v5e's critical intensity is 243 FLOP/B.",
+     [("ridge_01", "243 FLOP/B", "", 'tpu_v5e.ridge("bf16")')]),
+    ("Training Mistral 7B takes 4.3e10 FLOPs per token.",
+     [("flops_01", "4.3e10 FLOPs", "",
+       "training_flops_per_token(mistral_7b, context=CONTEXT)")]),
+    ("Sharding the weights of Mistral 7B over a row of 16 chips leaves 905 MB per chip.",
+     [("input_01", "16 chips", "", "definition(16)"),
+      ("bytes_02", "905 MB", "", 'inference_memory(mistral_7b).parts["weights"] / 16')]),
     # what a collective moves and over how many chips, when the text does not say
     ("The AllReduce on an H100 SXM takes 14 hops.",
      [("count_01", "14", "", 'ch.collective("allreduce", BYTES, "X", mesh("X=N", h100_sxm))'

@@ -390,7 +390,7 @@ def _given(value: _Value, quote: str, language: str) -> _Value:
     chips, an AllReduce of 13.5 GB), as a threshold after "below a batch of"."""
     before = quote[max(0, value.start - _NEAR):value.start]  # the patterns end at the value
     if value.concept == "ridge" and re.search(r"intensity", before, re.IGNORECASE) and \
-            "ridge" not in before.lower():
+            not re.search(r"ridge|critical", before, re.IGNORECASE):
         value = replace(value, concept="intensity")
     if re.match(r"\s*hops\b", quote[value.end:]):
         return replace(value, concept="count")
@@ -454,7 +454,8 @@ def _concept(stated: str, quote: str, language: str) -> str:
     if got is not None and got.count:
         return "threshold" if words["threshold"] else "count"
     dims = None if got is None else got.dims
-    if dims == (-1, 1, 0) and words["intensity"] and "ridge" not in lowered:
+    if dims == (-1, 1, 0) and words["intensity"] and \
+            not re.search(r"ridge|critical", lowered):
         return "intensity"
     if dims is not None and dims in _DIMENSIONS:
         return _DIMENSIONS[dims]
@@ -493,6 +494,11 @@ def _guess(value: _Value, quote: str, clause: str, scope: _Scope, language: str)
             return "rl.ridge"
         return {"peak": f'{c}.peak("{dtype}")', "bandwidth": f'{c}.bandwidth("{link}")',
                 "ridge": f'{c}.ridge("{dtype}")'}[kind]
+    if kind == "flops" and m and re.search(r"per token", low) and \
+            not re.match(r"\s*per param", quote[value.end:]):
+        context = dict(scope.sizes).get("context", "CONTEXT")
+        which = "training_flops_per_token" if re.search(r"train", low) else "flops_per_token"
+        return f"{which}({m}, context={context})"
     if kind in ("intensity", "flops") and rl:
         return f"{at}.intensity" if kind == "intensity" else f"{at}.op.flops"
     if kind == "count" and m and re.search(r"param", low):
@@ -556,7 +562,9 @@ def _bytes(low: str, c: str, m: str, sizes: dict[str, str], at: str) -> str:
         memory = f'inference_memory({m}, batch={sizes["batch"]}, context={sizes["context"]})'
         return f"{memory}.total" if "weight" in low else f'{memory}.parts["kv cache"]'
     if m and "weight" in low and "cache" not in low:
-        return f'inference_memory({m}).parts["weights"]'
+        shared = re.search(r"per chip|each chip|per device", low) and "chips" in sizes
+        return f'inference_memory({m}).parts["weights"]' + \
+            (f' / {sizes["chips"]}' if shared else "")
     if c and re.search(r"\bholds\b|capacity|\bhbm\b", low) and \
             not re.search(r"weight|cache|model|param", low):
         return f'{c}.capacity("hbm")'
@@ -596,9 +604,11 @@ _IMPORTS = (("sympy", "sp", "import sympy as sp"),
             ("symroof", "chip", ""), ("symroof", "einsum", ""), ("symroof", "mesh", ""),
             ("symroof.claims", "Chapter", ""), ("symroof.claims", "definition", ""),
             ("symroof.claims", "measured", ""),
+            ("symroof.models", "flops_per_token", ""),
             ("symroof.models", "inference_memory", ""),
             ("symroof.models", "kv_bytes_per_token", ""),
-            ("symroof.models", "model", ""), ("symroof.models", "params", ""))
+            ("symroof.models", "model", ""), ("symroof.models", "params", ""),
+            ("symroof.models", "training_flops_per_token", ""))
 
 
 _COLLECTIVE_CALL = re.compile(r'ch\.collective\("\w+", .*?, mesh\("[^"]*", \w+\)\)')
@@ -611,7 +621,7 @@ def _claims(rows: list[Row], title: str, scope: _Scope) -> str:
     made: dict[str, str] = {}  # each collective once, by a name of its own
     for r in rows:
         for call in _COLLECTIVE_CALL.findall(r.call):
-            if re.search(r"\bBYTES\b|X=N\b", call):
+            if re.search(r"\bBYTES\b|X=N\b|\bCONTEXT\b", call):
                 continue  # what it moves or over how many chips is the user's to say
             kind = call.split('"')[1]
             made.setdefault(call, kind if kind not in made.values() else f"{kind}_{len(made)}")
