@@ -247,3 +247,26 @@ def test_the_walk_through_of_docs_scaffold_md_is_what_the_scaffold_writes(tmp_pa
     assert shown
     for part in shown.group(1).split("        ...\n"):
         assert part in code, part
+
+
+@pytest.mark.parametrize(("lang", "text", "rows"), [
+    ("ru", "# Крыша\n\nПиковая производительность TPU v5e равна 1,97e14 FLOP/s.\n"
+           "Llama 2 7B хранит 524288 байт кэша на токен. Веса Llama 2 7B занимают 13,5 ГБ.\n",
+     [("peak_01", "1,97e14 FLOP/s", 'tpu_v5e.peak("bf16")'),
+      ("bytes_02", "524288 байт", "kv_bytes_per_token(llama_2_7b)"),
+      ("bytes_03", "13,5 ГБ", 'inference_memory(llama_2_7b).parts["weights"]')]),
+    # 6.74B beside 参数 is a count (B for billion), not bytes
+    ("zh", "# 模型\n\nLlama 2 7B 有 6.74B 参数。\n",
+     [("count_01", "6.74B", "params(llama_2_7b).total")]),
+])
+def test_a_scaffold_guesses_the_call_in_each_language(
+        lang: str, text: str, rows: list[tuple[str, str, str]], tmp_path: Path) -> None:
+    assert [(r.key, r.stated, r.call) for r in rows_of_text(text, lang)] == rows
+    (tmp_path / "t.md").write_text(text, "utf-8")
+    done = run_cli("claims", "new", "ch", "--from", "t.md", "--lang", lang, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    code = (tmp_path / "ch" / "claims.py").read_text("utf-8")
+    (tmp_path / "ch" / "claims.py").write_text(_taken(code), "utf-8")
+    done = run_cli("verify", "--no-cache", "ch", cwd=tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.rstrip().endswith(f"in 1 derivation: {len(rows)} OK")

@@ -451,8 +451,8 @@ def _concept(stated: str, quote: str, language: str) -> str:
     got = read(stated, language)
     lowered = quote.lower()
     words = {concept: any(w.lower() in lowered for w in ws) for concept, ws in _WORDS}
-    if got is not None and got.count:
-        return "threshold" if words["threshold"] else "count"
+    if got is not None and (got.count or (got.as_count is not None and words["count"])):
+        return "threshold" if words["threshold"] else "count"  # 6.74B 参数: a count
     dims = None if got is None else got.dims
     if dims == (-1, 1, 0) and words["intensity"] and \
             not re.search(r"ridge|critical", lowered):
@@ -501,7 +501,7 @@ def _guess(value: _Value, quote: str, clause: str, scope: _Scope, language: str)
         return f"{which}({m}, context={context})"
     if kind in ("intensity", "flops") and rl:
         return f"{at}.intensity" if kind == "intensity" else f"{at}.op.flops"
-    if kind == "count" and m and re.search(r"param", low):
+    if kind == "count" and m and re.search(r"param|параметр|参数", low):
         return f"params({m}).total"
     if kind == "count" and re.search(r"\bhops\b", low) and scope.collective and c:
         return _collective(scope, c, m) + ".hops"
@@ -553,15 +553,22 @@ def _collective(scope: _Scope, c: str, m: str) -> str:
         f'mesh("X={sizes.get("chips", "N")}", {c}))'
 
 
+_CACHE = re.compile(r"cache|кэш|缓存")
+_WEIGHTS = re.compile(r"weight|вес|权重")
+_PER_TOKEN = re.compile(r"per token|each token|keys and values|на токен|каждый токен|"
+                        r"每个词元|每个 ?token|每词元")
+
+
 def _bytes(low: str, c: str, m: str, sizes: dict[str, str], at: str) -> str:
     """The engine call for bytes: a model's KV cache (per token, or at the sentence's batch
-    and context), its weights, a chip's memory, an op's bytes."""
-    if m and "cache" in low and re.search(r"per token|each token|keys and values", low):
+    and context), its weights, a chip's memory, an op's bytes (the words in en, ru, zh)."""
+    cache, weight = _CACHE.search(low), _WEIGHTS.search(low)
+    if m and cache and _PER_TOKEN.search(low):
         return f"kv_bytes_per_token({m})"
-    if m and "cache" in low and "batch" in sizes and "context" in sizes:
+    if m and cache and "batch" in sizes and "context" in sizes:
         memory = f'inference_memory({m}, batch={sizes["batch"]}, context={sizes["context"]})'
-        return f"{memory}.total" if "weight" in low else f'{memory}.parts["kv cache"]'
-    if m and "weight" in low and "cache" not in low:
+        return f"{memory}.total" if weight else f'{memory}.parts["kv cache"]'
+    if m and weight and not cache:
         shared = re.search(r"per chip|each chip|per device", low) and "chips" in sizes
         return f'inference_memory({m}).parts["weights"]' + \
             (f' / {sizes["chips"]}' if shared else "")
