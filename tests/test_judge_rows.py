@@ -241,19 +241,21 @@ def test_a_chapter_scaffolded_from_a_text_runs(tmp_path: Path) -> None:
         'B > 240."\nstated = "B > 240"' in table
     assert '["A model".count_17]' in table and 'stated = "7B parameters"' in table
     code = (folder / "claims.py").read_text("utf-8")
-    assert "        # about 240 FLOPs/byte: a roofline's ridge: rl = ch.roofline(einsum(...), " \
-        "chip(...)); rl.ridge\n" in code
+    assert "        # about 240 FLOPs/byte: a roofline's ridge\n" in code
+    assert "        #   ridge_06=rl.ridge,\n" in code  # the call the text's matmul and chip give
     assert '        ridge_06=measured("not derived yet: ridge"),\n' in code
     done = run_cli("verify", "--no-cache", str(folder))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("25 claims in 1 derivation: 25 UNVERIFIABLE")
+    assert done.stdout.rstrip().endswith(
+        "25 claims in 1 derivation: 4 DEFINITION, 21 UNVERIFIABLE")  # 4 inputs the text gives
     # a row deleted from the table is listed under omits
     _edit(folder, 'omits = []', 'omits = ["ridge_06"]')
     text = (folder / "en.toml").read_text("utf-8")
     start = text.index('["The chip".ridge_06]')
     (folder / "en.toml").write_text(text[:start] + text[text.index("[", start + 5):], "utf-8")
     done = run_cli("verify", "--no-cache", str(folder))
-    assert done.returncode == 0 and "24 claims in 1 derivation: 24 UNVERIFIABLE" in done.stdout
+    assert done.returncode == 0 and \
+        "24 claims in 1 derivation: 4 DEFINITION, 20 UNVERIFIABLE" in done.stdout
 
 
 @pytest.mark.parametrize(("lang", "text", "stated"), [
@@ -367,9 +369,9 @@ def test_a_scaffold_writes_the_unit_its_sentence_gives_a_bare_number(tmp_path: P
             ring = ch.collective("allgather", 10**6, "X", mesh("X=8", chip("tpu-v5e")))
             ch.add(time_02=ring.time)
         '''), "utf-8")
-    _edit(folder, "omits = []", 'omits = ["count_01"]')
+    _edit(folder, "omits = []", 'omits = ["input_01"]')  # 8 chips: an input the text gives
     text = (folder / "en.toml").read_text("utf-8")
-    start = text.index('["Gathers".count_01]')
+    start = text.index('["Gathers".input_01]')
     (folder / "en.toml").write_text(text[:start] + text[text.index("[", start + 5):], "utf-8")
     done = run_cli("verify", "--no-cache", str(folder))
     assert done.returncode == 0, done.stderr

@@ -87,7 +87,9 @@ def register(verbs: Any) -> None:
     new.add_argument("--book", default="", help="the book it is from")
     new.add_argument("--from", dest="text", metavar="TEXT",
                      help="a text (Markdown or plain) to scaffold from: a table row per "
-                          "printed number, relation and formula, and a claims.py stub per row")
+                          "printed number, relation and formula, and a claims.py stub per row "
+                          "with the engine call where the text names a chip, a model or a "
+                          "collective (see docs/scaffold.md)")
     new.add_argument("--json", action="store_true", help="machine-readable output")
     v.set_defaults(run=run_claims)
 
