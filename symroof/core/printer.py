@@ -27,6 +27,7 @@ from typing import Any
 import sympy as sp
 from sympy.printing.latex import LatexPrinter, greek_letters_set
 
+from .decimals import decimal_text
 from .escape import escape, html_escape, math_text, md_escape, tex_escape
 
 __all__ = [
@@ -153,20 +154,7 @@ def _text(expr: sp.Basic) -> str:
 def approx(value: Any, digits: int = 5) -> str:
     """A number as a text prints it: ``240.24``, ``8755.6``, ``1.97e+14``."""
     number = float(sp.N(value, 30)) if isinstance(value, sp.Basic) else float(value)
-    if number == 0 or not math.isfinite(number):
-        return str(number)
-    if 1e-4 <= abs(number) < 1e7:
-        return f"{number:.{digits}g}" if abs(number) < 1 else _decimal(number, digits)
-    mantissa, exponent = f"{number:.{digits - 1}e}".split("e")
-    return f"{mantissa.rstrip('0').rstrip('.')}e{int(exponent)}"
-
-
-def _decimal(number: float, digits: int) -> str:
-    """Two decimals for numbers below 10^4 (240.24), fewer as they grow (8755.6)."""
-    whole = len(str(int(abs(number))))
-    places = max(digits - whole, 0) if whole > 3 else 2
-    out = f"{number:.{places}f}"
-    return out.rstrip("0").rstrip(".") if "." in out else out
+    return decimal_text(number, digits)
 
 
 PREFIXES = {"s": (("", 1.0), ("m", 1e-3), ("µ", 1e-6), ("n", 1e-9)),

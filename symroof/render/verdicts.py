@@ -2,18 +2,28 @@
 then the summary. Imports no SymPy, so a fully cached run prints without loading it.
 
 >>> line = VerdictLine("OK", "c", "240", "9850/41", "")
+>>> verdict_lines([line], 1)[0].split()
+['verdict', 'claim', 'stated', 'derived']
+>>> verdict_lines([line], 1)[1].split()
+['OK', 'c', '240', '9850/41', '≈', '240.24']
 >>> verdict_lines([line], 1)[-1]
 '1 claim in 1 derivation: 1 OK'
+
+A derived exact fraction is shown with its decimal beside it, as the write-ups show it
+(``readable``); the JSON keeps the exact form alone.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 from ..claims.runner import VERDICTS
 from ..core import tables as tb
+from ..core.decimals import decimal_text
 
 if TYPE_CHECKING:
     from ..claims.runner import ClaimVerdict
@@ -48,6 +58,60 @@ class VerdictLine:
                            assumes)
 
 
+# a derived value that is an exact fraction, alone, after a relation's symbol, or before a unit
+_FRACTION = re.compile(r"(?P<head>(?:\S+ (?:[<>]=?|=) )?)(?P<p>-?\d+)/(?P<q>\d+)"
+                       r"(?P<unit>(?: [^\s(][^(]*)?)")
+_NUMBER = re.compile(r"\d+(?:[.,](\d+))?")
+_STATED_FRACTION = re.compile(r"\d\s*/\s*\d")
+
+
+def _terminating(x: Fraction) -> str | None:
+    """The decimal of ``x`` when it ends within six significant digits (21/4: 5.25)."""
+    q = x.denominator
+    twos = fives = 0
+    while q % 2 == 0:
+        q, twos = q // 2, twos + 1
+    while q % 5 == 0:
+        q, fives = q // 5, fives + 1
+    if q != 1:
+        return None
+    places = max(twos, fives)
+    text = f"{float(x):.{places}f}"
+    return text if len(text.replace("-", "").replace(".", "").lstrip("0")) <= 6 else None
+
+
+def readable(derived: str, stated: str) -> str:
+    """``derived`` with the decimal of an exact fraction beside it, as the write-ups show
+    it: the readable form's decimal (``core.printer.approx``), with one digit more than
+    the stated number prints where that shows fewer; a fraction whose decimal ends within
+    six digits is given as that decimal.
+
+    >>> readable("1000/989 ms", "1.01 ms"), readable("B > 78800/9", "D > 8755")
+    ('1000/989 ≈ 1.011 ms', 'B > 78800/9 ≈ 8755.6')
+    >>> readable("T > 119/4500000", "T > 26.4 us"), readable("1/2", "1/2")
+    ('T > 119/4500000 ≈ 2.6444e-5', '1/2')
+    >>> readable("42/5 us", "8.4 us"), readable("3737232/78125 GB", "82.301 GB")
+    ('42/5 = 8.4 us', '3737232/78125 ≈ 47.8366 GB')
+    """
+    m = _FRACTION.fullmatch(derived)
+    if m is None or _STATED_FRACTION.search(stated) or int(m["q"]) == 0:
+        return derived
+    x = Fraction(int(m["p"]), int(m["q"]))
+    if x.denominator == 1:
+        return derived
+    exact = _terminating(x)
+    if exact is not None:
+        return f"{m['head']}{m['p']}/{m['q']} = {exact}{m['unit']}"
+    value = float(x)
+    decimal = decimal_text(value)
+    shown = _NUMBER.search(stated)
+    places = len(shown.group(1) or "") + 1 if shown else 0
+    if 1e-4 <= abs(value) < 1e7 and "e" not in decimal and \
+            places > len(decimal.partition(".")[2]):
+        decimal = f"{value:.{places}f}"
+    return f"{m['head']}{m['p']}/{m['q']} ≈ {decimal}{m['unit']}"
+
+
 def verdict_lines(verdicts: Sequence[ClaimVerdict | VerdictLine], derivations: int,
                   color: bool = False, only: set[str] | None = None) -> list[str]:
     """A table of verdicts, one line per claim, then the summary."""
@@ -55,7 +119,7 @@ def verdict_lines(verdicts: Sequence[ClaimVerdict | VerdictLine], derivations: i
     shown = [v for v in lines_of if only is None or v.verdict in only]
     rows = tuple((tb.cell(tb.text(v.verdict)), tb.cell(tb.text(v.id)),
                   tb.cell(tb.text(tb.cut(v.stated, 28))),
-                  tb.cell(tb.text(tb.cut(v.derived, 40) + (
+                  tb.cell(tb.text(tb.cut(readable(v.derived, v.stated), 48) + (
                       f"  ({v.detail})" if v.verdict != "OK" and v.detail else "") + "".join(
                       f"  (assumes {a})" for a in v.assumes))))
                  for v in shown)
