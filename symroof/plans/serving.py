@@ -199,8 +199,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         efficiency = replace(efficiency, overlap=overlap)
     peak = PEAK if overlap is None else replace(PEAK, overlap=overlap)
     efficiencies = (efficiency, peak) if bound else (efficiency,)
-    costed = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES})  # the rest cost
-    # the collectives
+    # the rest cost the collectives (an edition is the steps' chip, noted by them)
+    costed = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES}, edition="")
 
     def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
         return device_steps(cfg, phase, m, axes, batch=b, context=t, options=step,
