@@ -164,6 +164,10 @@ def _once(remake: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
     done: dict[Any, Any] = {}
 
     def once(choices: Any) -> Any:
+        try:
+            hash(choices)
+        except TypeError:  # choices that are no key: made each time
+            return remake(choices)
         if choices not in done:
             done[choices] = remake(choices)
         return done[choices]
