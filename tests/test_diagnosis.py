@@ -629,3 +629,30 @@ def test_plain_serving_values_are_tried_as_the_public_functions_give_them_under_
                context=2048)
     assert (under.requests, under.memory, under.capacity) == (on.requests, on.memory,
                                                                on.capacity)
+
+
+def test_a_choice_under_which_a_queue_grows_without_bound_is_not_tried() -> None:
+    # a queue at 999/1000 of the plan's capacity: a choice that slows the plan (the leading
+    # term's bigger collectives) leaves no wait to compare, so it is left out, not an ERROR
+    from symroof import mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.models import model
+    from symroof.plans.queueing import queue
+    from symroof.plans.serving import serve
+
+    def waiting() -> object:
+        served = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64, context=2048)
+        assert served.requests is not None
+        mu = served.requests["requests_per_s"]
+        return queue(served.requests, mu * sp.Rational(999, 1000)).wait, mu
+    ch, (value, mu) = _made(waiting)  # type: ignore[misc]
+    # M/D/1 at rho = 999/1000: rho / (2 mu (1 - rho)) = 999 / (2 mu)
+    assert value == sp.Rational(999, 2) / mu
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried) and got.value == value
+    tried_ = {c.describe(): v for c, v in got.alternatives}
+    assert "collectives=leading" not in tried_ and "latency=off" in tried_
+    assert all(v is not None for v in tried_.values())
+    verdict = run_claim(Claim("w", SRC, "s", "q", "9 s", value=got), "d")
+    assert verdict.verdict == Verdict.MISMATCH
+    assert verdict.detail.startswith(f"derived {float(value):.6} s, stated 9 s")
