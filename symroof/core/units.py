@@ -72,7 +72,8 @@ _MADE: ContextVar[list[tuple[Any, Dimension]] | None] = ContextVar("made", defau
 def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
             again: Callable[..., Any] | None = None,
             tries: tuple[Mapping[str, str], ...] = (), editions: bool = False,
-            base: Mapping[str, str] | None = None, through: tuple[str, ...] = (),
+            base: Mapping[str, str] | None = None,
+            through: Mapping[str, Dimension | None] | None = None,
             **attributes: Dimension) -> Callable[[_F], _F]:
     """Mark an engine helper whose result has ``dimension`` (or whose named
     ``attributes`` have theirs, given as keywords or a mapping; a dotted name is an
@@ -92,7 +93,8 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     the choices its value is made under when they are not the exact model's (a book's
     decode time counts ``traffic=weights_kv``), from which a diagnosis says what a choice
     drops. ``through`` names the parameters of a helper that takes another helper's result
-    rather than choices (a queue the requests of a serving plan, a cost a step's seconds):
+    rather than choices (a queue the requests of a serving plan, a cost a step's seconds),
+    each with the dimension of a number it takes (None: an object, matched as itself):
     its result is made again from that result made again (an argument that is a chip taken
     under the choices too), with the editions, changes and base of the helper that made it.
 
@@ -102,6 +104,17 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     ...     _ = step(3)
     >>> [(recorded(value), d.name) for value, d in made]
     [(0.003, 'a time (seconds)')]
+
+    A helper made from another's result is made again from that result made again:
+
+    >>> @records(TIME)
+    ... def hop(choices=None): return sp.Rational(0 if choices == "off" else 1, 10**6)
+    >>> @records(COUNT, through={"seconds": TIME})
+    ... def per_ms(seconds): return sp.Rational(1, 1000) / (seconds + sp.Rational(1, 10**6))
+    >>> with recording() as made:
+    ...     n = per_ms(hop())
+    >>> n, remade(made[-1][0])("off")
+    (500, 1000)
     """
     if isinstance(dimension, Mapping):
         attributes, dimension = {**dimension, **attributes}, None
@@ -174,22 +187,22 @@ def _once(remake: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
     return once
 
 
-def _through(fn: Callable[..., Any], names: tuple[str, ...],
+def _through(fn: Callable[..., Any], names: Mapping[str, Dimension | None],
              seen: list[tuple[Any, Dimension]], args: tuple[Any, ...], kwargs: dict[str, Any]
              ) -> tuple[Callable[[Any], Any] | None, tuple[str, ...],
                         tuple[Mapping[str, str], ...], tuple[tuple[str, str], ...]]:
     """How a helper's result is made again when its parameters ``names`` hold what another
-    helper noted in ``seen`` made (the result itself, one of its parts, or a value equal to
-    one of its noted values): from that result made again, with the chip table's editions,
-    the changes and the base of the helper that made it; (None, (), (), ()) when no
-    parameter holds such a result."""
+    helper noted in ``seen`` made (the result itself, one of its parts, or a number equal
+    to one of its noted values of the parameter's dimension): from that result made again,
+    with the chip table's editions, the changes and the base of the helper that made it;
+    (None, (), (), ()) when no parameter holds such a result."""
     bound = inspect.signature(fn).bind(*args, **kwargs)
     bound.apply_defaults()
     again: dict[str, Callable[[Any], Any]] = {}
     found: list[_Later] = []
-    for name in names:
+    for name, dimension in names.items():
         given = bound.arguments.get(name)
-        source = None if given is None else _source(given, seen)
+        source = None if given is None else _source(given, dimension, seen)
         if source is not None:
             entry, path = source
             again[name] = _part_of(entry, path)
@@ -219,12 +232,13 @@ def _part_of(entry: _Later, path: str) -> Callable[[Any], Any]:
     return lambda choices: _attribute(remake(choices), path)
 
 
-def _source(given: Any, seen: list[tuple[Any, Dimension]]) -> tuple[_Later, str] | None:
+def _source(given: Any, dimension: Dimension | None, seen: list[tuple[Any, Dimension]]
+            ) -> tuple[_Later, str] | None:
     """The latest entry of ``seen`` that can be made again and made ``given``, and the
     path of ``given`` in its result ("" for the result itself); a number matches a noted
-    value equal to it, anything else only the very object."""
+    value of ``dimension`` equal to it, anything else only the very object."""
     number = isinstance(given, sp.Expr)
-    for entry, _ in reversed(seen):
+    for entry, noted in reversed(seen):
         if not isinstance(entry, _Later) or entry.again is None:
             continue
         if not number:
@@ -234,6 +248,8 @@ def _source(given: Any, seen: list[tuple[Any, Dimension]]) -> tuple[_Later, str]
             if head and getattr(entry.thing, head, None) is given:
                 return entry, head
             continue
+        if noted != dimension:
+            continue  # a number of another dimension (a count equal to a time)
         try:
             if entry.value() == given:
                 return entry, entry.attribute

@@ -92,7 +92,7 @@ def parse_rate(text: str, where: str = "rate") -> Expr:
 
 
 @records(rate=PER_SECOND, capacity=PER_SECOND, utilisation=COUNT, wait=TIME,
-         time_to_first_token=TIME, request_latency=TIME, through=("requests",))
+         time_to_first_token=TIME, request_latency=TIME, through={"requests": None})
 def queue(requests: Mapping[str, Expr], rate: Expr | str) -> Queue:
     """The M/D/1 forecast of requests arriving at ``rate`` per second for a plan's
     ``requests`` figures (``serving.per_request``)."""

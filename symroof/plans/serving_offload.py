@@ -73,7 +73,7 @@ def _streamed(step: DeviceStep, into: Expr, out: Expr, bw: Expr) -> DeviceStep:
                    throughput=step.throughput * step.t_lower / t_lower)
 
 
-@records(SERVING_VALUES, through=("s",))
+@records(SERVING_VALUES, through={"s": None})
 def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: int,
                     efficiency: Efficiency = PEAK) -> Serving:
     """Serving plan ``s`` with ``what`` (``SERVING_PARTS``) in host memory; ``layers`` is
