@@ -126,3 +126,78 @@ def test_the_experts_read_refused(argv: list[str], message: str,
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def _json(argv: list[str]) -> dict[str, object]:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main([*argv, "--json"]) == 0
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+@pytest.mark.parametrize(("name", "label"), [("h100-sxm", "B12-table"), ("tpu-v5e", "GC-v5e"),
+                                             ("tpu-v5e", "B1")])
+def test_a_command_line_step_under_an_edition_is_the_step_on_that_edition_s_chip(
+        name: str, label: str, capsys: pytest.CaptureFixture[str]) -> None:
+    # one question, one answer: model --decode --choices edition=L is device_step's step
+    # under that choice, which is the step on the mesh built on that edition's chip, and
+    # its book form is the book's on that chip; the edition is said
+    from symroof.models.chosen import book_decode_time
+    from symroof.plans.device_step import device_step
+    on = chip(name).edition(label)
+    step = device_step(model("llama-2-7b"), "decode", mesh("X=8", on), {"tp": ("X",)},
+                       batch=64, context=2048)
+    argv = ["model", "llama-2-7b", "--decode", "--context", "2048", "--batch", "64",
+            "--mesh", "X=8", "--chip", name, "--choices", f"edition={label}"]
+    got = _json(argv)
+    assert got["step"]["t_lower"] == str(step.t_lower)  # type: ignore[index]
+    assert got["step"]["t_upper"] == str(step.t_upper)  # type: ignore[index]
+    assert got["book_decode_time"] == str(book_decode_time(
+        model("llama-2-7b"), on, 64, 2048, Choices(edition=label), chips=8))
+    assert main(argv) == 0
+    assert f"edition={label}: the chip figures of that edition of the table\n" in \
+        capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("name", "label"), [("h100-sxm", "B12-table"), ("tpu-v5e", "GC-v5e")])
+def test_a_command_line_plan_under_an_edition_is_the_plan_on_that_edition_s_chip(
+        name: str, label: str) -> None:
+    # plan --serve and plan --train with --choices edition=L: serve's and train's plans
+    # under that choice, the plans on that edition's chip, the edition in their assumptions
+    # and not among the choices that cost the collectives
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import train
+    on = chip(name).edition(label)
+    plan = serve(model("llama-2-7b"), mesh("X=8", on), batch=8, context=1024, generate=16)
+    got = _json(["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--chip", name, "--batch",
+                 "8", "--context", "1024", "--generate", "16", "--choices",
+                 f"edition={label}"])
+    assert plan.requests is not None
+    assert got["requests"] == {k: str(v) for k, v in plan.requests.items()}
+    assert got["decode"]["t_lower"] == str(plan.decode.t_lower)  # type: ignore[index]
+    said = got["assumptions"]
+    assert f"edition={label}: the chip figures of that edition of the table" in said  # type: ignore[operator]
+    assert not any(a.startswith("collectives as a text") for a in said)  # type: ignore[attr-defined]
+    trained = train(model("llama-2-7b"), mesh("X=8", on), parse_strategy("dp=X"), batch=8,
+                    context=4096)
+    got = _json(["plan", "llama-2-7b", "--train", "--mesh", "X=8", "--strategy", "dp=X",
+                 "--chip", name, "--batch", "8", "--context", "4096", "--choices",
+                 f"edition={label}"])
+    assert (got["t_lower"], got["t_upper"]) == (str(trained.t_lower), str(trained.t_upper))
+    assert f"edition={label}: the chip figures of that edition of the table" in \
+        got["assumptions"]  # type: ignore[operator]
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["model", "llama-2-7b", "--decode", "--context", "16", "--chip", "tpu-v5e", "--choices",
+      "edition=B12"], "--choices: edition=B12: the chip table has no figure of tpu-v5e from "
+     "an edition 'B12' (its editions: B1, B2-draft, B2-prose, B2L, GC-v5e, GC-v5e-rev)"),
+    (["model", "llama-2-7b", "--fit", "--chip", "tpu-v5e", "--choices", "edition=B1"],
+     "--choices: a fit of a model in memory takes the choices sizes; edition=B1 does not "
+     "apply to it"),
+])
+def test_an_edition_the_command_line_cannot_take_is_refused(
+        argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

@@ -557,3 +557,102 @@ def test_a_plain_kv_cache_of_a_sequence_is_tried_at_the_text_s_kv_bytes(context:
         [("sizes=nominal", 320000 * context)]
     ch, plain = _made(lambda: kv_bytes_per_sequence(model("llama-3-70b"), context))
     assert with_editions(plain, ch) == plain  # no text's figure: nothing to try
+
+
+def _serving_values(name: str, choices: object = None) -> dict[str, object]:
+    """The values of a serving plan on 8 chips ``name`` and of what is made from it (a
+    queue of its requests, its KV cache in host memory, the cost of a decode step, a
+    speculative decode), under ``choices`` (``Choices``: its edition taken as that
+    edition's chip, the rest as the plan's options), by the public functions alone."""
+    from symroof import chip, mesh
+    from symroof.core.choices import EXACT
+    from symroof.models import model
+    from symroof.plans.cost import cost_of, parse_price
+    from symroof.plans.options import StepOptions
+    from symroof.plans.queueing import queue
+    from symroof.plans.serving import serve
+    from symroof.plans.serving_offload import offload_serving
+    from symroof.plans.speculative_plan import speculative_step
+    c = EXACT if choices is None else choices
+    label = c.edition  # type: ignore[attr-defined]
+    the_chip = chip(name).edition(label) if label else chip(name)
+    options = StepOptions(choices=c.with_(edition=""))  # type: ignore[attr-defined]
+    on = mesh("X=8", the_chip)
+    s = serve(model("llama-2-7b"), on, batch=64, context=2048, options=options)
+    q = queue(s.requests, "1/2")
+    o = offload_serving(s, ("kv",), the_chip, layers=32)
+    cost = cost_of(parse_price("2 USD/h"), chips=8, seconds=s.decode.latency, tokens=64,
+                   what="decode step")
+    spec = speculative_step(model("llama-2-13b"), model("llama-2-7b"), on, {"tp": ("X",)},
+                            batch=16, context=2048, gamma=4, acceptance="0.8",
+                            options=options)
+    return {"ttft": s.requests["time_to_first_token"], "wait": q.wait,
+            "queued_latency": q.request_latency, "offload_rate": o.requests["requests_per_s"],
+            "offload_decode": o.decode.t_lower, "cost": cost.per_million_tokens,
+            "tpot": spec.time_per_output_token, "tokens_per_s": spec.tokens_per_s}
+
+
+@pytest.mark.parametrize("name", ["h100-sxm", "tpu-v5e"])
+def test_plain_serving_values_are_tried_as_the_public_functions_give_them_under_each_choice(
+        name: str) -> None:
+    # one question, one answer: a plain value of a serving plan, of a queue of its requests,
+    # of its KV cache offloaded, of a step's cost and of a speculative decode is tried under
+    # each choice exactly as the same calls give it with that choice in the plan's options
+    # (an edition: on that edition's chip); each is recorded with its dimension
+    from symroof import chip, mesh
+    from symroof.claims.chapter import engine_results, with_editions
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.options import StepOptions
+    from symroof.plans.serving import serve
+    ch, values = _made(lambda: _serving_values(name))
+    assert values == _serving_values(name)
+    dims = engine_results(ch)
+    assert [dims.get(v) for v in values.values()] == [  # type: ignore[attr-defined]
+        (0, 0, 1), (0, 0, 1), (0, 0, 1), (0, 0, -1), (0, 0, 1), (0, 0, 0), (0, 0, 1),
+        (0, 0, -1)]
+    labels = {a.label for f in chip(name).figures.values() for a in f.alternatives}
+    tried_any = set()
+    for key, value in values.items():  # type: ignore[attr-defined]
+        got = with_editions(value, ch)  # plain when no choice changes it
+        assert (got.value if isinstance(got, Tried) else got) == value, key
+        for c, v in got.alternatives if isinstance(got, Tried) else ():
+            assert v == _serving_values(name, c)[key], (key, c.describe())
+            tried_any.add(c.describe())
+    assert {f"edition={lb}" for lb in labels} & tried_any
+    assert "latency=off" in tried_any
+    # a plan under an edition is the plan on that edition's chip
+    label = sorted(labels)[0]
+    under = serve(model("llama-2-7b"), mesh("X=8", name), batch=64, context=2048,
+                  options=StepOptions(choices=Choices(edition=label)))
+    on = serve(model("llama-2-7b"), mesh("X=8", chip(name).edition(label)), batch=64,
+               context=2048)
+    assert (under.requests, under.memory, under.capacity) == (on.requests, on.memory,
+                                                               on.capacity)
+
+
+def test_a_choice_under_which_a_queue_grows_without_bound_is_not_tried() -> None:
+    # a queue at 999/1000 of the plan's capacity: a choice that slows the plan (the leading
+    # term's bigger collectives) leaves no wait to compare, so it is left out, not an ERROR
+    from symroof import mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.models import model
+    from symroof.plans.queueing import queue
+    from symroof.plans.serving import serve
+
+    def waiting() -> object:
+        served = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64, context=2048)
+        assert served.requests is not None
+        mu = served.requests["requests_per_s"]
+        return queue(served.requests, mu * sp.Rational(999, 1000)).wait, mu
+    ch, (value, mu) = _made(waiting)  # type: ignore[misc]
+    # M/D/1 at rho = 999/1000: rho / (2 mu (1 - rho)) = 999 / (2 mu)
+    assert value == sp.Rational(999, 2) / mu
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried) and got.value == value
+    tried_ = {c.describe(): v for c, v in got.alternatives}
+    assert "collectives=leading" not in tried_ and "latency=off" in tried_
+    assert all(v is not None for v in tried_.values())
+    verdict = run_claim(Claim("w", SRC, "s", "q", "9 s", value=got), "d")
+    assert verdict.verdict == Verdict.MISMATCH
+    assert verdict.detail.startswith(f"derived {float(value):.6} s, stated 9 s")

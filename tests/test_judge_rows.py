@@ -61,6 +61,9 @@ ROWS = {
     # count read as it is
     "collective_time_bare": ("OK", "26.4444 us at the printed precision"),
     "params_bare": ("OK", "6.73842e9 at the printed precision"),
+    # a serving plan's queue wait is a time, a cost a number of the price's currency
+    "queue_wait_in_bytes": ("MISMATCH", "stated in GB, derived in s (0.00160747 s)"),
+    "cost_in_seconds": ("MISMATCH", "stated in s, derived in a count or ratio (0.263742)"),
     # truth fixes: the defining place, a summary number against its relation, a real
     # symbol, a restatement
     "ridge_book_table": ("OK", "243.21 at the printed precision" + NOTED),
@@ -128,6 +131,17 @@ ROWS = {
                                        "exact 107.815 GB"),
     "plain_step_edition": ("SIMPLIFIED", "holds with the chip table's B12-table edition "
                            "(edition=B12-table); exact 3.79788 ms"),
+    # plain values of the serving plans made from a plan: the step's choices they pass down
+    # and the chip table's editions of its chip
+    "plain_queue_wait_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the "
+                                    "hop latency (0.300971 ms); exact 1.60747 ms"),
+    "plain_offload_rate_leading": ("SIMPLIFIED", "holds as the leading term in n: the text "
+                                   "drops (n-1)/n; exact 1.83325 1/s; also reproduced by "
+                                   "collectives=leading, latency=off"),
+    "plain_speculative_edition": ("SIMPLIFIED", "holds with the chip table's B12-table edition "
+                                  "(edition=B12-table); exact 4.44667 ms"),
+    "plain_cost_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the hop "
+                              "latency (0.0382083); exact 0.263742"),
     "time_from_rounded_peak": ("MISMATCH", "derived 2.79064 ms, stated 2.89 ms; the stated "
                                "value follows from the rounded 1.9e14 FLOP/s of peak_truncated "
                                "carried forward; right: 2.79064 ms"),

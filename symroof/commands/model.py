@@ -169,26 +169,34 @@ class ModelStep:
 
 
 def given_choices(choices: Choices, what: str = "a model step",
-                  allowed: tuple[str, ...] = STEP_CHOICES) -> Choices:
+                  allowed: tuple[str, ...] = STEP_CHOICES, chip: Chip | None = None
+                  ) -> Choices:
     """The choices a command line gives a model step (or ``what``, which takes
-    ``allowed``): ``edition`` is not one (a command line sets another edition's figure of
-    its chip by the figure and the label, ``hbm=B1``, not by an edition; the edition a
-    step takes is the judge's, trying a text's figures).
+    ``allowed``): ``edition`` names another edition of the chip table, taken by the step
+    (or plan) of ``chip`` when it has one of that label (``Mesh.under``, noted); with no
+    chip, what is given takes none.
 
-    >>> given_choices(Choices(edition="B1"))
+    >>> from symroof import chip
+    >>> given_choices(Choices(edition="B1"), chip=chip("tpu-v5e")).edition
+    'B1'
+    >>> given_choices(Choices(edition="B1"), chip=chip("h100-sxm"))
     Traceback (most recent call last):
     ...
-    symroof.core.errors.InputError: choices: a model step takes the choices collectives, \
-latency, link_alpha, experts, traffic; edition=B1 does not apply to it (a figure of \
-another edition is set on the chip by its label: FIGURE=B1)
+    symroof.core.errors.InputError: choices: edition=B1: the chip table has no figure of \
+h100-sxm from an edition 'B1' (its editions: B12, B12-table, NV-H100, NV-H100-bidi)
     """
-    if choices.edition:
+    if choices.edition and chip is None:
         raise InputError(f"{what} takes the choices {', '.join(allowed)}; "
                          f"edition={choices.edition} does not apply to it (a figure of "
                          f"another edition is set on the chip by its label: "
                          f"FIGURE={choices.edition})", "choices")
+    if choices.edition and chip is not None:
+        labels = sorted({a.label for f in chip.figures.values() for a in f.alternatives})
+        if choices.edition not in labels:
+            raise InputError(f"edition={choices.edition}: the chip table has no figure of "
+                             f"{chip.name} from an edition {choices.edition!r} (its "
+                             f"editions: {', '.join(labels) or 'none'})", "choices")
     return choices
-
 
 
 def model_step(request: ModelRequest, phase: str) -> ModelStep:
@@ -206,10 +214,12 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     the_chip = r.the_chip()
     m = mesh(r.mesh, the_chip) if r.mesh else None
     # a text's round sizes reach the book form of the step; the step itself is exact
-    step_choices = given_choices(r.choices).with_(sizes="exact")
+    step_choices = given_choices(r.choices, chip=the_chip).with_(sizes="exact")
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
                              dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel,
                              choices=step_choices, overlap=r.overlap)
+    # the step took the edition itself (noted); the rest is shown on that edition's chip
+    the_chip, m = the_chip.under(r.choices), m.under(r.choices) if m is not None else None
     met = None
     if r.between is not None:
         met = step_between(cfg, phase, the_chip, m, r.between, context=context,

@@ -153,13 +153,16 @@ class PlanRequest:
         from ..core.choices import EXACT, parse_choices
         chosen = parse_choices(r.choices) if r.choices is not None else EXACT
         from .model import given_choices
-        if r.mode == "serve":
-            given_choices(chosen)
-        else:
-            from ..core.choices import COLLECTIVE_CHOICES
-            given_choices(chosen, "a training plan", COLLECTIVE_CHOICES)
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
+        if r.mode == "serve":
+            given_choices(chosen, chip=the_chip)
+        else:
+            from ..core.choices import COLLECTIVE_CHOICES
+            given_choices(chosen, "a training plan", COLLECTIVE_CHOICES, chip=the_chip)
+        # the plan takes the edition itself (noted in its assumptions); what is costed
+        # beside it (the host link, a model FLOPs utilisation) on that edition's chip
+        on_edition = the_chip.under(chosen)
         from ..plans.serving_reality import serving_efficiency
         served_eff = serving_efficiency(r.efficiency, the_chip.name, r.dtype or "bf16") \
             if r.mode == "serve" else None
@@ -210,7 +213,7 @@ class PlanRequest:
                                                  in_network=r.in_network))
                 out = replace(out, train=plan)
             if r.mfu is not None:
-                out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, the_chip))
+                out = replace(out, mfu=_mfu(cfg, out.train, r.mfu, on_edition))
             return _priced(out, r.price)
         from ..models.layers import Kernel
         from ..plans.options import StepOptions
@@ -233,12 +236,12 @@ class PlanRequest:
         served = replace(served, at_peak=None)
         from ..plans.serving_offload import offload_serving, parse_serving_offload
         if r.offload is not None:
-            served = offload_serving(served, parse_serving_offload(r.offload), the_chip,
+            served = offload_serving(served, parse_serving_offload(r.offload), on_edition,
                                      layers=cfg.layers, efficiency=eff)
         out = replace(out, serve=served)
         if bound is not None:
             if r.offload is not None:
-                bound = offload_serving(bound, parse_serving_offload(r.offload), the_chip,
+                bound = offload_serving(bound, parse_serving_offload(r.offload), on_edition,
                                         layers=cfg.layers)
             out = replace(out, bound=bound)
         if r.draft:

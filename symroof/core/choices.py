@@ -332,8 +332,9 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
     changes first, then the chip table's other ``editions``), each a change of the exact
     model. A candidate whose value equals the value of one with fewer changes adds nothing
     and is left out, and so is one the value cannot be made under (a sparse peak of a chip
-    that has none). ``base`` is the model the value is made under when it is not the exact
-    model (a book's decode time, which counts the weights and the KV cache)."""
+    that has none, a queue's wait at a utilisation of 1 or more). ``base`` is the model the
+    value is made under when it is not the exact model (a book's decode time, which counts
+    the weights and the KV cache)."""
     exact = make(base)
     seen: list[tuple[Choices, Any]] = []
     if choices is not None and choices != base:
@@ -344,6 +345,8 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
         try:
             got = make(c)
         except SymroofError:
+            continue
+        if got is None:  # no value under it (a queue that grows without bound)
             continue
         key = frozenset(change.items())
         values[key] = got

@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 
 import sympy as sp
 
-from .errors import InputError
+from .errors import InputError, SymroofError
 from .parse import MAX_DIGITS, MAX_EXPONENT
 
 
@@ -73,6 +73,7 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
             again: Callable[..., Any] | None = None,
             tries: tuple[Mapping[str, str], ...] = (), editions: bool = False,
             base: Mapping[str, str] | None = None,
+            through: Mapping[str, Dimension | None] | None = None,
             **attributes: Dimension) -> Callable[[_F], _F]:
     """Mark an engine helper whose result has ``dimension`` (or whose named
     ``attributes`` have theirs, given as keywords or a mapping; a dotted name is an
@@ -91,7 +92,11 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     chip, or a mesh's), which the helper takes through ``choices.edition``. ``base`` names
     the choices its value is made under when they are not the exact model's (a book's
     decode time counts ``traffic=weights_kv``), from which a diagnosis says what a choice
-    drops.
+    drops. ``through`` names the parameters of a helper that takes another helper's result
+    rather than choices (a queue the requests of a serving plan, a cost a step's seconds),
+    each with the dimension of a number it takes (None: an object, matched as itself):
+    its result is made again from that result made again (an argument that is a chip taken
+    under the choices too), with the editions, changes and base of the helper that made it.
 
     >>> @records(TIME)
     ... def step(n): return n / 1000
@@ -99,6 +104,17 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
     ...     _ = step(3)
     >>> [(recorded(value), d.name) for value, d in made]
     [(0.003, 'a time (seconds)')]
+
+    A helper made from another's result is made again from that result made again:
+
+    >>> @records(TIME)
+    ... def hop(choices=None): return sp.Rational(0 if choices == "off" else 1, 10**6)
+    >>> @records(COUNT, through={"seconds": TIME})
+    ... def per_ms(seconds): return sp.Rational(1, 1000) / (seconds + sp.Rational(1, 10**6))
+    >>> with recording() as made:
+    ...     n = per_ms(hop())
+    >>> n, remade(made[-1][0])("off")
+    (500, 1000)
     """
     if isinstance(dimension, Mapping):
         attributes, dimension = {**dimension, **attributes}, None
@@ -116,12 +132,15 @@ def records(dimension: Dimension | Mapping[str, Dimension] | None = None, /, *,
             if seen is not None:
                 remake = _remake(fn, takes, again, out, args, kwargs)
                 labels = _chip_editions((*args, *kwargs.values())) if editions else ()
-                own = tuple(sorted((base or {}).items()))
+                own, extra = tuple(sorted((base or {}).items())), tries
+                if remake is None and through:
+                    remake, labels, extra, own = _through(fn, through, seen, args, kwargs)
+                remake = _once(remake)  # its attributes, and what is made from it, share it
                 if dimension is not None:
-                    seen.append((_Later(out, "", remake, tries, labels, own) if remake
+                    seen.append((_Later(out, "", remake, extra, labels, own) if remake
                                  else out, dimension))
                 # an attribute is read when the chapter's claims are built, not here
-                seen.extend((_Later(out, a, remake, tries, labels, own), d)
+                seen.extend((_Later(out, a, remake, extra, labels, own), d)
                             for a, d in attributes.items())
             return out
         return made  # type: ignore[return-value]
@@ -148,6 +167,94 @@ def _remake(fn: Callable[..., Any], takes: str | None, again: Callable[..., Any]
         return lambda choices: out.under(choices)
     if again is not None:
         return lambda choices: again(choices, *args, **kwargs)
+    return None
+
+
+def _once(remake: Callable[[Any], Any] | None) -> Callable[[Any], Any] | None:
+    """``remake`` made once for each choices it is asked for."""
+    if remake is None:
+        return None
+    done: dict[Any, Any] = {}
+
+    def once(choices: Any) -> Any:
+        try:
+            hash(choices)
+        except TypeError:  # choices that are no key: made each time
+            return remake(choices)
+        if choices not in done:
+            done[choices] = remake(choices)
+        return done[choices]
+    return once
+
+
+def _through(fn: Callable[..., Any], names: Mapping[str, Dimension | None],
+             seen: list[tuple[Any, Dimension]], args: tuple[Any, ...], kwargs: dict[str, Any]
+             ) -> tuple[Callable[[Any], Any] | None, tuple[str, ...],
+                        tuple[Mapping[str, str], ...], tuple[tuple[str, str], ...]]:
+    """How a helper's result is made again when its parameters ``names`` hold what another
+    helper noted in ``seen`` made (the result itself, one of its parts, or a number equal
+    to one of its noted values of the parameter's dimension): from that result made again,
+    with the chip table's editions, the changes and the base of the helper that made it;
+    (None, (), (), ()) when no parameter holds such a result."""
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    bound.apply_defaults()
+    again: dict[str, Callable[[Any], Any]] = {}
+    found: list[_Later] = []
+    for name, dimension in names.items():
+        given = bound.arguments.get(name)
+        source = None if given is None else _source(given, dimension, seen)
+        if source is not None:
+            entry, path = source
+            again[name] = _part_of(entry, path)
+            found.append(entry)
+    if not again:
+        return None, (), (), ()
+
+    def called(choices: Any) -> Any:
+        remade_ = {k: (again[k](choices) if k in again else
+                       v.under(choices) if type(v).__name__ == "Chip" else v)
+                   for k, v in bound.arguments.items()}
+        call = bound.signature.bind_partial()
+        call.arguments.update(remade_)
+        return fn(*call.args, **call.kwargs)
+    labels = tuple(sorted({lb for e in found for lb in e.editions}))
+    tries: list[Mapping[str, str]] = []
+    for t in (t for e in found for t in e.tries):
+        if t not in tries:
+            tries.append(t)
+    return called, labels, tuple(tries), found[0].base
+
+
+def _part_of(entry: _Later, path: str) -> Callable[[Any], Any]:
+    """The part ``path`` of ``entry``'s result made again under choices."""
+    assert entry.again is not None
+    remake = entry.again
+    return lambda choices: _attribute(remake(choices), path)
+
+
+def _source(given: Any, dimension: Dimension | None, seen: list[tuple[Any, Dimension]]
+            ) -> tuple[_Later, str] | None:
+    """The latest entry of ``seen`` that can be made again and made ``given``, and the
+    path of ``given`` in its result ("" for the result itself); a number matches a noted
+    value of ``dimension`` equal to it, anything else only the very object."""
+    number = isinstance(given, sp.Expr)
+    for entry, noted in reversed(seen):
+        if not isinstance(entry, _Later) or entry.again is None:
+            continue
+        if not number:
+            if given is entry.thing:
+                return entry, ""
+            head = entry.attribute.split(".")[0]
+            if head and getattr(entry.thing, head, None) is given:
+                return entry, head
+            continue
+        if noted != dimension:
+            continue  # a number of another dimension (a count equal to a time)
+        try:
+            if entry.value() == given:
+                return entry, entry.attribute
+        except (SymroofError, ArithmeticError, AttributeError, LookupError, TypeError):
+            continue  # a noted value that cannot be read matches nothing
     return None
 
 
@@ -186,9 +293,10 @@ class _Later:
 
 
 def _attribute(thing: Any, path: str) -> Any:
-    """``thing``'s attribute ``path`` (dotted: ``op.flops``), or ``thing`` for ``""``."""
+    """``thing``'s attribute ``path`` (dotted: ``op.flops``; a mapping's key:
+    ``requests.requests_per_s``), or ``thing`` for ``""``."""
     for name in path.split(".") if path else ():
-        thing = getattr(thing, name)
+        thing = thing[name] if isinstance(thing, Mapping) else getattr(thing, name)
     return thing
 
 

@@ -23,6 +23,7 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import InputError
+from ..core.units import COUNT, TIME, records
 
 _PRICE = re.compile(r"^\s*(?P<amount>[0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*"
                     r"(?P<currency>[A-Za-z]{1,5}|\$|€|£)\s*/\s*(?:chip[- /]?)?"
@@ -90,6 +91,8 @@ class Cost:
         return self.per_token * 10**6
 
 
+@records(per_step=COUNT, per_token=COUNT, per_million_tokens=COUNT,
+         per_step_upper=COUNT, through={"seconds": TIME, "upper_seconds": TIME})
 def cost_of(price: Price, *, chips: Expr | int, seconds: Expr, tokens: Expr | int, what: str,
             upper_seconds: Expr | None = None) -> Cost:
     """The cost of one ``what`` taking ``seconds`` on ``chips`` chips for ``tokens`` tokens."""

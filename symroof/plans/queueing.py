@@ -31,6 +31,7 @@ from sympy import Expr
 
 from ..core.errors import InputError
 from ..core.parse import exact_number
+from ..core.units import COUNT, PER_SECOND, TIME, records
 
 SOURCE = ("M/D/1 (Pollaczek-Khinchine, deterministic service; Kleinrock, Queueing Systems "
           "I, 1975, ch. 5)")
@@ -90,6 +91,8 @@ def parse_rate(text: str, where: str = "rate") -> Expr:
     return value
 
 
+@records(rate=PER_SECOND, capacity=PER_SECOND, utilisation=COUNT, wait=TIME,
+         time_to_first_token=TIME, request_latency=TIME, through={"requests": None})
 def queue(requests: Mapping[str, Expr], rate: Expr | str) -> Queue:
     """The M/D/1 forecast of requests arriving at ``rate`` per second for a plan's
     ``requests`` figures (``serving.per_request``)."""

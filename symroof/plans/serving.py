@@ -33,6 +33,7 @@ from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.quant import rest_dtype, scheme_of
 from ..core.sizes import dtype_bytes
+from ..core.units import CAPACITY, PER_SECOND, TIME, records
 from ..engine.critical import Critical
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
@@ -153,6 +154,18 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
     return memory
 
 
+#: what a serving plan's values are, for a text that prints them (``core.units.records``)
+SERVING_VALUES = {
+    "prefill.t_lower": TIME, "prefill.t_upper": TIME, "prefill.terms": TIME,
+    "prefill.throughput": PER_SECOND, "decode.t_lower": TIME, "decode.t_upper": TIME,
+    "decode.terms": TIME, "decode.throughput": PER_SECOND, "prefill_time": TIME,
+    "memory": CAPACITY, "requests.time_to_first_token": TIME,
+    "requests.time_per_output_token": TIME, "requests.request_latency": TIME,
+    "requests.tokens_per_s_per_request": PER_SECOND, "requests.requests_per_s": PER_SECOND,
+    "requests.requests_per_s_per_chip": PER_SECOND}
+
+
+@records(SERVING_VALUES, editions=True)
 def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
           context: int, generate: int = 256, options: StepOptions = DEFAULT_OPTIONS,
           chunk: int | None = None, piggyback: bool = False, bound: bool = False) -> Serving:
@@ -186,8 +199,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         efficiency = replace(efficiency, overlap=overlap)
     peak = PEAK if overlap is None else replace(PEAK, overlap=overlap)
     efficiencies = (efficiency, peak) if bound else (efficiency,)
-    costed = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES})  # the rest cost
-    # the collectives
+    # the rest cost the collectives (an edition is the steps' chip, noted by them)
+    costed = choices.with_(**{n: getattr(EXACT, n) for n in OP_CHOICES}, edition="")
 
     def steps(phase: str, b: int | None, t: int | Expr) -> tuple[DeviceStep, ...]:
         return device_steps(cfg, phase, m, axes, batch=b, context=t, options=step,

@@ -33,12 +33,13 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import InputError
+from ..core.units import records
 from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from .device_step import DeviceStep
 from .efficiency import PEAK, Efficiency
 from .offload import HOST, IN, LINK, OUT, host_rate
-from .serving import Serving, per_request
+from .serving import SERVING_VALUES, Serving, per_request
 
 SERVING_PARTS = ("weights", "kv")
 
@@ -72,6 +73,7 @@ def _streamed(step: DeviceStep, into: Expr, out: Expr, bw: Expr) -> DeviceStep:
                    throughput=step.throughput * step.t_lower / t_lower)
 
 
+@records(SERVING_VALUES, through={"s": None})
 def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: int,
                     efficiency: Efficiency = PEAK) -> Serving:
     """Serving plan ``s`` with ``what`` (``SERVING_PARTS``) in host memory; ``layers`` is

@@ -32,6 +32,7 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import DerivationError, InputError
+from ..core.units import COUNT, records
 from ..models.config import ModelConfig
 from .mfu import model_params
 
@@ -103,6 +104,7 @@ def _checked(alpha: Expr | int | str, cost_ratio: Expr | int | str) -> tuple[Exp
     return a, c
 
 
+@records(tokens_per_step=COUNT, speedup=COUNT, step_cost=COUNT)
 def speculate(alpha: Expr | int | str, gamma: int, cost_ratio: Expr | int | str
               ) -> Speculation:
     """Speculative decoding with acceptance rate ``alpha``, ``gamma`` draft tokens per step
@@ -141,6 +143,7 @@ def best_draft(alpha: Expr | int | str, cost_ratio: Expr | int | str) -> Specula
     return None
 
 
+@records(COUNT)
 def cost_ratio_of(draft: ModelConfig, target: ModelConfig) -> Expr:
     """The paper's c for a draft and a target model decoding one sequence: each step is
     bound by HBM and reads every weight a token multiplies once, in one dtype, so c is the

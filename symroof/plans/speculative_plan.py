@@ -31,6 +31,7 @@ import sympy as sp
 from sympy import Expr
 
 from ..core.errors import InputError
+from ..core.units import COUNT, PER_SECOND, TIME, records
 from ..models.config import ModelConfig
 from ..parallel.mesh import Mesh
 from .device_step import DeviceStep, degree, device_step
@@ -95,6 +96,8 @@ class SpeculativeStep:
                 **exact("leviathan_speedup", self.leviathan.speedup)}
 
 
+@records(iteration=TIME, tokens=COUNT, time_per_output_token=TIME, tokens_per_s=PER_SECOND,
+         speedup=COUNT, editions=True)
 def speculative_step(target: ModelConfig, draft: ModelConfig, m: Mesh,
                      axes: Mapping[str, tuple[str, ...]], *, batch: int, context: int,
                      gamma: int, acceptance: Expr | int | str,

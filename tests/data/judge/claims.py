@@ -8,7 +8,12 @@ from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
 from symroof.models import decode_time_of, inference_memory, model, params, training_memory
 from symroof.parallel import all_gather, sharded_matmul
+from symroof.plans.cost import cost_of, parse_price
 from symroof.plans.device_step import device_step
+from symroof.plans.queueing import queue
+from symroof.plans.serving import serve
+from symroof.plans.serving_offload import offload_serving
+from symroof.plans.speculative_plan import speculative_step
 
 
 def claims(ch: Chapter) -> None:
@@ -32,6 +37,16 @@ def claims(ch: Chapter) -> None:
     far = all_gather("bf16[8192_X, 64]", "X", mesh("X=2@dcn,Y=16", chip("tpu-v5e")))
     decode = device_step(model("llama-2-7b"), "decode", mesh("X=8", "h100-sxm"),
                          {"tp": ("X",)}, batch=64, context=2048)
+    # a serving plan and what is made from it: a queue of its requests, its KV cache in host
+    # memory, its cost per token, a speculative decode on the same mesh
+    served = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64, context=2048)
+    waiting = queue(served.requests, "5")
+    offloaded = offload_serving(served, ("kv",), chip("h100-sxm"), layers=32)
+    priced = cost_of(parse_price("2 USD/h"), chips=8, seconds=served.decode.latency,
+                     tokens=64, what="decode step")
+    drafted = speculative_step(model("llama-2-70b"), model("llama-2-7b"),
+                               mesh("X=8", "h100-sxm"), {"tp": ("X",)}, batch=16,
+                               context=2048, gamma=4, acceptance="0.8")
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -98,6 +113,15 @@ def claims(ch: Chapter) -> None:
         plain_training_memory_nominal=training_memory(model("llama-2-7b")).total,
         plain_training_memory_megatron=training_memory(model("llama-2-7b")).total,
         plain_step_edition=decode.t_lower,
+        # plain values of the serving plans made from a plan: the step's choices they pass
+        # down and the chip table's editions of its chip, and their dimension (a cost is a
+        # number of the price's currency)
+        plain_queue_wait_no_latency=waiting.wait,
+        plain_offload_rate_leading=offloaded.requests["requests_per_s"],
+        plain_speculative_edition=drafted.time_per_output_token,
+        plain_cost_no_latency=priced.per_million_tokens,
+        queue_wait_in_bytes=waiting.wait,
+        cost_in_seconds=priced.per_million_tokens,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
