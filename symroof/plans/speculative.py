@@ -5,7 +5,7 @@ speedup, derived exactly.
 >>> s = speculate(sp.Rational(4, 5), 4, sp.Rational(1, 20))
 >>> s.tokens_per_step, s.speedup
 (2101/625, 2101/750)
->>> TOKENS
+>>> derived()[0]
 (1 - alpha**(gamma + 1))/(1 - alpha)
 
 A draft model proposes gamma tokens; the target model checks them in one step and keeps the
@@ -58,14 +58,19 @@ def derived() -> tuple[Expr, Expr]:
     return closed, closed / (GAMMA * C + 1)
 
 
-TOKENS, SPEEDUP = derived()
+def __getattr__(name: str) -> Expr:
+    """``TOKENS`` and ``SPEEDUP``, the two results of :func:`derived`, derived on first use
+    (the summation and its proof take a while; importing the module does not run them)."""
+    if name in ("TOKENS", "SPEEDUP"):
+        return derived()[name == "SPEEDUP"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @cache
 def _tokens() -> Any:
     """The derived expected tokens as a function of exact alpha and gamma (SymPy's own
     arithmetic, so exact)."""
-    return sp.lambdify((ALPHA, GAMMA), TOKENS, modules="sympy")
+    return sp.lambdify((ALPHA, GAMMA), derived()[0], modules="sympy")
 
 
 @dataclass(frozen=True)

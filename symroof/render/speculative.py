@@ -19,7 +19,7 @@ from typing import Any
 import sympy as sp
 
 from ..core.printer import approx, number_value, text
-from ..plans.speculative import SPEEDUP, TOKENS, Speculation
+from ..plans.speculative import Speculation, derived
 
 SOURCE = "Leviathan, Kalman and Matias 2023, equation (1) and Theorem 3.8"
 
@@ -36,10 +36,10 @@ def speculation_lines(s: Speculation, best: Speculation | None, why_none: str = 
                       basis: str = "") -> list[str]:
     """The speculation, one quantity per line, each with the formula it came from."""
     rows = [("tokens per verification step",
-             f"{_exact(s.tokens_per_step)}  = {sp.sstr(TOKENS)}"),
+             f"{_exact(s.tokens_per_step)}  = {sp.sstr(derived()[0])}"),
             ("cost of a verification step", f"{_exact(s.step_cost)} target steps  = "
                                             "gamma*c + 1"),
-            ("expected speedup", f"{_exact(s.speedup)}  = {sp.sstr(SPEEDUP)}"
+            ("expected speedup", f"{_exact(s.speedup)}  = {sp.sstr(derived()[1])}"
              + ("  (slower than plain decoding)" if s.speedup < 1 else ""))]
     rows.append(("best draft length", f"{best.gamma} (speedup {_exact(best.speedup)})"
                  if best is not None else why_none))
@@ -61,7 +61,8 @@ def speculation_json(s: Speculation, best: Speculation | None, why_none: str = "
     return {"acceptance_rate": text(s.alpha), "draft_tokens": s.gamma,
             "cost_ratio": text(s.cost_ratio), **pair("tokens_per_step", s.tokens_per_step),
             **pair("step_cost", s.step_cost), **pair("speedup", s.speedup),
-            "tokens_per_step_formula": sp.sstr(TOKENS), "speedup_formula": sp.sstr(SPEEDUP),
+            "tokens_per_step_formula": sp.sstr(derived()[0]),
+            "speedup_formula": sp.sstr(derived()[1]),
             "best_draft_tokens": best.gamma if best else None,
             **(pair("best_speedup", best.speedup) if best else
                {"best_speedup": None, "best_speedup_value": None}),
