@@ -656,3 +656,35 @@ def test_a_choice_under_which_a_queue_grows_without_bound_is_not_tried() -> None
     verdict = run_claim(Claim("w", SRC, "s", "q", "9 s", value=got), "d")
     assert verdict.verdict == Verdict.MISMATCH
     assert verdict.detail.startswith(f"derived {float(value):.6} s, stated 9 s")
+
+
+@settings(max_examples=20, deadline=None)
+@given(kind=st.sampled_from(["allgather", "reducescatter", "allreduce"]),
+       n=st.sampled_from([4, 8, 16]), nbytes=st.integers(10**6, 10**9),
+       latency=st.booleans())
+def test_a_collective_written_as_v_over_w_is_a_slip_only_for_an_allreduce(
+        kind: str, n: int, nbytes: int, latency: bool) -> None:
+    # V/W (the text's bytes over the link bandwidth): an AllReduce's 2(n-1)/n dropped is a
+    # slip, named with the right value; an AllGather's or a ReduceScatter's (n-1)/n dropped
+    # is its leading term, a simplification
+    from symroof import chip, mesh
+    from symroof.claims.chapter import Chapter, with_editions
+    from symroof.claims.diagnosis import judged
+    from symroof.core.choices import Choices
+    from symroof.core.printer import text
+    ch = Chapter("d", "D", Source("b"))
+    c = ch.collective(kind, nbytes, "X", mesh(f"X={n}", chip("tpu-v5e")))
+    said = c.under(Choices(collectives="v_over_w", latency="on" if latency else "off")).time
+    stated = f"{text(sp.Float(said * 10**6, 8))} us"
+    got = judged(Claim("x", SRC, "s", stated, stated, value=with_editions(c.time, ch)),
+                 with_editions(c.time, ch), "x")
+    if kind == "allreduce":
+        assert got.verdict == Verdict.MISMATCH
+        assert "; the text drops the ring's 2(n-1)/n" in got.detail
+        assert got.diagnosis["kind"] == "slip"
+        assert got.diagnosis["choice"] == "collectives=v_over_w" + ("" if latency else
+                                                                   ", latency=off")
+        assert got.detail.endswith(f"; right: {got.detail.split(',')[0][8:]}")
+    else:
+        assert got.verdict == Verdict.SIMPLIFIED
+        assert got.detail.startswith("holds as the leading term in n: the text drops (n-1)/n")

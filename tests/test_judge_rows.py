@@ -147,6 +147,15 @@ ROWS = {
                                "carried forward; right: 2.79064 ms"),
     "bandwidth_gib": ("MISMATCH", "derived 754.371 GiB/s, stated 810 GiB/s; the stated "
                       "810 GiB/s is 810 GB/s"),
+    # a hand calculation's V/W: an AllReduce's 2(n-1)/n dropped is a slip, named with the
+    # right value (67108864 B / 4.5e11 B/s = 0.149131 ms; exact 2 x 7/8 of it plus 14 hops
+    # of 0.6 us); a ReduceScatter's (n-1)/n dropped is its leading term
+    "plain_allreduce_v_over_w": ("MISMATCH", "derived 0.269379 ms, stated 0.149 ms; the text "
+                                 "drops the ring's 2(n-1)/n and the hop latency (0.0084 ms): "
+                                 "V/W gives 0.149131 ms (collectives=v_over_w, latency=off); "
+                                 "right: 0.269379 ms"),
+    "plain_reduce_scatter_v_over_w": ("SIMPLIFIED", "holds as the leading term in n: the text "
+                                      "drops (n-1)/n; exact 707.051 us"),
     # the catalogue's default is the vendor's figure
     "a100_bf16_peak": ("OK", "exact"),
     # a plain value the catalogue's other edition reproduces: the text's choice, named

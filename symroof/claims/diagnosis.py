@@ -66,6 +66,10 @@ HOLDS_AS: dict[tuple[str, str], str] = {
     ("flops", "per_token_2P"): "as 2 FLOPs per parameter per token",
     ("flops", "per_token_6P"): "as 6 FLOPs per parameter per token",
     ("flops", "causal"): "with causal attention"}
+# the words a MISMATCH uses for a slip that drops a factor the exact model keeps (what it
+# drops, and the text's form), which it then gives back ("right: ...")
+DROPS_AS: dict[tuple[str, str], tuple[str, str]] = {
+    ("collectives", "v_over_w"): ("the text drops the ring's 2(n-1)/n", "V/W")}
 
 
 def judged(claim: Claim, derived: Any, where: str) -> Judgement:
@@ -316,6 +320,12 @@ def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
         also = f", dropping {_and(drops)}" if drops else ""
         said = (f"the stated value is what {_and(slips)} gives{also}: "
                 f"{_decimal(claim, alt)} ({choices.describe(base)})")
+        factor = [DROPS_AS[(n, getattr(choices, n))] for n in changed
+                  if (n, getattr(choices, n)) in DROPS_AS]
+        if factor and len(slips) == 1:  # V/W for an AllReduce: the factor and the right value
+            (words, form), = factor
+            said = (f"{words}{f' and {_and(drops)}' if drops else ''}: {form} gives "
+                    f"{_decimal(claim, alt)} ({choices.describe(base)}); right: {_exact(j)}")
         return replace(j, verdict=MISMATCH, detail=f"{j.detail}; {said}",
                        diagnosis={**diagnosis, "said": said})
     phrase = next((HOLDS_AS[(n, getattr(choices, n))] for n in changed

@@ -7,7 +7,7 @@ import sympy as sp
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
 from symroof.models import decode_time_of, inference_memory, model, params, training_memory
-from symroof.parallel import all_gather, sharded_matmul
+from symroof.parallel import all_gather, all_reduce, reduce_scatter, sharded_matmul
 from symroof.plans.cost import cost_of, parse_price
 from symroof.plans.device_step import device_step
 from symroof.plans.queueing import queue
@@ -47,6 +47,10 @@ def claims(ch: Chapter) -> None:
     drafted = speculative_step(model("llama-2-70b"), model("llama-2-7b"),
                                mesh("X=8", "h100-sxm"), {"tp": ("X",)}, batch=16,
                                context=2048, gamma=4, acceptance="0.8")
+    # a hand calculation's collectives: an AllReduce as its bytes over the link bandwidth
+    # (V/W, the ring's 2(n-1)/n dropped), a ReduceScatter as its leading term V/W
+    reduced = all_reduce("bf16[4096, 8192]", "X", mesh("X=8", "h100-sxm"))
+    scattered = reduce_scatter("bf16[4096, 8192]", "X", mesh("X=16", chip("tpu-v5e")))
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -124,6 +128,10 @@ def claims(ch: Chapter) -> None:
         cost_in_seconds=priced.per_million_tokens,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
+        # a hand calculation that drops a ring's factor: a slip for an AllReduce (V/W is
+        # wrong by 2(n-1)/n), the leading term for a ReduceScatter (V/W drops (n-1)/n)
+        plain_allreduce_v_over_w=reduced.time,
+        plain_reduce_scatter_v_over_w=scattered.time,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
