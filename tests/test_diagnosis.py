@@ -688,3 +688,52 @@ def test_a_collective_written_as_v_over_w_is_a_slip_only_for_an_allreduce(
     else:
         assert got.verdict == Verdict.SIMPLIFIED
         assert got.detail.startswith("holds as the leading term in n: the text drops (n-1)/n")
+
+
+def _printed(x: sp.Expr) -> str:
+    """``x`` printed to six significant digits, as a text prints a number."""
+    return f"{float(x):.5e}".replace("e+", "e")
+
+
+@settings(max_examples=60, deadline=None)
+@given(i=st.integers(100, 10**4), j=st.integers(100, 10**4),
+       slip=st.sampled_from([sp.Rational(1, 2), 2, 3, sp.Rational(3, 2), 10]),
+       how=st.sampled_from(["sum", "product", "quotient", "square"]))
+def test_a_wrong_figure_carried_forward_is_named_and_a_right_result_never_is(
+        i: int, j: int, slip: sp.Rational, how: str) -> None:
+    # an earlier claim states a figure `slip` times its derived value a; a later one is
+    # made from a by a recorded step (a sum, a product, a quotient, a square): stated as
+    # derived it holds and is never told it follows from the figure; stated as the text's
+    # own figure makes it, a MISMATCH names the figure and its claim; the same value not
+    # shown made from the figure (no step recorded, the figure not in its quote) is not
+    from types import SimpleNamespace
+
+    from symroof.claims.chapter import own_figures
+    from symroof.claims.diagnosis import judged
+    if i == j:  # two primes: a step's output is a product of their powers in one way only
+        return
+    a, b = int(sp.prime(i)), int(sp.prime(j))
+    make = {"sum": lambda x: x + b, "product": lambda x: x * b,
+            "quotient": lambda x: sp.Rational(b) / x, "square": lambda x: x * x}[how]
+    ops = (sp.Integer(a),) if how == "square" else (sp.Integer(a), sp.Integer(b))
+    figure = Claim("k", SRC, "s", f"a figure of {_printed(a * slip)}", _printed(a * slip),
+                   value=sp.Integer(a))
+    assert figure.reading is not None  # the text computes on with its figure as printed
+    value, wrong = make(sp.Integer(a)), make(figure.reading.value)
+    shown = SimpleNamespace(made=[], operands=[(value, ops)])
+    for stated, made, named in ((value, shown, False), (wrong, shown, True),
+                                (wrong, SimpleNamespace(made=[], operands=[]), False)):
+        later = Claim("c", SRC, "s", f"so {_printed(stated)}", _printed(stated), value=value)
+        _, c = own_figures((figure, later), made)
+        got = judged(c, value, "c")
+        said = "follows from the text's own k (stated"
+        if got.verdict in (Verdict.OK, Verdict.ROUNDING):  # a right result: never told so
+            assert said not in got.detail and got.diagnosis is None
+        else:
+            assert got.verdict == Verdict.MISMATCH
+            assert (said in got.detail) == named, got.detail
+            assert not named or "carried forward; right: " in got.detail
+    # a right result is what the law's first case gives
+    later = Claim("c", SRC, "s", f"so {_printed(value)}", _printed(value), value=value)
+    assert judged(own_figures((figure, later), shown)[1], value, "c").verdict in \
+        (Verdict.OK, Verdict.ROUNDING)

@@ -156,6 +156,25 @@ ROWS = {
                                  "right: 0.269379 ms"),
     "plain_reduce_scatter_v_over_w": ("SIMPLIFIED", "holds as the leading term in n: the text "
                                       "drops (n-1)/n; exact 707.051 us"),
+    # a wrong figure carried forward: the memory total made from a KV cache stated twice too
+    # large (13476831232 B of weights + 34.4e9 B = 47.88 GB), a time made by a step of the
+    # chapter from FLOPs stated as multiply-adds (2.75e11 / 1.97e14 s = 1.396 ms); a time not
+    # made from the halved FLOPs keeps its own slip
+    "kv_cache_doubled": ("MISMATCH", "derived 17.1799 GB, stated 34.4 GB; the stated value "
+                         f"is twice the derived: {FACTOR_2}; right: 17.1799 GB"),
+    "memory_from_the_doubled_cache": ("MISMATCH", "derived 30.6567 GB, stated 47.8 GB; the "
+                                      "stated value follows from the text's own "
+                                      "kv_cache_doubled (stated 34.4 GB, derived 17.1799 GB) "
+                                      "carried forward; right: 30.6567 GB"),
+    "matmul_flops_halved": ("MISMATCH", "derived 5.49756e11 FLOPs, stated 2.75e11 FLOPs; the "
+                            f"stated value is half the derived: {FACTOR_2}; right: "
+                            "5.49756e11 FLOPs"),
+    "time_from_the_halved_flops": ("MISMATCH", "derived 2.79064 ms, stated 1.40 ms; the "
+                                   "stated value follows from the text's own "
+                                   "matmul_flops_halved (stated 2.75e11 FLOPs, derived "
+                                   "5.49756e11 FLOPs) carried forward; right: 2.79064 ms"),
+    "time_halved_alone": ("MISMATCH", "derived 1.39532 ms, stated 0.698 ms; the stated value "
+                          f"is half the derived: {FACTOR_2}; right: 1.39532 ms"),
     # the catalogue's default is the vendor's figure
     "a100_bf16_peak": ("OK", "exact"),
     # a plain value the catalogue's other edition reproduces: the text's choice, named

@@ -51,6 +51,12 @@ def claims(ch: Chapter) -> None:
     # (V/W, the ring's 2(n-1)/n dropped), a ReduceScatter as its leading term V/W
     reduced = all_reduce("bf16[4096, 8192]", "X", mesh("X=8", "h100-sxm"))
     scattered = reduce_scatter("bf16[4096, 8192]", "X", mesh("X=16", chip("tpu-v5e")))
+    # a wrong figure carried forward: a KV cache stated twice too large and the memory
+    # total made from it (the helper's total of its parts); a matmul's FLOPs stated as
+    # multiply-adds and its time, a step of the chapter computed from them
+    served8 = inference_memory(model("llama-2-7b"), batch=8, context=4096)
+    at_peak = ch.step("evaluate", "the matmul's time at the peak", (work, rl.peak),
+                      work / rl.peak)
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -132,6 +138,13 @@ def claims(ch: Chapter) -> None:
         # wrong by 2(n-1)/n), the leading term for a ReduceScatter (V/W drops (n-1)/n)
         plain_allreduce_v_over_w=reduced.time,
         plain_reduce_scatter_v_over_w=scattered.time,
+        # a wrong figure carried forward into a sum and into a quotient; a claim the wrong
+        # figure does not make is not told so
+        kv_cache_doubled=served8.parts["kv cache"],
+        memory_from_the_doubled_cache=served8.total,
+        matmul_flops_halved=work,
+        time_from_the_halved_flops=at_peak,
+        time_halved_alone=rl.at({"B": 2048, "D": 8192, "F": 8192}).t_math,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
