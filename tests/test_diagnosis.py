@@ -553,10 +553,16 @@ def test_a_plain_kv_cache_of_a_sequence_is_tried_at_the_text_s_kv_bytes(context:
     assert value == 327680 * context
     got = with_editions(value, ch)
     assert isinstance(got, Tried)
+    # and the KV cache in one byte an element, as kv_bytes_per_sequence(cfg, T, "fp8") is
+    one_byte = kv_bytes_per_sequence(cfg, context, "fp8")
+    assert one_byte == 163840 * context
     assert [(c.describe(), v) for c, v in got.alternatives] == \
-        [("sizes=nominal", 320000 * context)]
+        [("sizes=nominal", 320000 * context), ("kv_dtype=fp8", one_byte),
+         ("kv_dtype=int8", one_byte)]
     ch, plain = _made(lambda: kv_bytes_per_sequence(model("llama-3-70b"), context))
-    assert with_editions(plain, ch) == plain  # no text's figure: nothing to try
+    got = with_editions(plain, ch)  # no text's figure: the KV cache's dtypes alone
+    assert isinstance(got, Tried) and [c.describe() for c, _ in got.alternatives] == \
+        ["kv_dtype=fp8", "kv_dtype=int8"]
 
 
 def _serving_values(name: str, choices: object = None) -> dict[str, object]:
@@ -737,3 +743,47 @@ def test_a_wrong_figure_carried_forward_is_named_and_a_right_result_never_is(
     later = Claim("c", SRC, "s", f"so {_printed(value)}", _printed(value), value=value)
     assert judged(own_figures((figure, later), shown)[1], value, "c").verdict in \
         (Verdict.OK, Verdict.ROUNDING)
+
+
+@settings(max_examples=15, deadline=None)
+@given(name=st.sampled_from(["llama-2-7b", "llama-3-8b", "gpt2", "mixtral-8x7b"]),
+       batch=st.integers(1, 64), context=st.integers(1, 8192),
+       kv=st.sampled_from(["fp8", "int8"]), dtype=st.sampled_from(["bf16", "fp8"]))
+def test_a_serving_memory_is_tried_as_the_public_functions_give_each_part_and_kv_dtype(
+        name: str, batch: int, context: int, kv: str, dtype: str) -> None:
+    # one question, one answer: memory=weights is the weights part of inference_memory, and
+    # kv_dtype=X is inference_memory / kv_bytes_per_sequence / kv_bytes_per_token called with
+    # that dtype; a plain value's tried alternatives are exactly those
+    from symroof.claims.chapter import Chapter, with_editions
+    from symroof.core.choices import Choices
+    from symroof.core.units import recording
+    from symroof.models import (
+        inference_memory,
+        kv_bytes_per_sequence,
+        kv_bytes_per_token,
+        model,
+    )
+    cfg = model(name)
+    whole = inference_memory(cfg, batch=batch, context=context, dtype=dtype)
+    alone = inference_memory(cfg, batch=batch, context=context, dtype=dtype,
+                             choices=Choices(memory="weights"))
+    assert alone.parts == {"weights": whole.parts["weights"]}
+    cast = inference_memory(cfg, batch=batch, context=context, dtype=dtype,
+                            choices=Choices(kv_dtype=kv))
+    assert cast.parts == inference_memory(cfg, batch=batch, context=context, dtype=dtype,
+                                          kv_dtype=kv).parts
+    ch = Chapter("d", "D", Source("b"))
+    with recording() as made:
+        total = inference_memory(cfg, batch=batch, context=context, dtype=dtype).total
+        sequence = kv_bytes_per_sequence(cfg, context)
+        per_token = kv_bytes_per_token(cfg)
+    ch.made.extend(made)
+    got = {c.describe(): v for c, v in with_editions(total, ch).alternatives}
+    assert got["memory=weights"] == whole.parts["weights"]
+    if cast.total != whole.total:
+        assert got[f"kv_dtype={kv}"] == cast.total
+    for value, public in ((sequence, kv_bytes_per_sequence(cfg, context, kv)),
+                          (per_token, kv_bytes_per_token(cfg, kv))):
+        tried_ = with_editions(value, ch)
+        got = {c.describe(): v for c, v in getattr(tried_, "alternatives", ())}
+        assert got[f"kv_dtype={kv}"] == public

@@ -175,6 +175,15 @@ ROWS = {
                                    "5.49756e11 FLOPs) carried forward; right: 2.79064 ms"),
     "time_halved_alone": ("MISMATCH", "derived 1.39532 ms, stated 0.698 ms; the stated value "
                           f"is half the derived: {FACTOR_2}; right: 1.39532 ms"),
+    # what a text counts of a serving memory and the KV cache's dtype: the weights alone
+    # (13476831232 B), the cache in one byte an element (13476831232 B + 8 x 4096 x
+    # 262144 B = 22.07 GB; 4096 x 262144 B = 1.074 GB a sequence)
+    "plain_serving_memory_weights_only": ("SIMPLIFIED", "holds counting the weights alone: "
+                                          "the text drops the KV cache; exact 30.6567 GB"),
+    "plain_serving_memory_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
+                                    "30.6567 GB; also reproduced by kv_dtype=int8"),
+    "plain_kv_sequence_fp8": ("SIMPLIFIED", "holds with the KV cache in fp8; exact 2.14748 GB; "
+                              "also reproduced by kv_dtype=int8"),
     # the catalogue's default is the vendor's figure
     "a100_bf16_peak": ("OK", "exact"),
     # a plain value the catalogue's other edition reproduces: the text's choice, named

@@ -65,7 +65,10 @@ HOLDS_AS: dict[tuple[str, str], str] = {
     ("collectives", "leading"): "as the leading term in n",
     ("flops", "per_token_2P"): "as 2 FLOPs per parameter per token",
     ("flops", "per_token_6P"): "as 6 FLOPs per parameter per token",
-    ("flops", "causal"): "with causal attention"}
+    ("flops", "causal"): "with causal attention",
+    ("memory", "weights"): "counting the weights alone",
+    ("kv_dtype", "fp8"): "with the KV cache in fp8",
+    ("kv_dtype", "int8"): "with the KV cache in int8"}
 # the words a MISMATCH uses for a slip that drops a factor the exact model keeps (what it
 # drops, and the text's form), which it then gives back ("right: ...")
 DROPS_AS: dict[tuple[str, str], tuple[str, str]] = {

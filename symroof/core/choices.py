@@ -92,6 +92,13 @@ OPTIONS: dict[str, dict[str, str]] = {
                      "moments)",
         "sgd_momentum": "12 bytes per parameter (SGD with momentum: bf16 weights and grads, "
                         "fp32 master weights and momentum)"},
+    "memory": {
+        "all": "every part of a serving memory counted: the weights and the KV cache",
+        "weights": "the weights alone: the KV cache not counted"},
+    "kv_dtype": {
+        "as_given": "the KV cache in the dtype the call gives (16 bits unless it says)",
+        "fp8": "the KV cache in fp8: one byte an element",
+        "int8": "the KV cache in int8: one byte an element"},
     "checkpoints": {
         "none": "every activation kept for the backward pass",
         "selective": "only what is costly to recompute kept",
@@ -116,6 +123,7 @@ DROPS: dict[tuple[str, str], str] = {
     ("flops", "per_token_6P"): "attention FLOPs",
     ("sizes", "nominal"): "the exact parameter count",
     ("flops", "causal"): "the masked half of the attention scores",
+    ("memory", "weights"): "the KV cache",
 }
 # what a choice leaves out when the value's own model had already made another of that
 # field (a book's decode time counts the weights and the KV cache: the weights alone drop
@@ -171,6 +179,8 @@ class Choices:
     peak: str = "dense"
     flops: str = "full"
     sizes: str = "exact"
+    memory: str = "all"
+    kv_dtype: str = "as_given"
     optimizer: str = "zero16"
     optimizer_bytes: int | None = None
     checkpoints: str = "none"

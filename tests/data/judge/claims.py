@@ -6,7 +6,14 @@ import sympy as sp
 
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
-from symroof.models import decode_time_of, inference_memory, model, params, training_memory
+from symroof.models import (
+    decode_time_of,
+    inference_memory,
+    kv_bytes_per_sequence,
+    model,
+    params,
+    training_memory,
+)
 from symroof.parallel import all_gather, all_reduce, reduce_scatter, sharded_matmul
 from symroof.plans.cost import cost_of, parse_price
 from symroof.plans.device_step import device_step
@@ -145,6 +152,11 @@ def claims(ch: Chapter) -> None:
         matmul_flops_halved=work,
         time_from_the_halved_flops=at_peak,
         time_halved_alone=rl.at({"B": 2048, "D": 8192, "F": 8192}).t_math,
+        # what a text counts of a serving memory (the weights alone) and the KV cache's
+        # dtype (one byte an element): named choices of the serving memory helpers
+        plain_serving_memory_weights_only=served8.total,
+        plain_serving_memory_fp8_kv=served8.total,
+        plain_kv_sequence_fp8=kv_bytes_per_sequence(model("llama-2-7b"), 4096),
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
