@@ -589,9 +589,12 @@ def _serving_values(name: str, choices: object = None) -> dict[str, object]:
     o = offload_serving(s, ("kv",), the_chip, layers=32)
     cost = cost_of(parse_price("2 USD/h"), chips=8, seconds=s.decode.latency, tokens=64,
                    what="decode step")
+    # (a serving plan's own choices, its memory's count and its KV cache's dtype, are not
+    # a step's: the speculative decode is never tried under them)
     spec = speculative_step(model("llama-2-13b"), model("llama-2-7b"), on, {"tp": ("X",)},
                             batch=16, context=2048, gamma=4, acceptance="0.8",
-                            options=options)
+                            options=StepOptions(choices=c.with_(  # type: ignore[attr-defined]
+                                edition="", memory="all", kv_dtype="as_given")))
     return {"ttft": s.requests["time_to_first_token"], "wait": q.wait,
             "queued_latency": q.request_latency, "offload_rate": o.requests["requests_per_s"],
             "offload_decode": o.decode.t_lower, "cost": cost.per_million_tokens,
@@ -626,7 +629,7 @@ def test_plain_serving_values_are_tried_as_the_public_functions_give_them_under_
             assert v == _serving_values(name, c)[key], (key, c.describe())
             tried_any.add(c.describe())
     assert {f"edition={lb}" for lb in labels} & tried_any
-    assert "latency=off" in tried_any
+    assert "latency=off" in tried_any and "kv_dtype=fp8" in tried_any
     # a plan under an edition is the plan on that edition's chip
     label = sorted(labels)[0]
     under = serve(model("llama-2-7b"), mesh("X=8", name), batch=64, context=2048,
@@ -787,3 +790,29 @@ def test_a_serving_memory_is_tried_as_the_public_functions_give_each_part_and_kv
         tried_ = with_editions(value, ch)
         got = {c.describe(): v for c, v in getattr(tried_, "alternatives", ())}
         assert got[f"kv_dtype={kv}"] == public
+
+
+@settings(max_examples=6, deadline=None)
+@given(name=st.sampled_from(["h100-sxm", "tpu-v5e"]), kv=st.sampled_from(["fp8", "int8"]),
+       batch=st.sampled_from([8, 64]), context=st.sampled_from([512, 2048]))
+def test_a_serving_plan_under_a_kv_dtype_or_a_memory_count_is_the_plan_the_options_give(
+        name: str, kv: str, batch: int, context: int) -> None:
+    # one question, one answer: a serving plan's kv_dtype choice is its options' kv_dtype
+    # (the whole plan equal); memory=weights changes its memory's total to the weights alone
+    # and nothing else
+    from symroof import mesh
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.options import StepOptions
+    from symroof.plans.serving import serve
+    cfg, on = model("llama-2-7b"), mesh("X=8", name)
+    chosen = serve(cfg, on, batch=batch, context=context,
+                   options=StepOptions(choices=Choices(kv_dtype=kv)))
+    assert chosen == serve(cfg, on, batch=batch, context=context,
+                           options=StepOptions(kv_dtype=kv))
+    plain = serve(cfg, on, batch=batch, context=context)
+    alone = serve(cfg, on, batch=batch, context=context,
+                  options=StepOptions(choices=Choices(memory="weights")))
+    assert alone.memory == {**plain.memory, "total": plain.memory["weights"]}
+    assert (alone.decode, alone.prefill, alone.requests) == \
+        (plain.decode, plain.prefill, plain.requests)

@@ -371,13 +371,16 @@ def own_figures(claims: tuple[Claim, ...], made: Any) -> tuple[Claim, ...]:
     for j, c in enumerate(claims):
         raw = _number(c)
         found: list[tuple[str, str, str, str]] = []
+        quoted = printed_values(c.quote) if raw is not None else set()
         for i, k, derived in figures if raw is not None else ():
+            if i >= j:  # an earlier claim's figure only
+                break
             assert k.reading is not None
             stated = k.reading.value
-            alts = [] if i >= j else \
-                [a for a in [_replaced(raw, derived, stated, sums, products, 3)] if a is not None]
-            if i < j and Fraction(*_fraction(k.reading.in_unit(abs(stated)))) in \
-                    printed_values(c.quote):  # the figure printed again in this quote
+            alts = [a for a in [_replaced(raw, derived, stated, sums, products, 3)]
+                    if a is not None]
+            if Fraction(*_fraction(k.reading.in_unit(abs(stated)))) in quoted:
+                # the figure printed again in this quote
                 ratio = stated / derived
                 alts += [raw * ratio, raw / ratio] + \
                     ([raw + stated - derived] if c.dimension == k.dimension else [])

@@ -157,6 +157,10 @@ def claims(ch: Chapter) -> None:
         plain_serving_memory_weights_only=served8.total,
         plain_serving_memory_fp8_kv=served8.total,
         plain_kv_sequence_fp8=kv_bytes_per_sequence(model("llama-2-7b"), 4096),
+        # and of a serving plan: its memory per chip counting the weights alone, a request's
+        # latency with the KV cache in fp8 (as the plan's kv_dtype= gives it)
+        plain_serve_memory_weights_only=served.memory["total"],
+        plain_serve_request_fp8_kv=served.requests["request_latency"],
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
