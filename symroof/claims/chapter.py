@@ -412,12 +412,15 @@ def _made_from(made: Any) -> tuple[list[tuple[sp.Expr, tuple[sp.Expr, ...]]],
     sums: list[tuple[sp.Expr, tuple[sp.Expr, ...]]] = []
     products: list[tuple[sp.Expr, tuple[tuple[sp.Expr, int], ...]]] = []
     for entry, _ in getattr(made, "made", ()):
-        thing = getattr(entry, "thing", None)
-        parts = getattr(thing, "parts", None)
-        total = getattr(thing, "total", None)
+        try:
+            thing = getattr(entry, "thing", None)
+            parts = getattr(thing, "parts", None)
+            total = getattr(thing, "total", None) if isinstance(parts, Mapping) else None
+        except (SymroofError, ArithmeticError, TypeError, ValueError):
+            continue  # a result that cannot give its parts: no link through it
         if isinstance(parts, Mapping) and isinstance(total, sp.Expr) and total.is_number and \
                 all(isinstance(v, sp.Expr) and v.is_number for v in parts.values()) and \
-                sp.Add(*parts.values()) == total:
+                sp.Add(*parts.values()) == total and (total, tuple(parts.values())) not in sums:
             sums.append((total, tuple(parts.values())))
     for value, operands in getattr(made, "operands", ()):
         ops = tuple(operands) if isinstance(operands, tuple | list) else (operands,)
