@@ -192,7 +192,7 @@ h100-sxm from an edition 'B1' (its editions: B12, B12-table, NV-H100, NV-H100-bi
     Traceback (most recent call last):
     ...
     symroof.core.errors.InputError: choices: kv_dtype=fp8 is how the judge reads a text's \
-KV cache, not a choice of a model step: give the KV cache's dtype as --kv-dtype fp8
+KV cache, not a choice of a model step: give the KV cache's dtype as `kv_dtype` fp8
     """
     for name in ("memory", "kv_dtype"):
         if name in choices.changed():
@@ -200,7 +200,7 @@ KV cache, not a choice of a model step: give the KV cache's dtype as --kv-dtype 
             raise InputError(f"{name}={value} is how the judge reads a text's "
                              + ("KV cache" if name == "kv_dtype" else "count of a memory")
                              + f", not a choice of {what}"
-                             + (f": give the KV cache's dtype as --kv-dtype {value}"
+                             + (f": give the KV cache's dtype as `kv_dtype` {value}"
                                 if name == "kv_dtype" else ""), "choices")
     if choices.edition and chip is None:
         raise InputError(f"{what} takes the choices {', '.join(allowed)}; "
