@@ -47,6 +47,7 @@ from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_tem
 from .train_step import (
     DEFAULT_OVERLAP,
     OVERLAPS,
+    STAGES,
     backward_ops,
     forward_ops,
     op_key,
@@ -384,45 +385,51 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES},
             "op": {ph: ops_time[ph] - sum(extra_ops[d, ph] for d in drop) for ph in PHASES}}
     serial = {ph: np.zeros(len(cands)) for ph in PHASES}  # every term but compute and HBM
-    memory = np.zeros(len(cands))
-    mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
-               for r in policies}
+    # the memory account of the first and the last pipeline stage (``training.stage_memory``;
+    # without a pipeline both the one stage's), the plan's memory the larger
+    by_stage = {w: np.zeros(len(cands)) for w in STAGES}
+    mem_fns = {(r, w): _memory_functions(templates, cfg, per, r, context, attention, at=w)
+               for r in policies for w in STAGES}
     host_total, host_terms, host_notes = offload_functions(offload, per, chip, efficiency) \
         if offload else (None, {}, ())
-    mem_parts = {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS)
-                 for r in policies} if offload else {}
-    # the optimizer step, once per step: its engine time on the states one device holds
-    steps = _memory_functions(templates, cfg, per, "none", context, attention,
-                              step_of=lambda mem: optimizer_time(mem, chip, efficiency))
+    mem_parts = {(r, w): _memory_functions(templates, cfg, per, r, context, attention, PARTS,
+                                           at=w)
+                 for r in policies for w in STAGES} if offload else {}
+    # the optimizer step, once per step: its engine time on the states one device holds,
+    # each stage's, the step waiting for the slowest
+    steps = {w: _memory_functions(templates, cfg, per, "none", context, attention,
+                                  step_of=lambda mem: optimizer_time(mem, chip, efficiency),
+                                  at=w) for w in STAGES}
     opt = np.zeros(len(cands))
-    parts = np.zeros((len(PARTS), len(cands)))  # memory by part, for an offload
-    host_args = (*parts, cfg.layers / deg[3], micro,
-                 np.where(deg[3] != 1, np.minimum(deg[3], micro), 1))
+    parts = {w: np.zeros((len(PARTS), len(cands))) for w in STAGES}  # for an offload
     by_group: dict[tuple[int, bool], list[int]] = {}
     for i, c in enumerate(cands):
         by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
-    # the parameters a device holds, the plan's count (``training.held_params``)
-    held = np.zeros(len(cands))
-    counts: dict[tuple[int, ...], float] = {}
+    # the parameters a device holds on each stage, the plan's count (``training.held_params``)
+    held = {w: np.zeros(len(cands)) for w in STAGES}
+    counts: dict[tuple[Any, ...], float] = {}
     for i, c in enumerate(cands):
         shard = c.degrees[2:5]
-        if shard not in counts:
-            counts[shard] = float(held_params(templates[0, False], cfg, {
-                D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
-                D_EP: sp.Integer(shard[2])}))
-        held[i] = counts[shard]
+        for w in STAGES:
+            if (*shard, w) not in counts:
+                counts[*shard, w] = float(held_params(templates[0, False], cfg, {
+                    D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
+                    D_EP: sp.Integer(shard[2])}, w))
+            held[w][i] = counts[*shard, w]
     for (stage, sp_on), rows in sorted(by_group.items()):
         idx = np.array(rows)
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        opt[idx] = steps[stage, sp_on](*args, held[idx])
+        opt[idx] = np.maximum(*(steps[w][stage, sp_on](*args, held[w][idx]) for w in STAGES))
         for r in policies:
             mine = np.array([i for i in rows if recs[i] == r])
-            if len(mine):
-                memory[mine] = mem_fns[r][stage, sp_on](b_value[mine], *deg[:, mine],
-                                                        held[mine])
-                for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
-                    parts[k, mine] = fn(b_value[mine], *deg[:, mine], held[mine])
+            if not len(mine):
+                continue
+            for w in STAGES:
+                by_stage[w][mine] = mem_fns[r, w][stage, sp_on](b_value[mine], *deg[:, mine],
+                                                                held[w][mine])
+                for k, fn in enumerate(mem_parts.get((r, w), {}).get((stage, sp_on), ())):
+                    parts[w][k, mine] = fn(b_value[mine], *deg[:, mine], held[w][mine])
         # the collectives: the template's, and under the conventions each policy's reruns
         # (``training._with_reruns``) and pipeline sends split over the tensor ranks
         split = [(np.array([k for k, i in enumerate(rows) if recs[i] == r]),
@@ -452,6 +459,11 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             for v in staged.values():
                 v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], time)
                 v["upper"][ph][idx] = v["upper"][ph][idx] + time
+    last = (deg[3] != 1) & (by_stage["last"] > by_stage["first"])  # the larger, first on a tie
+    memory = np.where(last, by_stage["last"], by_stage["first"])
+    # an offload acts on that stage's account, with its microbatches in flight
+    host_args = (*np.where(last, parts["last"], parts["first"]), cfg.layers / deg[3], micro,
+                 np.where((deg[3] != 1) & ~last, np.minimum(deg[3], micro), 1))
     if host_total is not None:  # an offload: HBM keeps less, the host link moves the rest
         memory = host_total(*host_args)
     for (name, ph), fn in host_terms.items():  # the host link, one term per direction
@@ -689,7 +701,7 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       per: dict[str, int], recompute: str, context: int,
                       attention: str = "materialised", parts: tuple[str, ...] | None = None,
                       step_of: Callable[[dict[str, sp.Expr]], sp.Expr] | None = None,
-                      ) -> dict[tuple[int, bool], Any]:
+                      at: str = "first") -> dict[tuple[int, bool], Any]:
     from .strategy import Strategy
     from .training import _memory
     out: dict[tuple[int, bool], Any] = {}
@@ -698,7 +710,7 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
         mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention,
-                      held=HELD)
+                      held=HELD, stage=at)
         args = (BATCH, *DEGREES, HELD)
         if step_of is not None:
             out[stage, sp_on] = _compile(sp.sympify(step_of(mem)), args)
