@@ -1,7 +1,8 @@
 """A pipeline's stages are not alike: the first runs the embedding, the last the final norm and
-the output head. Laws: the closed form of a step with such stages is the played 1F1B
-schedule, and a training plan's T_lower and T_upper are that schedule of its own stages'
-times (each phase its longest term, or its terms one after another)."""
+the output head, each with its collectives and its parameters. Laws: the closed form of a
+step with such stages is the played 1F1B schedule, a training plan's T_lower and T_upper
+are that schedule of its own stages' times (each phase its longest term, or its terms one
+after another), and its memory is the larger of its end stages' accounts."""
 
 from __future__ import annotations
 
@@ -52,21 +53,32 @@ def _fraction(x: sp.Expr) -> Fraction:
 def test_a_training_plans_step_is_its_stages_played(pp: int, micro: int, name: str) -> None:
     # each stage's phase takes its longest term: the layers' compute and HBM time, the first
     # stage's with the embedding's, the last's with the final norm's and the head's, and
-    # every collective of the plan; played as 1F1B, the makespan is the plan's T_lower
+    # every collective of the plan but the head block's, which only the stage running the
+    # block's ops runs; played as 1F1B, the makespan is the plan's T_lower
     cfg, h100 = model(name), chip("h100-sxm")
-    plan = train(cfg, mesh(f"X={pp},Y=2", h100), parse_strategy("pp=X,tp=Y"), batch=micro,
-                 context=2048, options=StepOptions(microbatches=micro))
+    plan = train(cfg, mesh(f"X={pp},Y=2,Z=2", h100), parse_strategy("pp=X,tp=Y,dp=Z"),
+                 batch=2 * micro, context=2048, options=StepOptions(microbatches=micro))
     ops = training_ops(cfg, batch=1, context=2048, tp=2, pp=pp)
     busiest = phase_terms(ops, h100)
     extra = {w: phase_terms(part, h100) for w, part in stage_extras(ops).items()}
     comms = {k: x for k, x in plan.terms.items()
              if k not in ("compute", "hbm", "optimizer step", "pipeline bubble")}
     assert comms, "a pipelined tensor-parallel plan sends and reduces"
+    # the head block's collectives run on the stage that runs its ops: the output head's
+    # on the last, the embedding's on the first (the plan's collectives by block)
+    blocks = {"last": "head", "first": "embedding"}
+    alone = {(w, name, u.phase): sum((t for x, n, t, _ in plan.uses
+                                      if n == name and x.block == b and x.phase == u.phase),
+                                     sp.S.Zero)
+             for w, b in blocks.items() for u, name, _, _ in plan.uses}
+    assert all(any(v != 0 for (w, _, _), v in alone.items() if w == x) for x in blocks)
 
     def stage(ph: str, drop: tuple[str, ...], rule: str) -> Fraction:
         own = [busiest[ph][k] - sum((extra[d][ph].get(k, 0) for d in drop), sp.S.Zero)
                for k in ("compute", "hbm")]
-        each = [*own, *(x.phases.get(ph, 0) / micro for x in comms.values())]
+        each = [*own, *((x.phases.get(ph, 0) - sum((alone.get((d, k, ph), 0) for d in drop),
+                                                   sp.S.Zero)) / micro
+                        for k, x in comms.items())]
         return _fraction(sp.Max(*each) if rule == "phase" else sp.Add(*each))
 
     order = [("last",), *[("first", "last")] * (pp - 2), ("first",)]

@@ -57,7 +57,7 @@ from .train_step import (
     with_megatron_kernels,
 )
 from .train_step import TRAIN_PHASES as PHASES
-from .training import Plan, _with_reruns, held_params, train
+from .training import HEAD_BLOCKS, Plan, _with_reruns, held_params, train
 from .zero import zero_states
 
 LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
@@ -376,8 +376,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # the same for a stage that runs neither extra, the first's and the last's (training's
     # ``pipelined``): every other term is each stage's alike
     staged: dict[str, dict[str, dict[str, np.ndarray]]] = {}
-    for name, drop in (("middle", ("first", "last")), ("first", ("last",)),
-                       ("last", ("first",))):
+    drops = {"middle": ("first", "last"), "first": ("last",), "last": ("first",)}
+    for name, drop in drops.items():
         own = {(ph, res): per_phase[ph, res] - sum(extra[d, ph, res] for d in drop)
                for ph in PHASES for res in ("compute", "hbm")}
         staged[name] = {
@@ -385,6 +385,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES},
             "op": {ph: ops_time[ph] - sum(extra_ops[d, ph] for d in drop) for ph in PHASES}}
     serial = {ph: np.zeros(len(cands)) for ph in PHASES}  # every term but compute and HBM
+    serial_of = {w: {ph: np.zeros(len(cands)) for ph in PHASES} for w in staged}  # by stage
     # the memory account of the first and the last pipeline stage (``training.stage_memory``;
     # without a pipeline both the one stage's), the plan's memory the larger
     by_stage = {w: np.zeros(len(cands)) for w in STAGES}
@@ -436,6 +437,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                   tuple(_with_reruns(t.uses, r, sp_on))) for r in policies] if reruns \
             else [(np.arange(len(rows)), t.uses)]
         term: dict[tuple[str, str], np.ndarray] = {}
+        alone: dict[tuple[str, str, str], np.ndarray] = {}  # the head block's, by stage
         for mine, uses in split:
             if not len(mine):
                 continue
@@ -448,17 +450,24 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 key = (u.kind, u.phase)
                 if key not in term:
                     term[key] = np.zeros(len(idx))
-                term[key][mine] = term[key][mine] + size * per_byte[pair][idx[mine]] \
-                    + count * latency[pair][idx[mine]]
+                time = size * per_byte[pair][idx[mine]] + count * latency[pair][idx[mine]]
+                term[key][mine] = term[key][mine] + time
+                runs = HEAD_BLOCKS.get(u.block)  # only the stage that runs it
+                if runs:
+                    part = alone.setdefault((runs, *key), np.zeros(len(idx)))
+                    part[mine] = part[mine] + time
         for (kind, ph), time in term.items():
             worse = time > lower[ph][idx]
             binding[ph][idx[worse]] = kind
             lower[ph][idx] = np.maximum(lower[ph][idx], time)
             upper[ph][idx] = upper[ph][idx] + time
             serial[ph][idx] = serial[ph][idx] + time
-            for v in staged.values():
-                v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], time)
-                v["upper"][ph][idx] = v["upper"][ph][idx] + time
+            for w, v in staged.items():
+                own = time - sum((alone[d, kind, ph] for d in drops[w]
+                                  if (d, kind, ph) in alone), np.zeros(len(idx)))
+                v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], own)
+                v["upper"][ph][idx] = v["upper"][ph][idx] + own
+                serial_of[w][ph][idx] = serial_of[w][ph][idx] + own
     last = (deg[3] != 1) & (by_stage["last"] > by_stage["first"])  # the larger, first on a tie
     memory = np.where(last, by_stage["last"], by_stage["first"])
     # an offload acts on that stage's account, with its microbatches in flight
@@ -472,9 +481,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         lower[ph] = np.maximum(lower[ph], time)
         upper[ph] = upper[ph] + time
         serial[ph] = serial[ph] + time
-        for v in staged.values():
+        for w, v in staged.items():
             v["lower"][ph] = np.maximum(v["lower"][ph], time)
             v["upper"][ph] = v["upper"][ph] + time
+            serial_of[w][ph] = serial_of[w][ph] + time
     if progress:
         progress(len(cands), len(cands))
     makespan = _compile(pipeline_cost(D_PP, MICRO, sp.Symbol("f"), sp.Symbol("g")).makespan,
@@ -494,8 +504,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     t_lower = pipelined("lower", lower) + opt
     t_upper = pipelined("upper", upper) + opt
     if per_op:  # every stage's ops overlapped, then every other term one after another
-        for v in staged.values():
-            v["op"] = {ph: v["op"][ph] + serial[ph] for ph in PHASES}
+        for w, v in staged.items():
+            v["op"] = {ph: v["op"][ph] + serial_of[w][ph] for ph in PHASES}
         predicted = pipelined("op", {ph: ops_time[ph] + serial[ph] for ph in PHASES}) + opt
     else:
         predicted = t_lower if overlap == "phase" else t_upper

@@ -280,8 +280,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
             "; each stage updates its own after its last backward, the step waiting for "
             "the stage holding the most states" if pp != 1 else ""),
         *(["pipeline stages of 1/p of the layers each, the first also running the embedding "
-           "and the last the final norm and the output head: the step is the last stage's m "
-           "microbatches back to back and the fill and drain through the others",
+           "and the last the final norm and the output head, each with its collectives (the "
+           "head's tensor-parallel ones, the head block's gradient reductions): the step is "
+           "the last stage's m microbatches back to back and the fill and drain through the "
+           "others",
            _stage_note(cfg, largest, by_stage)] if pp != 1 else []),
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
@@ -433,7 +435,16 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         phases = dict(term.phases)
         phases[u.phase] = phases.get(u.phase, sp.S.Zero) + count * each
         terms[name] = Term(name, phases, "")
+        runs = HEAD_BLOCKS.get(u.block)
+        if sums is not None and pp != 1 and runs:  # only the stage that runs it
+            key = f"{runs} {name} {u.phase}"
+            sums[key] = sums.get(key, sp.S.Zero) + count * each
     return terms, uses, sorted(notes)
+
+
+# the head block's parts by the pipeline stage that runs them: the output head's (and the
+# final norm's) collectives on the last stage, the embedding's on the first
+HEAD_BLOCKS = {"head": "last", "embedding": "first"}
 
 
 def _partitioned(t: Template, cfg: ModelConfig, recompute: str,
@@ -512,8 +523,9 @@ def pipelined(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
     ``terms`` are the busiest stage's, which runs the embedding (the first stage's) and the
     output head (the last stage's) beside its layers (``train_step.stage_extras``);
     ``stages`` holds what each of the two alone adds, by term and phase (``first compute
-    forward``), and for ``op`` each phase's ops' overlapped sum (``forward per op``) and
-    what each of the two adds to it (``first per op forward``). A phase takes its longest
+    forward``; the head block's collectives too, ``last tp over Y (nvlink) backward``), and
+    for ``op`` each phase's ops' overlapped sum (``forward per op``) and what each of the
+    two adds to it (``first per op forward``). A phase takes its longest
     term (``phase``), every term one after another (``none``), or its ops' overlapped
     times and then every other term (``op``). Without a pipeline the one stage runs
     everything: the 1F1B makespan of it (``pipeline.interleaved_cost``). With one, when the
@@ -529,14 +541,15 @@ def pipelined(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
     case).
     """
     def time(ph: str, drop: tuple[str, ...]) -> Expr:
+        def own(k: str, x: Term) -> Expr:  # the term less what the dropped stages alone run
+            return x.phases.get(ph, sp.S.Zero) - sp.Add(
+                *(stages.get(f"{d} {k} {ph}", sp.S.Zero) for d in drop))
         if rule == "op":
             ops = stages.get(f"{ph} per op", sp.S.Zero) - sp.Add(
                 *(stages.get(f"{d} per op {ph}", sp.S.Zero) for d in drop))
-            return ops + sp.Add(*(x.phases.get(ph, sp.S.Zero) for k, x in terms.items()
+            return ops + sp.Add(*(own(k, x) for k, x in terms.items()
                                   if k not in ("compute", "hbm")))
-        each = [x.phases.get(ph, sp.S.Zero)
-                - sp.Add(*(stages.get(f"{d} {k} {ph}", sp.S.Zero) for d in drop))
-                for k, x in terms.items()]
+        each = [own(k, x) for k, x in terms.items()]
         return sp.Max(*each) if rule == "phase" else sp.Add(*each)
 
     def makespan(drop: tuple[str, ...]) -> Expr:
