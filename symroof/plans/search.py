@@ -437,7 +437,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                   tuple(_with_reruns(t.uses, r, sp_on))) for r in policies] if reruns \
             else [(np.arange(len(rows)), t.uses)]
         term: dict[tuple[str, str], np.ndarray] = {}
-        alone: dict[tuple[str, str, str], np.ndarray] = {}  # the head block's, by stage
+        head_comms: dict[tuple[str, str, str], np.ndarray] = {}  # the head block's, by stage
         for mine, uses in split:
             if not len(mine):
                 continue
@@ -454,8 +454,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 term[key][mine] = term[key][mine] + time
                 runs = HEAD_BLOCKS.get(u.block)  # only the stage that runs it
                 if runs:
-                    part = alone.setdefault((runs, *key), np.zeros(len(idx)))
-                    part[mine] = part[mine] + time
+                    own_part = head_comms.setdefault((runs, *key), np.zeros(len(idx)))
+                    own_part[mine] = own_part[mine] + time
         for (kind, ph), time in term.items():
             worse = time > lower[ph][idx]
             binding[ph][idx[worse]] = kind
@@ -463,8 +463,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             upper[ph][idx] = upper[ph][idx] + time
             serial[ph][idx] = serial[ph][idx] + time
             for w, v in staged.items():
-                own = time - sum((alone[d, kind, ph] for d in drops[w]
-                                  if (d, kind, ph) in alone), np.zeros(len(idx)))
+                own = time - sum((head_comms[d, kind, ph] for d in drops[w]
+                                  if (d, kind, ph) in head_comms), np.zeros(len(idx)))
                 v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], own)
                 v["upper"][ph][idx] = v["upper"][ph][idx] + own
                 serial_of[w][ph][idx] = serial_of[w][ph][idx] + own
