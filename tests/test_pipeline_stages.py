@@ -201,3 +201,28 @@ def test_the_plans_memory_is_its_largest_stages_account(name: str, pp: int, tp: 
 def _json(plan: object) -> dict[str, object]:
     from symroof.plans.result import Result
     return Result(mode="train", train=plan).to_json()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["megatron-gpt-22b", "llama-2-7b"])
+def test_tied_embeddings_all_reduce_the_two_copies_gradients_on_the_last_stage(
+        name: str) -> None:
+    # Megatron-LM's last stage keeps a copy of the word embeddings for its head and all-reduces
+    # its gradients with the first stage's once per step: two ranks, an exchange of V D/t
+    # gradient bytes each way over the pipeline's link, charged where the head runs (the
+    # last stage; the played-schedule law above holds with it); an untied head has no copy
+    cfg = model(name)
+    a100 = chip("a100-80gb")
+    plan = train(cfg, mesh("X=4,Y=2", a100), parse_strategy("pp=X,tp=Y"), batch=8,
+                 context=2048, options=StepOptions(microbatches=8))
+    copies = [(u, t, b) for u, n, t, b in plan.uses if u.what.startswith("word embedding")]
+    if not cfg.tied_embeddings:
+        assert not copies
+        return
+    (u, time, size), = copies
+    assert (u.block, u.phase, u.per_step) == ("head", "backward", 1)
+    assert size == cfg.vocab * cfg.d_model // 2 * 2  # bf16 gradients of a tensor rank's rows
+    axis = mesh("X=4,Y=2", a100).axis("X")
+    assert time == size / axis.bandwidth + axis.latency  # one hop each way at once
+    alone = train(cfg, mesh("Y=2", a100), parse_strategy("tp=Y"), batch=8, context=2048,
+                  options=StepOptions(microbatches=8))
+    assert not any(u.what.startswith("word embedding") for u, *_ in alone.uses)

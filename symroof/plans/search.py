@@ -444,7 +444,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             for u in uses:
                 count = _compile(sp.sympify(u.per_step))(*args)[mine]
                 size = _compile(u.nbytes)(*args)[mine] * count
-                if u.kind == "pp" and scatter and not sp_on:
+                if u.kind == "pp" and scatter and not sp_on and u.block not in HEAD_BLOCKS:
                     size = size / deg[2, idx[mine]]
                 pair = (u.kind, u.collective)
                 key = (u.kind, u.phase)

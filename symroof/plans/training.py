@@ -410,7 +410,8 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
             continue
         nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(subs))
         count = exact(u.per_step).subs(subs)
-        if u.kind == "pp":  # a stage sends each chunk's output on: v sends per microbatch
+        if u.kind == "pp" and u.block not in HEAD_BLOCKS:  # a stage sends each chunk's
+            # output on: v sends per microbatch
             count = count * chunks
             if scatter and not strategy.sequence_parallel:  # split over the tensor ranks
                 nbytes = nbytes / tp
