@@ -350,3 +350,15 @@ def test_a_calibrations_call_costs_are_read_with_their_units_or_refused_by_name(
     with pytest.raises(InputError, match="x: calls.nvlink"):
         _calls("x", {"nvlink": [{"protocol": "LL", "per_call": "6.6 GB", "per_hop": "1 us",
                                  "source": "s"}]})
+
+
+@pytest.mark.parametrize("name", ["trtllm-a100", "trtllm-h100"])
+def test_the_stored_fit_is_the_fit_solved_again(name: str) -> None:
+    # the fitted fraction each serving calibration stores (fit.value) is derived, never
+    # typed: the fit solved again from its published row finds exactly it
+    from symroof.plans.serving_reality import serving_refit
+    cal = serving_calibration(name)
+    assert cal.fitted is not None
+    stored, solved = cal.fractions[cal.fitted], serving_refit(name)
+    assert solved == stored, (f'store value = "{solved}" under [fit] in symroof/plans/'
+                              f"calibrations/serving/{name}.toml (it holds {stored})")
