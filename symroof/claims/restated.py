@@ -1,6 +1,8 @@
 """Claims that cannot fail: values a chapter's ``claims.py`` adds without any computation.
 
 >>> found = restated('''
+... import sympy as sp
+... from symroof.claims import definition
 ... gpus = 2048
 ... def claims(ch):
 ...     n = ch.given("n", 8)
@@ -16,18 +18,45 @@ f restates sympify('2*B'), written in claims.py
 g restates max(2048, 4), written in claims.py
 h restates len([1, 2, 3]), written in claims.py
 
-A claim whose value is a literal of ``claims.py``, an input of the table read back with
-``ch.given``, a name bound to one of these, or arithmetic on them (a sum of parts the text
-states) checks nothing the engine derives: it is reported as a DEFINITION, with what it
-restates. The source is read as text (Python's ``ast``), never run, so the parent of a sealed
-run decides this itself. Marked values (``definition``, ``assumed``, ``measured``) are left
-as they are.
+A claim whose value is built only from what ``claims.py`` itself writes down (its literals,
+the inputs of the table read back with ``ch.given``, formulas of symbols it names) checks
+nothing the engine derives: it is reported as a DEFINITION, with what it restates. The rule
+follows each value back to where it comes from (by construction, not by a list of claims):
+through names and their every assignment (also a loop's target, a tuple unpacked, an item
+appended), operators, containers, subscripts, comprehensions and their filters, a chapter's
+own ``ch.step``/``ch.define``/``quantity`` (which return what they are given), the functions
+``claims.py`` defines itself (their bodies read with the arguments they are given), Python's
+builtins, ``math`` and ``fractions``, SymPy's constructors and conversions (``sympify``,
+``Rational``, ``Max``...), and any SymPy or NumPy arithmetic on plain numbers. A value is a
+computation, never caught, as soon as one of its sources is a call into the engine (any
+``symroof`` function but ``parse_quantity`` and ``symbol``/``sizes``, a ``ch`` method other
+than the pass-throughs: a concept, a roofline, the catalogue), a NumPy object, SymPy algebra
+on symbols (``diff``, ``expand``, ``limit``...), a function of another module, or anything
+the reading cannot follow (an unknown name, ``getattr``, a class). The source is read as text
+(Python's ``ast``), never run, so the parent of a sealed run decides this itself. Marked
+values (``definition``, ``assumed``, ``measured``) are left as they are.
+
+>>> for key, why in restated('''
+... import numpy as np
+... block = {"Q": "B S D, D E -> B S E", "softmax": "B S T -> B S T"}
+... def claims(ch):
+...     def contracts(spec):
+...         operands, output = spec.split("->")
+...         return bool(set(operands.replace(",", " ").split()) - set(output.split()))
+...     counted = [s for s in block.values() if contracts(s)]
+...     ch.add(gemms=len(counted), shape=str(np.broadcast_shapes((3, 1), (1, 4))))
+... ''').items():
+...     print(key, why)
+gemms restates len(counted), made in claims.py from its own literals (block) through its own contracts
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
 from fractions import Fraction
+from pathlib import Path
 
 _NUMBERS = frozenset({"Integer", "Rational", "Float", "S", "int", "float", "Fraction"})
 # calls that compute nothing the engine derives from what they are given: a literal read
@@ -37,14 +66,586 @@ _PLAIN = frozenset({"sympify", "parse_expr", "exact", "exact_number", "Symbol", 
                     "sorted", "list", "tuple"})
 _MARKS = frozenset({"definition", "assumed", "measured"})
 
+# Python's builtins that only rearrange or count what they are given
+_BUILTINS = frozenset({
+    "int", "float", "complex", "str", "bool", "bytes", "round", "abs", "max", "min", "sum",
+    "len", "sorted", "list", "tuple", "set", "frozenset", "dict", "range", "enumerate", "zip",
+    "reversed", "any", "all", "divmod", "pow", "repr", "format", "chr", "ord", "hex", "bin",
+    "oct", "iter", "next", "map", "filter", "slice"})
+# builtins that read a container without keeping it: a mutable literal passed to one of
+# them is not filled by it
+_READERS = frozenset({"len", "sum", "max", "min", "sorted", "list", "tuple", "set",
+                      "frozenset", "str", "repr", "any", "all", "enumerate", "zip",
+                      "reversed", "iter", "dict", "bool", "abs", "round", "int", "float"})
+# modules whose every function is arithmetic on what it is given
+_ARITHMETIC_MODULES = frozenset({"math", "fractions", "decimal", "operator", "cmath",
+                                 "random", "statistics", "numbers"})
+# SymPy's constructors and conversions: a formula written down, not a computation on one
+_SYMPY_WRITTEN = frozenset({
+    "sympify", "S", "Integer", "Rational", "Float", "Number", "Symbol", "symbols", "Dummy",
+    "Wild", "Function", "IndexedBase", "Indexed", "Idx", "MatrixSymbol", "Matrix",
+    "ImmutableMatrix", "Tuple", "Eq", "Ne", "Lt", "Le", "Gt", "Ge", "Equality",
+    "StrictGreaterThan", "StrictLessThan", "GreaterThan", "LessThan", "Add", "Mul", "Pow",
+    "Max", "Min", "Abs", "sqrt", "root", "N", "nsimplify", "parse_expr", "Piecewise", "Interval",
+    "FiniteSet", "And", "Or", "Not", "true", "false"})
+# SymPy names that make a symbol
+_SYMPY_SYMBOLS = frozenset({"Symbol", "symbols", "Dummy", "Wild", "Function", "IndexedBase",
+                            "Idx", "MatrixSymbol"})
+# methods of a SymPy formula that write it otherwise, not compute with it
+_FORMULA_METHODS = frozenset({"subs", "xreplace", "evalf", "n", "doit"})
+# NumPy's arithmetic on numbers (anything else of NumPy, its arrays' layout and
+# broadcasting, is a computation of NumPy's)
+_NUMPY_ARITHMETIC = frozenset({
+    "prod", "product", "sum", "multiply", "add", "subtract", "divide", "true_divide",
+    "floor_divide", "power", "sqrt", "cbrt", "square", "floor", "ceil", "round", "rint",
+    "trunc", "max", "min", "amax", "amin", "maximum", "minimum", "abs", "absolute", "log",
+    "log2", "log10", "exp", "exp2", "mean", "cumsum", "cumprod", "dot", "matmul", "int8",
+    "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
+    "float64", "longdouble", "prod", "reciprocal", "negative", "sign"})
+# symroof's own helpers that return what they are given: a symbol named, a figure as
+# claims.py prints it read back, the chapter's marks of a law over values
+_SYMROOF_WRITTEN = frozenset({"symbol", "sizes", "parse_quantity", "quantity", "law",
+                              "within", "exact", "exact_number", "parse_expr"})
+_SYMROOF_SYMBOLS = frozenset({"symbol", "sizes"})
+# a chapter's own calls that return one of their arguments: (position, keyword)
+_PASSED = {"step": (3, "output"), "define": (2, "value"), "quantity": (0, "value")}
 
-def restated(source: str) -> dict[str, str]:
+
+def restated(source: str, siblings: Mapping[str, str] | None = None) -> dict[str, str]:
     """``{claim key: what it restates}`` for the ``ch.add(key=value)`` calls of ``source``
-    whose value involves no computation."""
+    whose value involves no computation. ``siblings`` are the other modules of the
+    derivation's folder (``{"_chapter1": source}``): their functions are read as its own."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError, RecursionError):
         return {}
+    modules: dict[str, ast.Module] = {}
+    for name, text in (siblings or {}).items():
+        try:
+            modules[name] = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError):
+            continue
+    reader = _Flow(tree, modules)
+    bound = _flat_bindings(tree)
+    out: dict[str, str] = {}
+    for call, scope in reader.adds():
+        for kw in call.keywords:
+            if kw.arg is None:
+                continue
+            try:
+                state = reader.value(kw.value, scope)
+            except RecursionError:
+                continue
+            if not isinstance(state, _Plain):
+                continue
+            why = _Reading(bound).restates(kw.value, 0) or _told(kw.value, state)
+            out[kw.arg] = why
+    return out
+
+
+def restated_folder(folder: Path) -> dict[str, str]:
+    """:func:`restated` of a derivation folder's ``claims.py``, its sibling modules read
+    as its own (an unreadable file: nothing found)."""
+    try:
+        source = (folder / "claims.py").read_text("utf-8")
+        siblings = {p.stem: p.read_text("utf-8") for p in sorted(folder.glob("*.py"))
+                    if p.name != "claims.py"}
+    except (OSError, UnicodeDecodeError):
+        return {}
+    return restated(source, siblings)
+
+
+def _told(e: ast.expr, state: _Plain) -> str:
+    """What a value the plain reading found restates, when the short forms do not say it."""
+    said = f"restates {_short(ast.unparse(e))}, made in claims.py from its own literals"
+    if state.names:
+        said += f" ({', '.join(sorted(state.names)[:4])})"
+    if state.inputs:
+        said += f" and the input{'s' if len(state.inputs) > 1 else ''} " + \
+            ", ".join(sorted(state.inputs))
+    if state.through:
+        said += f" through its own {', '.join(sorted(state.through)[:4])}"
+    return said
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+@dataclass(frozen=True)
+class _Plain:
+    """A value made only of what claims.py writes: ``symbolic`` when a symbol it names is in
+    it; the literal tables (``names``), inputs and own functions it came through."""
+
+    symbolic: bool = False
+    names: frozenset[str] = frozenset()
+    inputs: frozenset[str] = frozenset()
+    through: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True)
+class _Ref:
+    """What a name stands for when it is no value: a module, an imported name, a function
+    of claims.py (with its scope), a builtin, the chapter."""
+
+    kind: str  # "module", "import", "function", "builtin", "chapter"
+    target: str = ""
+    node: ast.AST | None = None
+    scope: _Scope | None = None
+
+
+_State = _Plain | _Ref | None  # None: a computation (or what the reading cannot follow)
+_CHAPTER = _Ref("chapter")
+_BOTTOM = _Plain()  # a name read while its own binding is read: the other bindings decide
+
+
+def _join(states: list[_State]) -> _State:
+    if not states:
+        return _Plain()
+    if any(s is None or isinstance(s, _Ref) for s in states):
+        only = {s for s in states}
+        return states[0] if len(only) == 1 and isinstance(states[0], _Ref) else None
+    plains = [s for s in states if isinstance(s, _Plain)]
+    return _Plain(any(p.symbolic for p in plains),
+                  frozenset().union(*(p.names for p in plains)),
+                  frozenset().union(*(p.inputs for p in plains)),
+                  frozenset().union(*(p.through for p in plains)))
+
+
+@dataclass(eq=False)
+class _Scope:
+    """A module's or a function's names: every binding each gets, read lazily."""
+
+    node: ast.AST
+    parent: _Scope | None
+    module: str  # "" for claims.py, else the sibling's name
+    params: dict[str, _State] = field(default_factory=dict)
+    bindings: dict[str, list[tuple[str, ast.AST]]] = field(default_factory=dict)
+    escaped: dict[str, list[ast.Call]] = field(default_factory=dict)
+    outer: set[str] = field(default_factory=set)  # global / nonlocal names
+
+    def bind(self, name: str, how: str, node: ast.AST) -> None:
+        self.bindings.setdefault(name, []).append((how, node))
+
+
+def _body_nodes(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a scope's own body, not those of the functions and lambdas it defines
+    (their names and default values are the scope's)."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        n = stack.pop()
+        yield n
+        if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+            stack.extend(n.decorator_list)
+            stack.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.Lambda):
+            stack.extend(d for d in n.args.defaults + n.args.kw_defaults if d is not None)
+            continue
+        if isinstance(n, ast.ClassDef):
+            continue
+        stack.extend(ast.iter_child_nodes(n))
+
+
+def _targets(t: ast.AST) -> Iterator[ast.Name]:
+    if isinstance(t, ast.Name):
+        yield t
+    elif isinstance(t, ast.Tuple | ast.List):
+        for x in t.elts:
+            yield from _targets(x.value if isinstance(x, ast.Starred) else x)
+
+
+class _Flow:
+    """Where each value of claims.py comes from (see the module's docstring)."""
+
+    def __init__(self, tree: ast.Module, modules: Mapping[str, ast.Module]) -> None:
+        self.modules = {"": tree, **modules}
+        self.scopes: dict[tuple[str, int], _Scope] = {}
+        self.roots = {name: self._scope(m, None, name) for name, m in self.modules.items()}
+        self.calls: dict[tuple[int, tuple[object, ...]], _State] = {}
+        self.reading: set[tuple[int, str]] = set()
+
+    # -- scopes ----------------------------------------------------------------------
+    def _scope(self, node: ast.AST, parent: _Scope | None, module: str) -> _Scope:
+        key = (module, id(node))
+        if key in self.scopes:
+            return self.scopes[key]
+        scope = _Scope(node, parent, module)
+        self.scopes[key] = scope
+        for n in _body_nodes(node):
+            self._collect(n, scope)
+        return scope
+
+    def _collect(self, n: ast.AST, scope: _Scope) -> None:
+        if isinstance(n, ast.Global | ast.Nonlocal):
+            scope.outer.update(n.names)
+        elif isinstance(n, ast.Assign):
+            for t in n.targets:
+                self._assign(t, n.value, scope)
+        elif isinstance(n, ast.AnnAssign | ast.AugAssign) and n.value is not None:
+            self._assign(n.target, n.value, scope)
+        elif isinstance(n, ast.NamedExpr):
+            self._assign(n.target, n.value, scope)
+        elif isinstance(n, ast.For | ast.AsyncFor):
+            for name in _targets(n.target):
+                scope.bind(name.id, "element", n.iter)
+        elif isinstance(n, ast.With | ast.AsyncWith):
+            for item in n.items:
+                if item.optional_vars is not None:
+                    for name in _targets(item.optional_vars):
+                        scope.bind(name.id, "opaque", item.context_expr)
+        elif isinstance(n, ast.ExceptHandler) and n.name:
+            scope.bind(n.name, "opaque", n)
+        elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            if not isinstance(n, ast.Lambda):
+                scope.bind(n.name, "function", n)
+        elif isinstance(n, ast.ClassDef):
+            scope.bind(n.name, "opaque", n)
+        elif isinstance(n, ast.Import):
+            for alias in n.names:
+                scope.bind(alias.asname or alias.name.partition(".")[0], "module",
+                           ast.Constant(alias.name if alias.asname else
+                                        alias.name.partition(".")[0]))
+        elif isinstance(n, ast.ImportFrom):
+            for alias in n.names:
+                scope.bind(alias.asname or alias.name, "import",
+                           ast.Constant(f"{n.module or ''}:{alias.name}"))
+        elif isinstance(n, ast.Call):
+            f = n.func
+            if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+                # a container filled in place: lst.append(x), d.update(...), s.add(x)
+                for a in [*n.args, *(k.value for k in n.keywords)]:
+                    scope.bind(f.value.id, "filled", a)
+            for a in [*n.args, *(k.value for k in n.keywords)]:
+                if isinstance(a, ast.Name):
+                    scope.escaped.setdefault(a.id, []).append(n)
+        elif isinstance(n, ast.Delete):
+            for t in n.targets:
+                for name in _targets(t):
+                    scope.bind(name.id, "opaque", t)
+
+    def _assign(self, target: ast.AST, value: ast.expr, scope: _Scope) -> None:
+        if isinstance(target, ast.Name):
+            scope.bind(target.id, "value", value)
+        elif isinstance(target, ast.Tuple | ast.List):
+            if isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts) \
+                    and not any(isinstance(x, ast.Starred) for x in [*target.elts, *value.elts]):
+                for t, v in zip(target.elts, value.elts, strict=True):
+                    self._assign(t, v, scope)
+            else:
+                for name in _targets(target):
+                    scope.bind(name.id, "element", value)
+        elif isinstance(target, ast.Subscript | ast.Attribute | ast.Starred):
+            base = target.value
+            while isinstance(base, ast.Subscript | ast.Attribute | ast.Starred):
+                base = base.value
+            if isinstance(base, ast.Name):  # d[k] = v, obj.x = v: d and obj hold v
+                scope.bind(base.id, "filled", value)
+                if isinstance(target, ast.Subscript):
+                    scope.bind(base.id, "filled", target.slice)
+
+    def adds(self) -> Iterator[tuple[ast.Call, _Scope]]:
+        """Every ``X.add(...)`` call of claims.py with the scope it is made in; the scope's
+        parameter that ``add`` is called on is the chapter."""
+        yield from self._adds(self.roots[""])
+
+    def _adds(self, scope: _Scope) -> Iterator[tuple[ast.Call, _Scope]]:
+        for n in _body_nodes(scope.node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
+                    and n.func.attr == "add" and isinstance(n.func.value, ast.Name):
+                yield n, scope
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                inner = self._scope(n, scope, scope.module)
+                for p in _params(n.args):
+                    inner.params.setdefault(p, None)
+                for c in _body_nodes(n):
+                    if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) \
+                            and c.func.attr in ("add", "given", "step", "define") \
+                            and isinstance(c.func.value, ast.Name) \
+                            and c.func.value.id in inner.params:
+                        inner.params[c.func.value.id] = _CHAPTER
+                yield from self._adds(inner)
+
+    # -- names -----------------------------------------------------------------------
+    def name(self, name: str, scope: _Scope) -> _State:
+        fills: list[tuple[ast.expr, _Scope]] = []
+        s: _Scope | None = scope
+        while s is not None:
+            kinds = s.bindings.get(name, [])
+            fills += [(node, s) for how, node in kinds if how == "filled"
+                      and isinstance(node, ast.expr)]
+            if name not in s.outer and (name in s.params or
+                                        any(how != "filled" for how, _ in kinds)):
+                base = self._bound(name, s)
+                if isinstance(base, _Plain) and fills:  # a container filled in place
+                    return _join([base, *(self.value(node, at) for node, at in fills)])
+                return base
+            s = s.parent
+        if name in __builtins__ if isinstance(__builtins__, dict) else \
+                hasattr(__builtins__, name):
+            return _Ref("builtin", name)
+        return None
+
+    def _bound(self, name: str, scope: _Scope) -> _State:
+        key = (id(scope), name)
+        if key in self.reading:
+            return _BOTTOM
+        self.reading.add(key)
+        try:
+            states: list[_State] = []
+            mutable = False
+            for how, node in scope.bindings.get(name, []):
+                if how == "module":
+                    states.append(_Ref("module", node.value))  # type: ignore[attr-defined]
+                elif how == "import":
+                    states.append(self._imported(node.value))  # type: ignore[attr-defined]
+                elif how == "function":
+                    states.append(_Ref("function", name, node, scope))
+                elif how == "opaque":
+                    states.append(None)
+                elif how == "filled":
+                    continue  # read by name(), when the name is a value
+                elif how in ("value", "element"):
+                    assert isinstance(node, ast.expr)
+                    got = self.value(node, scope)
+                    if how == "element" and isinstance(got, _Ref):
+                        got = None
+                    states.append(got)
+                    mutable = mutable or (how == "value" and _mutable(node))
+            if name in scope.params:
+                states.append(scope.params[name])
+            state = _join(states)
+            if isinstance(state, _Plain) and mutable and any(
+                    not self._reader(call, scope) for call in scope.escaped.get(name, [])):
+                return None  # a list of literals handed to a call that may fill it
+            written = scope.bindings.get(name, [])
+            if isinstance(state, _Plain) and written and all(
+                    how == "value" and _literal(node) for how, node in written):
+                state = _Plain(state.symbolic, state.names | {name}, state.inputs,
+                               state.through)  # a literal (or a table of them) named
+            return state
+        finally:
+            self.reading.discard(key)
+
+    def _imported(self, where: str) -> _State:
+        module, _, name = where.partition(":")
+        if module in self.modules and module:
+            root = self.roots[module]
+            if name in root.bindings:
+                return self._bound(name, root)
+        return _Ref("import", where)
+
+    def _reader(self, call: ast.Call, scope: _Scope) -> bool:
+        """Whether a call only reads a container it is given (a builtin such as len)."""
+        f = self.value(call.func, scope) if not isinstance(call.func, ast.Attribute) else None
+        return isinstance(f, _Ref) and f.kind == "builtin" and f.target in _READERS
+
+    # -- values ----------------------------------------------------------------------
+    def value(self, e: ast.AST, scope: _Scope) -> _State:
+        if isinstance(e, ast.Constant):
+            return _Plain()
+        if isinstance(e, ast.Name):
+            return self.name(e.id, scope)
+        if isinstance(e, ast.Attribute):
+            base = self.value(e.value, scope)
+            if isinstance(base, _Ref) and base.kind in ("module", "import"):
+                qualified = f"{base.target}.{e.attr}" if base.kind == "module" else \
+                    f"{base.target}.{e.attr}"
+                return _Ref("import", qualified.replace(":", "."))
+            return base if isinstance(base, _Plain) else None
+        if isinstance(e, ast.Subscript):
+            return _join([self.value(e.value, scope), self.value(e.slice, scope)])
+        if isinstance(e, ast.Slice):
+            return _join([self.value(x, scope) for x in (e.lower, e.upper, e.step)
+                          if x is not None])
+        if isinstance(e, ast.Starred):
+            return self.value(e.value, scope)
+        if isinstance(e, ast.BinOp):
+            return _join([self.value(e.left, scope), self.value(e.right, scope)])
+        if isinstance(e, ast.UnaryOp):
+            return _join([self.value(e.operand, scope)])
+        if isinstance(e, ast.BoolOp):
+            return _join([self.value(x, scope) for x in e.values])
+        if isinstance(e, ast.Compare):
+            return _join([self.value(x, scope) for x in [e.left, *e.comparators]])
+        if isinstance(e, ast.IfExp):
+            return _join([self.value(x, scope) for x in (e.test, e.body, e.orelse)])
+        if isinstance(e, ast.List | ast.Tuple | ast.Set):
+            return _join([self.value(x, scope) for x in e.elts])
+        if isinstance(e, ast.Dict):
+            return _join([self.value(x, scope) for x in [*e.keys, *e.values] if x is not None])
+        if isinstance(e, ast.JoinedStr):
+            return _join([self.value(x, scope) for x in e.values])
+        if isinstance(e, ast.FormattedValue):
+            return _join([self.value(e.value, scope)])
+        if isinstance(e, ast.NamedExpr):
+            return self.value(e.value, scope)
+        if isinstance(e, ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp):
+            return self._comprehension(e, scope)
+        if isinstance(e, ast.Lambda):
+            return _Ref("function", "<lambda>", e, scope)
+        if isinstance(e, ast.Call):
+            return self._call(e, scope)
+        return None
+
+    def _comprehension(self, e: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
+                       scope: _Scope) -> _State:
+        inner = _Scope(e, scope, scope.module)
+        parts: list[_State] = []
+        for gen in e.generators:
+            it = self.value(gen.iter, inner)
+            parts.append(it if not isinstance(it, _Ref) else None)
+            for name in _targets(gen.target):
+                inner.params[name.id] = it if not isinstance(it, _Ref) else None
+            parts += [self.value(cond, inner) for cond in gen.ifs]
+        results = [e.key, e.value] if isinstance(e, ast.DictComp) else [e.elt]
+        parts += [self.value(x, inner) for x in results]
+        return _join(parts)
+
+    def _call(self, e: ast.Call, scope: _Scope) -> _State:
+        f = e.func
+        args = [*e.args, *(k.value for k in e.keywords)]
+        if isinstance(f, ast.Attribute):
+            receiver = self.value(f.value, scope)
+            if receiver is _CHAPTER:
+                if f.attr == "given":
+                    name = e.args[0].value if e.args and isinstance(e.args[0], ast.Constant) \
+                        else "?"
+                    return _Plain(inputs=frozenset({str(name)}))
+                passed = _passed(e, f.attr)
+                return self.value(passed, scope) if passed is not None and \
+                    f.attr in ("step", "define") else None
+            if isinstance(receiver, _Plain):  # a method of a value claims.py wrote
+                if receiver.symbolic and f.attr not in _FORMULA_METHODS:
+                    return None  # SymPy algebra on a formula: a computation
+                return _join([receiver, *(self.value(a, scope) for a in args)])
+            if receiver is None:
+                return None
+        callee = self.value(f, scope)
+        if not isinstance(callee, _Ref):
+            return None
+        if callee.kind == "function":
+            return self._own(callee, e, scope)
+        states = [self.value(a, scope) for a in args]
+        if any(isinstance(s, _Ref) and s.kind == "function" for s in states) and \
+                callee.kind == "builtin" and callee.target in ("map", "filter"):
+            fn = states[0]
+            assert isinstance(fn, _Ref)
+            rest = _join(states[1:])
+            return _join([rest, self._apply(fn, [rest])]) if isinstance(rest, _Plain) else None
+        if callee.kind == "import" and callee.target.replace(":", ".").startswith("symroof.") \
+                and callee.target.rpartition(".")[2].rpartition(":")[2] == "parse_quantity":
+            states = states[:1]  # the figure as printed; then its dimension, a name
+        values = _join(states)
+        if not isinstance(values, _Plain):
+            return None
+        if callee.kind == "builtin":
+            return values if callee.target in _BUILTINS else None
+        if callee.kind != "import":
+            return None
+        module, _, name = callee.target.replace(":", ".").rpartition(".")
+        top = module.partition(".")[0]
+        if top in _ARITHMETIC_MODULES:
+            return values
+        if top == "sympy":
+            if name in _SYMPY_SYMBOLS:
+                return _Plain(True, values.names, values.inputs, values.through)
+            if name in ("sympify", "parse_expr", "S") and e.args and \
+                    isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str) \
+                    and any(c.isalpha() for c in e.args[0].value):
+                return _Plain(True, values.names, values.inputs, values.through)
+            if name in _SYMPY_WRITTEN or not values.symbolic:
+                return values  # written down, or arithmetic on numbers
+            return None
+        if top == "numpy":
+            return values if name in _NUMPY_ARITHMETIC and not values.symbolic else None
+        if top == "symroof":
+            if name in _SYMROOF_SYMBOLS:
+                return _Plain(True, values.names, values.inputs, values.through)
+            if name in ("definition", "assumed", "measured"):
+                return None  # marked: left as it is
+            if name == "quantity" or name in _SYMROOF_WRITTEN:
+                return values
+            return None
+        return None
+
+    def _own(self, fn: _Ref, e: ast.Call, scope: _Scope) -> _State:
+        """A function of claims.py called: its returns, read with the arguments given."""
+        states: list[_State] = [self.value(a, scope) for a in e.args]
+        if any(isinstance(a, ast.Starred) for a in e.args) or \
+                any(k.arg is None for k in e.keywords):
+            return None
+        keywords = {k.arg: self.value(k.value, scope) for k in e.keywords if k.arg}
+        return self._apply(fn, states, keywords)
+
+    def _apply(self, fn: _Ref, states: list[_State],
+               keywords: Mapping[str, _State] | None = None) -> _State:
+        node = fn.node
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) \
+                or fn.scope is None:
+            return None
+        keywords = keywords or {}
+        key = (id(node), tuple(states), tuple(sorted(keywords.items(), key=lambda x: x[0])))
+        if key in self.calls:
+            return self.calls[key]
+        self.calls[key] = _BOTTOM  # a recursive call: the other returns decide
+        params = _params(node.args)
+        defaults = node.args.defaults
+        bound: dict[str, _State] = {}
+        positional = [*node.args.posonlyargs, *node.args.args]
+        for i, p in enumerate(positional):
+            if i < len(states):
+                bound[p.arg] = states[i]
+            elif p.arg in keywords:
+                bound[p.arg] = keywords[p.arg]
+            elif i >= len(positional) - len(defaults):
+                bound[p.arg] = self.value(defaults[i - len(positional) + len(defaults)],
+                                          fn.scope)
+            else:
+                bound[p.arg] = None
+        for p, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True):
+            bound[p.arg] = keywords.get(p.arg, self.value(d, fn.scope) if d else None)
+        for p in params:
+            bound.setdefault(p, None)
+        inner = _Scope(node, fn.scope, fn.scope.module, params=bound)
+        if isinstance(node, ast.Lambda):
+            result = self.value(node.body, inner)
+        else:
+            for n in _body_nodes(node):
+                self._collect(n, inner)
+            returns = [n for n in _body_nodes(node) if isinstance(n, ast.Return | ast.Yield
+                                                                 | ast.YieldFrom)]
+            result = _join([self.value(r.value, inner) if r.value is not None else _Plain()
+                            for r in returns])
+        if isinstance(result, _Plain) and fn.target != "<lambda>":
+            result = _Plain(result.symbolic, result.names, result.inputs,
+                            result.through | {fn.target})
+        self.calls[key] = result
+        return result
+
+
+def _params(args: ast.arguments) -> list[str]:
+    out = [a.arg for a in [*args.posonlyargs, *args.args, *args.kwonlyargs]]
+    out += [a.arg for a in (args.vararg, args.kwarg) if a is not None]
+    return out
+
+
+def _literal(node: ast.AST) -> bool:
+    """Whether a value is written with literals and operators only (``2048``, ``512 *
+    4096``, a table of literals)."""
+    return all(isinstance(n, ast.Constant | ast.List | ast.Tuple | ast.Set | ast.Dict
+                          | ast.BinOp | ast.UnaryOp | ast.operator | ast.unaryop | ast.Load)
+               for n in ast.walk(node))
+
+
+def _mutable(node: ast.AST) -> bool:
+    return isinstance(node, ast.List | ast.Dict | ast.Set | ast.ListComp | ast.DictComp
+                      | ast.SetComp) or (isinstance(node, ast.Call) and isinstance(
+                          node.func, ast.Name) and node.func.id in ("list", "dict", "set"))
+
+
+def _flat_bindings(tree: ast.Module) -> dict[str, list[ast.expr]]:
+    """Every name's assigned values, over the whole file: the short forms' reading."""
     bound: dict[str, list[ast.expr]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.With
@@ -69,17 +670,7 @@ def restated(source: str) -> dict[str, str]:
                         and node.value is not None else None
                     bound.setdefault(t.id, []).append(value if value is not None
                                                       else ast.Name("<computed>"))
-    out: dict[str, str] = {}
-    for node in ast.walk(tree):
-        if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                and node.func.attr == "add"):
-            for kw in node.keywords:
-                if kw.arg is None:
-                    continue
-                why = _Reading(bound).restates(kw.value, 0)
-                if why is not None:
-                    out[kw.arg] = why
-    return out
+    return bound
 
 
 class _Reading:
@@ -153,9 +744,6 @@ class _Reading:
         return None
 
 
-# calls that return one of their arguments as it is (its position, its keyword): a chapter's
-# own step (its output) and definition (its value), a value said to be in a unit
-_PASSED = {"step": (3, "output"), "define": (2, "value"), "quantity": (0, "value")}
 
 
 def _passed(e: ast.Call, name: str) -> ast.expr | None:
