@@ -111,6 +111,11 @@ def test_every_form_of_a_restatement_is_found() -> None:
         TABLE = {"gpt3": 175 * 10**9, "chinchilla": 70 * 10**9}
         def twice(x):
             return 2 * x
+        def product(*xs, **named):
+            out = 1
+            for x in [*xs, *named.values()]:
+                out *= x
+            return out
         def claims(ch):
             total = 0
             for n in (512, 4096):
@@ -128,17 +133,38 @@ def test_every_form_of_a_restatement_is_found() -> None:
                 step=ch.step("evaluate", "tokens", None, sp.Integer(512) * 4096),
                 rate=parse_quantity("1e15 FLOP/s", COMPUTE) / 2,
                 root=sp.sqrt(sp.Rational(9, 4)), formula=2 * sp.Symbol("B"),
+                rest=product(512, 4096), named=product(a=512, b=4096),
             )
     """)
     assert set(got) == {"sym", "big", "n", "own", "loop", "filled", "unpacked", "lam",
                         "mapped", "label", "holds", "inside", "np_arith", "walrus", "step",
-                        "rate", "root", "formula"}
+                        "rate", "root", "formula", "rest", "named"}
     assert got["own"] == "restates twice(1024), made in claims.py from its own literals through " \
         "its own twice"
     assert got["lam"] == "restates (lambda v: v * 2)(chips), made in claims.py from its own " \
         "literals and the input chips"
     assert got["big"] == "restates max(TABLE.values()), made in claims.py from its own " \
         "literals (TABLE)"
+
+
+def test_what_the_reading_cannot_follow_restates_what_it_is_given() -> None:
+    # no engine source in sight: eval, getattr, a class of claims.py, a module reached by
+    # name, an unknown name hold only the literals they are given
+    got = found("""
+        import importlib
+        class Table:
+            width = 4096
+        def claims(ch):
+            ch.add(
+                ev=eval("512 * 4096"), dynamic=getattr(sp, "Integer")(5), cls=Table.width,
+                module=importlib.import_module("math").prod([512, 4096]),
+                unknown=elsewhere(2), ok=getattr(sp, "Integer")(dtype_bytes("bf16")),
+            )
+    """)
+    assert set(got) == {"ev", "dynamic", "cls", "module", "unknown"}
+    assert got["ev"] == "restates eval('512 * 4096'), made in claims.py from its own " \
+        "literals; nothing the engine derives reaches it (eval(...) read as what it is given)"
+    assert got["cls"].endswith("(its own class Table read as what it is given)")
 
 
 def test_a_sibling_module_is_read_as_claims_py() -> None:
@@ -162,14 +188,14 @@ def test_an_engine_value_is_never_caught() -> None:
             handed = [1, 2]
             np.copyto(handed, 3)
             x = sp.Symbol("x")
-            class Table:
-                width = 4096
+            class Rates:
+                peak = chip("h100-sxm").peak("bf16")
             ch.add(
                 peak=h100.peak("bf16"), ridge=rl.ridge, bytes=2 * dtype_bytes("fp32"),
                 twice=max(rl.ridge, 1), filled=values[0], handed=handed[0],
                 shape=str(np.broadcast_shapes((3, 1), (1, 4))), algebra=sp.diff(x**2, x),
-                flops=einsum("B D, D F -> B F").flops.subs({"B": 2}), unknown=elsewhere(2),
-                dynamic=getattr(sp, "Integer")(5), cls=Table.width,
+                flops=einsum("B D, D F -> B F").flops.subs({"B": 2}), cls=Rates.peak,
+                dynamic=getattr(sp, "Integer")(dtype_bytes("bf16")),
                 filtered=len([s for s in ("a", "b") if dtype_bytes(s)]),
             )
     """)

@@ -2,10 +2,12 @@
 
 >>> found = restated('''
 ... import sympy as sp
+... from symroof import chip, einsum
 ... from symroof.claims import definition
 ... gpus = 2048
 ... def claims(ch):
 ...     n = ch.given("n", 8)
+...     rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
 ...     ch.add(a=gpus, b=n * 2, c=rl.ridge, d=sp.Rational(1, 2), e=definition(3),
 ...            f=sp.sympify("2*B"), g=max(gpus, 4), h=len([1, 2, 3]))
 ... ''')
@@ -43,18 +45,18 @@ values (``definition``, ``assumed``, ``measured``) are left as they are.
 ...     def contracts(spec):
 ...         operands, output = spec.split("->")
 ...         return bool(set(operands.replace(",", " ").split()) - set(output.split()))
-...     counted = [s for s in block.values() if contracts(s)]
-...     ch.add(gemms=len(counted), shape=str(np.broadcast_shapes((3, 1), (1, 4))))
+...     kept = [s for s in block.values() if contracts(s)]
+...     ch.add(n=len(kept), shape=str(np.broadcast_shapes((3, 1), (1, 4))))
 ... ''').items():
 ...     print(key, why)
-gemms restates len(counted), made in claims.py from its own literals (block) through its own contracts
+n restates len(kept), made in claims.py from its own literals (block) through its own contracts
 """
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
 
@@ -101,7 +103,14 @@ _NUMPY_ARITHMETIC = frozenset({
     "trunc", "max", "min", "amax", "amin", "maximum", "minimum", "abs", "absolute", "log",
     "log2", "log10", "exp", "exp2", "mean", "cumsum", "cumprod", "dot", "matmul", "int8",
     "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float16", "float32",
-    "float64", "longdouble", "prod", "reciprocal", "negative", "sign"})
+    "float64", "longdouble", "reciprocal", "negative", "sign"})
+# the standard library's modules that rearrange what they are given
+_TRANSFORM_MODULES = frozenset({"itertools", "functools", "collections", "types", "dataclasses",
+                                "string", "textwrap", "re", "json", "copy", "typing", "enum",
+                                "__future__"})
+# what reaches around the reading (code run from text, any module by name)
+_ESCAPES = frozenset({"importlib", "builtins", "sys", "os", "inspect", "ctypes", "pickle",
+                      "marshal", "runpy", "subprocess", "code", "codeop", "shelve"})
 # symroof's own helpers that return what they are given: a symbol named, a figure as
 # claims.py prints it read back, the chapter's marks of a law over values
 _SYMROOF_WRITTEN = frozenset({"symbol", "sizes", "parse_quantity", "quantity", "law",
@@ -165,6 +174,9 @@ def _told(e: ast.expr, state: _Plain) -> str:
             ", ".join(sorted(state.inputs))
     if state.through:
         said += f" through its own {', '.join(sorted(state.through)[:4])}"
+    if state.unread:
+        said += f"; nothing the engine derives reaches it ({', '.join(sorted(state.unread)[:3])}" \
+            " read as what it is given)"
     return said
 
 
@@ -181,6 +193,10 @@ class _Plain:
     names: frozenset[str] = frozenset()
     inputs: frozenset[str] = frozenset()
     through: frozenset[str] = frozenset()
+    unread: frozenset[str] = frozenset()  # what the reading cannot follow (eval, a class)
+
+    def but(self, **changes: object) -> _Plain:
+        return replace(self, **changes)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -209,7 +225,15 @@ def _join(states: list[_State]) -> _State:
     return _Plain(any(p.symbolic for p in plains),
                   frozenset().union(*(p.names for p in plains)),
                   frozenset().union(*(p.inputs for p in plains)),
-                  frozenset().union(*(p.through for p in plains)))
+                  frozenset().union(*(p.through for p in plains)),
+                  frozenset().union(*(p.unread for p in plains)))
+
+
+def _unread(what: str, *states: _State) -> _State:
+    """What the reading cannot follow: no engine source is in sight, so it restates what it
+    is given, unless one of ``states`` (its arguments) is a computation."""
+    got = _join([_Plain(unread=frozenset({what})), *states])
+    return got if isinstance(got, _Plain) else None
 
 
 @dataclass(eq=False)
@@ -262,7 +286,7 @@ class _Flow:
         self.modules = {"": tree, **modules}
         self.scopes: dict[tuple[str, int], _Scope] = {}
         self.roots = {name: self._scope(m, None, name) for name, m in self.modules.items()}
-        self.calls: dict[tuple[int, tuple[object, ...]], _State] = {}
+        self.calls: dict[tuple[object, ...], _State] = {}
         self.reading: set[tuple[int, str]] = set()
 
     # -- scopes ----------------------------------------------------------------------
@@ -282,9 +306,8 @@ class _Flow:
         elif isinstance(n, ast.Assign):
             for t in n.targets:
                 self._assign(t, n.value, scope)
-        elif isinstance(n, ast.AnnAssign | ast.AugAssign) and n.value is not None:
-            self._assign(n.target, n.value, scope)
-        elif isinstance(n, ast.NamedExpr):
+        elif isinstance(n, ast.AnnAssign | ast.AugAssign | ast.NamedExpr) and \
+                n.value is not None:
             self._assign(n.target, n.value, scope)
         elif isinstance(n, ast.For | ast.AsyncFor):
             for name in _targets(n.target):
@@ -293,14 +316,14 @@ class _Flow:
             for item in n.items:
                 if item.optional_vars is not None:
                     for name in _targets(item.optional_vars):
-                        scope.bind(name.id, "opaque", item.context_expr)
+                        scope.bind(name.id, "element", item.context_expr)
         elif isinstance(n, ast.ExceptHandler) and n.name:
             scope.bind(n.name, "opaque", n)
         elif isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
             if not isinstance(n, ast.Lambda):
                 scope.bind(n.name, "function", n)
         elif isinstance(n, ast.ClassDef):
-            scope.bind(n.name, "opaque", n)
+            scope.bind(n.name, "class", n)
         elif isinstance(n, ast.Import):
             for alias in n.names:
                 scope.bind(alias.asname or alias.name.partition(".")[0], "module",
@@ -319,10 +342,6 @@ class _Flow:
             for a in [*n.args, *(k.value for k in n.keywords)]:
                 if isinstance(a, ast.Name):
                     scope.escaped.setdefault(a.id, []).append(n)
-        elif isinstance(n, ast.Delete):
-            for t in n.targets:
-                for name in _targets(t):
-                    scope.bind(name.id, "opaque", t)
 
     def _assign(self, target: ast.AST, value: ast.expr, scope: _Scope) -> None:
         if isinstance(target, ast.Name):
@@ -384,7 +403,7 @@ class _Flow:
         if name in __builtins__ if isinstance(__builtins__, dict) else \
                 hasattr(__builtins__, name):
             return _Ref("builtin", name)
-        return None
+        return _unread(f"the name {name}")
 
     def _bound(self, name: str, scope: _Scope) -> _State:
         key = (id(scope), name)
@@ -402,7 +421,10 @@ class _Flow:
                 elif how == "function":
                     states.append(_Ref("function", name, node, scope))
                 elif how == "opaque":
-                    states.append(None)
+                    states.append(_unread(f"the name {name}"))
+                elif how == "class":
+                    assert isinstance(node, ast.ClassDef)
+                    states.append(self._class(node, scope))
                 elif how == "filled":
                     continue  # read by name(), when the name is a value
                 elif how in ("value", "element"):
@@ -421,8 +443,7 @@ class _Flow:
             written = scope.bindings.get(name, [])
             if isinstance(state, _Plain) and written and all(
                     how == "value" and _literal(node) for how, node in written):
-                state = _Plain(state.symbolic, state.names | {name}, state.inputs,
-                               state.through)  # a literal (or a table of them) named
+                state = state.but(names=state.names | {name})  # a literal (or a table) named
             return state
         finally:
             self.reading.discard(key)
@@ -448,11 +469,13 @@ class _Flow:
             return self.name(e.id, scope)
         if isinstance(e, ast.Attribute):
             base = self.value(e.value, scope)
+            if isinstance(base, _Ref) and base.kind == "module" and base.target in self.modules:
+                return self._imported(f"{base.target}:{e.attr}")  # a sibling's name
             if isinstance(base, _Ref) and base.kind in ("module", "import"):
-                qualified = f"{base.target}.{e.attr}" if base.kind == "module" else \
-                    f"{base.target}.{e.attr}"
-                return _Ref("import", qualified.replace(":", "."))
-            return base if isinstance(base, _Plain) else None
+                return _Ref("import", f"{base.target}.{e.attr}".replace(":", "."))
+            if isinstance(base, _Ref):  # ch.values, a function's attribute
+                return _unread(f"{ast.unparse(e)}")
+            return base
         if isinstance(e, ast.Subscript):
             return _join([self.value(e.value, scope), self.value(e.slice, scope)])
         if isinstance(e, ast.Slice):
@@ -486,7 +509,7 @@ class _Flow:
             return _Ref("function", "<lambda>", e, scope)
         if isinstance(e, ast.Call):
             return self._call(e, scope)
-        return None
+        return _unread(type(e).__name__)
 
     def _comprehension(self, e: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp,
                        scope: _Scope) -> _State:
@@ -522,10 +545,16 @@ class _Flow:
             if receiver is None:
                 return None
         callee = self.value(f, scope)
-        if not isinstance(callee, _Ref):
+        if callee is None:
             return None
+        if isinstance(callee, _Plain):  # a value called: a class of claims.py, say
+            return _join([callee, *(self.value(a, scope) for a in args)])
         if callee.kind == "function":
             return self._own(callee, e, scope)
+        if callee.kind == "builtin" and callee.target == "getattr" and len(e.args) == 2 and \
+                isinstance(e.args[1], ast.Constant) and isinstance(e.args[1].value, str) \
+                and e.args[1].value.isidentifier():  # getattr(sp, "Integer"): sp.Integer
+            return self.value(ast.Attribute(e.args[0], e.args[1].value, ast.Load()), scope)
         states = [self.value(a, scope) for a in args]
         if any(isinstance(s, _Ref) and s.kind == "function" for s in states) and \
                 callee.kind == "builtin" and callee.target in ("map", "filter"):
@@ -533,27 +562,30 @@ class _Flow:
             assert isinstance(fn, _Ref)
             rest = _join(states[1:])
             return _join([rest, self._apply(fn, [rest])]) if isinstance(rest, _Plain) else None
-        if callee.kind == "import" and callee.target.replace(":", ".").startswith("symroof.") \
-                and callee.target.rpartition(".")[2].rpartition(":")[2] == "parse_quantity":
+        if callee.kind == "import" and callee.target.startswith("symroof") and \
+                callee.target.rpartition(".")[2].rpartition(":")[2] == "parse_quantity":
             states = states[:1]  # the figure as printed; then its dimension, a name
         values = _join(states)
         if not isinstance(values, _Plain):
             return None
         if callee.kind == "builtin":
-            return values if callee.target in _BUILTINS else None
+            return values if callee.target in _BUILTINS else \
+                _unread(f"{callee.target}(...)", values)
         if callee.kind != "import":
-            return None
+            return _unread(ast.unparse(f), values)
         module, _, name = callee.target.replace(":", ".").rpartition(".")
         top = module.partition(".")[0]
-        if top in _ARITHMETIC_MODULES:
+        if top in _ARITHMETIC_MODULES or top in _TRANSFORM_MODULES:
             return values
+        if top in _ESCAPES:
+            return _unread(f"{module}.{name}", values)
         if top == "sympy":
             if name in _SYMPY_SYMBOLS:
-                return _Plain(True, values.names, values.inputs, values.through)
+                return values.but(symbolic=True)
             if name in ("sympify", "parse_expr", "S") and e.args and \
                     isinstance(e.args[0], ast.Constant) and isinstance(e.args[0].value, str) \
                     and any(c.isalpha() for c in e.args[0].value):
-                return _Plain(True, values.names, values.inputs, values.through)
+                return values.but(symbolic=True)
             if name in _SYMPY_WRITTEN or not values.symbolic:
                 return values  # written down, or arithmetic on numbers
             return None
@@ -561,13 +593,28 @@ class _Flow:
             return values if name in _NUMPY_ARITHMETIC and not values.symbolic else None
         if top == "symroof":
             if name in _SYMROOF_SYMBOLS:
-                return _Plain(True, values.names, values.inputs, values.through)
+                return values.but(symbolic=True)
             if name in ("definition", "assumed", "measured"):
                 return None  # marked: left as it is
             if name == "quantity" or name in _SYMROOF_WRITTEN:
                 return values
             return None
-        return None
+        return None  # another library's computation
+
+    def _class(self, node: ast.ClassDef, scope: _Scope) -> _State:
+        """A class of claims.py: a computation when its body reaches for the engine (or any
+        library), else it holds only what it is given."""
+        inner = _Scope(node, scope, scope.module)
+        for n in ast.walk(node):
+            if isinstance(n, ast.Name) and n.id != node.name:
+                got = self.name(n.id, inner)
+                if got is None or (isinstance(got, _Ref) and (
+                        got.kind == "chapter" or (got.kind in ("module", "import") and
+                                                  got.target.partition(".")[0].partition(":")[0]
+                                                  not in _ARITHMETIC_MODULES | _TRANSFORM_MODULES
+                                                  ))):
+                    return None
+        return _unread(f"its own class {node.name}")
 
     def _own(self, fn: _Ref, e: ast.Call, scope: _Scope) -> _State:
         """A function of claims.py called: its returns, read with the arguments given."""
@@ -583,7 +630,7 @@ class _Flow:
         node = fn.node
         if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda) \
                 or fn.scope is None:
-            return None
+            return _unread(fn.target, *states)
         keywords = keywords or {}
         key = (id(node), tuple(states), tuple(sorted(keywords.items(), key=lambda x: x[0])))
         if key in self.calls:
@@ -605,8 +652,13 @@ class _Flow:
                 bound[p.arg] = None
         for p, d in zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True):
             bound[p.arg] = keywords.get(p.arg, self.value(d, fn.scope) if d else None)
-        for p in params:
-            bound.setdefault(p, None)
+        if node.args.vararg is not None:  # *rest: what is passed beyond the named ones
+            bound[node.args.vararg.arg] = _join(list(states[len(positional):]))
+        if node.args.kwarg is not None:
+            bound[node.args.kwarg.arg] = _join([v for k, v in keywords.items()
+                                                if k not in bound])
+        for name in params:
+            bound.setdefault(name, None)
         inner = _Scope(node, fn.scope, fn.scope.module, params=bound)
         if isinstance(node, ast.Lambda):
             result = self.value(node.body, inner)
@@ -618,8 +670,7 @@ class _Flow:
             result = _join([self.value(r.value, inner) if r.value is not None else _Plain()
                             for r in returns])
         if isinstance(result, _Plain) and fn.target != "<lambda>":
-            result = _Plain(result.symbolic, result.names, result.inputs,
-                            result.through | {fn.target})
+            result = result.but(through=result.through | {fn.target})
         self.calls[key] = result
         return result
 
