@@ -268,3 +268,22 @@ def test_unreadable_folders_find_nothing(tmp_path: Path) -> None:
     assert restated_folder(tmp_path) == {}
     (tmp_path / "claims.py").write_text("def claims(ch):\n    ch.add(x=1 +\n", "utf-8")
     assert restated_folder(tmp_path) == {}
+
+
+def test_a_helper_that_adds_claims_reads_what_its_calls_pass() -> None:
+    got = found("""
+        def put(ch, tokens, ridge):
+            ch.add(tokens=tokens, ridge=ridge)
+        def claims(ch):
+            rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+            put(ch, 512 * 4096, rl.ridge)
+    """)
+    assert got == {"tokens": "restates tokens, made in claims.py from its own literals"}
+
+
+def test_a_star_import_leaves_unknown_names_alone() -> None:
+    assert found("""
+        from symroof import *
+        def claims(ch):
+            ch.add(ridge=roofline(einsum("B D, D F -> B F"), chip("tpu-v5e")).ridge)
+    """) == {}

@@ -288,6 +288,17 @@ class _Flow:
         self.roots = {name: self._scope(m, None, name) for name, m in self.modules.items()}
         self.calls: dict[tuple[object, ...], _State] = {}
         self.reading: set[tuple[int, str]] = set()
+        # where each function is called by name, with the scope of the call
+        self.sites: dict[str, list[tuple[ast.Call, _Scope]]] = {}
+        for root in self.roots.values():
+            self._build(root)
+
+    def _build(self, scope: _Scope) -> None:
+        for n in _body_nodes(scope.node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                self.sites.setdefault(n.func.id, []).append((n, scope))
+            if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
+                self._build(self._scope(n, scope, scope.module))
 
     # -- scopes ----------------------------------------------------------------------
     def _scope(self, node: ast.AST, parent: _Scope | None, module: str) -> _Scope:
@@ -330,6 +341,8 @@ class _Flow:
                            ast.Constant(alias.name if alias.asname else
                                         alias.name.partition(".")[0]))
         elif isinstance(n, ast.ImportFrom):
+            if any(alias.name == "*" for alias in n.names):
+                scope.bind("*", "module", ast.Constant(n.module or ""))
             for alias in n.names:
                 scope.bind(alias.asname or alias.name, "import",
                            ast.Constant(f"{n.module or ''}:{alias.name}"))
@@ -375,15 +388,33 @@ class _Flow:
                 yield n, scope
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
                 inner = self._scope(n, scope, scope.module)
+                chapter = {c.func.value.id for c in _body_nodes(n) if isinstance(c, ast.Call)
+                           and isinstance(c.func, ast.Attribute)
+                           and c.func.attr in ("add", "given", "step", "define")
+                           and isinstance(c.func.value, ast.Name)}
                 for p in _params(n.args):
-                    inner.params.setdefault(p, None)
-                for c in _body_nodes(n):
-                    if isinstance(c, ast.Call) and isinstance(c.func, ast.Attribute) \
-                            and c.func.attr in ("add", "given", "step", "define") \
-                            and isinstance(c.func.value, ast.Name) \
-                            and c.func.value.id in inner.params:
-                        inner.params[c.func.value.id] = _CHAPTER
+                    inner.params[p] = _CHAPTER if p in chapter else None
+                for call, at in self.sites.get(n.name, []):  # a helper given values
+                    if not any(isinstance(a, ast.Starred) for a in call.args):
+                        self._given(n, call, at, inner)
                 yield from self._adds(inner)
+
+    def _given(self, fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, at: _Scope,
+               inner: _Scope) -> None:
+        """The parameters of a function that adds claims, from what its calls pass: the
+        join over every call (a parameter any call leaves out stays a computation)."""
+        positional = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
+        passed = dict(zip(positional, call.args, strict=False))
+        passed.update({k.arg: k.value for k in call.keywords if k.arg})
+        for p, was in list(inner.params.items()):
+            if was is _CHAPTER:
+                continue
+            if p not in passed:
+                inner.params[p] = None
+                continue
+            got = self.value(passed[p], at)
+            first = id(call) == id(self.sites[fn.name][0][0])
+            inner.params[p] = got if first else _join([was, got])
 
     # -- names -----------------------------------------------------------------------
     def name(self, name: str, scope: _Scope) -> _State:
@@ -403,6 +434,8 @@ class _Flow:
         if name in __builtins__ if isinstance(__builtins__, dict) else \
                 hasattr(__builtins__, name):
             return _Ref("builtin", name)
+        if any("*" in root.bindings for root in self.roots.values()):
+            return None  # a name a star import may bring: it cannot be told
         return _unread(f"the name {name}")
 
     def _bound(self, name: str, scope: _Scope) -> _State:
