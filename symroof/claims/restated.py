@@ -285,16 +285,25 @@ class _Flow:
     def __init__(self, tree: ast.Module, modules: Mapping[str, ast.Module]) -> None:
         self.modules = {"": tree, **modules}
         self.scopes: dict[tuple[str, int], _Scope] = {}
+        self.bodies: dict[int, list[ast.AST]] = {}
         self.roots = {name: self._scope(m, None, name) for name, m in self.modules.items()}
         self.calls: dict[tuple[object, ...], _State] = {}
-        self.reading: set[tuple[int, str]] = set()
+        self.reading: set[tuple[_Scope, str]] = set()
+        self.known: dict[tuple[_Scope, str], _State] = {}
+        self.cycles = 0  # how often a name or a call was met while being read
         # where each function is called by name, with the scope of the call
         self.sites: dict[str, list[tuple[ast.Call, _Scope]]] = {}
         for root in self.roots.values():
             self._build(root)
 
+    def _nodes(self, node: ast.AST) -> list[ast.AST]:
+        """:func:`_body_nodes`, once per scope."""
+        if id(node) not in self.bodies:
+            self.bodies[id(node)] = list(_body_nodes(node))
+        return self.bodies[id(node)]
+
     def _build(self, scope: _Scope) -> None:
-        for n in _body_nodes(scope.node):
+        for n in self._nodes(scope.node):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
                 self.sites.setdefault(n.func.id, []).append((n, scope))
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -307,7 +316,7 @@ class _Flow:
             return self.scopes[key]
         scope = _Scope(node, parent, module)
         self.scopes[key] = scope
-        for n in _body_nodes(node):
+        for n in self._nodes(node):
             self._collect(n, scope)
         return scope
 
@@ -382,13 +391,13 @@ class _Flow:
         yield from self._adds(self.roots[""])
 
     def _adds(self, scope: _Scope) -> Iterator[tuple[ast.Call, _Scope]]:
-        for n in _body_nodes(scope.node):
+        for n in self._nodes(scope.node):
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
                     and n.func.attr == "add" and isinstance(n.func.value, ast.Name):
                 yield n, scope
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
                 inner = self._scope(n, scope, scope.module)
-                chapter = {c.func.value.id for c in _body_nodes(n) if isinstance(c, ast.Call)
+                chapter = {c.func.value.id for c in self._nodes(n) if isinstance(c, ast.Call)
                            and isinstance(c.func, ast.Attribute)
                            and c.func.attr in ("add", "given", "step", "define")
                            and isinstance(c.func.value, ast.Name)}
@@ -439,47 +448,58 @@ class _Flow:
         return _unread(f"the name {name}")
 
     def _bound(self, name: str, scope: _Scope) -> _State:
-        key = (id(scope), name)
+        key = (scope, name)
+        if key in self.known:
+            return self.known[key]
         if key in self.reading:
+            self.cycles += 1
             return _BOTTOM
         self.reading.add(key)
+        cycles = self.cycles
         try:
-            states: list[_State] = []
-            mutable = False
-            for how, node in scope.bindings.get(name, []):
-                if how == "module":
-                    states.append(_Ref("module", node.value))  # type: ignore[attr-defined]
-                elif how == "import":
-                    states.append(self._imported(node.value))  # type: ignore[attr-defined]
-                elif how == "function":
-                    states.append(_Ref("function", name, node, scope))
-                elif how == "opaque":
-                    states.append(_unread(f"the name {name}"))
-                elif how == "class":
-                    assert isinstance(node, ast.ClassDef)
-                    states.append(self._class(node, scope))
-                elif how == "filled":
-                    continue  # read by name(), when the name is a value
-                elif how in ("value", "element"):
-                    assert isinstance(node, ast.expr)
-                    got = self.value(node, scope)
-                    if how == "element" and isinstance(got, _Ref):
-                        got = None
-                    states.append(got)
-                    mutable = mutable or (how == "value" and _mutable(node))
-            if name in scope.params:
-                states.append(scope.params[name])
-            state = _join(states)
-            if isinstance(state, _Plain) and mutable and any(
-                    not self._reader(call, scope) for call in scope.escaped.get(name, [])):
-                return None  # a list of literals handed to a call that may fill it
-            written = scope.bindings.get(name, [])
-            if isinstance(state, _Plain) and written and all(
-                    how == "value" and _literal(node) for how, node in written):
-                state = state.but(names=state.names | {name})  # a literal (or a table) named
-            return state
+            got = self._read(name, scope)
+            if self.cycles == cycles:  # not read halfway through a cycle: final
+                self.known[key] = got
+            return got
         finally:
             self.reading.discard(key)
+
+    def _read(self, name: str, scope: _Scope) -> _State:
+        """A name's state: the join of its every binding in ``scope``."""
+        states: list[_State] = []
+        mutable = False
+        for how, node in scope.bindings.get(name, []):
+            if how == "module":
+                states.append(_Ref("module", node.value))  # type: ignore[attr-defined]
+            elif how == "import":
+                states.append(self._imported(node.value))  # type: ignore[attr-defined]
+            elif how == "function":
+                states.append(_Ref("function", name, node, scope))
+            elif how == "opaque":
+                states.append(_unread(f"the name {name}"))
+            elif how == "class":
+                assert isinstance(node, ast.ClassDef)
+                states.append(self._class(node, scope))
+            elif how == "filled":
+                continue  # read by name(), when the name is a value
+            elif how in ("value", "element"):
+                assert isinstance(node, ast.expr)
+                got = self.value(node, scope)
+                if how == "element" and isinstance(got, _Ref):
+                    got = None
+                states.append(got)
+                mutable = mutable or (how == "value" and _mutable(node))
+        if name in scope.params:
+            states.append(scope.params[name])
+        state = _join(states)
+        if isinstance(state, _Plain) and mutable and any(
+                not self._reader(call, scope) for call in scope.escaped.get(name, [])):
+            return None  # a list of literals handed to a call that may fill it
+        written = scope.bindings.get(name, [])
+        if isinstance(state, _Plain) and written and all(
+                how == "value" and _literal(node) for how, node in written):
+            state = state.but(names=state.names | {name})  # a literal (or a table) named
+        return state
 
     def _imported(self, where: str) -> _State:
         module, _, name = where.partition(":")
@@ -667,8 +687,11 @@ class _Flow:
         keywords = keywords or {}
         key = (id(node), tuple(states), tuple(sorted(keywords.items(), key=lambda x: x[0])))
         if key in self.calls:
+            if self.calls[key] is _BOTTOM:
+                self.cycles += 1
             return self.calls[key]
         self.calls[key] = _BOTTOM  # a recursive call: the other returns decide
+        cycles = self.cycles
         params = _params(node.args)
         defaults = node.args.defaults
         bound: dict[str, _State] = {}
@@ -696,15 +719,19 @@ class _Flow:
         if isinstance(node, ast.Lambda):
             result = self.value(node.body, inner)
         else:
-            for n in _body_nodes(node):
-                self._collect(n, inner)
-            returns = [n for n in _body_nodes(node) if isinstance(n, ast.Return | ast.Yield
+            built = self._scope(node, fn.scope, fn.scope.module)  # its names, read once
+            inner.bindings, inner.escaped, inner.outer = built.bindings, built.escaped, \
+                built.outer
+            returns = [n for n in self._nodes(node) if isinstance(n, ast.Return | ast.Yield
                                                                  | ast.YieldFrom)]
             result = _join([self.value(r.value, inner) if r.value is not None else _Plain()
                             for r in returns])
         if isinstance(result, _Plain) and fn.target != "<lambda>":
             result = result.but(through=result.through | {fn.target})
-        self.calls[key] = result
+        if self.cycles == cycles:
+            self.calls[key] = result
+        else:
+            del self.calls[key]
         return result
 
 
