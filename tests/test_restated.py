@@ -287,3 +287,13 @@ def test_a_star_import_leaves_unknown_names_alone() -> None:
         def claims(ch):
             ch.add(ridge=roofline(einsum("B D, D F -> B F"), chip("tpu-v5e")).ridge)
     """) == {}
+
+
+def test_a_table_of_literals_given_to_the_chapter_restates_it() -> None:
+    got = found("""
+        def claims(ch):
+            shape = [32, 1, 64]
+            ch.add(shape=shape, rank=len(shape))
+    """)
+    assert got == {"shape": "restates [32, 1, 64], written in claims.py",
+                   "rank": "restates len([32, 1, 64]), written in claims.py"}

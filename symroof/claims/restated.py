@@ -66,7 +66,6 @@ _NUMBERS = frozenset({"Integer", "Rational", "Float", "S", "int", "float", "Frac
 _PLAIN = frozenset({"sympify", "parse_expr", "exact", "exact_number", "Symbol", "symbol",
                     "max", "min", "Max", "Min", "len", "abs", "Abs", "round", "sum",
                     "sorted", "list", "tuple"})
-_MARKS = frozenset({"definition", "assumed", "measured"})
 
 # Python's builtins that only rearrange or count what they are given
 _BUILTINS = frozenset({
@@ -510,8 +509,11 @@ class _Flow:
         return _Ref("import", where)
 
     def _reader(self, call: ast.Call, scope: _Scope) -> bool:
-        """Whether a call only reads a container it is given (a builtin such as len)."""
-        f = self.value(call.func, scope) if not isinstance(call.func, ast.Attribute) else None
+        """Whether a call only reads a container it is given (a builtin such as len, the
+        chapter's add or step)."""
+        if isinstance(call.func, ast.Attribute):
+            return self.value(call.func.value, scope) is _CHAPTER
+        f = self.value(call.func, scope)
         return isinstance(f, _Ref) and f.kind == "builtin" and f.target in _READERS
 
     # -- values ----------------------------------------------------------------------
@@ -851,7 +853,9 @@ class _Reading:
         if isinstance(e, ast.List | ast.Tuple | ast.Set) and e.elts:
             parts = [self.restates(x, depth + 1) for x in e.elts]
             if all(p is not None for p in parts):
-                return f"restates [{', '.join(_plain(p) for p in parts if p is not None)}]"
+                said = f"restates [{', '.join(_plain(p) for p in parts if p is not None)}]"
+                return said if any("the input" in p for p in parts if p is not None) \
+                    else f"{said}, written in claims.py"
         return None
 
 
