@@ -242,10 +242,12 @@ def _node(children: st.SearchStrategy[tuple[str, bool]]) -> st.SearchStrategy[tu
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.recursive(_LEAVES, _node, max_leaves=6))
+@given(st.recursive(_LEAVES, _node, max_leaves=6), st.booleans())
 def test_law_a_value_restates_exactly_when_no_source_is_the_engine(
-        value: tuple[str, bool]) -> None:
+        value: tuple[str, bool], cancelled: bool) -> None:
     source, engine = value
+    if cancelled:  # an engine value that cancels leaves what the rest restates
+        source = f"{source} + 0 * dtype_bytes('fp32')"
     # named(x) binds x to a name first: a value read through a variable
     body = source
     lines = []
@@ -297,3 +299,17 @@ def test_a_table_of_literals_given_to_the_chapter_restates_it() -> None:
     """)
     assert got == {"shape": "restates [32, 1, 64], written in claims.py",
                    "rank": "restates len([32, 1, 64]), written in claims.py"}
+
+
+def test_an_engine_value_that_cancels_leaves_a_restatement() -> None:
+    got = found("""
+        def claims(ch):
+            rl = ch.roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
+            r = rl.ridge
+            ch.add(zero=5 + 0 * rl.ridge, same=2048 * r / r, gone=(r + 7) - r,
+                   power=sp.Integer(3) * r ** 0, kept=r * 2, twice=r + r,
+                   moved=r.subs({"B": 2}) / r)
+    """)
+    assert set(got) == {"zero", "same", "gone", "power"}
+    assert got["same"] == "restates 2048 * r / r, made in claims.py from its own literals: " \
+        "the engine's rl.ridge cancels in it (= 2048)"

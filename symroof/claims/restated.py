@@ -59,6 +59,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from pathlib import Path
+from typing import Any
 
 _NUMBERS = frozenset({"Integer", "Rational", "Float", "S", "int", "float", "Fraction"})
 # calls that compute nothing the engine derives from what they are given: a literal read
@@ -143,6 +144,11 @@ def restated(source: str, siblings: Mapping[str, str] | None = None) -> dict[str
             try:
                 state = reader.value(kw.value, scope)
             except RecursionError:
+                continue
+            if state is None:  # an engine value in it: does it cancel?
+                cancelled = _Cancels(reader).restates(kw.value, scope)
+                if cancelled:
+                    out[kw.arg] = cancelled
                 continue
             if not isinstance(state, _Plain):
                 continue
@@ -735,6 +741,138 @@ class _Flow:
         else:
             del self.calls[key]
         return result
+
+
+class _Cancels:
+    """Whether a value with engine sources is arithmetic in which they all cancel
+    (``5 + 0 * rl.ridge``, ``2048 * r / r``): each engine value is an unknown, the rest is
+    evaluated exactly (literals, inputs, names bound once, ``+ - * / **``, ``ch.step``), and
+    the value restates what is left when no unknown is. Anything else (a method, ``subs`` of
+    an unknown, a string) leaves the value a computation."""
+
+    def __init__(self, flow: _Flow) -> None:
+        self.flow = flow
+        self.leaves: dict[int, tuple[Any, str]] = {}
+        self.written: dict[int, Any] = {}
+        self.sp: Any = None
+
+    def restates(self, e: ast.expr, scope: _Scope) -> str | None:
+        if not self._worth(e, scope, 0):
+            return None
+        import sympy as sp  # only for a value whose engine sources may cancel
+        self.sp = sp
+        try:
+            value = self._exact(e, scope, 0)
+        except (TypeError, ValueError, ZeroDivisionError, ArithmeticError, RecursionError):
+            return None
+        if value is None or not self.leaves:
+            return None
+        unknowns = {leaf for leaf, _ in self.leaves.values()}
+        if value.free_symbols & unknowns or value.has(sp.nan, sp.zoo):
+            return None
+        gone = sorted({said for _, said in self.leaves.values()})
+        shown = "" if value.free_symbols & set(self.written.values()) else f" (= {value})"
+        return f"restates {_short(ast.unparse(e))}, made in claims.py from its own " \
+            f"literals: the engine's {', '.join(gone[:3])} cancel{'s' if len(gone) == 1 else ''}" \
+            f" in it{shown}"
+
+    def _worth(self, e: ast.expr, scope: _Scope, depth: int) -> bool:
+        """A quick look before SymPy: only arithmetic with a zero or with one engine value
+        met twice can cancel."""
+        seen: dict[int, int] = {}
+        zero = False
+        stack: list[tuple[ast.AST, _Scope, int]] = [(e, scope, depth)]
+        while stack:
+            n, at, d = stack.pop()
+            if d > 40:
+                return False
+            if isinstance(n, ast.Constant) and n.value == 0 and not isinstance(n.value, bool):
+                zero = True
+            elif isinstance(n, ast.Name):
+                bound = self._single(n.id, at)
+                if bound is not None:
+                    if self.flow.value(bound[0], bound[1]) is None:  # an engine value
+                        seen[id(bound[0])] = seen.get(id(bound[0]), 0) + 1
+                    stack.append((bound[0], bound[1], d + 1))
+            elif isinstance(n, ast.BinOp | ast.UnaryOp):
+                stack.extend((c, at, d + 1) for c in ast.iter_child_nodes(n)
+                             if isinstance(c, ast.expr))
+            elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                    n.func.attr in ("step", "define"):
+                passed = _passed(n, n.func.attr)
+                if passed is not None:
+                    stack.append((passed, at, d + 1))
+        return zero or any(count > 1 for count in seen.values())
+
+    def _single(self, name: str, scope: _Scope) -> tuple[ast.expr, _Scope] | None:
+        """The one value a name is bound to, and its scope (None: bound otherwise)."""
+        s: _Scope | None = scope
+        while s is not None:
+            if name in s.params and name not in s.bindings:
+                return None
+            if name in s.bindings and name not in s.outer:
+                # what a method call does to it (r.subs(...)) leaves the object one
+                kinds = [k for k in s.bindings[name] if k[0] != "filled"]
+                if len(kinds) == 1 and kinds[0][0] == "value" and \
+                        isinstance(kinds[0][1], ast.expr):
+                    return kinds[0][1], s
+                return None
+            s = s.parent
+        return None
+
+    def _exact(self, e: ast.expr, scope: _Scope, depth: int) -> Any:
+        sp = self.sp
+        if depth > 40:
+            return None
+        if isinstance(e, ast.Constant):
+            if isinstance(e.value, bool) or not isinstance(e.value, int | float):
+                return None
+            return sp.Integer(e.value) if isinstance(e.value, int) else \
+                sp.Rational(repr(e.value))
+        if isinstance(e, ast.UnaryOp) and isinstance(e.op, ast.USub | ast.UAdd):
+            inner = self._exact(e.operand, scope, depth + 1)
+            return None if inner is None else (-inner if isinstance(e.op, ast.USub) else inner)
+        if isinstance(e, ast.BinOp) and isinstance(e.op, ast.Add | ast.Sub | ast.Mult
+                                                   | ast.Div | ast.Pow):
+            left = self._exact(e.left, scope, depth + 1)
+            right = self._exact(e.right, scope, depth + 1)
+            if left is None or right is None:
+                return None
+            return {ast.Add: lambda: left + right, ast.Sub: lambda: left - right,
+                    ast.Mult: lambda: left * right, ast.Div: lambda: left / right,
+                    ast.Pow: lambda: left ** right}[type(e.op)]()
+        state = self.flow.value(e, scope)
+        if isinstance(e, ast.Call) and isinstance(e.func, ast.Attribute) and \
+                self.flow.value(e.func.value, scope) is _CHAPTER:
+            if e.func.attr == "given" and e.args and isinstance(e.args[0], ast.Constant):
+                return sp.Symbol(f"input {e.args[0].value!s}")
+            passed = _passed(e, e.func.attr)
+            if passed is not None and e.func.attr in ("step", "define"):
+                return self._exact(passed, scope, depth + 1)
+        if isinstance(e, ast.Name):
+            bound = self._single(e.id, scope)
+            if bound is not None:
+                return self._exact(bound[0], bound[1], depth + 1)
+            return None
+        if isinstance(e, ast.Call) and isinstance(state, _Plain) and not state.symbolic and \
+                not e.keywords and 1 <= len(e.args) <= 2:  # sp.Integer(3), Rational(1, 2)
+            callee = self.flow.value(e.func, scope)
+            if isinstance(callee, _Ref) and callee.target.replace(":", ".") in (
+                    "sympy.Integer", "sympy.Rational", "sympy.S", "sympy.sympify"):
+                parts = [self._exact(a, scope, depth + 1) for a in e.args]
+                if any(p is None for p in parts):
+                    return None
+                return parts[0] if len(parts) == 1 else parts[0] / parts[1]
+        if isinstance(state, _Plain):  # what claims.py writes otherwise: a constant of its own
+            if id(e) not in self.written:
+                self.written[id(e)] = sp.Dummy(f"written{len(self.written)}")
+            return self.written[id(e)]
+        if state is None and isinstance(e, ast.Call | ast.Attribute | ast.Subscript):
+            if id(e) not in self.leaves:  # an engine value: an unknown
+                self.leaves[id(e)] = (sp.Dummy(f"engine{len(self.leaves)}"),
+                                      _short(ast.unparse(e)))
+            return self.leaves[id(e)][0]
+        return None
 
 
 def _params(args: ast.arguments) -> list[str]:
