@@ -313,3 +313,17 @@ def test_an_engine_value_that_cancels_leaves_a_restatement() -> None:
     assert set(got) == {"zero", "same", "gone", "power"}
     assert got["same"] == "restates 2048 * r / r, made in claims.py from its own literals: " \
         "the engine's rl.ridge cancels in it (= 2048)"
+
+
+def test_a_number_read_from_outside_restates_what_it_reads() -> None:
+    # the environment or a file is no engine computation; the engine's own catalogue is
+    got = found("""
+        import os
+        from pathlib import Path
+        def claims(ch):
+            ch.add(env=int(os.environ["K"]), getenv=float(os.getenv("K", "7")),
+                   file=int(Path("data.txt").read_text()), opened=int(open("d").read()),
+                   chip=chip("h100-sxm").peak("bf16") * int(os.getenv("K", "1")))
+    """)
+    assert set(got) == {"env", "getenv", "file", "opened"}
+    assert got["getenv"].endswith("(os.getenv read as what it is given)")

@@ -108,9 +108,12 @@ _NUMPY_ARITHMETIC = frozenset({
 _TRANSFORM_MODULES = frozenset({"itertools", "functools", "collections", "types", "dataclasses",
                                 "string", "textwrap", "re", "json", "copy", "typing", "enum",
                                 "__future__"})
-# what reaches around the reading (code run from text, any module by name)
-_ESCAPES = frozenset({"importlib", "builtins", "sys", "os", "inspect", "ctypes", "pickle",
-                      "marshal", "runpy", "subprocess", "code", "codeop", "shelve"})
+# what reaches around the reading (code run from text, any module by name) or brings a
+# value from outside (the environment, a file): the value is what it reads, not the engine's
+_ESCAPES = frozenset({"importlib", "builtins", "sys", "os", "posix", "nt", "inspect", "ctypes",
+                      "pickle", "marshal", "runpy", "subprocess", "code", "codeop", "shelve",
+                      "io", "pathlib", "glob", "shutil", "tempfile", "csv", "tomllib",
+                      "configparser", "urllib", "socket"})
 # symroof's own helpers that return what they are given: a symbol named, a figure as
 # claims.py prints it read back, the chapter's marks of a law over values
 _SYMROOF_WRITTEN = frozenset({"symbol", "sizes", "parse_quantity", "quantity", "law",
@@ -223,6 +226,10 @@ _BOTTOM = _Plain()  # a name read while its own binding is read: the other bindi
 def _join(states: list[_State]) -> _State:
     if not states:
         return _Plain()
+    # os.environ in a value (os itself when it is mixed): what it holds comes from outside
+    states = [_Plain(unread=frozenset({s.target})) if isinstance(s, _Ref) and (
+        s.kind == "import" or (s.kind == "module" and len(states) > 1)) and
+        s.target.partition(".")[0].partition(":")[0] in _ESCAPES else s for s in states]
     if any(s is None or isinstance(s, _Ref) for s in states):
         only = {s for s in states}
         return states[0] if len(only) == 1 and isinstance(states[0], _Ref) else None
@@ -441,8 +448,13 @@ class _Flow:
             if name not in s.outer and (name in s.params or
                                         any(how != "filled" for how, _ in kinds)):
                 base = self._bound(name, s)
-                if isinstance(base, _Plain) and fills:  # a container filled in place
-                    return _join([base, *(self.value(node, at) for node, at in fills)])
+                key = (s, f"{name} filled")
+                if isinstance(base, _Plain) and fills and key not in self.reading:
+                    self.reading.add(key)  # a container filled in place
+                    try:
+                        return _join([base, *(self.value(node, at) for node, at in fills)])
+                    finally:
+                        self.reading.discard(key)
                 return base
             s = s.parent
         if name in __builtins__ if isinstance(__builtins__, dict) else \
