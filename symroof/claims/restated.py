@@ -33,10 +33,13 @@ builtins, ``math`` and ``fractions``, SymPy's constructors and conversions (``sy
 computation, never caught, as soon as one of its sources is a call into the engine (any
 ``symroof`` function but ``parse_quantity`` and ``symbol``/``sizes``, a ``ch`` method other
 than the pass-throughs: a concept, a roofline, the catalogue), a NumPy object, SymPy algebra
-on symbols (``diff``, ``expand``, ``limit``...), a function of another module, or anything
-the reading cannot follow (an unknown name, ``getattr``, a class). The source is read as text
-(Python's ``ast``), never run, so the parent of a sealed run decides this itself. Marked
-values (``definition``, ``assumed``, ``measured``) are left as they are.
+on symbols (``diff``, ``expand``, ``limit``...) or another library's function, unless the
+engine's values all cancel in its arithmetic (``5 + 0 * rl.ridge``). What the reading cannot
+follow (``eval``, a class of claims.py that never reaches the engine, an unknown name) and a
+number read from the environment or a file restate what they are given, unless an engine
+value is passed to them. The source is read as text (Python's ``ast``), never run, so the
+parent of a sealed run decides this itself. Marked values (``definition``, ``assumed``,
+``measured``) are left as they are.
 
 >>> for key, why in restated('''
 ... import numpy as np
