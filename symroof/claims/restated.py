@@ -141,7 +141,7 @@ def restated(source: str, siblings: Mapping[str, str] | None = None) -> dict[str
         except (SyntaxError, ValueError, RecursionError):
             continue
     reader = _Flow(tree, modules)
-    bound = _flat_bindings(tree)
+    bound: dict[str, list[ast.expr]] | None = None  # the short forms' reading, when needed
     out: dict[str, str] = {}
     for call, scope in reader.adds():
         for kw in call.keywords:
@@ -158,6 +158,7 @@ def restated(source: str, siblings: Mapping[str, str] | None = None) -> dict[str
                 continue
             if not isinstance(state, _Plain):
                 continue
+            bound = _flat_bindings(tree) if bound is None else bound
             why = _Reading(bound).restates(kw.value, 0) or _told(kw.value, state)
             out[kw.arg] = why
     return out
