@@ -327,3 +327,15 @@ def test_a_number_read_from_outside_restates_what_it_reads() -> None:
     """)
     assert set(got) == {"env", "getenv", "file", "opened"}
     assert got["getenv"].endswith("(os.getenv read as what it is given)")
+
+
+def test_every_spelling_of_add_is_read() -> None:
+    got = found("""
+        def claims(ch):
+            add = ch.add
+            add(alias=512 * 4096)
+            getattr(ch, "add")(by_name=2048)
+            ch.add(**{"spread": 4096}, **dict(called=8))
+            ch.add(**{"engine": dtype_bytes("bf16")})
+    """)
+    assert set(got) == {"alias", "by_name", "spread", "called"}

@@ -144,23 +144,20 @@ def restated(source: str, siblings: Mapping[str, str] | None = None) -> dict[str
     bound: dict[str, list[ast.expr]] | None = None  # the short forms' reading, when needed
     out: dict[str, str] = {}
     for call, scope in reader.adds():
-        for kw in call.keywords:
-            if kw.arg is None:
-                continue
+        for key, value in _keywords(call):
             try:
-                state = reader.value(kw.value, scope)
+                state = reader.value(value, scope)
             except RecursionError:
                 continue
             if state is None:  # an engine value in it: does it cancel?
-                cancelled = _Cancels(reader).restates(kw.value, scope)
+                cancelled = _Cancels(reader).restates(value, scope)
                 if cancelled:
-                    out[kw.arg] = cancelled
+                    out[key] = cancelled
                 continue
             if not isinstance(state, _Plain):
                 continue
             bound = _flat_bindings(tree) if bound is None else bound
-            why = _Reading(bound).restates(kw.value, 0) or _told(kw.value, state)
-            out[kw.arg] = why
+            out[key] = _Reading(bound).restates(value, 0) or _told(value, state)
     return out
 
 
@@ -407,16 +404,19 @@ class _Flow:
         yield from self._adds(self.roots[""])
 
     def _adds(self, scope: _Scope) -> Iterator[tuple[ast.Call, _Scope]]:
+        aliases = {name for name, kinds in scope.bindings.items()  # add = ch.add
+                   if any(how == "value" and _adds_by(node) for how, node in kinds)}
         for n in self._nodes(scope.node):
-            if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) \
-                    and n.func.attr == "add" and isinstance(n.func.value, ast.Name):
+            if isinstance(n, ast.Call) and (_adds_by(n.func) or (
+                    isinstance(n.func, ast.Name) and n.func.id in aliases)):
                 yield n, scope
             if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef):
                 inner = self._scope(n, scope, scope.module)
-                chapter = {c.func.value.id for c in self._nodes(n) if isinstance(c, ast.Call)
-                           and isinstance(c.func, ast.Attribute)
-                           and c.func.attr in ("add", "given", "step", "define")
-                           and isinstance(c.func.value, ast.Name)}
+                chapter = {c.value.id for c in self._nodes(n) if isinstance(c, ast.Attribute)
+                           and c.attr in ("add", "given", "step", "define")
+                           and isinstance(c.value, ast.Name)} | \
+                    {c.args[0].id for c in self._nodes(n) if _adds_by(c)  # getattr(ch, "add")
+                     and isinstance(c, ast.Call) and isinstance(c.args[0], ast.Name)}
                 for p in _params(n.args):
                     inner.params[p] = _CHAPTER if p in chapter else None
                 for call, at in self.sites.get(n.name, []):  # a helper given values
@@ -889,6 +889,31 @@ class _Cancels:
                                       _short(ast.unparse(e)))
             return self.leaves[id(e)][0]
         return None
+
+
+def _adds_by(f: ast.AST) -> bool:
+    """Whether ``f`` is a chapter's add: ``ch.add`` or ``getattr(ch, "add")``."""
+    if isinstance(f, ast.Attribute):
+        return f.attr == "add" and isinstance(f.value, ast.Name)
+    return isinstance(f, ast.Call) and isinstance(f.func, ast.Name) and \
+        f.func.id == "getattr" and len(f.args) == 2 and isinstance(f.args[0], ast.Name) and \
+        isinstance(f.args[1], ast.Constant) and f.args[1].value == "add"
+
+
+def _keywords(call: ast.Call) -> Iterator[tuple[str, ast.expr]]:
+    """The claims an add call makes, ``**{"key": value}`` and ``**dict(key=value)`` spelled
+    out (a mapping it cannot spell out is left alone)."""
+    for kw in call.keywords:
+        if kw.arg is not None:
+            yield kw.arg, kw.value
+        elif isinstance(kw.value, ast.Dict) and all(
+                isinstance(k, ast.Constant) and isinstance(k.value, str) for k in kw.value.keys):
+            for k, v in zip(kw.value.keys, kw.value.values, strict=True):
+                assert isinstance(k, ast.Constant)
+                yield str(k.value), v
+        elif isinstance(kw.value, ast.Call) and isinstance(kw.value.func, ast.Name) and \
+                kw.value.func.id == "dict" and not kw.value.args:
+            yield from _keywords(kw.value)
 
 
 def _params(args: ast.arguments) -> list[str]:
