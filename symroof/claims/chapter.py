@@ -88,7 +88,7 @@ from .model import (
     truth,
 )
 from .printed import check_figures, check_stated, printed_values
-from .restated import restated
+from .restated import restated_folder
 from .stated import read, refusal
 from .tablefile import read_table
 
@@ -1004,11 +1004,7 @@ def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:
     """The claims of ``claims.py`` that restate a literal or an input (see
     :mod:`symroof.claims.restated`), and those whose value is an input itself."""
     file = getattr(module, "__file__", None)
-    try:
-        source = Path(file).read_text("utf-8") if isinstance(file, str) else ""
-    except (OSError, UnicodeDecodeError):
-        source = ""
-    out = restated(source)
+    out = restated_folder(Path(file).parent) if isinstance(file, str) else {}
     for key, value in ch.values.items():
         for name in ch.used:
             if name in ch.inputs and value is ch.inputs[name] and \

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SymroofError
 from ..core.timelimits import TimeLimit, time_limit
+from .restated import restated_folder
 from .rows import _derive, _origin, claim_row, finite
 
 if TYPE_CHECKING:
@@ -228,12 +229,7 @@ def against_tables(unit: Path, rows: list[dict[str, Any]],
     if unknown:
         return (f"{unit}: the claims built are not those its tables state: "
                 f"{', '.join(unknown[:3])}")
-    from .restated import restated
-    folder = unit if unit.is_dir() else unit.parent
-    try:
-        plain = restated((folder / "claims.py").read_text("utf-8"))
-    except (OSError, UnicodeDecodeError):
-        plain = {}
+    plain = restated_folder(unit if unit.is_dir() else unit.parent)
     for row, fact in zip(rows, facts, strict=True):
         stated = tables[(row["derivation"], row["id"])]
         apply_table(row, fact, stated, f"{unit}: {row['id']}")
