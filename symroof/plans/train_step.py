@@ -30,6 +30,7 @@ from typing import Any
 
 import sympy as sp
 from sympy import Expr
+from sympy.core.cache import cacheit
 
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op
@@ -283,9 +284,23 @@ def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency
     for ph, step in ops.items():
         total = sp.S.Zero
         for block, o in step.rows():
-            total += block.count * sp.Max(*seen[op_key(o)].values())
+            total += block.count * longest(*seen[op_key(o)].values())
         out[ph] = total
     return out
+
+
+@cacheit
+def longest(*terms: Expr) -> Expr:
+    """``sp.Max`` of ``terms``, kept in SymPy's cache: an op's terms recur in every plan of
+    its model's shard (a search's candidates, a published run's modes), and SymPy compares
+    them pairwise each time it builds the maximum (milliseconds each for terms in the
+    microbatch or a fraction of peak).
+
+    >>> b = sp.Symbol("b", positive=True)
+    >>> longest(2 * b, b + 1, b)
+    Max(2*b, b + 1)
+    """
+    return sp.Max(*terms)
 
 
 def device_params(cfg: ModelConfig, tp: int, pp: int) -> Expr:
