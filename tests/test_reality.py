@@ -30,6 +30,16 @@ def rows() -> list:
     return compare("korthikanti2022", "megatron-a100")
 
 
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``symroof ARGS`` in this process: its exit code, what it printed and its errors (a
+    calibration is fitted once for every command of a test, as in one session of a user's
+    Python)."""
+    from symroof.cli.main import main
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def _plan(name: str, mode: str, t: int = 8, b: int = 1, efficiency: str | None = None):
     from symroof.hardware.catalog import chip
     from symroof.parallel.mesh import mesh
@@ -147,7 +157,7 @@ def test_an_unknown_mode_is_refused() -> None:
         published("korthikanti2022").run("megatron-gpt-22b", "partial")
 
 
-def test_reality_json_rows() -> None:
+def test_reality_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
     spec = importlib.util.spec_from_file_location("reality", ROOT / "benchmarks" / "reality.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -165,12 +175,11 @@ def test_reality_json_rows() -> None:
     assert kinds == {1, 2}
     assert sum(r["calibrated"] for r in data["rows"]) == 1
     # each row carries the command that gives its prediction: plan --train's predicted time
-    from tests.conftest import run_cli
     for row in [r for r in data["rows"] if "22B" in r["source"] and "Table 5" in r["source"]]:
         assert row["command"].startswith("symroof plan megatron-gpt-22b --train ")
-        done = run_cli(*row["command"].split()[1:], "--json")
-        assert done.returncode == 0, done.stderr
-        plan = json.loads(done.stdout)
+        code, out, err = cli(capsys, *row["command"].split()[1:], "--json")
+        assert code == 0, err
+        plan = json.loads(out)
         assert plan["predicted_value"] == row["predicted"]
         assert sp.Rational(plan["predicted"]) == sp.Rational(row["predicted_exact"])
 
@@ -324,15 +333,15 @@ def test_a_given_plan_that_does_not_fit_is_said_so() -> None:
 
 
 @pytest.mark.slow
-def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
-    from tests.conftest import run_cli
+def test_a_plan_set_beside_a_search_is_printed_with_the_choice(
+        capsys: pytest.CaptureFixture[str]) -> None:
     args = ("plan", "megatron-gpt-22b", "--train", "--search", "8", "--mesh", "X=8",
             "--strategy", "tp=X,sp", "--microbatches", "1", "--chip", "a100-80gb", "--batch",
             "4", "--context", "2048", "--recompute", "selective", "--optimizer",
             "adam-megatron", "--efficiency", "megatron-a100")
-    done = run_cli(*args, "--json")
-    assert done.returncode == 0, done.stderr
-    data = json.loads(done.stdout)
+    code, out, err = cli(capsys, *args, "--json")
+    assert code == 0, err
+    data = json.loads(out)
     from tests.test_json_vocabulary import walk
     found: list[str] = []
     walk(data, "$", found)
@@ -345,12 +354,12 @@ def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
     # step moves; the two rank by their predicted time (the calibration's overlap op)
     assert sp.Rational(given["chosen_over_given"]) < 1
     assert sp.Rational(data["predicted"]) < sp.Rational(given["predicted"])
-    alone = json.loads(run_cli(*(a for a in args if a not in ("--search", "8")),
-                               "--json").stdout)
+    alone = json.loads(cli(capsys, *(a for a in args if a not in ("--search", "8")),
+                           "--json")[1])
     assert sp.Rational(data["terms"]["compute"]) < sp.Rational(alone["terms"]["compute"])
-    text = run_cli(*args)
-    assert text.returncode == 0, text.stderr
-    assert "the given plan beside the search's choice:" in text.stdout
+    code, text, err = cli(capsys, *args)
+    assert code == 0, err
+    assert "the given plan beside the search's choice:" in text
 
 
 def test_search_over_recomputation_policies_is_no_slower_than_any_one() -> None:
@@ -417,23 +426,23 @@ def test_the_papers_infiniband_per_gpu_is_the_catalogues_node_figure_over_its_gp
 # ---------------------------------------------------------------- Megatron-LM's conventions
 
 
-def test_a_calibration_brings_the_conventions_it_was_fitted_under() -> None:
+def test_a_calibration_brings_the_conventions_it_was_fitted_under(
+        capsys: pytest.CaptureFixture[str]) -> None:
     # the issue's command, and the same with the optimizer left out: one prediction, 1.42 s,
     # under Megatron-LM's conventions, which the assumptions name; a flag given on the
     # command line overrides its choice and says so
-    from tests.conftest import run_cli
     args = ("plan", "megatron-gpt-22b", "--train", "--mesh", "X=8", "--strategy", "tp=X",
             "--chip", "a100-80gb", "--batch", "4", "--context", "2048", "--microbatch", "4",
             "--recompute", "full", "--efficiency", "megatron-a100", "--json")
-    alone = json.loads(run_cli(*args).stdout)
-    given = json.loads(run_cli(*args, "--optimizer", "adam-megatron").stdout)
+    alone = json.loads(cli(capsys, *args)[1])
+    given = json.loads(cli(capsys, *args, "--optimizer", "adam-megatron")[1])
     assert alone["predicted"] == given["predicted"]
     assert sp.Rational(alone["predicted"]) == sp.Rational("1.42")
     assert alone["overlap"] == "op"
     said = [a for a in alone["assumptions"] if a.startswith("conventions megatron-lm")]
     assert len(said) == 1 and "overlap op: Megatron-LM runs each tensor-parallel" in said[0]
     assert "optimizer adam-megatron: fp16 weights" in said[0]
-    phase = json.loads(run_cli(*args, "--overlap", "phase").stdout)
+    phase = json.loads(cli(capsys, *args, "--overlap", "phase")[1])
     assert phase["overlap"] == "phase" and phase["predicted"] == phase["t_lower"]
     assert any("overlap phase (set by the user)" in a for a in phase["assumptions"])
 
