@@ -335,15 +335,15 @@ def test_a_given_plan_that_does_not_fit_is_said_so() -> None:
 
 
 @pytest.mark.slow
-def test_a_plan_set_beside_a_search_is_printed_with_the_choice(
-        capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
+    from tests.conftest import run_cli
     args = ("plan", "megatron-gpt-22b", "--train", "--search", "8", "--mesh", "X=8",
             "--strategy", "tp=X,sp", "--microbatches", "1", "--chip", "a100-80gb", "--batch",
             "4", "--context", "2048", "--recompute", "selective", "--optimizer",
             "adam-megatron", "--efficiency", "megatron-a100")
-    code, out, err = cli(capsys, *args, "--json")
-    assert code == 0, err
-    data = json.loads(out)
+    done = run_cli(*args, "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
     from tests.test_json_vocabulary import walk
     found: list[str] = []
     walk(data, "$", found)
@@ -356,12 +356,12 @@ def test_a_plan_set_beside_a_search_is_printed_with_the_choice(
     # step moves; the two rank by their predicted time (the calibration's overlap op)
     assert sp.Rational(given["chosen_over_given"]) < 1
     assert sp.Rational(data["predicted"]) < sp.Rational(given["predicted"])
-    alone = json.loads(cli(capsys, *(a for a in args if a not in ("--search", "8")),
-                           "--json")[1])
+    alone = json.loads(run_cli(*(a for a in args if a not in ("--search", "8")),
+                               "--json").stdout)
     assert sp.Rational(data["terms"]["compute"]) < sp.Rational(alone["terms"]["compute"])
-    code, text, err = cli(capsys, *args)
-    assert code == 0, err
-    assert "the given plan beside the search's choice:" in text
+    text = run_cli(*args)
+    assert text.returncode == 0, text.stderr
+    assert "the given plan beside the search's choice:" in text.stdout
 
 
 def test_search_over_recomputation_policies_is_no_slower_than_any_one() -> None:
