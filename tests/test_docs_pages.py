@@ -276,10 +276,13 @@ def test_the_figures_a_paragraph_names_a_command_for_are_what_it_prints(
         page: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)  # the commands read the checkout's test chapters; none writes
     monkeypatch.setenv("COLUMNS", "100")
-    outputs: dict[str, str] = {}
+    outputs: dict[str, str] = {}  # a command that several paragraphs name runs once
     for par, left in _unaccounted(page):
         if not par.commands:
             continue
-        printed = "\n".join(outputs.setdefault(c, _run_any(c)) for c in par.commands)
+        for c in par.commands:
+            if c not in outputs:
+                outputs[c] = _run_any(c)
+        printed = "\n".join(outputs[c] for c in par.commands)
         missing = [f for f in left if not _printed(f, printed)]
         assert not missing, (f"{page}:{par.line}: not printed by {par.commands}: {missing}")

@@ -30,6 +30,16 @@ def rows() -> list:
     return compare("korthikanti2022", "megatron-a100")
 
 
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``symroof ARGS`` in this process: its exit code, what it printed and its errors (a
+    calibration is fitted once for every command of a test, as in one session of a user's
+    Python)."""
+    from symroof.cli.main import main
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
 def _plan(name: str, mode: str, t: int = 8, b: int = 1, efficiency: str | None = None):
     from symroof.hardware.catalog import chip
     from symroof.parallel.mesh import mesh
@@ -147,7 +157,7 @@ def test_an_unknown_mode_is_refused() -> None:
         published("korthikanti2022").run("megatron-gpt-22b", "partial")
 
 
-def test_reality_json_rows() -> None:
+def test_reality_json_rows(capsys: pytest.CaptureFixture[str]) -> None:
     spec = importlib.util.spec_from_file_location("reality", ROOT / "benchmarks" / "reality.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
@@ -165,12 +175,11 @@ def test_reality_json_rows() -> None:
     assert kinds == {1, 2}
     assert sum(r["calibrated"] for r in data["rows"]) == 1
     # each row carries the command that gives its prediction: plan --train's predicted time
-    from tests.conftest import run_cli
     for row in [r for r in data["rows"] if "22B" in r["source"] and "Table 5" in r["source"]]:
         assert row["command"].startswith("symroof plan megatron-gpt-22b --train ")
-        done = run_cli(*row["command"].split()[1:], "--json")
-        assert done.returncode == 0, done.stderr
-        plan = json.loads(done.stdout)
+        code, out, err = cli(capsys, *row["command"].split()[1:], "--json")
+        assert code == 0, err
+        plan = json.loads(out)
         assert plan["predicted_value"] == row["predicted"]
         assert sp.Rational(plan["predicted"]) == sp.Rational(row["predicted_exact"])
 
@@ -185,8 +194,10 @@ def test_the_committed_plot_is_what_the_benchmark_draws(tmp_path: Path) -> None:
     import contextlib
     import io
     drawn = tmp_path / "reality.svg"
+    # what `--svg` draws, without the table it also prints (whose searches the plot does
+    # not show: the table's rows are test_reality_json_rows' and the docs page's)
     with contextlib.redirect_stdout(io.StringIO()):
-        assert module.main(["--svg", str(drawn)]) == 0
+        module._svg(module._rows()[0], str(drawn))
     assert drawn.read_bytes() == (ROOT / "benchmarks" / "reality.svg").read_bytes()
     assert "](benchmarks/reality.svg)" in (ROOT / "docs" / "reality.md").read_text("utf-8")
 
@@ -417,23 +428,23 @@ def test_the_papers_infiniband_per_gpu_is_the_catalogues_node_figure_over_its_gp
 # ---------------------------------------------------------------- Megatron-LM's conventions
 
 
-def test_a_calibration_brings_the_conventions_it_was_fitted_under() -> None:
+def test_a_calibration_brings_the_conventions_it_was_fitted_under(
+        capsys: pytest.CaptureFixture[str]) -> None:
     # the issue's command, and the same with the optimizer left out: one prediction, 1.42 s,
     # under Megatron-LM's conventions, which the assumptions name; a flag given on the
     # command line overrides its choice and says so
-    from tests.conftest import run_cli
     args = ("plan", "megatron-gpt-22b", "--train", "--mesh", "X=8", "--strategy", "tp=X",
             "--chip", "a100-80gb", "--batch", "4", "--context", "2048", "--microbatch", "4",
             "--recompute", "full", "--efficiency", "megatron-a100", "--json")
-    alone = json.loads(run_cli(*args).stdout)
-    given = json.loads(run_cli(*args, "--optimizer", "adam-megatron").stdout)
+    alone = json.loads(cli(capsys, *args)[1])
+    given = json.loads(cli(capsys, *args, "--optimizer", "adam-megatron")[1])
     assert alone["predicted"] == given["predicted"]
     assert sp.Rational(alone["predicted"]) == sp.Rational("1.42")
     assert alone["overlap"] == "op"
     said = [a for a in alone["assumptions"] if a.startswith("conventions megatron-lm")]
     assert len(said) == 1 and "overlap op: Megatron-LM runs each tensor-parallel" in said[0]
     assert "optimizer adam-megatron: fp16 weights" in said[0]
-    phase = json.loads(run_cli(*args, "--overlap", "phase").stdout)
+    phase = json.loads(cli(capsys, *args, "--overlap", "phase")[1])
     assert phase["overlap"] == "phase" and phase["predicted"] == phase["t_lower"]
     assert any("overlap phase (set by the user)" in a for a in phase["assumptions"])
 

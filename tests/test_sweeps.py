@@ -27,7 +27,11 @@ RL = roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e"))
 def test_a_sweep_is_the_exact_attainable_rate_at_every_point(bs: list[int], d: int,
                                                              f: int) -> None:
     got = RL.sweep("B", np.array(bs, dtype=float), {"D": d, "F": f})
-    exact = [RL.attainable.subs({B: b, D: d, F: f}) for b in bs]
+    # the sizes put in at once (xreplace): subs puts in one at a time, and SymPy compares
+    # the Min's arguments again at every partial step
+    exact = [RL.attainable.xreplace({B: sp.Integer(b), D: sp.Integer(d), F: sp.Integer(f)})
+             for b in bs]
+    assert all(e.is_Rational for e in exact)
     assert np.allclose(got, [float(e) for e in exact], rtol=1e-12, atol=0)
 
 

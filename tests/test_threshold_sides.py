@@ -57,3 +57,17 @@ def test_the_one_positive_root_of_a_quadratic_is_found_by_descartes() -> None:
     a = v5e.peak("bf16") / v5e.bandwidth()
     assert sp.simplify(th.exact - (a * K + sp.sqrt(a**2 * K**2 + 4 * a * M)) / 2) == 0
     assert th.direction == ">"
+
+
+@settings(max_examples=examples(60), deadline=None)
+@given(k=st.fractions().filter(lambda q: q != 0), c=st.fractions(),
+       op=st.sampled_from([">", ">=", "<", "<="]))
+def test_a_linear_condition_is_solved_as_sympy_solves_it(k: object, c: object, op: str) -> None:
+    """``solve_condition``'s own side of a linear condition in a positive size is what
+    SymPy's solve_univariate_inequality gives (``_solved``), whatever the signs."""
+    from symroof.engine.thresholds import _linear_side, _solved, solve_condition
+    rel = sp.Rel(sp.Rational(k) * D + sp.Rational(c), 0, op)  # type: ignore[arg-type]
+    if not isinstance(rel, sp.Rel):  # decided by D > 0 alone
+        return
+    assert solve_condition(rel) == _solved(rel, D)
+    assert _linear_side(rel, D) in (None, _solved(rel, D))

@@ -95,9 +95,11 @@ class Roofline(RichView):
     def t_upper(self) -> sp.Expr:
         return sp.Add(*self.terms.values())
 
-    @property
+    @cached_property
     def attainable(self) -> sp.Expr:
-        """Attainable FLOP/s = min(peak, intensity x bandwidth of the primary resource)."""
+        """Attainable FLOP/s = min(peak, intensity x bandwidth of the primary resource)
+        (computed once per roofline, as ``t_lower``: a chapter's dimensions read it for
+        every claim)."""
         return sp.Min(self.peak, self.intensity * self.bandwidths[self.primary])
 
     @records(AT_SIZES)

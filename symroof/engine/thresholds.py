@@ -218,6 +218,13 @@ def solve_condition(rel: sp.Basic) -> sp.Basic:
     if len(free) != 1:
         return rel
     (x,) = free
+    side = _linear_side(rel, x)
+    return _solved(rel, x) if side is None else side
+
+
+def _solved(rel: sp.Rel, x: sp.Symbol) -> sp.Basic:
+    """``solve_condition`` by SymPy's ``solve_univariate_inequality``, the bounds that only
+    restate the size's sign left out."""
     try:
         solved = sp.solve_univariate_inequality(rel, x, relational=True)
     except (NotImplementedError, ValueError):
@@ -225,6 +232,36 @@ def solve_condition(rel: sp.Basic) -> sp.Basic:
     parts = [p for p in sp.And.make_args(solved)
              if not ((isinstance(p, sp.Rel) and p.rhs in (0, sp.oo)) or p.lhs in (0, sp.oo))]
     return sp.And(*map(_symbol_first, parts)) if parts else solved
+
+
+_FLIPPED = {">": "<", ">=": "<=", "<": ">", "<=": ">="}
+
+
+def _linear_side(rel: sp.Rel, x: sp.Symbol) -> sp.Basic | None:
+    """``k x + c > 0`` (or ``>=``, ``<``, ``<=``) for a positive ``x`` and rational k, c
+    whose root -c/k is positive: ``x`` on the root's side, what ``_solved`` gives (a law in
+    tests/test_threshold_sides.py) without SymPy's interval arithmetic, which took a fifth
+    of a plan's critical batches; None for any other relation (a root not positive, where
+    every positive x or none holds it, is left to ``_solved``).
+
+    >>> x = sp.Symbol("x", positive=True)
+    >>> _linear_side(6 - 4 * x > 0, x), _linear_side(2 * x - 1 >= 0, x)
+    (x < 3/2, x >= 1/2)
+    >>> _linear_side(x**2 > 4, x) is None
+    True
+    """
+    if not x.is_positive or rel.rel_op not in _FLIPPED:
+        return None
+    poly = (rel.lhs - rel.rhs).as_poly(x)
+    if poly is None or poly.degree() != 1:
+        return None
+    k, c = poly.all_coeffs()
+    if not (k.is_Rational and c.is_Rational):
+        return None
+    root = -c / k
+    if not root.is_positive:
+        return None
+    return sp.Rel(x, root, rel.rel_op if k.is_positive else _FLIPPED[rel.rel_op])
 
 
 def _symbol_first(rel: sp.Basic) -> sp.Basic:

@@ -31,6 +31,7 @@ from typing import Any
 
 import sympy as sp
 from sympy import Expr
+from sympy.core.cache import cacheit
 
 from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
@@ -274,6 +275,20 @@ def _at(time: Expr, fraction: Expr | int) -> Expr:
     return time if fraction == 1 else time / fraction
 
 
+@cacheit
+def longest(*terms: Expr) -> Expr:
+    """``sp.Max`` of ``terms``, kept in SymPy's cache: an op's terms recur in every plan of
+    its model's shard (a search's candidates, a published run's modes), and SymPy compares
+    them pairwise each time it builds the maximum (milliseconds each for terms in the
+    microbatch or a fraction of peak).
+
+    >>> b = sp.Symbol("b", positive=True)
+    >>> longest(2 * b, b + 1, b)
+    Max(2*b, b + 1)
+    """
+    return sp.Max(*terms)
+
+
 def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency = PEAK,
                   cache: dict[Any, dict[str, Expr]] | None = None) -> dict[str, Expr]:
     """Each phase's time with each op's compute overlapping its own memory traffic and the
@@ -285,7 +300,7 @@ def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency
     for ph, step in ops.items():
         total = sp.S.Zero
         for block, o in step.rows():
-            total += block.count * sp.Max(*seen[op_key(o)].values())
+            total += block.count * longest(*seen[op_key(o)].values())
         out[ph] = total
     return out
 
