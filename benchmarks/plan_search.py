@@ -62,7 +62,8 @@ def _exact(chip_name: str, found: Any) -> float:
     for choice in picks:
         plan = train(cfg, mesh(choice.spec, c), parse_strategy(choice.strategy), batch=BATCH,
                      context=CONTEXT,
-                     options=StepOptions(recompute=RECOMPUTE, microbatches=choice.microbatches))
+                     options=StepOptions(recompute=RECOMPUTE, microbatches=choice.microbatches,
+                                         interleave=choice.chunks))
         assert plan.predicted is not None  # the plan's forecast at the search's overlap
         if not (np.isclose(float(plan.t_lower), choice.t_lower, rtol=1e-9) and
                 np.isclose(float(plan.predicted), choice.t_lower, rtol=1e-9) and

@@ -53,7 +53,7 @@ class Result:
                 "explanation": s.explain(), "assumptions": list(s.assumptions),
                 "overlap": s.overlap,
                 "ranking": [{"mesh": c.spec, "strategy": c.strategy,
-                             "microbatches": c.microbatches,
+                             "microbatches": c.microbatches, "chunks": c.chunks,
                              "choices": {"recompute": c.recompute},
                              "t_lower": c.t_lower,
                              "predicted": c.predicted, "memory": c.memory, "bound": c.bound}

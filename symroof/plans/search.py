@@ -62,7 +62,8 @@ from .zero import zero_states
 LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
 DEGREES = (D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO)
 HELD = sp.Symbol("held", positive=True)  # parameters a device holds (``held_params``)
-V = sp.Symbol("V", positive=True)
+V = sp.Symbol("V", positive=True)  # model chunks per pipeline stage
+FLIGHT = sp.Symbol("flight", positive=True)  # microbatches in flight on the first stage
 
 
 @dataclass(frozen=True)
@@ -438,20 +439,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if offload else (None, {}, ())
     mem_parts = {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS)
                  for r in policies} if offload else {}
-    # interleaved over v chunks, the first stage holds 1 + (p - 1)/(p v) times the
-    # activations (``pipeline.in_flight``): the same functions with the chunks an argument
-    interleaved = chunks != 1
-    mem_v, parts_v = ({r: _memory_functions(templates, cfg, per, r, context, attention,
-                                            chunks=V) for r in policies},
-                      {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS,
-                                            chunks=V) for r in policies} if offload else {}) \
-        if interleaved.any() else ({}, {})
     # the optimizer step, once per step: its engine time on the states one device holds
     steps = _memory_functions(templates, cfg, per, "none", context, attention,
                               step_of=lambda mem: optimizer_time(mem, chip, efficiency))
     opt = np.zeros(n_all)
     parts = np.zeros((len(PARTS), n_all))  # memory by part, for an offload
-    flight = np.where(deg[3] != 1, np.minimum(deg[3], micro), 1)
+    # the microbatches whose activations the first stage holds (``pipeline.in_flight``),
+    # interleaved over v chunks 1 + (p - 1)/(p v) times as many: an argument of the memory
+    flight = np.array(_compile(in_flight(D_PP, MICRO, 1), (D_PP, MICRO))(deg[3], micro))
+    interleaved = chunks != 1
     if interleaved.any():
         flight[interleaved] = _compile(in_flight(D_PP, MICRO, V), (D_PP, MICRO, V))(
             deg[3, interleaved], micro[interleaved], chunks[interleaved])
@@ -473,18 +469,14 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     for (stage, sp_on), idx in sorted(by_group.items()):
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        opt[idx] = steps[stage, sp_on](*args, held[idx])
+        opt[idx] = steps[stage, sp_on](*args, held[idx], flight[idx])
         for j, r in enumerate(policies):
             mine = idx[pol[idx] == j]
-            for rows, fns, more, extra_parts in (
-                    (mine[~interleaved[mine]], mem_fns, (), mem_parts),
-                    (mine[interleaved[mine]], mem_v, (chunks,), parts_v)):
-                if not len(rows):
-                    continue
-                at = (b_value[rows], *deg[:, rows], held[rows], *(x[rows] for x in more))
-                memory[rows] = fns[r][stage, sp_on](*at)
-                for k, fn in enumerate(extra_parts.get(r, {}).get((stage, sp_on), ())):
-                    parts[k, rows] = fn(*at)
+            if len(mine):
+                at = (b_value[mine], *deg[:, mine], held[mine], flight[mine])
+                memory[mine] = mem_fns[r][stage, sp_on](*at)
+                for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
+                    parts[k, mine] = fn(*at)
         # the collectives: the template's, and under the conventions each policy's reruns
         # (``training._with_reruns``) and pipeline sends split over the tensor ranks
         split = [(np.flatnonzero(pol[idx] == j), tuple(_with_reruns(t.uses, r, sp_on)))
@@ -810,7 +802,11 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       per: dict[str, int], recompute: str, context: int,
                       attention: str = "materialised", parts: tuple[str, ...] | None = None,
                       step_of: Callable[[dict[str, sp.Expr]], sp.Expr] | None = None,
-                      chunks: sp.Expr | int = 1) -> dict[tuple[int, bool], Any]:
+                      ) -> dict[tuple[int, bool], Any]:
+    """NumPy functions of (b, the degrees, the parameters held, the microbatches in flight
+    on the first stage) per (ZeRO stage, sequence parallelism): the memory's total (or
+    ``parts``, or ``step_of`` the memory), its ``pipeline.in_flight`` count an argument so
+    that one function serves every interleaving."""
     from .strategy import Strategy
     from .training import _memory
     out: dict[tuple[int, bool], Any] = {}
@@ -818,9 +814,10 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
-        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention,
-                      chunks, held=HELD)  # type: ignore[arg-type]
-        args = (BATCH, *DEGREES, HELD, *([] if chunks == 1 else [chunks]))
+        mem = {k: sp.sympify(v).xreplace({in_flight(D_PP, MICRO, 1): FLIGHT}) for k, v in
+               _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO,
+                       attention, held=HELD).items()}
+        args = (BATCH, *DEGREES, HELD, FLIGHT)
         if step_of is not None:
             out[stage, sp_on] = _compile(sp.sympify(step_of(mem)), args)
             continue

@@ -266,14 +266,15 @@ def _chunks(s: Serving, fmt: str, shown: int = 8) -> list[str]:
 def _search(s: Search, fmt: str) -> list[str]:
     # under a rule other than phase the candidates rank by their predicted time: a column
     ranked = s.overlap != "phase"
-    rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), c.recompute,
+    rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), str(c.chunks), c.recompute,
              seconds(sp.Float(c.t_lower)),
              *([seconds(sp.Float(c.predicted))] if ranked else []),
              gigabytes(sp.Float(c.memory)), c.bound)
             for i, c in enumerate(s.ranking)]
     return [_heading(f"search over {s.chips} chips: {s.searched} plans, {s.feasible} fit", fmt),
-            *table(["rank", "mesh", "strategy", "microbatches", "recompute", "T_lower",
-                    *([f"predicted ({s.overlap})"] if ranked else []), "memory", "bound"],
+            *table(["rank", "mesh", "strategy", "microbatches", "chunks", "recompute",
+                    "T_lower", *([f"predicted ({s.overlap})"] if ranked else []), "memory",
+                    "bound"],
                    rows, fmt),
             s.explain(), *(f"- {a}" for a in s.assumptions)]
 
