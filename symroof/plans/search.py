@@ -727,7 +727,7 @@ def _stacked(coefficients: Any) -> np.ndarray:
     return out
 
 
-_COMPILED: dict[str, Callable[..., Any]] = {}
+_COMPILED: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
 
 def _coefficients(expr: sp.Expr) -> list[float]:
@@ -786,7 +786,7 @@ def _evaluator(expr: sp.Expr) -> _Evaluator:
 def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:
     """A NumPy function of (b, d_dp, d_zero, d_tp, d_pp, d_ep, m), compiled once."""
     names = args or (BATCH, *DEGREES)
-    key = sp.srepr(expr) + "|" + ",".join(map(str, names))
+    key = (expr, names)  # an expression's hash is kept with it: no printing to look it up
     fn = _COMPILED.get(key)
     if fn is None:
         raw = sp.lambdify(names, expr, "numpy")
@@ -810,11 +810,12 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
     from .strategy import Strategy
     from .training import _memory
     out: dict[tuple[int, bool], Any] = {}
+    flight = {in_flight(D_PP, MICRO, 1): FLIGHT}
     for (stage, sp_on), t in templates.items():
         kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
-        mem = {k: sp.sympify(v).xreplace({in_flight(D_PP, MICRO, 1): FLIGHT}) for k, v in
+        mem = {k: sp.sympify(v).xreplace(flight) for k, v in
                _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO,
                        attention, held=HELD).items()}
         args = (BATCH, *DEGREES, HELD, FLIGHT)
