@@ -295,7 +295,7 @@ def test_plan_search_over_the_papers_cluster_is_set_beside_the_papers_configurat
              "selective")
     searched = [c for c in search.every
                 if (c.spec, c.strategy, c.microbatches, c.chunks, c.recompute) == paper]
-    assert len(searched) == 1
+    assert len(searched) == 1 and given.extra["chunks"] == paper[3]
     assert searched[0].predicted == pytest.approx(float(given.predicted), rel=1e-9)
     ratio = search.plan.predicted / given.predicted
     assert ratio <= 1
@@ -337,8 +337,8 @@ def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
     walk(data, "$", found)
     assert not found, found
     given = data["search"]["given"]
-    assert (given["mesh"], given["strategy"], given["microbatches"], given["choices"]) == \
-        ("X=8", "tp=X,sp", 1, {"recompute": "selective"})
+    assert (given["mesh"], given["strategy"], given["microbatches"], given["chunks"],
+            given["choices"]) == ("X=8", "tp=X,sp", 1, 1, {"recompute": "selective"})
     # both are bound by compute on 8 GPUs; the two rank by their predicted time (the
     # calibration's overlap op, under which the tensor-parallel collectives wait for the
     # compute); the chosen one pipelines 4 stages of tensor parallelism over 2, one sequence

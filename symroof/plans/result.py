@@ -103,6 +103,7 @@ def _given_json(given: Plan, chosen: Plan) -> dict[str, Any]:
     """The plan set beside a search and how the search's choice compares with it."""
     return {"mesh": given.mesh, "strategy": given.strategy,
             "microbatches": int(given.extra["microbatches"]),  # type: ignore[call-overload]
+            "chunks": int(given.extra.get("chunks", 1)),  # type: ignore[call-overload]
             "choices": {"recompute": given.extra["recompute"]}, "fits": given.fits,
             **_exact("t_lower", given.t_lower), **_exact("t_upper", given.t_upper),
             **_exact("predicted", _ranked(given)),

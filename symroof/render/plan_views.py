@@ -282,7 +282,8 @@ def _search(s: Search, fmt: str) -> list[str]:
 def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
     """The plan set beside the search, and the search's choice against it."""
     ranked = chosen.overlap != "phase"  # the search ranked by the predicted time: a column
-    rows = [(name, p.mesh, p.strategy, str(p.extra["microbatches"]), str(p.extra["recompute"]),
+    rows = [(name, p.mesh, p.strategy, str(p.extra["microbatches"]),
+             str(p.extra.get("chunks", 1)), str(p.extra["recompute"]),
              seconds(p.t_lower), seconds(p.t_upper),
              *([seconds(_ranked_time(p))] if ranked else []), gigabytes(p.memory["total"]),
              "yes" if p.fits else "no") for name, p in (("given", given), ("chosen", chosen))]
@@ -296,8 +297,8 @@ def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
     if not given.fits:
         verdict += "; the given plan does not fit in memory"
     return [_heading("the given plan beside the search's choice", fmt),
-            *table(["plan", "mesh", "strategy", "microbatches", "recompute", "T_lower",
-                    "T_upper", *([f"predicted ({chosen.overlap})"] if ranked else []),
+            *table(["plan", "mesh", "strategy", "microbatches", "chunks", "recompute",
+                    "T_lower", "T_upper", *([f"predicted ({chosen.overlap})"] if ranked else []),
                     "memory", "fits"], rows, fmt), verdict]
 
 
