@@ -10,7 +10,9 @@ axes, evaluated at once with NumPy, the fastest that fits memory chosen and expl
 The space: a torus's chips split over its dimensions (one mesh axis each, no larger than
 the dimension; pods beyond one over DCN), a GPU system's over up to three axes (the last
 ones in the NVLink domain). Each axis takes one kind (dp, zero1, zero2, zero3, tp with or
-without sp, pp, ep for a MoE); axes of one kind join. Every formula the search evaluates is
+without sp, pp, ep for a MoE); axes of one kind join. Each strategy runs every schedule
+``_schedules`` gives: gradient accumulation over 1, 2, 4, ... microbatches, or a pipeline's
+p, 2p, 4p, ... microbatches over every number of chunks per stage (interleaved 1F1B). Every formula the search evaluates is
 the symbolic plan's (``symroof.plans.template``: bytes of each collective in the degrees of
 parallelism; ``zero``, ``pipeline``: memory and makespan), compiled once with ``lambdify``;
 each collective's seconds per byte and latency on an axis come from
