@@ -12,9 +12,10 @@ the dimension; pods beyond one over DCN), a GPU system's over up to three axes (
 ones in the NVLink domain). Each axis takes one kind (dp, zero1, zero2, zero3, tp with or
 without sp, pp, ep for a MoE); axes of one kind join. Each strategy runs every schedule
 ``_schedules`` gives: gradient accumulation over 1, 2, 4, ... microbatches, or a pipeline's
-p, 2p, 4p, ... microbatches over every number of chunks per stage (interleaved 1F1B). Every formula the search evaluates is
-the symbolic plan's (``symroof.plans.template``: bytes of each collective in the degrees of
-parallelism; ``zero``, ``pipeline``: memory and makespan), compiled once with ``lambdify``;
+p, 2p, 4p, ... microbatches over every number of chunks per stage (interleaved 1F1B).
+Every formula the search evaluates is the symbolic plan's (``symroof.plans.template``: bytes
+of each collective in the degrees of parallelism; ``zero``, ``pipeline``: memory and
+makespan), compiled once with ``lambdify``;
 each collective's seconds per byte and latency on an axis come from
 ``symroof.parallel.collectives`` once per distinct axis. The chosen plan is then rebuilt
 exactly by ``symroof.plans.training.train``.
@@ -269,8 +270,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     base_l: list[int] = []
     micro_l: list[int] = []
     chunks_l: list[int] = []
-    for axes in shapes:
-        for variants, schedules in _strategies(cfg, axes, batch):
+    for shape in shapes:
+        for variants, schedules in _strategies(cfg, shape, batch):
             first, k = len(bases), len(variants)
             bases.extend(variants)
             for m_, v_ in schedules:
