@@ -176,3 +176,38 @@ def test_a_decode_step_in_the_book_s_form() -> None:
     # "a 7B model in bf16 reads 14 GB per step: 14e9 / 3.35e12 = 4.18 ms"
     assert book_decode_time(cfg, h100, 1, 0, Choices(sizes="nominal")) == \
         sp.Rational(14 * 10**9, 335 * 10**10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(kind=st.sampled_from(["allgather", "reducescatter", "allreduce"]),
+       n=st.integers(min_value=2, max_value=16), wraps=st.booleans(),
+       name=st.sampled_from(["tpu-v5e", "h100-sxm"]))
+def test_v_over_w_drops_exactly_the_ring_s_factor(kind: str, n: int, wraps: bool,
+                                                   name: str) -> None:
+    # a text's V/W: an AllReduce's bandwidth term without 2(n-1)/n, an AllGather's and a
+    # ReduceScatter's without (n-1)/n (their leading term); one pass of the ring (on one
+    # network: an H100 axis within its 8-GPU box)
+    n = n if name == "tpu-v5e" else min(n, 8)
+    m = mesh(f"X={n}", name)
+    if name == "tpu-v5e" and m.axis("X").wraps != wraps:
+        m = m.with_axis("X", wraps=wraps)
+    exact = collective(kind, "V", "X", m)
+    slipped = exact.under(Choices(collectives="v_over_w"))
+    factor = sp.Rational(2 * (n - 1), n) if kind == "allreduce" else sp.Rational(n - 1, n)
+    assert sp.simplify(slipped.bandwidth_time * factor - exact.bandwidth_time) == 0
+    gather = collective("allgather", "V", "X", m).under(Choices(collectives="leading"))
+    assert slipped.bandwidth_time == gather.bandwidth_time
+    assert slipped.hops == gather.hops
+    if kind != "allreduce":  # the leading term itself
+        assert slipped.time == exact.under(Choices(collectives="leading")).time
+
+
+def test_a_slip_that_gives_what_a_choice_gives_is_left_to_the_choice() -> None:
+    m = mesh("X=16", "tpu-v5e")
+    gather, reduce = (collective(k, 10**6, "X", m) for k in ("allgather", "allreduce"))
+    described = [c.describe() for c, _ in tried(lambda c: gather.under(c).time).alternatives]
+    assert "collectives=leading" in described  # an AllGather's V/W: its leading term
+    assert "collectives=v_over_w" not in " ".join(described)
+    described = [c.describe() for c, _ in tried(lambda c: reduce.under(c).time).alternatives]
+    assert "collectives=v_over_w" in described and \
+        "collectives=v_over_w, latency=off" in described

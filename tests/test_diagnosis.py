@@ -553,10 +553,16 @@ def test_a_plain_kv_cache_of_a_sequence_is_tried_at_the_text_s_kv_bytes(context:
     assert value == 327680 * context
     got = with_editions(value, ch)
     assert isinstance(got, Tried)
+    # and the KV cache in one byte an element, as kv_bytes_per_sequence(cfg, T, "fp8") is
+    one_byte = kv_bytes_per_sequence(cfg, context, "fp8")
+    assert one_byte == 163840 * context
     assert [(c.describe(), v) for c, v in got.alternatives] == \
-        [("sizes=nominal", 320000 * context)]
+        [("sizes=nominal", 320000 * context), ("kv_dtype=fp8", one_byte),
+         ("kv_dtype=int8", one_byte)]
     ch, plain = _made(lambda: kv_bytes_per_sequence(model("llama-3-70b"), context))
-    assert with_editions(plain, ch) == plain  # no text's figure: nothing to try
+    got = with_editions(plain, ch)  # no text's figure: the KV cache's dtypes alone
+    assert isinstance(got, Tried) and [c.describe() for c, _ in got.alternatives] == \
+        ["kv_dtype=fp8", "kv_dtype=int8"]
 
 
 def _serving_values(name: str, choices: object = None) -> dict[str, object]:
@@ -583,9 +589,12 @@ def _serving_values(name: str, choices: object = None) -> dict[str, object]:
     o = offload_serving(s, ("kv",), the_chip, layers=32)
     cost = cost_of(parse_price("2 USD/h"), chips=8, seconds=s.decode.latency, tokens=64,
                    what="decode step")
+    # (a serving plan's own choices, its memory's count and its KV cache's dtype, are not
+    # a step's: the speculative decode is never tried under them)
     spec = speculative_step(model("llama-2-13b"), model("llama-2-7b"), on, {"tp": ("X",)},
                             batch=16, context=2048, gamma=4, acceptance="0.8",
-                            options=options)
+                            options=StepOptions(choices=c.with_(  # type: ignore[attr-defined]
+                                edition="", memory="all", kv_dtype="as_given")))
     return {"ttft": s.requests["time_to_first_token"], "wait": q.wait,
             "queued_latency": q.request_latency, "offload_rate": o.requests["requests_per_s"],
             "offload_decode": o.decode.t_lower, "cost": cost.per_million_tokens,
@@ -620,7 +629,7 @@ def test_plain_serving_values_are_tried_as_the_public_functions_give_them_under_
             assert v == _serving_values(name, c)[key], (key, c.describe())
             tried_any.add(c.describe())
     assert {f"edition={lb}" for lb in labels} & tried_any
-    assert "latency=off" in tried_any
+    assert "latency=off" in tried_any and "kv_dtype=fp8" in tried_any
     # a plan under an edition is the plan on that edition's chip
     label = sorted(labels)[0]
     under = serve(model("llama-2-7b"), mesh("X=8", name), batch=64, context=2048,
@@ -656,3 +665,154 @@ def test_a_choice_under_which_a_queue_grows_without_bound_is_not_tried() -> None
     verdict = run_claim(Claim("w", SRC, "s", "q", "9 s", value=got), "d")
     assert verdict.verdict == Verdict.MISMATCH
     assert verdict.detail.startswith(f"derived {float(value):.6} s, stated 9 s")
+
+
+@settings(max_examples=20, deadline=None)
+@given(kind=st.sampled_from(["allgather", "reducescatter", "allreduce"]),
+       n=st.sampled_from([4, 8, 16]), nbytes=st.integers(10**6, 10**9),
+       latency=st.booleans())
+def test_a_collective_written_as_v_over_w_is_a_slip_only_for_an_allreduce(
+        kind: str, n: int, nbytes: int, latency: bool) -> None:
+    # V/W (the text's bytes over the link bandwidth): an AllReduce's 2(n-1)/n dropped is a
+    # slip, named with the right value; an AllGather's or a ReduceScatter's (n-1)/n dropped
+    # is its leading term, a simplification
+    from symroof import chip, mesh
+    from symroof.claims.chapter import Chapter, with_editions
+    from symroof.claims.diagnosis import judged
+    from symroof.core.choices import Choices
+    from symroof.core.printer import text
+    ch = Chapter("d", "D", Source("b"))
+    c = ch.collective(kind, nbytes, "X", mesh(f"X={n}", chip("tpu-v5e")))
+    said = c.under(Choices(collectives="v_over_w", latency="on" if latency else "off")).time
+    stated = f"{text(sp.Float(said * 10**6, 8))} us"
+    got = judged(Claim("x", SRC, "s", stated, stated, value=with_editions(c.time, ch)),
+                 with_editions(c.time, ch), "x")
+    if kind == "allreduce":
+        assert got.verdict == Verdict.MISMATCH
+        assert "; the text drops the ring's 2(n-1)/n" in got.detail
+        assert got.diagnosis["kind"] == "slip"
+        assert got.diagnosis["choice"] == "collectives=v_over_w" + ("" if latency else
+                                                                   ", latency=off")
+        assert got.detail.endswith(f"; right: {got.detail.split(',')[0][8:]}")
+    else:
+        assert got.verdict == Verdict.SIMPLIFIED
+        assert got.detail.startswith("holds as the leading term in n: the text drops (n-1)/n")
+
+
+def _printed(x: sp.Expr) -> str:
+    """``x`` printed to six significant digits, as a text prints a number."""
+    return f"{float(x):.5e}".replace("e+", "e")
+
+
+@settings(max_examples=60, deadline=None)
+@given(i=st.integers(100, 10**4), j=st.integers(100, 10**4),
+       slip=st.sampled_from([sp.Rational(1, 2), 2, 3, sp.Rational(3, 2), 10]),
+       how=st.sampled_from(["sum", "product", "quotient", "square"]))
+def test_a_wrong_figure_carried_forward_is_named_and_a_right_result_never_is(
+        i: int, j: int, slip: sp.Rational, how: str) -> None:
+    # an earlier claim states a figure `slip` times its derived value a; a later one is
+    # made from a by a recorded step (a sum, a product, a quotient, a square): stated as
+    # derived it holds and is never told it follows from the figure; stated as the text's
+    # own figure makes it, a MISMATCH names the figure and its claim; the same value not
+    # shown made from the figure (no step recorded, the figure not in its quote) is not
+    from types import SimpleNamespace
+
+    from symroof.claims.chapter import own_figures
+    from symroof.claims.diagnosis import judged
+    if i == j:  # two primes: a step's output is a product of their powers in one way only
+        return
+    a, b = int(sp.prime(i)), int(sp.prime(j))
+    make = {"sum": lambda x: x + b, "product": lambda x: x * b,
+            "quotient": lambda x: sp.Rational(b) / x, "square": lambda x: x * x}[how]
+    ops = (sp.Integer(a),) if how == "square" else (sp.Integer(a), sp.Integer(b))
+    figure = Claim("k", SRC, "s", f"a figure of {_printed(a * slip)}", _printed(a * slip),
+                   value=sp.Integer(a))
+    assert figure.reading is not None  # the text computes on with its figure as printed
+    value, wrong = make(sp.Integer(a)), make(figure.reading.value)
+    shown = SimpleNamespace(made=[], operands=[(value, ops)])
+    for stated, made, named in ((value, shown, False), (wrong, shown, True),
+                                (wrong, SimpleNamespace(made=[], operands=[]), False)):
+        later = Claim("c", SRC, "s", f"so {_printed(stated)}", _printed(stated), value=value)
+        _, c = own_figures((figure, later), made)
+        got = judged(c, value, "c")
+        said = "follows from the text's own k (stated"
+        if got.verdict in (Verdict.OK, Verdict.ROUNDING):  # a right result: never told so
+            assert said not in got.detail and got.diagnosis is None
+        else:
+            assert got.verdict == Verdict.MISMATCH
+            assert (said in got.detail) == named, got.detail
+            assert not named or "carried forward; right: " in got.detail
+    # a right result is what the law's first case gives
+    later = Claim("c", SRC, "s", f"so {_printed(value)}", _printed(value), value=value)
+    assert judged(own_figures((figure, later), shown)[1], value, "c").verdict in \
+        (Verdict.OK, Verdict.ROUNDING)
+
+
+@settings(max_examples=15, deadline=None)
+@given(name=st.sampled_from(["llama-2-7b", "llama-3-8b", "gpt2", "mixtral-8x7b"]),
+       batch=st.integers(1, 64), context=st.integers(1, 8192),
+       kv=st.sampled_from(["fp8", "int8"]), dtype=st.sampled_from(["bf16", "fp8"]))
+def test_a_serving_memory_is_tried_as_the_public_functions_give_each_part_and_kv_dtype(
+        name: str, batch: int, context: int, kv: str, dtype: str) -> None:
+    # one question, one answer: memory=weights is the weights part of inference_memory, and
+    # kv_dtype=X is inference_memory / kv_bytes_per_sequence / kv_bytes_per_token called with
+    # that dtype; a plain value's tried alternatives are exactly those
+    from symroof.claims.chapter import Chapter, with_editions
+    from symroof.core.choices import Choices
+    from symroof.core.units import recording
+    from symroof.models import (
+        inference_memory,
+        kv_bytes_per_sequence,
+        kv_bytes_per_token,
+        model,
+    )
+    cfg = model(name)
+    whole = inference_memory(cfg, batch=batch, context=context, dtype=dtype)
+    alone = inference_memory(cfg, batch=batch, context=context, dtype=dtype,
+                             choices=Choices(memory="weights"))
+    assert alone.parts == {"weights": whole.parts["weights"]}
+    cast = inference_memory(cfg, batch=batch, context=context, dtype=dtype,
+                            choices=Choices(kv_dtype=kv))
+    assert cast.parts == inference_memory(cfg, batch=batch, context=context, dtype=dtype,
+                                          kv_dtype=kv).parts
+    ch = Chapter("d", "D", Source("b"))
+    with recording() as made:
+        total = inference_memory(cfg, batch=batch, context=context, dtype=dtype).total
+        sequence = kv_bytes_per_sequence(cfg, context)
+        per_token = kv_bytes_per_token(cfg)
+    ch.made.extend(made)
+    got = {c.describe(): v for c, v in with_editions(total, ch).alternatives}
+    assert got["memory=weights"] == whole.parts["weights"]
+    if cast.total != whole.total:
+        assert got[f"kv_dtype={kv}"] == cast.total
+    for value, public in ((sequence, kv_bytes_per_sequence(cfg, context, kv)),
+                          (per_token, kv_bytes_per_token(cfg, kv))):
+        tried_ = with_editions(value, ch)
+        got = {c.describe(): v for c, v in getattr(tried_, "alternatives", ())}
+        assert got[f"kv_dtype={kv}"] == public
+
+
+@settings(max_examples=6, deadline=None)
+@given(name=st.sampled_from(["h100-sxm", "tpu-v5e"]), kv=st.sampled_from(["fp8", "int8"]),
+       batch=st.sampled_from([8, 64]), context=st.sampled_from([512, 2048]))
+def test_a_serving_plan_under_a_kv_dtype_or_a_memory_count_is_the_plan_the_options_give(
+        name: str, kv: str, batch: int, context: int) -> None:
+    # one question, one answer: a serving plan's kv_dtype choice is its options' kv_dtype
+    # (the whole plan equal); memory=weights changes its memory's total to the weights alone
+    # and nothing else
+    from symroof import mesh
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.options import StepOptions
+    from symroof.plans.serving import serve
+    cfg, on = model("llama-2-7b"), mesh("X=8", name)
+    chosen = serve(cfg, on, batch=batch, context=context,
+                   options=StepOptions(choices=Choices(kv_dtype=kv)))
+    assert chosen == serve(cfg, on, batch=batch, context=context,
+                           options=StepOptions(kv_dtype=kv))
+    plain = serve(cfg, on, batch=batch, context=context)
+    alone = serve(cfg, on, batch=batch, context=context,
+                  options=StepOptions(choices=Choices(memory="weights")))
+    assert alone.memory == {**plain.memory, "total": plain.memory["weights"]}
+    assert (alone.decode, alone.prefill, alone.requests) == \
+        (plain.decode, plain.prefill, plain.requests)

@@ -214,10 +214,11 @@ def test_the_cache_follows_the_environment_a_build_reads(tmp_path: Path) -> None
     changed = run_cli("verify", str(ch), "--json", env={**env, "ROOF_K": "5"})
     (row,) = json.loads(changed.stdout)["claims"]
     assert row["verdict"] == "MISMATCH" and not row["cached"]
+    # a number read from the environment is no engine computation: a DEFINITION that holds
     (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
-    assert row["verdict"] == "OK" and not row["cached"]
+    assert row["verdict"] == "DEFINITION" and not row["cached"]
     (row,) = json.loads(run_cli("verify", str(ch), "--json", env=env).stdout)["claims"]
-    assert row["verdict"] == "OK" and row["cached"]
+    assert row["verdict"] == "DEFINITION" and row["cached"]
 
 
 def test_a_chapter_can_refuse_the_cache(tmp_path: Path) -> None:

@@ -147,6 +147,49 @@ ROWS = {
                                "carried forward; right: 2.79064 ms"),
     "bandwidth_gib": ("MISMATCH", "derived 754.371 GiB/s, stated 810 GiB/s; the stated "
                       "810 GiB/s is 810 GB/s"),
+    # a hand calculation's V/W: an AllReduce's 2(n-1)/n dropped is a slip, named with the
+    # right value (67108864 B / 4.5e11 B/s = 0.149131 ms; exact 2 x 7/8 of it plus 14 hops
+    # of 0.6 us); a ReduceScatter's (n-1)/n dropped is its leading term
+    "plain_allreduce_v_over_w": ("MISMATCH", "derived 0.269379 ms, stated 0.149 ms; the text "
+                                 "drops the ring's 2(n-1)/n and the hop latency (0.0084 ms): "
+                                 "V/W gives 0.149131 ms (collectives=v_over_w, latency=off); "
+                                 "right: 0.269379 ms"),
+    "plain_reduce_scatter_v_over_w": ("SIMPLIFIED", "holds as the leading term in n: the text "
+                                      "drops (n-1)/n; exact 707.051 us"),
+    # a wrong figure carried forward: the memory total made from a KV cache stated twice too
+    # large (13476831232 B of weights + 34.4e9 B = 47.88 GB), a time made by a step of the
+    # chapter from FLOPs stated as multiply-adds (2.75e11 / 1.97e14 s = 1.396 ms); a time not
+    # made from the halved FLOPs keeps its own slip
+    "kv_cache_doubled": ("MISMATCH", "derived 17.1799 GB, stated 34.4 GB; the stated value "
+                         f"is twice the derived: {FACTOR_2}; right: 17.1799 GB"),
+    "memory_from_the_doubled_cache": ("MISMATCH", "derived 30.6567 GB, stated 47.8 GB; the "
+                                      "stated value follows from the text's own "
+                                      "kv_cache_doubled (stated 34.4 GB, derived 17.1799 GB) "
+                                      "carried forward; right: 30.6567 GB"),
+    "matmul_flops_halved": ("MISMATCH", "derived 5.49756e11 FLOPs, stated 2.75e11 FLOPs; the "
+                            f"stated value is half the derived: {FACTOR_2}; right: "
+                            "5.49756e11 FLOPs"),
+    "time_from_the_halved_flops": ("MISMATCH", "derived 2.79064 ms, stated 1.40 ms; the "
+                                   "stated value follows from the text's own "
+                                   "matmul_flops_halved (stated 2.75e11 FLOPs, derived "
+                                   "5.49756e11 FLOPs) carried forward; right: 2.79064 ms"),
+    "time_halved_alone": ("MISMATCH", "derived 1.39532 ms, stated 0.698 ms; the stated value "
+                          f"is half the derived: {FACTOR_2}; right: 1.39532 ms"),
+    # what a text counts of a serving memory and the KV cache's dtype: the weights alone
+    # (13476831232 B), the cache in one byte an element (13476831232 B + 8 x 4096 x
+    # 262144 B = 22.07 GB; 4096 x 262144 B = 1.074 GB a sequence)
+    "plain_serving_memory_weights_only": ("SIMPLIFIED", "holds counting the weights alone: "
+                                          "the text drops the KV cache; exact 30.6567 GB"),
+    "plain_serving_memory_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
+                                    "30.6567 GB; also reproduced by kv_dtype=int8"),
+    "plain_kv_sequence_fp8": ("SIMPLIFIED", "holds with the KV cache in fp8; exact 2.14748 GB; "
+                              "also reproduced by kv_dtype=int8"),
+    # and of a serving plan: a chip's memory counting its weights alone (1685069824 B), a
+    # request with the KV cache in fp8 (the plan with kv_dtype="fp8": 1.19503 s)
+    "plain_serve_memory_weights_only": ("SIMPLIFIED", "holds counting the weights alone: the "
+                                        "text drops the KV cache; exact 10.275 GB"),
+    "plain_serve_request_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
+                                   "1.52324 s; also reproduced by kv_dtype=int8"),
     # the catalogue's default is the vendor's figure
     "a100_bf16_peak": ("OK", "exact"),
     # a plain value the catalogue's other edition reproduces: the text's choice, named

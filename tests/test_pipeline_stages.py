@@ -1,18 +1,21 @@
 """A pipeline's stages are not alike: the first runs the embedding, the last the final norm and
-the output head. Laws: the closed form of a step with such stages is the played 1F1B
-schedule, and a training plan's T_lower and T_upper are that schedule of its own stages'
-times (each phase its longest term, or its terms one after another)."""
+the output head, each with its collectives and its parameters. Laws: the closed form of a
+step with such stages is the played 1F1B schedule, a training plan's T_lower and T_upper
+are that schedule of its own stages' times (each phase its longest term, or its terms one
+after another), and its memory is the larger of its end stages' accounts."""
 
 from __future__ import annotations
 
 from fractions import Fraction
 
+import pytest
 import sympy as sp
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from symroof.hardware.catalog import chip
 from symroof.models import model
+from symroof.models.config import ModelConfig
 from symroof.parallel.mesh import mesh
 from symroof.plans.options import StepOptions
 from symroof.plans.pipeline import interleaved_cost, played_makespan
@@ -50,21 +53,32 @@ def _fraction(x: sp.Expr) -> Fraction:
 def test_a_training_plans_step_is_its_stages_played(pp: int, micro: int, name: str) -> None:
     # each stage's phase takes its longest term: the layers' compute and HBM time, the first
     # stage's with the embedding's, the last's with the final norm's and the head's, and
-    # every collective of the plan; played as 1F1B, the makespan is the plan's T_lower
+    # every collective of the plan but the head block's, which only the stage running the
+    # block's ops runs; played as 1F1B, the makespan is the plan's T_lower
     cfg, h100 = model(name), chip("h100-sxm")
-    plan = train(cfg, mesh(f"X={pp},Y=2", h100), parse_strategy("pp=X,tp=Y"), batch=micro,
-                 context=2048, options=StepOptions(microbatches=micro))
+    plan = train(cfg, mesh(f"X={pp},Y=2,Z=2", h100), parse_strategy("pp=X,tp=Y,dp=Z"),
+                 batch=2 * micro, context=2048, options=StepOptions(microbatches=micro))
     ops = training_ops(cfg, batch=1, context=2048, tp=2, pp=pp)
     busiest = phase_terms(ops, h100)
     extra = {w: phase_terms(part, h100) for w, part in stage_extras(ops).items()}
     comms = {k: x for k, x in plan.terms.items()
              if k not in ("compute", "hbm", "optimizer step", "pipeline bubble")}
     assert comms, "a pipelined tensor-parallel plan sends and reduces"
+    # the head block's collectives run on the stage that runs its ops: the output head's
+    # on the last, the embedding's on the first (the plan's collectives by block)
+    blocks = {"last": "head", "first": "embedding"}
+    alone = {(w, name, u.phase): sum((t for x, n, t, _ in plan.uses
+                                      if n == name and x.block == b and x.phase == u.phase),
+                                     sp.S.Zero)
+             for w, b in blocks.items() for u, name, _, _ in plan.uses}
+    assert all(any(v != 0 for (w, _, _), v in alone.items() if w == x) for x in blocks)
 
     def stage(ph: str, drop: tuple[str, ...], rule: str) -> Fraction:
         own = [busiest[ph][k] - sum((extra[d][ph].get(k, 0) for d in drop), sp.S.Zero)
                for k in ("compute", "hbm")]
-        each = [*own, *(x.phases.get(ph, 0) / micro for x in comms.values())]
+        each = [*own, *((x.phases.get(ph, 0) - sum((alone.get((d, k, ph), 0) for d in drop),
+                                                   sp.S.Zero)) / micro
+                        for k, x in comms.items())]
         return _fraction(sp.Max(*each) if rule == "phase" else sp.Add(*each))
 
     order = [("last",), *[("first", "last")] * (pp - 2), ("first",)]
@@ -77,3 +91,138 @@ def test_a_training_plans_step_is_its_stages_played(pp: int, micro: int, name: s
         whole = played_makespan([stage("forward", (), rule)] * pp,
                                 [stage("backward", (), rule)] * pp, micro)
         assert played < whole, rule
+
+
+# the memory account per stage: the first stage holds its layers, the word embedding (and
+# learned positions) and min(p, m) microbatches in flight; the last its layers, the final norm
+# and the output head (tied: Megatron-LM's copy of the word embeddings) and one microbatch
+
+
+@settings(max_examples=60, deadline=None)
+@given(p=st.integers(2, 8), m=st.integers(1, 16))
+def test_each_end_stage_holds_what_the_played_schedule_keeps_in_flight(p: int, m: int) -> None:
+    from symroof.plans.pipeline import in_flight, schedule
+    played = schedule(p, m).in_flight
+    assert in_flight(p, m, 1, "first") == played[0]
+    assert in_flight(p, m, 1, "last") == played[-1] == 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=st.integers(2, 8), groups=st.integers(2, 6), v=st.integers(2, 4))
+def test_interleaved_the_first_stage_holds_megatrons_warm_up_as_korthikanti_counts_it(
+        p: int, groups: int, v: int) -> None:
+    # Megatron-LM warms up (p - s - 1) 2 + (v - 1) p chunks on stage s and runs one more
+    # before its first backward, each chunk 1/v of the stage: on the first stage that is
+    # Korthikanti et al.'s p (1 + (p - 1)/(p v)) (m > p), on the last ((v - 1) p + 1)/v
+    from symroof.plans.pipeline import in_flight
+    m = groups * p
+    for stage, s in (("first", 0), ("last", p - 1)):
+        chunks = min((p - s - 1) * 2 + (v - 1) * p + 1, m * v)
+        assert in_flight(p, m, v, stage) == sp.Rational(chunks, v)
+
+
+def _tiny(tied: bool) -> ModelConfig:
+    # one layer a stage over two stages; tied: GPT's learned positions and shared head
+    return ModelConfig("tiny", layers=2, d_model=64, d_ff=256, heads=4, kv_heads=2,
+                       head_dim=16, vocab=1000, tied_embeddings=tied,
+                       positions="learned" if tied else "rope",
+                       max_positions=128 if tied else 0)
+
+
+@pytest.mark.parametrize("tied", [False, True])
+@pytest.mark.parametrize("micro", [1, 2, 4])
+def test_one_layer_a_stage_by_hand(tied: bool, micro: int) -> None:
+    cfg = _tiny(tied)
+    D, F, N, K, H, V = 64, 256, 4, 2, 16, 1000
+    layer = D * N * H + 2 * D * K * H + N * H * D + 3 * D * F + 2 * D  # rmsnorm, gated
+    first = layer + V * D + (128 * D if tied else 0)  # word embedding (and positions)
+    last = layer + V * D + D  # the head (tied: its own copy of the embedding), final norm
+    h100 = chip("h100-sxm")
+    plan = train(cfg, mesh("X=2", h100), parse_strategy("pp=X"), batch=micro, context=128,
+                 options=StepOptions(microbatches=micro))
+    alone = train(cfg, mesh("X=1", h100), parse_strategy("dp=X"), batch=1, context=128)
+    per_layer = alone.memory["activations"] / 2  # one sequence's, the whole model's / L
+    account = {"first": 16 * first + per_layer * min(2, micro),
+               "last": 16 * last + per_layer}  # adam-mixed: 2 + 2 + 12 bytes a parameter
+    stages = plan.extra["memory_stages"]
+    assert {k: v["total"] for k, v in stages.items()} == account  # type: ignore[attr-defined]
+    largest = max(account, key=lambda k: (account[k], k == "first"))
+    assert plan.extra["memory_stage"] == largest
+    assert plan.memory["total"] == max(account.values())
+    assert plan.memory["weights"] == 2 * (first if largest == "first" else last)
+    # each stage updates its own parameters; the step waits for the one holding the most
+    from symroof.plans.train_step import optimizer_time
+    most = max(first, last)
+    states = {"weights": 2 * most, "gradients": 2 * most, "optimizer": 12 * most}
+    assert plan.terms["optimizer step"].time == optimizer_time(states, h100)
+    note = next(x for x in plan.assumptions if x.startswith("memory per device"))
+    assert note.startswith(f"memory per device: the {largest} stage's, the larger account")
+    assert ("its own copy of the word embeddings" in note) is tied
+
+
+MODELS = ["llama-2-7b", "megatron-gpt-22b", "llama-3-8b"]
+
+
+@settings(max_examples=12, deadline=None)
+@given(name=st.sampled_from(MODELS), pp=st.sampled_from([1, 2, 4]), tp=st.sampled_from([1, 2]),
+       micro=st.integers(1, 8))
+def test_the_plans_memory_is_its_largest_stages_account(name: str, pp: int, tp: int,
+                                                        micro: int) -> None:
+    # each stage's account summed by hand from its parameters (the layers' 1/p, the head
+    # block's part that stage holds) and the activations in flight on it; the plan's memory
+    # is the larger; without a pipeline the one stage holds every head-block part
+    from symroof.plans.pipeline import in_flight
+    from symroof.plans.train_step import device_params, head_params
+    cfg = model(name)
+    spec = f"X={tp}" + (f",Y={pp}" if pp > 1 else "")
+    strategy = "tp=X" + (",pp=Y" if pp > 1 else "")
+    plan = train(cfg, mesh(spec, "h100-sxm"), parse_strategy(strategy), batch=micro,
+                 context=512, options=StepOptions(microbatches=micro))
+    whole = train(cfg, mesh(f"X={tp}", "h100-sxm"), parse_strategy("tp=X"), batch=1,
+                  context=512)
+    head = head_params(cfg, tp, pp)
+    layers = (device_params(cfg, tp, 1) - head_params(cfg, tp, 1)["both"]) / pp
+    if pp == 1:
+        assert plan.memory == whole.memory  # microbatches of one sequence either way
+        assert plan.memory["weights"] == 2 * (layers + head["both"])
+        assert "memory_stages" not in _json(plan)
+        return
+    acts = whole.memory["activations"] / pp  # one microbatch of one sequence on a stage
+    account = {w: 16 * (layers + head[w]) + acts * in_flight(pp, micro, 1, w)
+               for w in ("first", "last")}
+    assert plan.memory["total"] == max(account.values())
+    assert plan.extra["memory_stage"] == ("last" if account["last"] > account["first"]
+                                          else "first")
+    data = _json(plan)
+    assert data["memory_stage"] == plan.extra["memory_stage"]
+    assert data["memory_stages"]["last"]["total"] == str(account["last"])
+
+
+def _json(plan: object) -> dict[str, object]:
+    from symroof.plans.result import Result
+    return Result(mode="train", train=plan).to_json()  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("name", ["megatron-gpt-22b", "llama-2-7b"])
+def test_tied_embeddings_all_reduce_the_two_copies_gradients_on_the_last_stage(
+        name: str) -> None:
+    # Megatron-LM's last stage keeps a copy of the word embeddings for its head and all-reduces
+    # its gradients with the first stage's once per step: two ranks, an exchange of V D/t
+    # gradient bytes each way over the pipeline's link, charged where the head runs (the
+    # last stage; the played-schedule law above holds with it); an untied head has no copy
+    cfg = model(name)
+    a100 = chip("a100-80gb")
+    plan = train(cfg, mesh("X=4,Y=2", a100), parse_strategy("pp=X,tp=Y"), batch=8,
+                 context=2048, options=StepOptions(microbatches=8))
+    copies = [(u, t, b) for u, n, t, b in plan.uses if u.what.startswith("word embedding")]
+    if not cfg.tied_embeddings:
+        assert not copies
+        return
+    (u, time, size), = copies
+    assert (u.block, u.phase, u.per_step) == ("head", "backward", 1)
+    assert size == cfg.vocab * cfg.d_model // 2 * 2  # bf16 gradients of a tensor rank's rows
+    axis = mesh("X=4,Y=2", a100).axis("X")
+    assert time == size / axis.bandwidth + axis.latency  # one hop each way at once
+    alone = train(cfg, mesh("Y=2", a100), parse_strategy("tp=Y"), batch=8, context=2048,
+                  options=StepOptions(microbatches=8))
+    assert not any(u.what.startswith("word embedding") for u, *_ in alone.uses)

@@ -88,7 +88,7 @@ from .model import (
     truth,
 )
 from .printed import check_figures, check_stated, printed_values
-from .restated import restated
+from .restated import restated_folder
 from .stated import read, refusal
 from .tablefile import read_table
 
@@ -336,6 +336,133 @@ def rounded_figures(claims: tuple[Claim, ...]) -> tuple[Claim, ...]:
     return tuple(replace(c, rounded=tuple(f for f in found if f[0] != c.id and
                                           printed_in(c, f[0])))
                  if c.kind == "number" else c for c in claims)
+
+
+def own_figures(claims: tuple[Claim, ...], made: Any) -> tuple[Claim, ...]:
+    """Each numeric claim with its value made again from each earlier claim's stated value
+    in place of that claim's derived one (``follows``), where the chapter shows the one
+    made from the other: a helper's total of which the earlier value is a part (a model's
+    memory and its KV cache), a step of the chapter computed from it (a sum or a product of
+    powers of its operands), or the earlier figure printed again in this claim's quote (a
+    factor, a divisor, or a term of one dimension). A stated value the text's own figure
+    reproduces, where the derived one does not, follows from that figure ("a wrong figure
+    carried forward"); a claim the derived value reproduces is never told so.
+
+    >>> from symroof.claims.model import Source
+    >>> from symroof.models import inference_memory, model
+    >>> src = Source("b")
+    >>> with recording() as seen:
+    ...     m = inference_memory(model("llama-2-7b"), batch=16, context=4096)
+    >>> kv = Claim("kv", src, "s", "68.7 GB", "68.7 GB", value=m.parts["kv cache"])
+    >>> total = Claim("sum", src, "s", "82 GB", "82 GB", value=m.total)
+    >>> [f[0] for f in own_figures((kv, total), SimpleNamespace(made=seen))[1].follows]
+    ['kv']
+    """
+    figures = []
+    for i, c in enumerate(claims):
+        raw = _number(c)
+        if raw is not None and c.reading is not None and not c.reading.count and \
+                c.reading.value != raw:
+            figures.append((i, c, raw))
+    if not figures:
+        return claims
+    sums, products = _made_from(made)
+    out = []
+    for j, c in enumerate(claims):
+        raw = _number(c)
+        found: list[tuple[str, str, str, str]] = []
+        quoted = printed_values(c.quote) if raw is not None else set()
+        for i, k, derived in figures if raw is not None else ():
+            if i >= j:  # an earlier claim's figure only
+                break
+            assert k.reading is not None
+            stated = k.reading.value
+            alts = [a for a in [_replaced(raw, derived, stated, sums, products, 3)]
+                    if a is not None]
+            if Fraction(*_fraction(k.reading.in_unit(abs(stated)))) in quoted:
+                # the figure printed again in this quote
+                ratio = stated / derived
+                alts += [raw * ratio, raw / ratio] + \
+                    ([raw + stated - derived] if c.dimension == k.dimension else [])
+            for alt in dict.fromkeys(alts):
+                if alt != raw and alt != 0:
+                    found.append((k.id, k.stated, str(derived), str(alt)))
+        out.append(replace(c, follows=tuple(found)) if found else c)
+    return tuple(out)
+
+
+def _number(c: Claim) -> sp.Expr | None:
+    """A numeric claim's derived value, a non-zero number; else None."""
+    raw = c.value.value if isinstance(c.value, Tried) else c.value
+    if c.kind != "number" or c.reading is None or not isinstance(raw, sp.Expr) or \
+            not raw.is_number or not raw.is_Rational or raw == 0:
+        return None
+    return raw
+
+
+def _fraction(x: sp.Expr) -> tuple[int, int]:
+    return int(sp.Rational(x).p), int(sp.Rational(x).q)
+
+
+def _made_from(made: Any) -> tuple[list[tuple[sp.Expr, tuple[sp.Expr, ...]]],
+                                   list[tuple[sp.Expr, tuple[tuple[sp.Expr, int], ...]]]]:
+    """What the chapter shows a number made from: the totals of the helpers' results that
+    are the sums of their parts (a model's memory), and the steps whose output is the sum of
+    their operands, or a product of whole powers of them, in one way only."""
+    sums: list[tuple[sp.Expr, tuple[sp.Expr, ...]]] = []
+    products: list[tuple[sp.Expr, tuple[tuple[sp.Expr, int], ...]]] = []
+    for entry, _ in getattr(made, "made", ()):
+        try:
+            thing = getattr(entry, "thing", None)
+            parts = getattr(thing, "parts", None)
+            total = getattr(thing, "total", None) if isinstance(parts, Mapping) else None
+        except (SymroofError, ArithmeticError, TypeError, ValueError):
+            continue  # a result that cannot give its parts: no link through it
+        if isinstance(parts, Mapping) and isinstance(total, sp.Expr) and total.is_number and \
+                all(isinstance(v, sp.Expr) and v.is_number for v in parts.values()) and \
+                sp.Add(*parts.values()) == total and (total, tuple(parts.values())) not in sums:
+            sums.append((total, tuple(parts.values())))
+    for value, operands in getattr(made, "operands", ()):
+        ops = tuple(operands) if isinstance(operands, tuple | list) else (operands,)
+        if not isinstance(value, sp.Expr) or not value.is_number or not 1 <= len(ops) <= 4 or \
+                not all(isinstance(o, sp.Expr) and o.is_number and o != 0 for o in ops):
+            continue
+        if sp.Add(*ops) == value and len(ops) > 1:
+            sums.append((value, ops))
+            continue
+        found = [powers for powers in product(range(-2, 3), repeat=len(ops))
+                 if any(powers) and sp.Mul(*(o ** k for o, k in zip(ops, powers, strict=True)))
+                 == value]
+        if len(found) == 1:
+            products.append((value, tuple(zip(ops, found[0], strict=True))))
+    return sums, products
+
+
+def _replaced(value: sp.Expr, old: sp.Expr, new: sp.Expr,
+              sums: list[tuple[sp.Expr, tuple[sp.Expr, ...]]],
+              products: list[tuple[sp.Expr, tuple[tuple[sp.Expr, int], ...]]],
+              depth: int) -> sp.Expr | None:
+    """``value`` made again with ``new`` for ``old`` through what the chapter shows it made
+    from (at most ``depth`` steps back), or None when it shows no way."""
+    if value == old:
+        return new
+    if depth == 0:
+        return None
+    for total, parts in sums:
+        if total != value:
+            continue
+        for part in parts:
+            again = _replaced(part, old, new, sums, products, depth - 1)
+            if again is not None:
+                return value - part + again
+    for out, powers in products:
+        if out != value:
+            continue
+        for operand, k in powers:
+            again = _replaced(operand, old, new, sums, products, depth - 1)
+            if again is not None and again != 0 and k != 0:
+                return value * (again / operand) ** k
+    return None
 
 
 def engine_results(made: Any) -> dict[sp.Expr, tuple[int, int, int]]:
@@ -798,7 +925,7 @@ def _translation(module: ModuleType, file: Path) -> Derivation:
                    for key, (section, row) in rows.items())
     check_stated(rows, str(file), language)
     ch.assumptions.extend(meta.get("assumptions", []))
-    claims = rounded_figures(claims)
+    claims = own_figures(rounded_figures(claims), ch)
     ch.notes.extend(meta.get("notes", []))
     d = ch.build()
     known = tuple(sorted((str(k), str(v)) for k, v in meta.get("known", {}).items()))
@@ -877,11 +1004,7 @@ def restated_in(module: ModuleType, ch: Chapter) -> dict[str, str]:
     """The claims of ``claims.py`` that restate a literal or an input (see
     :mod:`symroof.claims.restated`), and those whose value is an input itself."""
     file = getattr(module, "__file__", None)
-    try:
-        source = Path(file).read_text("utf-8") if isinstance(file, str) else ""
-    except (OSError, UnicodeDecodeError):
-        source = ""
-    out = restated(source)
+    out = restated_folder(Path(file).parent) if isinstance(file, str) else {}
     for key, value in ch.values.items():
         for name in ch.used:
             if name in ch.inputs and value is ch.inputs[name] and \

@@ -65,7 +65,14 @@ HOLDS_AS: dict[tuple[str, str], str] = {
     ("collectives", "leading"): "as the leading term in n",
     ("flops", "per_token_2P"): "as 2 FLOPs per parameter per token",
     ("flops", "per_token_6P"): "as 6 FLOPs per parameter per token",
-    ("flops", "causal"): "with causal attention"}
+    ("flops", "causal"): "with causal attention",
+    ("memory", "weights"): "counting the weights alone",
+    ("kv_dtype", "fp8"): "with the KV cache in fp8",
+    ("kv_dtype", "int8"): "with the KV cache in int8"}
+# the words a MISMATCH uses for a slip that drops a factor the exact model keeps (what it
+# drops, and the text's form), which it then gives back ("right: ...")
+DROPS_AS: dict[tuple[str, str], tuple[str, str]] = {
+    ("collectives", "v_over_w"): ("the text drops the ring's 2(n-1)/n", "V/W")}
 
 
 def judged(claim: Claim, derived: Any, where: str) -> Judgement:
@@ -106,43 +113,65 @@ def judged(claim: Claim, derived: Any, where: str) -> Judgement:
     slipped = unit_slip(claim.stated, j, value, where, claim.source.language)
     if slipped is not j:
         return slipped
-    slipped = hand_slip(claim.stated, j, value, where, claim.source.language,
-                        claim.dimension)
+    slipped = carried(claim, j, value, where)
     if slipped is not j:
         return slipped
-    return carried(claim, j, value, where)
+    return hand_slip(claim.stated, j, value, where, claim.source.language, claim.dimension)
 
 
 def carried(claim: Claim, j: Judgement, derived: Any, where: str) -> Judgement:
-    """A MISMATCH that follows from a figure the same text printed rounded (``rounded``:
-    the claim's value scaled by that figure's stated over derived, or by its inverse): it
-    stays a MISMATCH, and its detail names the figure and the right value."""
-    if j.verdict != MISMATCH or not claim.rounded:
+    """A MISMATCH that follows from a figure the same text printed: rounded, and printed
+    again in the claim's quote (``rounded``: the claim's value scaled by that figure's
+    stated over derived, or by its inverse), or stated by an earlier claim other than
+    derived, from which the chapter shows this value made (``follows``: the value made
+    again with that stated figure). It stays a MISMATCH, and its detail names the figure,
+    the claim that states it and the right value; a claim whose derived value holds is
+    never told so (this runs on a MISMATCH only)."""
+    if j.verdict != MISMATCH or not (claim.rounded or claim.follows):
         return j
     try:
         d = _exact_number(derived, where)
     except SymroofError:
         return j
+    p = printed(claim.stated, where, claim.source.language)
+    right = _shown(p.in_unit(d), p.unit)
     for cid, shown, ratio_text in claim.rounded:
         try:
             ratio = parse_number(ratio_text)
         except SymroofError:
             continue
         for factor in (ratio, 1 / ratio):
-            try:
-                alt = judge_number(claim.stated, d * factor, where=where,
-                                   language=claim.source.language)
-            except SymroofError:
-                continue
-            if alt.verdict == Verdict.OK:
-                p = printed(claim.stated, where, claim.source.language)
+            if _holds(claim, d * factor, where, (Verdict.OK,)):
                 said = (f"the stated value follows from the rounded {shown} of {cid} carried "
-                        f"forward; right: {_shown(p.in_unit(d), p.unit)}")
+                        f"forward; right: {right}")
                 return replace(j, detail=f"{j.detail}; {said}",
                                diagnosis={"choice": f"the rounded {shown} of {cid}",
                                           "kind": "slip", "meaning": said, "said": said,
                                           "value": j.derived, "value_value": float(d)})
+    for cid, shown, own_text, again_text in claim.follows:
+        try:
+            own, again = parse_number(own_text), parse_number(again_text)
+            figure = printed(shown, where, claim.source.language)
+        except SymroofError:
+            continue
+        if _holds(claim, again, where, (Verdict.OK, Verdict.ROUNDING)):
+            said = (f"the stated value follows from the text's own {cid} (stated {shown}, "
+                    f"derived {_shown(figure.in_unit(own), figure.unit)}) carried forward; "
+                    f"right: {right}")
+            return replace(j, detail=f"{j.detail}; {said}",
+                           diagnosis={"choice": f"the stated {shown} of {cid}", "kind": "slip",
+                                      "meaning": said, "said": said, "value": j.derived,
+                                      "value_value": float(d)})
     return j
+
+
+def _holds(claim: Claim, value: Any, where: str, verdicts: tuple[Verdict, ...]) -> bool:
+    """The claim's stated value holds against ``value`` with one of ``verdicts``."""
+    try:
+        alt = judge_number(claim.stated, value, where=where, language=claim.source.language)
+    except SymroofError:
+        return False
+    return alt.verdict in verdicts
 
 
 def judged_number(stated: str, derived: Any, language: str = "en") -> Judgement:
@@ -316,6 +345,12 @@ def _named(claim: Claim, j: Judgement, alt: Judgement, choices: Choices,
         also = f", dropping {_and(drops)}" if drops else ""
         said = (f"the stated value is what {_and(slips)} gives{also}: "
                 f"{_decimal(claim, alt)} ({choices.describe(base)})")
+        factor = [DROPS_AS[(n, getattr(choices, n))] for n in changed
+                  if (n, getattr(choices, n)) in DROPS_AS]
+        if factor and len(slips) == 1:  # V/W for an AllReduce: the factor and the right value
+            (words, form), = factor
+            said = (f"{words}{f' and {_and(drops)}' if drops else ''}: {form} gives "
+                    f"{_decimal(claim, alt)} ({choices.describe(base)}); right: {_exact(j)}")
         return replace(j, verdict=MISMATCH, detail=f"{j.detail}; {said}",
                        diagnosis={**diagnosis, "said": said})
     phrase = next((HOLDS_AS[(n, getattr(choices, n))] for n in changed

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.errors import InputError, SymroofError
 from ..core.timelimits import TimeLimit, time_limit
+from .restated import restated_folder
 from .rows import _derive, _origin, claim_row, finite
 
 if TYPE_CHECKING:
@@ -41,7 +42,8 @@ def facts_of(c: Claim) -> dict[str, Any]:
             "within": None if c.within is None else [str(x) for x in c.within],
             "restates": c.restates,
             "dimension": None if c.dimension is None else list(c.dimension),
-            "rounded": [list(r) for r in c.rounded], "measured": list(c.measured)}
+            "rounded": [list(r) for r in c.rounded], "measured": list(c.measured),
+            "follows": [list(f) for f in c.follows]}
 
 
 def derived_message(c: Claim, timeout: float) -> dict[str, Any]:
@@ -137,7 +139,9 @@ def _claim(row: dict[str, Any], facts: dict[str, Any], value: Any) -> Claim:
         dimension=_dimension(facts.get("dimension")),
         measured=tuple(str(m) for m in facts.get("measured") or ()),
         rounded=tuple((str(r[0]), str(r[1]), str(r[2])) for r in facts.get("rounded") or []
-                      if isinstance(r, list) and len(r) == 3))
+                      if isinstance(r, list) and len(r) == 3),
+        follows=tuple((str(f[0]), str(f[1]), str(f[2]), str(f[3]))
+                      for f in facts.get("follows") or [] if isinstance(f, list) and len(f) == 4))
 
 
 def _dimension(sent: Any) -> tuple[int, int, int] | None:
@@ -225,12 +229,7 @@ def against_tables(unit: Path, rows: list[dict[str, Any]],
     if unknown:
         return (f"{unit}: the claims built are not those its tables state: "
                 f"{', '.join(unknown[:3])}")
-    from .restated import restated
-    folder = unit if unit.is_dir() else unit.parent
-    try:
-        plain = restated((folder / "claims.py").read_text("utf-8"))
-    except (OSError, UnicodeDecodeError):
-        plain = {}
+    plain = restated_folder(unit if unit.is_dir() else unit.parent)
     for row, fact in zip(rows, facts, strict=True):
         stated = tables[(row["derivation"], row["id"])]
         apply_table(row, fact, stated, f"{unit}: {row['id']}")

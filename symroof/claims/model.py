@@ -173,6 +173,10 @@ class Claim(tb.RichView):
     measured: tuple[str, ...] = ()
     # the numbers its text printed rounded: (claim id, as printed, stated over derived)
     rounded: tuple[tuple[str, str, str], ...] = ()
+    # its value made again with an earlier claim's stated value for that claim's derived
+    # one, where the chapter shows the one made from the other: (claim id, as printed,
+    # its derived value, this claim's value made again), exact values as text
+    follows: tuple[tuple[str, str, str, str], ...] = ()
     # the stated value as the table of printed numbers reads it (None: not a number)
     reading: Stated | None = field(default=None, init=False, compare=False, repr=False)
 

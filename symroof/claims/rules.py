@@ -388,6 +388,10 @@ def _number_rule(c: Claim, v: Any, w: str) -> Judgement:
 
 
 def _definition_rule(c: Claim, v: Any, w: str) -> Judgement:
+    if isinstance(v, str):  # a label claims.py spells itself
+        return judge_label(c.stated, v)
+    if isinstance(v, Law):  # a law over values claims.py writes itself
+        return judge_law(c.stated, v, w)
     if isinstance(v, sp.Rel):
         return judge_relation(plain_numbers(c.stated, c.source.language), v, c.tolerance, w,
                               c.source.language, c.dimension)

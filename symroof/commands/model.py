@@ -184,7 +184,24 @@ def given_choices(choices: Choices, what: str = "a model step",
     ...
     symroof.core.errors.InputError: choices: edition=B1: the chip table has no figure of \
 h100-sxm from an edition 'B1' (its editions: B12, B12-table, NV-H100, NV-H100-bidi)
+
+    A text's count of a memory and its KV cache's dtype are the judge's readings of a text,
+    not a command's choices (the dtype has its flag):
+
+    >>> given_choices(Choices(kv_dtype="fp8"))
+    Traceback (most recent call last):
+    ...
+    symroof.core.errors.InputError: choices: kv_dtype=fp8 is how the judge reads a text's \
+KV cache, not a choice of a model step: give the KV cache's dtype as `kv_dtype` fp8
     """
+    for name in ("memory", "kv_dtype"):
+        if name in choices.changed():
+            value = getattr(choices, name)
+            raise InputError(f"{name}={value} is how the judge reads a text's "
+                             + ("KV cache" if name == "kv_dtype" else "count of a memory")
+                             + f", not a choice of {what}"
+                             + (f": give the KV cache's dtype as `kv_dtype` {value}"
+                                if name == "kv_dtype" else ""), "choices")
     if choices.edition and chip is None:
         raise InputError(f"{what} takes the choices {', '.join(allowed)}; "
                          f"edition={choices.edition} does not apply to it (a figure of "

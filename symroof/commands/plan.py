@@ -156,7 +156,7 @@ class PlanRequest:
         cfg = model(r.model)
         the_chip = load_catalog(r.catalog)[r.chip].with_figures(dict(r.overrides))
         if r.mode == "serve":
-            given_choices(chosen, chip=the_chip)
+            given_choices(chosen, "a serving plan", chip=the_chip)
         else:
             from ..core.choices import COLLECTIVE_CHOICES
             given_choices(chosen, "a training plan", COLLECTIVE_CHOICES, chip=the_chip)

@@ -36,7 +36,10 @@ from .errors import InputError, SymroofError
 OPTIONS: dict[str, dict[str, str]] = {
     "collectives": {
         "exact": "a ring's (n-1)/n and its floor terms as derived",
-        "leading": "the leading term in the axis size n: (n-1)/n taken as 1"},
+        "leading": "the leading term in the axis size n: (n-1)/n taken as 1",
+        "v_over_w": "each collective as its bytes over the link bandwidth, V/W: an "
+                    "AllReduce's 2(n-1)/n dropped (one pass of the ring, not a ReduceScatter "
+                    "and an AllGather), an AllGather's (n-1)/n as the leading term"},
     "latency": {
         "on": "each collective pays its hops times the per-hop latency",
         "off": "no latency term: bandwidth alone",
@@ -89,6 +92,13 @@ OPTIONS: dict[str, dict[str, str]] = {
                      "moments)",
         "sgd_momentum": "12 bytes per parameter (SGD with momentum: bf16 weights and grads, "
                         "fp32 master weights and momentum)"},
+    "memory": {
+        "all": "every part of a serving memory counted: the weights and the KV cache",
+        "weights": "the weights alone: the KV cache not counted"},
+    "kv_dtype": {
+        "as_given": "the KV cache in the dtype the call gives (16 bits unless it says)",
+        "fp8": "the KV cache in fp8: one byte an element",
+        "int8": "the KV cache in int8: one byte an element"},
     "checkpoints": {
         "none": "every activation kept for the backward pass",
         "selective": "only what is costly to recompute kept",
@@ -113,6 +123,7 @@ DROPS: dict[tuple[str, str], str] = {
     ("flops", "per_token_6P"): "attention FLOPs",
     ("sizes", "nominal"): "the exact parameter count",
     ("flops", "causal"): "the masked half of the attention scores",
+    ("memory", "weights"): "the KV cache",
 }
 # what a choice leaves out when the value's own model had already made another of that
 # field (a book's decode time counts the weights and the KV cache: the weights alone drop
@@ -137,6 +148,13 @@ SLIPS: dict[tuple[str, str], str] = {
     ("link_alpha", "bidirectional"): "the bidirectional link figure for one direction",
     ("peak", "sparse"): "the sparse peak of the spec sheet for a dense matmul",
     ("concurrent", "whole_link"): "a whole link for each of several collectives that share it",
+    ("collectives", "v_over_w"): "an AllReduce costed as its bytes over the link bandwidth "
+                                 "(V/W, without the ring's 2(n-1)/n)",
+}
+# a slip that gives what another choice gives on some values (an AllGather's V/W is its
+# leading term): where both give one value, the other is named, and the slip is left out
+SAME_AS: dict[tuple[str, str], tuple[str, str]] = {
+    ("collectives", "v_over_w"): ("collectives", "leading"),
 }
 
 
@@ -161,6 +179,8 @@ class Choices:
     peak: str = "dense"
     flops: str = "full"
     sizes: str = "exact"
+    memory: str = "all"
+    kv_dtype: str = "as_given"
     optimizer: str = "zero16"
     optimizer_bytes: int | None = None
     checkpoints: str = "none"
@@ -297,6 +317,10 @@ def parse_choices(text: str, where: str = "choices") -> Choices:
 # and the usual slips (alone and with the simplifications)
 _SIMPLER: tuple[Mapping[str, str], ...] = ({"collectives": "leading"}, {"latency": "off"})
 _SLIPPED: tuple[Mapping[str, str], ...] = ({"link_alpha": "one_way"}, {"peak": "sparse"})
+# a hand calculation's AllReduce as V/W (the ring's 2(n-1)/n dropped), with its latency and
+# without (it replaces the leading term, so it is not combined with it)
+_RING: tuple[Mapping[str, str], ...] = ({"collectives": "v_over_w"},
+                                        {"collectives": "v_over_w", "latency": "off"})
 # a model's counts as a book simplifies them (symroof.models.chosen); a candidate a value
 # does not depend on gives the exact value and is left out
 _COUNTS: tuple[Mapping[str, str], ...] = (
@@ -308,7 +332,7 @@ def _candidates() -> tuple[Mapping[str, str], ...]:
     simpler = [dict(kv for d in combo for kv in d.items())
                for r in range(1, len(_SIMPLER) + 1) for combo in combinations(_SIMPLER, r)]
     slipped = [{**s, **c} for s in _SLIPPED for c in [{}, *simpler]]
-    return (*simpler, *_COUNTS, *slipped)
+    return (*simpler, *_COUNTS, *slipped, *_RING)
 
 
 CANDIDATES = _candidates()
@@ -350,7 +374,9 @@ def tried(make: Callable[[Choices], Any], choices: Choices | None = None,
             continue
         key = frozenset(change.items())
         values[key] = got
-        redundant = any(values.get(key - {kv}) == got for kv in key)
+        twins = [key - {kv} | {SAME_AS[kv]} for kv in key if kv in SAME_AS]
+        redundant = any(values.get(key - {kv}) == got for kv in key) or any(
+            t in values and values[t] == got for t in twins)
         if not redundant and all(c != s for s, _ in seen):
             seen.append((c, got))
     return Tried(exact, base, tuple(seen))

@@ -300,7 +300,8 @@ def training_flops_per_token(cfg: ModelConfig, context: int | sp.Expr | None = N
 def _kv_under(choices: Any, cfg: ModelConfig, dtype: str = "bf16", *,
               symbolic: bool = False) -> sp.Expr:
     """:func:`kv_bytes_per_token` as ``choices`` take it: at ``sizes=nominal`` the KV bytes
-    a text states for the model (``with_round_params``), where it states them.
+    a text states for the model (``with_round_params``), where it states them; with a
+    ``kv_dtype`` choice, in that dtype.
 
     >>> from symroof.core.choices import Choices
     >>> from symroof.models import model, with_round_params
@@ -309,12 +310,18 @@ def _kv_under(choices: Any, cfg: ModelConfig, dtype: str = "bf16", *,
     (320000, 327680)
     """
     from .nominal import kv_bytes_under  # (nominal sizes build on these counts)
+    if choices.kv_dtype != "as_given":  # the cache in the dtype a text takes
+        dtype = choices.kv_dtype
     if symbolic:
         return kv_bytes_per_token(cfg, dtype, symbolic=True)
     return kv_bytes_under(cfg, dtype, choices)
 
 
-@records(CAPACITY, again=_kv_under)
+# the KV cache's dtypes a diagnosis tries on a plain value
+KV_TRIES: tuple[dict[str, str], ...] = ({"kv_dtype": "fp8"}, {"kv_dtype": "int8"})
+
+
+@records(CAPACITY, again=_kv_under, tries=KV_TRIES)
 def kv_bytes_per_token(cfg: ModelConfig, dtype: str = "bf16", *,
                        symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes per token: 2 (a key and a value) x L x K x H x bytes per element;
@@ -338,7 +345,7 @@ def _kv_sequence_under(choices: Any, cfg: ModelConfig, context: int | sp.Expr | 
                        dtype: str = "bf16", *, symbolic: bool = False) -> sp.Expr:
     """:func:`kv_bytes_per_sequence` as ``choices`` take it: at ``sizes=nominal`` the KV
     bytes per token a text states for the model (``with_round_params``), where it states
-    them, times the context.
+    them, times the context; with a ``kv_dtype`` choice, in that dtype.
 
     >>> from symroof.core.choices import Choices
     >>> from symroof.models import model, with_round_params
@@ -350,7 +357,7 @@ def _kv_sequence_under(choices: Any, cfg: ModelConfig, context: int | sp.Expr | 
                      * context_symbol(context))
 
 
-@records(CAPACITY, again=_kv_sequence_under)
+@records(CAPACITY, again=_kv_sequence_under, tries=KV_TRIES)
 def kv_bytes_per_sequence(cfg: ModelConfig, context: int | sp.Expr | None = None,
                           dtype: str = "bf16", *, symbolic: bool = False) -> sp.Expr:
     """KV-cache bytes of one sequence of ``context`` tokens."""

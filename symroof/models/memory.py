@@ -364,7 +364,14 @@ def checkpointed_bytes(cfg: ModelConfig, policy: str = "none", *,
     return Activations(policy, dense, moe, s["L_d"], s["L"] - s["L_d"])
 
 
-@records(total=CAPACITY)
+# what a text may count of a serving memory, tried by a diagnosis: the weights alone (at the
+# exact and the nominal size), the KV cache in one byte an element
+SERVING_TRIES: tuple[dict[str, str], ...] = (
+    {"memory": "weights"}, {"memory": "weights", "sizes": "nominal"}, {"kv_dtype": "fp8"},
+    {"kv_dtype": "int8"})
+
+
+@records(total=CAPACITY, tries=SERVING_TRIES)
 def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                      context: int | sp.Expr | None = None, dtype: str = "bf16",
                      kv_dtype: str | None = None, symbolic: bool = False,
@@ -374,7 +381,10 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
     tensor-parallel chips holds (its ``shard``: norms and KV heads past their count
     replicated). Under ``choices`` with ``sizes="nominal"`` the weights are the round
     parameter count (``symroof.models.nominal``) at ``dtype`` bytes, split evenly over
-    ``tp``, and the KV cache takes the text's KV bytes per token when it states them.
+    ``tp``, and the KV cache takes the text's KV bytes per token when it states them. With
+    ``memory="weights"`` it counts the weights alone (the KV cache left out), and with a
+    ``kv_dtype`` choice (``fp8``, ``int8``) the cache is in that dtype, as ``kv_dtype=``
+    gives it.
 
     >>> from symroof.models import model
     >>> inference_memory(model("llama-2-7b"), batch=1, context=4096).total
@@ -382,8 +392,13 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
     >>> m = inference_memory(model("llama-3-70b"), context=0, choices=Choices(sizes="nominal"))
     >>> m.total, m.assumptions["sizes"]
     (140000000000, 'nominal: 70B (the round size texts use; the card states 70.6B), exact KV bytes')
+    >>> inference_memory(model("llama-2-7b"), batch=1, context=4096,
+    ...                  choices=Choices(memory="weights")).parts
+    {'weights': 13476831232}
     """
     kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
+    if choices.kv_dtype != "as_given":
+        kv = choices.kv_dtype
     B = count_of(batch, "B", "batch")
     notes = {"weights": dtype, "kv cache": kv}
     if choices.sizes == "nominal":
@@ -405,6 +420,9 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
                    + rest * dtype_bytes(rest_dtype(dtype)))
         per_token = kv_bytes_per_token(cfg, kv, symbolic=symbolic)
     cache = B * context_symbol(context) * per_token
+    if choices.memory == "weights":  # a text's count of the weights alone
+        notes["memory"] = "the weights alone (the KV cache not counted)"
+        return Memory({"weights": sp.expand(weights)}, notes, dtype_bytes(dtype))
     return Memory({"weights": sp.expand(weights), "kv cache": sp.expand(cache)},
                   notes, dtype_bytes(dtype))
 

@@ -6,7 +6,9 @@
 
 The rules are those of :mod:`symroof.parallel.collectives` (its docstring lists them);
 ``choices`` (:mod:`symroof.core.choices`) take the leading term in the axis size, drop the
-latency, or leave a ring's second direction out.
+latency, or leave a ring's second direction out; ``collectives="v_over_w"`` is a hand
+calculation's slip, an AllReduce costed as one pass of its leading term (V/W, not the
+2(n-1)/n V/W of a ReduceScatter and an AllGather).
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ def stages(kind: str, v: sp.Expr, axes: list[Axis],
         out = _gather(v, flat, choices)
     elif kind == "allreduce":
         gather = _gather(v, flat, choices)
-        out = (*reversed(gather), *gather)
+        out = gather if choices.collectives == "v_over_w" else (*reversed(gather), *gather)
     elif kind == "alltoall":
         out = tuple(_one(kind, g[0][0], g[0][1], v, choices) if len(g) == 1 else
                     _all_to_all_at_once(g, v, choices) for g in _groups(flat))
@@ -114,16 +116,21 @@ def _concurrent(group: list[tuple[str, Axis]], v: sp.Expr,
     base = group[0][1].bandwidth
     rate = sp.Add(*((2 if s.wraps and s.bidirectional else 1) * s.bandwidth for _, s in group))
     sent = sp.cancel(_share(n, choices) * v)
-    lead = choices.collectives == "leading"
+    lead = _leading(choices)
     hops = sp.Add(*(_half(s.size, lead) if s.wraps and s.bidirectional else
                     s.size - (0 if lead else 1) for _, s in group))
     return Stage("".join(name for name, _ in group), n, group[0][1].link.name, base, sent,
                  sp.cancel(sent * base / rate), hops, group[0][1].latency)
 
 
+def _leading(choices: Choices) -> bool:
+    """The leading term in the axis size: also what a text that writes V/W takes."""
+    return choices.collectives in ("leading", "v_over_w")
+
+
 def _share(n: sp.Expr, choices: Choices) -> sp.Expr:
     """The share of the gathered bytes a device receives: (n-1)/n, or 1 as a leading term."""
-    return sp.S.One if choices.collectives == "leading" else (n - 1) / n
+    return sp.S.One if _leading(choices) else (n - 1) / n
 
 
 def _half(n: sp.Expr, lead: bool) -> sp.Expr:
@@ -140,7 +147,7 @@ def _one(kind: str, name: str, s: Axis, v: sp.Expr, choices: Choices = EXACT) ->
     wrapped = s.ring and s.wraps and s.bidirectional
     one_way = s.ring and s.wraps and not s.bidirectional
     line = s.ring and not s.wraps
-    lead = choices.collectives == "leading"
+    lead = _leading(choices)
     quarter = n ** 2 / 4 if lead else sp.floor(n ** 2 / 4)
     less = n if lead else n - 1
     sent = _share(n, choices) * v

@@ -12,7 +12,10 @@ choices: ``plans.conventions``); its efficiency brings them along. A fitted frac
 solved exactly from the published time of its run, the run planned as ``plan --train``
 plans it (``plans.training.train``) under those conventions and the other fractions
 (``fit_fraction``); the file names the run and the reason it was chosen, and every result
-made with the calibration prints both.
+made with the calibration prints both. A bundled file stores the solved fraction beside
+the run and mode (``fit.value``, exact), so loading plans nothing; a test solves the fit
+again and finds that value (``refit``). A file without a stored value is solved as it
+loads.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib.abc import Traversable
 from pathlib import Path
+from typing import Any
 
 import sympy as sp
 from sympy import Expr
@@ -84,11 +88,16 @@ def _fraction(text: object, where: str) -> Expr:
     return value
 
 
-def _load(text: str, where: str) -> Calibration:
+def _parse(text: str, where: str) -> dict[str, Any]:
     try:
-        data = tomllib.loads(text)
+        return tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"not valid TOML: {exc}", where) from None
+
+
+def _load(data: dict[str, Any], where: str) -> Calibration:
+    """A calibration from its file's table; its fitted fraction the stored ``fit.value``,
+    else solved now (``fit_fraction``)."""
     try:
         known = _resources()
         for k in data["fractions"]:
@@ -114,8 +123,9 @@ def _load(text: str, where: str) -> Calibration:
             if f["resource"] in fractions:
                 raise InputError(f"{f['resource']!r} is both fixed and fitted", f"{where}: fit")
             run = paper.run(f["run"], f["mode"])
-            fractions[f["resource"]] = fit_fraction(run, time.value, f["resource"],
-                                                    Efficiency(dict(fractions)), conv)
+            fractions[f["resource"]] = _fraction(f["value"], f"{where}: fit.value") \
+                if "value" in f else fit_fraction(run, time.value, f["resource"],
+                                                  Efficiency(dict(fractions)), conv)
             sources[f["resource"]] = (f"fitted on {paper.title}, {time.source} "
                                       f"({float(time.value):g} s): {f['why']}")
             fit = Fit(f["resource"], f["published"], f["run"], f["mode"], time.value,
@@ -124,6 +134,20 @@ def _load(text: str, where: str) -> Calibration:
                            conv)
     except KeyError as exc:
         raise InputError(f"missing key {exc.args[0]!r}", where) from None
+
+
+def refit(name: str) -> Expr:
+    """The fitted fraction of calibration ``name`` (a bundled name or a ``.toml`` path)
+    solved again from its published row (``fit_fraction``), whatever value the file
+    stores: what its ``fit.value`` must hold."""
+    text, where = _text(name)
+    data = tomllib.loads(text)
+    if "fit" not in data:
+        raise InputError("the calibration fits no fraction", where)
+    data["fit"].pop("value", None)
+    cal = _load(data, where)
+    assert cal.fitted is not None
+    return cal.fractions[cal.fitted.resource]
 
 
 def fit_fraction(run: Run, published: Expr, resource: str, efficiency: Efficiency,
@@ -195,19 +219,26 @@ def _is_file(path: Path | Traversable) -> bool:
         return False
 
 
-@cache
-def calibration(name: str) -> Calibration:
-    """A bundled calibration by name, or a calibration file by path (``.toml``)."""
+def _text(name: str) -> tuple[str, str]:
+    """A calibration's file text and the name its errors give: a bundled calibration by
+    name, or a file by path (``.toml``)."""
     if name.endswith(".toml"):
         file = Path(name)
         if not _is_file(file):
             raise InputError("no such calibration file", name)
-        return _load(file.read_text("utf-8"), name)
+        return file.read_text("utf-8"), name
     from ..core.resources import data_text
     if name not in known():
         raise InputError(f"unknown calibration {name!r} (known: {', '.join(known())}; or a "
                          ".toml file)")
-    return _load(*data_text("symroof.plans", "calibrations", name, "calibration"))
+    return data_text("symroof.plans", "calibrations", name, "calibration")
+
+
+@cache
+def calibration(name: str) -> Calibration:
+    """A bundled calibration by name, or a calibration file by path (``.toml``)."""
+    text, where = _text(name)
+    return _load(_parse(text, where), where)
 
 
 def parse_efficiency(spec: str | None, where: str = "efficiency") -> Efficiency:

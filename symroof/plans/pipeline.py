@@ -239,12 +239,28 @@ def bubble_over_ideal(stages: sp.Expr | int, micro: sp.Expr | int,
     return sp.factor(sp.cancel((cost.makespan - cost.busy) / cost.busy))
 
 
-def in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int) -> sp.Expr:
-    """Microbatches whose activations the first stage holds: min(p, m) under 1F1B, times
-    1 + (p - 1)/(p v) interleaved over v chunks (Korthikanti et al., 2022, section 4.2.3)."""
-    if pp == 1:
+def in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int, stage: str = "first") -> sp.Expr:
+    """Microbatches whose activations a pipeline stage holds at its peak, in whole stages'
+    worth: the ``first`` stage min(p, m) under 1F1B, times 1 + (p - 1)/(p v) interleaved
+    over v chunks (Korthikanti et al., 2022, section 4.2.3); the ``last`` stage 1 (its
+    warm-up runs no forward ahead: the played schedule's count, ``Schedule.in_flight``),
+    and interleaved the (v - 1) p chunks Megatron-LM's schedule warms up on every stage and
+    the one it runs before its first backward, over v chunks a stage, at most the m
+    microbatches (Megatron-LM, ``megatron/core/pipeline_parallel/schedules.py``,
+    ``forward_backward_pipelining_with_interleaving``: ``num_warmup_microbatches``).
+
+    >>> in_flight(4, 8, 1), in_flight(4, 8, 1, "last"), in_flight(4, 8, 2, "last")
+    (4, 1, 5/2)
+    """
+    if stage not in ("first", "last"):
+        raise InputError(f"a pipeline stage is 'first' or 'last', got {stage!r}", "stage")
+    p, m = sp.sympify(pp), sp.sympify(micro)
+    if p == 1:
         return sp.S.One
-    return sp.Min(pp, micro) * (1 + (pp - 1) / (pp * chunks) if chunks != 1 else 1)
+    if stage == "last":
+        return sp.S.One if chunks == 1 else \
+            sp.Min((chunks - 1) * p + 1, m * chunks) / chunks
+    return sp.Min(p, m) * (1 + (p - 1) / (p * chunks) if chunks != 1 else 1)
 
 
 def model_chunks(model: str, layers: int, interleave: int, pp: sp.Expr,

@@ -172,7 +172,10 @@ def _plan_json(p: Plan) -> dict[str, Any]:
                 "tokens per chip", p.critical_note),
             "microbatches": exact("microbatches", p.extra.get("microbatches"))["microbatches"],
             **exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses,
-            **exact("predicted", p.predicted), "overlap": p.overlap}
+            **exact("predicted", p.predicted), "overlap": p.overlap,
+            **({"memory_stage": p.extra["memory_stage"], "memory_stages": {
+                k: v for s, x in p.extra["memory_stages"].items()  # type: ignore[attr-defined]
+                for k, v in exact_map(s, x).items()}} if p.extra.get("memory_stages") else {})}
 
 
 def _phase_json(ph: DeviceStep) -> dict[str, Any]:

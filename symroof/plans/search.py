@@ -50,6 +50,7 @@ from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_tem
 from .train_step import (
     DEFAULT_OVERLAP,
     OVERLAPS,
+    STAGES,
     backward_ops,
     forward_ops,
     op_key,
@@ -59,7 +60,7 @@ from .train_step import (
     with_megatron_kernels,
 )
 from .train_step import TRAIN_PHASES as PHASES
-from .training import Plan, _with_reruns, held_params, train
+from .training import HEAD_BLOCKS, Plan, _with_reruns, held_params, train
 from .zero import zero_states
 
 LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
@@ -426,8 +427,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # the same for a stage that runs neither extra, the first's and the last's (training's
     # ``pipelined``): every other term is each stage's alike
     staged: dict[str, dict[str, dict[str, np.ndarray]]] = {}
-    for name, drop in (("middle", ("first", "last")), ("first", ("last",)),
-                       ("last", ("first",))):
+    drops = {"middle": ("first", "last"), "first": ("last",), "last": ("first",)}
+    for name, drop in drops.items():
         own = {(ph, res): per_phase[ph, res] - sum(extra[d, ph, res] for d in drop)
                for ph in PHASES for res in ("compute", "hbm")}
         staged[name] = {
@@ -435,82 +436,105 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES},
             "op": {ph: ops_time[ph] - sum(extra_ops[d, ph] for d in drop) for ph in PHASES}}
     serial = {ph: np.zeros(n_all) for ph in PHASES}  # every term but compute and HBM
-    memory = np.zeros(n_all)
+    serial_of = {w: {ph: np.zeros(n_all) for ph in PHASES} for w in staged}  # by stage
+    # the memory account of the first and the last pipeline stage (``training.stage_memory``;
+    # without a pipeline both the one stage's), the plan's memory the larger: one function
+    # of the parameters a stage holds and its microbatches in flight (``pipeline.in_flight``,
+    # interleaving's too) for both stages
+    by_stage = {w: np.zeros(n_all) for w in STAGES}
     mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
                for r in policies}
     host_total, host_terms, host_notes = offload_functions(offload, per, chip, efficiency) \
         if offload else (None, {}, ())
     mem_parts = {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS)
                  for r in policies} if offload else {}
-    # the optimizer step, once per step: its engine time on the states one device holds
+    # the optimizer step, once per step: its engine time on the states one device holds,
+    # each stage's, the step waiting for the slowest
     steps = _memory_functions(templates, cfg, per, "none", context, attention,
                               step_of=lambda mem: optimizer_time(mem, chip, efficiency))
     opt = np.zeros(n_all)
-    parts = np.zeros((len(PARTS), n_all))  # memory by part, for an offload
-    # the microbatches whose activations the first stage holds (``pipeline.in_flight``),
-    # interleaved over v chunks 1 + (p - 1)/(p v) times as many: an argument of the memory
-    flight = np.array(_compile(in_flight(D_PP, MICRO, 1), (D_PP, MICRO))(deg[3], micro))
+    parts = {w: np.zeros((len(PARTS), n_all)) for w in STAGES}  # for an offload
     interleaved = chunks != 1
-    if interleaved.any():
-        flight[interleaved] = _compile(in_flight(D_PP, MICRO, V), (D_PP, MICRO, V))(
-            deg[3, interleaved], micro[interleaved], chunks[interleaved])
-    host_args = (*parts, cfg.layers / deg[3], micro, flight)
+    flight = {}
+    for w in STAGES:
+        flight[w] = np.array(_compile(in_flight(D_PP, MICRO, 1, w), (D_PP, MICRO))(deg[3],
+                                                                                 micro))
+        if interleaved.any():
+            flight[w][interleaved] = _compile(in_flight(D_PP, MICRO, V, w), (D_PP, MICRO, V))(
+                deg[3, interleaved], micro[interleaved], chunks[interleaved])
     group_ids: dict[tuple[int, bool], int] = {}
     base_group = np.array([group_ids.setdefault((c.stage, c.sequence_parallel), len(group_ids))
                            for c in bases])
     named_groups = list(group_ids)
     by_group = {named_groups[k]: idx for k, idx in _grouped(base_group[base])}
-    # the parameters a device holds, the plan's count (``training.held_params``)
-    counts: dict[tuple[int, ...], float] = {}
+    # the parameters a device holds on each stage, the plan's count (``training.held_params``)
+    counts: dict[tuple[Any, ...], float] = {}
     for c in bases:
         shard = c.degrees[2:5]
-        if shard not in counts:
-            counts[shard] = float(held_params(templates[0, False], cfg, {
-                D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
-                D_EP: sp.Integer(shard[2])}))
-    held = np.array([counts[c.degrees[2:5]] for c in bases])[base]
+        for w in STAGES:
+            if (*shard, w) not in counts:
+                counts[*shard, w] = float(held_params(templates[0, False], cfg, {
+                    D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
+                    D_EP: sp.Integer(shard[2])}, w))
+    held = {w: np.array([counts[*c.degrees[2:5], w] for c in bases])[base] for w in STAGES}
     for (stage, sp_on), idx in sorted(by_group.items()):
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        opt[idx] = steps[stage, sp_on](*args, held[idx], flight[idx])
+        opt[idx] = np.maximum(*(steps[stage, sp_on](*args, held[w][idx], flight[w][idx])
+                                for w in STAGES))
         for j, r in enumerate(policies):
             mine = idx[pol[idx] == j]
-            if len(mine):
-                at = (b_value[mine], *deg[:, mine], held[mine], flight[mine])
-                memory[mine] = mem_fns[r][stage, sp_on](*at)
+            if not len(mine):
+                continue
+            for w in STAGES:
+                at = (b_value[mine], *deg[:, mine], held[w][mine], flight[w][mine])
+                by_stage[w][mine] = mem_fns[r][stage, sp_on](*at)
                 for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
-                    parts[k, mine] = fn(*at)
+                    parts[w][k, mine] = fn(*at)
         # the collectives: the template's, and under the conventions each policy's reruns
         # (``training._with_reruns``) and pipeline sends split over the tensor ranks
         split = [(np.flatnonzero(pol[idx] == j), tuple(_with_reruns(t.uses, r, sp_on)))
                  for j, r in enumerate(policies)] if reruns \
             else [(np.arange(len(idx)), t.uses)]
         term: dict[tuple[str, str], np.ndarray] = {}
+        head_comms: dict[tuple[str, str, str], np.ndarray] = {}  # the head block's, by stage
         for mine, uses in split:
             if not len(mine):
                 continue
             for u in uses:
                 count = _compile(sp.sympify(u.per_step))(*args)[mine]
-                if u.kind == "pp":  # a stage sends each chunk's output on: v per microbatch
-                    count = count * chunks[idx[mine]]
+                if u.kind == "pp" and u.block not in HEAD_BLOCKS:  # a stage sends each
+                    count = count * chunks[idx[mine]]  # chunk's output on: v per microbatch
                 size = _compile(u.nbytes)(*args)[mine] * count
-                if u.kind == "pp" and scatter and not sp_on:
+                if u.kind == "pp" and scatter and not sp_on and u.block not in HEAD_BLOCKS:
                     size = size / deg[2, idx[mine]]
                 pair = (u.kind, u.collective)
                 key = (u.kind, u.phase)
                 if key not in term:
                     term[key] = np.zeros(len(idx))
-                term[key][mine] = term[key][mine] + size * per_byte[pair][idx[mine]] \
-                    + count * latency[pair][idx[mine]]
+                time = size * per_byte[pair][idx[mine]] + count * latency[pair][idx[mine]]
+                term[key][mine] = term[key][mine] + time
+                runs = HEAD_BLOCKS.get(u.block)  # only the stage that runs it
+                if runs:
+                    own_part = head_comms.setdefault((runs, *key), np.zeros(len(idx)))
+                    own_part[mine] = own_part[mine] + time
         for (kind, ph), time in term.items():
             worse = time > lower[ph][idx]
             binding[ph][idx[worse]] = kind
             lower[ph][idx] = np.maximum(lower[ph][idx], time)
             upper[ph][idx] = upper[ph][idx] + time
             serial[ph][idx] = serial[ph][idx] + time
-            for v in staged.values():
-                v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], time)
-                v["upper"][ph][idx] = v["upper"][ph][idx] + time
+            for w, v in staged.items():
+                own = time - sum((head_comms[d, kind, ph] for d in drops[w]
+                                  if (d, kind, ph) in head_comms), np.zeros(len(idx)))
+                v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], own)
+                v["upper"][ph][idx] = v["upper"][ph][idx] + own
+                serial_of[w][ph][idx] = serial_of[w][ph][idx] + own
+    last = (deg[3] != 1) & (by_stage["last"] > by_stage["first"])  # the larger, first on a tie
+    memory = np.where(last, by_stage["last"], by_stage["first"])
+    # an offload acts on that stage's account, with its microbatches in flight
+    host_args = (*np.where(last, parts["last"], parts["first"]), cfg.layers / deg[3], micro,
+                 np.where(last, flight["last"], flight["first"]))
     if host_total is not None:  # an offload: HBM keeps less, the host link moves the rest
         memory = host_total(*host_args)
     for (name, ph), fn in host_terms.items():  # the host link, one term per direction
@@ -519,9 +543,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         lower[ph] = np.maximum(lower[ph], time)
         upper[ph] = upper[ph] + time
         serial[ph] = serial[ph] + time
-        for v in staged.values():
+        for w, v in staged.items():
             v["lower"][ph] = np.maximum(v["lower"][ph], time)
             v["upper"][ph] = v["upper"][ph] + time
+            serial_of[w][ph] = serial_of[w][ph] + time
     if progress:
         progress(n_all, n_all)
     f_, g_ = sp.symbols("f g")
@@ -550,8 +575,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     t_lower = pipelined("lower", lower) + opt
     t_upper = pipelined("upper", upper) + opt
     if per_op:  # every stage's ops overlapped, then every other term one after another
-        for v in staged.values():
-            v["op"] = {ph: v["op"][ph] + serial[ph] for ph in PHASES}
+        for w, v in staged.items():
+            v["op"] = {ph: v["op"][ph] + serial_of[w][ph] for ph in PHASES}
         predicted = pipelined("op", {ph: ops_time[ph] + serial[ph] for ph in PHASES}) + opt
     else:
         predicted = t_lower if overlap == "phase" else t_upper
@@ -806,10 +831,11 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       attention: str = "materialised", parts: tuple[str, ...] | None = None,
                       step_of: Callable[[dict[str, sp.Expr]], sp.Expr] | None = None,
                       ) -> dict[tuple[int, bool], Any]:
-    """NumPy functions of (b, the degrees, the parameters held, the microbatches in flight
-    on the first stage) per (ZeRO stage, sequence parallelism): the memory's total (or
-    ``parts``, or ``step_of`` the memory), its ``pipeline.in_flight`` count an argument so
-    that one function serves every interleaving."""
+    """NumPy functions of (b, the degrees, the parameters a stage holds, the microbatches in
+    flight on it) per (ZeRO stage, sequence parallelism): the memory's total (or ``parts``,
+    or ``step_of`` the memory) of the first pipeline stage (``training._memory``), its
+    ``pipeline.in_flight`` count an argument, so that one function serves every stage (the
+    last stage's account differs only in those two) and every interleaving."""
     from .strategy import Strategy
     from .training import _memory
     out: dict[tuple[int, bool], Any] = {}
@@ -820,7 +846,7 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
         mem = {k: sp.sympify(v).xreplace(flight) for k, v in
                _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO,
-                       attention, held=HELD).items()}
+                       attention, held=HELD, stage="first").items()}
         args = (BATCH, *DEGREES, HELD, FLIGHT)
         if step_of is not None:
             out[stage, sp_on] = _compile(sp.sympify(step_of(mem)), args)

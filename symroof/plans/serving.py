@@ -165,7 +165,8 @@ SERVING_VALUES = {
     "requests.requests_per_s_per_chip": PER_SECOND}
 
 
-@records(SERVING_VALUES, editions=True)
+@records(SERVING_VALUES, editions=True, tries=(
+    {"memory": "weights"}, {"kv_dtype": "fp8"}, {"kv_dtype": "int8"}))
 def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch: int,
           context: int, generate: int = 256, options: StepOptions = DEFAULT_OPTIONS,
           chunk: int | None = None, piggyback: bool = False, bound: bool = False) -> Serving:
@@ -179,14 +180,22 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     ``bound``, the same plan at peak too (``at_peak``: a forecast's bound), its steps built
     with the forecast's (``device_steps``: the ops, collectives and rooflines once), under
     ``options.overlap`` (a rule of ``efficiency.SERVING_OVERLAPS``) when it names one, else
-    under the efficiency's own."""
+    under the efficiency's own. Its choices' ``kv_dtype`` (``fp8``, ``int8``) is the KV
+    cache's dtype, as ``options.kv_dtype`` gives it, and ``memory="weights"`` counts the
+    weights alone in its memory's total (a text's count, the KV cache left out)."""
     options.refuse(TRAINING_ONLY, "a serving plan")
     dtype, choices, overlap = options.dtype, options.choices, options.overlap
     strategy = strategy or tp_over(m)
     k = options.kernel_or(DEFAULT_KERNEL)
     axes = serving_axes(cfg, m, strategy)
     kv = options.kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
-    step = options.with_(kv_dtype=kv, kernel=k)
+    # what a text counts of the memory, and its KV cache's dtype (as kv_dtype= gives it):
+    # choices of the plan, not of its steps
+    counted = choices.memory
+    if choices.kv_dtype != "as_given":
+        kv = choices.kv_dtype
+    choices = choices.with_(memory="all", kv_dtype="as_given")
+    step = options.with_(kv_dtype=kv, kernel=k, choices=choices)
     size = {k: int(sp.Mul(*(m.axis(a).size for a in v))) for k, v in axes.items()}
     tp, pp, ep = (size.get(k, 1) for k in ("tp", "pp", "ep"))
     replicas = size.get("dp", 1) * ep
@@ -209,6 +218,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     swepts = steps("decode", None, symbol("T"))  # built once, in the swept sizes B and T
     memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
                            context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
+    if counted == "weights":  # a text's total: the weights alone (the parts as they are)
+        memory = {**memory, "total": memory["weights"]}
     capacity = m.chip.capacity("hbm")
     points = []
     for t in sorted({max(1, context // 4), context, 4 * context}):
@@ -243,6 +254,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         assumptions = (
             f"weights {dtype}; KV cache {kv}, its heads split over min(tp, KV heads) and its "
             "layers over the stages", *schemes,
+            *(("memory as a text counts it: the weights alone, the KV cache left out",)
+              if counted == "weights" else ()),
             overlap_said(eff.overlap),
             "a pipeline's stages run one after another for a token; pp batches in flight",
             "the sampled positions' logits (one per sequence) all-gathered over the tensor "

@@ -168,7 +168,9 @@ def engine_kernel(head: dict[str, Any]) -> Kernel:
 
 @cache
 def serving_calibration(name: str) -> ServingCalibration:
-    """The calibration ``calibrations/serving/NAME.toml``, its one fraction fitted."""
+    """The calibration ``calibrations/serving/NAME.toml``, its one fitted fraction the value
+    the file stores (``fit.value``, solved by ``serving_refit``; a file without one is
+    solved as it loads)."""
     data = _toml("calibrations/serving", name)
     fractions = {k: parse_expr(v["value"]) for k, v in data.get("fractions", {}).items()}
     sources = {k: v["source"] for k, v in data.get("fractions", {}).items()}
@@ -185,6 +187,39 @@ def serving_calibration(name: str) -> ServingCalibration:
     head, rows = published_rows(data["published"])
     row = rows[fit["row"]]
     resource = fit["resource"]
+    if "value" in fit:
+        value = parse_expr(str(fit["value"]), where=f"{name}: fit.value")
+        if not value.is_number or not 0 < value <= 1:
+            raise InputError(f"{name}: fit.value: a fraction of peak is in (0, 1], got "
+                             f"{fit['value']!r}", "calibration")
+        fractions[resource] = value
+    else:
+        fractions[resource] = _solve(name, data, fractions, rule)
+    sources[resource] = f"fitted on {head['title']}: {row.where}"
+    return ServingCalibration(name, data["title"], data["chip"], data["published"],
+                              fractions, sources, resource, fit["row"], fit["why"], **rule)
+
+
+def serving_refit(name: str) -> Expr:
+    """The fitted fraction of serving calibration ``name`` solved again from its published
+    row, whatever value the file stores: what its ``fit.value`` must hold."""
+    data = _toml("calibrations/serving", name)
+    if "fit" not in data:
+        raise InputError(f"{name}: the calibration fits no fraction", "calibration")
+    fractions = {k: parse_expr(v["value"]) for k, v in data.get("fractions", {}).items()}
+    rule = {"overlap": data.get("overlap", "op"), "calls": _calls(name, data.get("calls", {}))}
+    return _solve(name, data, fractions, rule)
+
+
+def _solve(name: str, data: dict[str, Any], fractions: dict[str, Expr],
+           rule: dict[str, Any]) -> Expr:
+    """The fraction of the fitted resource at which the fit's row takes its published
+    value, the other fractions and the overlap rule as given: bisected, then kept to
+    ``FIT_BITS``."""
+    fit = data["fit"]
+    head, rows = published_rows(data["published"])
+    row = rows[fit["row"]]
+    resource = fit["resource"]
     f = sp.Symbol("f", positive=True)
     trial = Efficiency({**fractions, resource: f}, overlap=rule["overlap"],
                        calls=rule["calls"])
@@ -198,10 +233,7 @@ def serving_calibration(name: str) -> ServingCalibration:
     for _ in range(60):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if fn(lo) * fn(mid) > 0 else (lo, mid)
-    fractions[resource] = sp.Rational(round(hi * FIT_BITS), FIT_BITS)
-    sources[resource] = f"fitted on {head['title']}: {row.where}"
-    return ServingCalibration(name, data["title"], data["chip"], data["published"],
-                              fractions, sources, resource, fit["row"], fit["why"], **rule)
+    return sp.Rational(round(hi * FIT_BITS), FIT_BITS)
 
 
 def _calls(name: str, table: dict[str, Any]) -> dict[str, tuple[CallLatency, ...]]:

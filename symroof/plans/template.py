@@ -145,6 +145,15 @@ def training_template(cfg: ModelConfig, *, context: int | Expr,
         for phase, what in (("forward", "activations"), ("backward", "their gradients")):
             uses.append(Use("pp", "permute", f"layer output {what} to the next stage",
                             layer_blocks[-1].name, phase, "step", sp.S.Zero, micro, out))
+        if cfg.tied_embeddings:  # the last stage's copy of the word embeddings (the head's)
+            # and the first stage's all-reduce their gradients once per step, two ranks: an
+            # exchange of the gradient each way (Megatron-LM, megatron/core/distributed/
+            # finalize_model_grads.py, _allreduce_word_embedding_grads)
+            sizes = cfg.sizes(symbolic)
+            uses.append(Use("pp", "permute", "word embedding gradients, all-reduced between "
+                            "the first stage's and the last stage's copy (tied embeddings)",
+                            "head", "backward", "step", sp.S.Zero, sp.S.One,
+                            sizes["V"] * sizes["D"] / shard * gb))
     total = params(cfg, symbolic=symbolic).total
     embedding = sp.expand((total - block_params) / shard)
     per_block.append(("embedding", sp.S.One, embedding))

@@ -17,9 +17,10 @@ its weights, each with the op's FLOPs and bytes (two matrix products of the same
 an op without weights (the attention core, a lookup) has one gradient op of twice its
 FLOPs and bytes. ``full`` recomputation reruns the whole forward before the backward,
 ``selective`` the attention core (the matrix-unit ops without weights). A layer block
-runs 1/pp of its layers on a stage, the embedding and the head once (the busiest stage,
-as the memory account charges them); with sequence parallelism a norm's activations split
-over the tensor ranks, its weights stay whole.
+runs 1/pp of its layers on a stage, the embedding and the head once (the busiest stage's
+ops, ``stage_extras`` saying which stage runs which; the memory account holds each on its
+own stage, ``head_params``); with sequence parallelism a norm's activations split over the
+tensor ranks, its weights stay whole.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from typing import Any
 import sympy as sp
 from sympy import Expr
 
+from ..core.errors import InputError
 from ..core.sizes import dtype_bytes
 from ..engine.ops import Op
 from ..engine.rooflines import roofline
@@ -288,19 +290,56 @@ def op_overlapped(ops: Mapping[str, StepOps], chip: Chip, efficiency: Efficiency
     return out
 
 
-def device_params(cfg: ModelConfig, tp: int, pp: int) -> Expr:
+STAGES = ("first", "last")  # the pipeline stages whose memory differs from the others'
+
+
+def head_params(cfg: ModelConfig, tp: int, pp: int = 1) -> dict[str, Expr]:
+    """Parameters of the head block one tensor rank holds, by where they sit: ``both``,
+    what the one stage of a step without a pipeline holds (the embedding, the output head
+    unless tied to it, the final norm); with a pipeline the ``first`` stage holds the word
+    embedding and any learned positions, the ``last`` the final norm and the output head.
+    With tied embeddings the last stage keeps its own copy of the word embeddings as the
+    head's weights, a parameter of its own (its gradients all-reduced with the first
+    stage's): Megatron-LM, ``megatron/core/models/common/language_module/
+    language_module.py``, ``setup_embeddings_and_output_layer`` ("Create a second copy of
+    word_embeddings on the last stage").
+
+    >>> from symroof.models import model
+    >>> h = head_params(model("megatron-gpt-22b"), 8)    # tied, 2048 learned positions
+    >>> h["first"] - h["last"] == 2048 * 6144 - 2 * 6144   # the positions, not the norm
+    True
+    """
+    part = shard(cfg, tp, pp=pp)
+    p = params(part)
+    norm = p.norms / (2 * cfg.layers + 1)
+    word = sp.Integer(part.vocab * part.d_model)
+    positions = p.embedding - word * (1 if cfg.tied_embeddings else 2)
+    return {"both": sp.expand(p.embedding + norm), "first": sp.expand(word + positions),
+            "last": sp.expand(word + norm)}
+
+
+def device_params(cfg: ModelConfig, tp: int, pp: int, stage: str = "both") -> Expr:
     """Parameters one device holds for a dense model: its tensor shard's
     (``models.tensor_parallel.shard``: KV heads replicated where the tensor ranks outnumber
-    them), the layers' over the ``pp`` stages, the embedding, final norm and head on each
-    stage; the count ``plans.serving.device_memory`` charges weight bytes for.
+    them), the layers' over the ``pp`` stages, and the head block's that ``stage`` holds
+    (``head_params``: ``both`` on one stage, the count ``plans.serving.device_memory``
+    charges weight bytes for; ``first`` or ``last`` with a pipeline; without one every
+    stage is ``both``).
 
     >>> from symroof.models import model
     >>> device_params(model("llama-3-8b"), 16, 1)   # 8 KV heads: each rank holds one
     518918144
+    >>> cfg = model("llama-2-7b")
+    >>> device_params(cfg, 1, 4, "both") - device_params(cfg, 1, 4, "first")  # head, norm
+    131076096
     """
+    if stage not in ("both", *STAGES):
+        raise InputError(f"a pipeline stage is one of both, first, last, got {stage!r}",
+                         "stage")
     p = params(shard(cfg, tp, pp=pp))
-    once = p.embedding + p.norms / (2 * cfg.layers + 1)
-    return sp.expand((p.total - once) / pp + once)
+    head = head_params(cfg, tp, pp)
+    layers = p.total - head["both"]
+    return sp.expand(layers / pp + head[stage if pp != 1 else "both"])
 
 
 def optimizer_step(states: Mapping[str, Expr]) -> Op:

@@ -57,8 +57,10 @@ from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .train_step import (
     DEFAULT_OVERLAP,
     OVERLAPS,
+    STAGES,
     Term,
     device_params,
+    head_params,
     matrix_rate,
     op_overlapped,
     optimizer_time,
@@ -215,14 +217,17 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                               n, peak, cfg, recompute, efficiency, symbolic, in_network,
                               attention, choices, chunks, sums, overlap == "op",
                               conventions)
+    largest, by_stage = stage_memory(t, cfg, strategy, subs, B / (replicas * micro), per,
+                                     recompute, context, pp, micro, attention, chunks)
     tier = None
-    if offload:
+    if offload:  # on the stage the plan's memory is
         from .offload import host_tier
-        tier = host_tier(offload, _memory(t, cfg, strategy, subs, B_GLOBAL / (replicas * micro),
-                                          per, recompute, context, pp, micro, attention,
-                                          chunks),
+        tier = host_tier(offload, _memory(t, cfg, strategy, subs,
+                                          B_GLOBAL / (replicas * micro), per, recompute,
+                                          context, pp, micro, attention, chunks,
+                                          stage=largest),
                          per, m.chip, cfg.layers / pp, micro,
-                         in_flight(pp, micro, chunks), efficiency)
+                         in_flight(pp, micro, chunks, largest), efficiency)
         sym.update(tier.terms)
     by_term, note = _critical(sym, B_GLOBAL, n, context)
     crit = None if note or not by_term else sp.Max(*by_term.values())
@@ -244,9 +249,9 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                f"interleaved over {chunks} chunks, (p - 1)/(v m + p - 1) of the step for "
                "alike stages") + "; the last stage runs the output head, the first the "
             "embedding")
-    memory = _memory(t, cfg, strategy, subs, B / (replicas * micro), per, recompute, context,
-                     pp, micro, attention, chunks)
-    opt = optimizer_time(memory, m.chip, efficiency)  # once per step, after the last backward
+    memory = by_stage[largest]
+    # once per step, each stage after its last backward: the stage holding the most states
+    opt = sp.Max(*(optimizer_time(x, m.chip, efficiency) for x in by_stage.values()))
     terms["optimizer step"] = Term("optimizer step", {"step": opt},
                                    "reads the gradients and the optimizer state, writes the "
                                    "weights and the state, once per step")
@@ -262,19 +267,24 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
             "the weights' dtype" if g == 0 else ""),
         f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}; 1F1B keeps "
         "min(p, m) microbatches in flight on the first stage" + (
-            f", times 1 + (p - 1)/(p v) interleaved over v = {chunks} chunks per stage"
-            if chunks != 1 else "") if pp != 1 else
+            f", times 1 + (p - 1)/(p v) interleaved over v = {chunks} chunks per stage, "
+            "and min((v - 1) p + 1, v m)/v on the last (Megatron-LM's warm-up)"
+            if chunks != 1 else ", 1 on the last") if pp != 1 else
         f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}",
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         f"overlap {overlap} (predicted): {OVERLAPS[overlap]}",
         "the optimizer step once per step after the backward, serial in every bound: it "
         "reads the gradients and the optimizer state and writes the weights and the state "
         "(bytes as the memory account holds them before any offload; an offloaded "
-        "optimizer's update on the host is charged the same)",
+        "optimizer's update on the host is charged the same)" + (
+            "; each stage updates its own after its last backward, the step waiting for "
+            "the stage holding the most states" if pp != 1 else ""),
         *(["pipeline stages of 1/p of the layers each, the first also running the embedding "
-           "and the last the final norm and the output head: the step is the last stage's m "
-           "microbatches back to back and the fill and drain through the others (the memory "
-           "account holds both on one stage)"] if pp != 1 else []),
+           "and the last the final norm and the output head, each with its collectives (the "
+           "head's tensor-parallel ones, the head block's gradient reductions): the step is "
+           "the last stage's m microbatches back to back and the fill and drain through the "
+           "others",
+           _stage_note(cfg, largest, by_stage)] if pp != 1 else []),
         *([f"gradient accumulation over {micro} microbatches: the data-parallel reductions "
            "and ZeRO gathers run once per step"] if micro != 1 and pp == 1 else []),
         "compute and HBM traffic from the device's ops, each op's engine roofline: the "
@@ -295,9 +305,24 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
                 lower, upper, bound, crit, note, tuple(uses), assumptions,
                 {"microbatches": micro, "chunks": chunks, "replicas": replicas, "mfu": mfu,
                  "recompute": recompute,
+                 "memory_stage": largest, "memory_stages": by_stage if pp != 1 else {},
                  "flops": sums["flops"].subs(B_GLOBAL, B),
                  "bytes": sums["bytes"].subs(B_GLOBAL, B)},
                 by_term, predicted, overlap)
+
+
+def _stage_note(cfg: ModelConfig, largest: str, by_stage: Mapping[str, Mapping[str, Expr]],
+                ) -> str:
+    """What the memory account of each end stage holds, and which the plan's memory is."""
+    sizes = ", ".join(f"the {k} {float(v['total']) / 1e9:.4g} GB" for k, v in by_stage.items()
+                      if v["total"].is_number)
+    return (f"memory per device: the {largest} stage's, the larger account"
+            + (f" ({sizes})" if sizes else "") + "; the first stage holds its layers, the "
+            "word embedding" + (" and the learned positions" if cfg.positions == "learned" else "")
+            + " and the most microbatches in flight, the last its layers, the final norm and "
+            "the output head" + (": with tied embeddings its own copy of the word "
+                                 "embeddings, as Megatron-LM keeps one on the last stage"
+                                 if cfg.tied_embeddings else ""))
 
 
 def _kernel(attention: str) -> str:
@@ -386,7 +411,8 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
             continue
         nbytes = sp.expand(u.nbytes.subs(BATCH, b).subs(subs))
         count = exact(u.per_step).subs(subs)
-        if u.kind == "pp":  # a stage sends each chunk's output on: v sends per microbatch
+        if u.kind == "pp" and u.block not in HEAD_BLOCKS:  # a stage sends each chunk's
+            # output on: v sends per microbatch
             count = count * chunks
             if scatter and not strategy.sequence_parallel:  # split over the tensor ranks
                 nbytes = nbytes / tp
@@ -411,7 +437,16 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
         phases = dict(term.phases)
         phases[u.phase] = phases.get(u.phase, sp.S.Zero) + count * each
         terms[name] = Term(name, phases, "")
+        runs = HEAD_BLOCKS.get(u.block)
+        if sums is not None and pp != 1 and runs:  # only the stage that runs it
+            key = f"{runs} {name} {u.phase}"
+            sums[key] = sums.get(key, sp.S.Zero) + count * each
     return terms, uses, sorted(notes)
+
+
+# the head block's parts by the pipeline stage that runs them: the output head's (and the
+# final norm's) collectives on the last stage, the embedding's on the first
+HEAD_BLOCKS = {"head": "last", "embedding": "first"}
 
 
 def _partitioned(t: Template, cfg: ModelConfig, recompute: str,
@@ -490,8 +525,9 @@ def pipelined(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
     ``terms`` are the busiest stage's, which runs the embedding (the first stage's) and the
     output head (the last stage's) beside its layers (``train_step.stage_extras``);
     ``stages`` holds what each of the two alone adds, by term and phase (``first compute
-    forward``), and for ``op`` each phase's ops' overlapped sum (``forward per op``) and
-    what each of the two adds to it (``first per op forward``). A phase takes its longest
+    forward``; the head block's collectives too, ``last tp over Y (nvlink) backward``), and
+    for ``op`` each phase's ops' overlapped sum (``forward per op``) and what each of the
+    two adds to it (``first per op forward``). A phase takes its longest
     term (``phase``), every term one after another (``none``), or its ops' overlapped
     times and then every other term (``op``). Without a pipeline the one stage runs
     everything: the 1F1B makespan of it (``pipeline.interleaved_cost``). With one, when the
@@ -507,14 +543,15 @@ def pipelined(terms: Mapping[str, Term], pp: Expr, micro: Expr, chunks: int,
     case).
     """
     def time(ph: str, drop: tuple[str, ...]) -> Expr:
+        def own(k: str, x: Term) -> Expr:  # the term less what the dropped stages alone run
+            return x.phases.get(ph, sp.S.Zero) - sp.Add(
+                *(stages.get(f"{d} {k} {ph}", sp.S.Zero) for d in drop))
         if rule == "op":
             ops = stages.get(f"{ph} per op", sp.S.Zero) - sp.Add(
                 *(stages.get(f"{d} per op {ph}", sp.S.Zero) for d in drop))
-            return ops + sp.Add(*(x.phases.get(ph, sp.S.Zero) for k, x in terms.items()
+            return ops + sp.Add(*(own(k, x) for k, x in terms.items()
                                   if k not in ("compute", "hbm")))
-        each = [x.phases.get(ph, sp.S.Zero)
-                - sp.Add(*(stages.get(f"{d} {k} {ph}", sp.S.Zero) for d in drop))
-                for k, x in terms.items()]
+        each = [own(k, x) for k, x in terms.items()]
         return sp.Max(*each) if rule == "phase" else sp.Add(*each)
 
     def makespan(drop: tuple[str, ...]) -> Expr:
@@ -556,9 +593,13 @@ def bound_of(terms: Mapping[str, Term]) -> str:
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
             micro: Expr, attention: str = "materialised", chunks: int = 1,
-            held: Expr | None = None) -> dict[str, Expr]:
+            held: Expr | None = None, stage: str = "first") -> dict[str, Expr]:
+    """The memory account of one device on pipeline stage ``stage`` (``first`` or
+    ``last``; without a pipeline the one stage, whichever is named): the states of the
+    parameters it holds (``held_params``, or ``held``) and the activations of its 1/p of
+    the layers for the microbatches in flight on it (``pipeline.in_flight``)."""
     if held is None:  # the parameters a device holds (``held_params``)
-        held = held_params(t, cfg, subs)
+        held = held_params(t, cfg, subs, stage)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
     tp = subs[DEGREE["tp"]]
     symbolic, numeric = _kept(cfg, recompute, context, attention)
@@ -570,7 +611,8 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
             split = tp if (strategy.sequence_parallel or strategy.partition_activations
                            or not d_only) else 1
             per_token += layers * value / split
-    activations = sp.expand(per_token / pp * in_flight(pp, micro, chunks) * b * context)
+    activations = sp.expand(per_token / pp * in_flight(pp, micro, chunks, stage) * b
+                            * context)
     out = {"weights": states["weights"], "gradients": states["gradients"],
            "optimizer": states["optimizer"], "activations": activations,
            "kv_cache": sp.S.Zero}
@@ -578,15 +620,37 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
     return out
 
 
-def held_params(t: Template, cfg: ModelConfig, subs: Mapping[sp.Symbol, Expr]) -> Expr:
-    """The parameters one device holds at the degrees ``subs``: a dense model's tensor
-    shard's (``train_step.device_params``, the serving plan's count: KV heads replicated
-    where the tensor ranks outnumber them, norms and row-parallel biases whole on every
-    rank), else the template's."""
+def stage_memory(t: Template, cfg: ModelConfig, strategy: Strategy,
+                 subs: dict[sp.Symbol, Expr], b: Expr, per: dict[str, int], recompute: str,
+                 context: int, pp: Expr, micro: Expr, attention: str = "materialised",
+                 chunks: int = 1) -> tuple[str, dict[str, dict[str, Expr]]]:
+    """Each pipeline stage's memory account whose memory differs from the others' (the
+    first and the last: ``_memory``; a stage between them holds what the first does less
+    the embedding and fewer microbatches in flight) and the one holding the most, the
+    plan's memory (the first on a tie); without a pipeline, the one stage as ``first``."""
+    by = {s: _memory(t, cfg, strategy, subs, b, per, recompute, context, pp, micro,
+                     attention, chunks, stage=s)
+          for s in (STAGES if pp != 1 else STAGES[:1])}
+    largest = "last" if len(by) > 1 and (
+        by["last"]["total"] - by["first"]["total"]).is_positive else "first"
+    return largest, by
+
+
+def held_params(t: Template, cfg: ModelConfig, subs: Mapping[sp.Symbol, Expr],
+                stage: str = "both") -> Expr:
+    """The parameters one device holds at the degrees ``subs`` on pipeline stage ``stage``
+    (``train_step.head_params``: ``first``, ``last``, or ``both`` head-block parts on one
+    stage; without a pipeline every stage holds both): a dense model's tensor shard's
+    (``train_step.device_params``, the serving plan's count: KV heads replicated where the
+    tensor ranks outnumber them, norms and row-parallel biases whole on every rank), else
+    the template's, its head block taken as the stage holds it."""
     held = t.params_device.subs(subs)
     tp, pp = subs[DEGREE["tp"]], subs[DEGREE["pp"]]
     if cfg.moe is None and tp.is_Integer and pp.is_Integer and held.is_number:
-        return device_params(cfg, int(tp), int(pp))
+        return device_params(cfg, int(tp), int(pp), stage)
+    if stage != "both" and pp.is_Integer and pp != 1 and tp.is_Integer:
+        head = head_params(cfg, int(tp), int(pp))
+        return held - head["both"] + head[stage]
     return held
 
 

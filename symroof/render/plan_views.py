@@ -147,7 +147,11 @@ def _header(kind: str, p: Plan | Serving, fmt: str, chip_note: str) -> list[str]
 def _memory(p: Plan | Serving, fmt: str) -> list[str]:
     rows = [(k, text(v), gigabytes(v)) for k, v in p.memory.items()]
     verdict = "fits" if p.fits else "does NOT fit"
-    return [_heading("memory per device", fmt), *table(["part", "bytes", ""], rows, fmt),
+    extra = getattr(p, "extra", {})
+    stage = f", on the {extra['memory_stage']} pipeline stage (the larger account)" \
+        if extra.get("memory_stages") else ""
+    return [_heading(f"memory per device{stage}", fmt),
+            *table(["part", "bytes", ""], rows, fmt),
             f"capacity {gigabytes(p.capacity)} per chip: {verdict}", ""]
 
 

@@ -6,8 +6,15 @@ import sympy as sp
 
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
-from symroof.models import decode_time_of, inference_memory, model, params, training_memory
-from symroof.parallel import all_gather, sharded_matmul
+from symroof.models import (
+    decode_time_of,
+    inference_memory,
+    kv_bytes_per_sequence,
+    model,
+    params,
+    training_memory,
+)
+from symroof.parallel import all_gather, all_reduce, reduce_scatter, sharded_matmul
 from symroof.plans.cost import cost_of, parse_price
 from symroof.plans.device_step import device_step
 from symroof.plans.queueing import queue
@@ -47,6 +54,16 @@ def claims(ch: Chapter) -> None:
     drafted = speculative_step(model("llama-2-70b"), model("llama-2-7b"),
                                mesh("X=8", "h100-sxm"), {"tp": ("X",)}, batch=16,
                                context=2048, gamma=4, acceptance="0.8")
+    # a hand calculation's collectives: an AllReduce as its bytes over the link bandwidth
+    # (V/W, the ring's 2(n-1)/n dropped), a ReduceScatter as its leading term V/W
+    reduced = all_reduce("bf16[4096, 8192]", "X", mesh("X=8", "h100-sxm"))
+    scattered = reduce_scatter("bf16[4096, 8192]", "X", mesh("X=16", chip("tpu-v5e")))
+    # a wrong figure carried forward: a KV cache stated twice too large and the memory
+    # total made from it (the helper's total of its parts); a matmul's FLOPs stated as
+    # multiply-adds and its time, a step of the chapter computed from them
+    served8 = inference_memory(model("llama-2-7b"), batch=8, context=4096)
+    at_peak = ch.step("evaluate", "the matmul's time at the peak", (work, rl.peak),
+                      work / rl.peak)
     ch.add(
         # one reading of a printed number
         ridge_full_width=rl.ridge,
@@ -124,6 +141,26 @@ def claims(ch: Chapter) -> None:
         cost_in_seconds=priced.per_million_tokens,
         bandwidth_gib=rl.peak / rl.ridge,
         time_from_rounded_peak=rl.at({"B": 4096, "D": 8192, "F": 8192}).t_math,
+        # a hand calculation that drops a ring's factor: a slip for an AllReduce (V/W is
+        # wrong by 2(n-1)/n), the leading term for a ReduceScatter (V/W drops (n-1)/n)
+        plain_allreduce_v_over_w=reduced.time,
+        plain_reduce_scatter_v_over_w=scattered.time,
+        # a wrong figure carried forward into a sum and into a quotient; a claim the wrong
+        # figure does not make is not told so
+        kv_cache_doubled=served8.parts["kv cache"],
+        memory_from_the_doubled_cache=served8.total,
+        matmul_flops_halved=work,
+        time_from_the_halved_flops=at_peak,
+        time_halved_alone=rl.at({"B": 2048, "D": 8192, "F": 8192}).t_math,
+        # what a text counts of a serving memory (the weights alone) and the KV cache's
+        # dtype (one byte an element): named choices of the serving memory helpers
+        plain_serving_memory_weights_only=served8.total,
+        plain_serving_memory_fp8_kv=served8.total,
+        plain_kv_sequence_fp8=kv_bytes_per_sequence(model("llama-2-7b"), 4096),
+        # and of a serving plan: its memory per chip counting the weights alone, a request's
+        # latency with the KV cache in fp8 (as the plan's kv_dtype= gives it)
+        plain_serve_memory_weights_only=served.memory["total"],
+        plain_serve_request_fp8_kv=served.requests["request_latency"],
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
