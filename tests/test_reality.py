@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -341,13 +342,16 @@ def test_a_plan_set_beside_a_search_is_printed_with_the_choice() -> None:
             given["choices"]) == ("X=8", "tp=X,sp", 1, 1, {"recompute": "selective"})
     # both are bound by compute on 8 GPUs; the two rank by their predicted time (the
     # calibration's overlap op, under which the tensor-parallel collectives wait for the
-    # compute); the chosen one pipelines 4 stages of tensor parallelism over 2, one sequence
-    # a microbatch, each stage interleaved over its 12 layers: its tensor-parallel
-    # collectives, over 2 ranks, take less time than the given plan's over 8
+    # compute); the chosen one pipelines stages of tensor parallelism over fewer ranks, one
+    # sequence a microbatch, each stage interleaved one layer a chunk: its tensor-parallel
+    # collectives take less time than the given plan's over 8
     assert sp.Rational(given["chosen_over_given"]) < 1
     assert sp.Rational(data["predicted"]) < sp.Rational(given["predicted"])
     best = data["search"]["ranking"][0]
-    assert (best["microbatches"], best["chunks"]) == (4, 12)
+    sizes = dict(axis.split("=") for axis in best["mesh"].split(","))
+    pipeline = next(k[3:] for k in best["strategy"].split(",") if k.startswith("pp="))
+    stages = math.prod(int(sizes[a]) for a in pipeline.split("+"))
+    assert best["microbatches"] == 4 and stages > 1 and stages * best["chunks"] == 48
     alone = json.loads(run_cli(*(a for a in args if a not in ("--search", "8")),
                                "--json").stdout)
 
