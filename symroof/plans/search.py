@@ -67,7 +67,7 @@ LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
 DEGREES = (D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO)
 HELD = sp.Symbol("held", positive=True)  # parameters a device holds (``held_params``)
 V = sp.Symbol("V", positive=True)  # model chunks per pipeline stage
-FLIGHT = sp.Symbol("flight", positive=True)  # microbatches in flight on the first stage
+FLIGHT = sp.Symbol("flight", positive=True)  # microbatches in flight on a pipeline stage
 
 
 @dataclass(frozen=True)
@@ -275,10 +275,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         for variants, schedules in _strategies(cfg, shape, batch):
             first, k = len(bases), len(variants)
             bases.extend(variants)
-            for m_, v_ in schedules:
+            for count, depth in schedules:
                 base_l.extend(range(first, first + k))
-                micro_l.extend((m_,) * k)
-                chunks_l.extend((v_,) * k)
+                micro_l.extend((count,) * k)
+                chunks_l.extend((depth,) * k)
     if not base_l:
         raise InputError(f"no mesh and strategy of {n} chips fits the model's sizes and a "
                          f"batch of {batch}", "search")
