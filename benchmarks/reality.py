@@ -84,13 +84,14 @@ def _searches() -> list[dict[str, Any]]:
         result = PlanRequest(**{**given.options(), "recompute": "any"}, search=given.gpus,
                              efficiency=CALIBRATION).run()
         assert result.search is not None and result.given is not None
-        chosen = result.search.plan
+        chosen, best = result.search.plan, result.search.best
         out.append({"model": name, "gpus": given.gpus,
                     "paper_time": float(result.given.predicted or result.given.t_lower),
                     "searched_time": float(chosen.predicted or chosen.t_lower),
                     "tried": result.search.searched, "memory": float(chosen.memory["total"]),
                     "chosen": {"mesh": chosen.mesh, "strategy": chosen.strategy,
                                "microbatches": int(chosen.extra["microbatches"]),
+                               "chunks": best.chunks,
                                "recompute": str(chosen.extra["recompute"])},
                     "command": given.command(CALIBRATION).replace(
                         " --recompute selective", " --recompute any") + f" --search {given.gpus}"})
@@ -99,11 +100,13 @@ def _searches() -> list[dict[str, Any]]:
 
 def _search_text(found: list[dict[str, Any]]) -> list[str]:
     lines = ["", "plan --train --search over the paper's cluster (same GPUs, global batch and "
-             "calibration and its conventions; predicted):"]
+             "calibration and its conventions; microbatches and interleaving swept, the "
+             "paper's among them; predicted):"]
     for f in found:
         c = f["chosen"]
         lines.append(f"  {f['model']}: {c['mesh']} {c['strategy']}, {c['microbatches']} "
-                     f"microbatches, recompute {c['recompute']}: {f['searched_time']:.2f} s "
+                     f"microbatches, {c['chunks']} chunks per stage, recompute "
+                     f"{c['recompute']}: {f['searched_time']:.2f} s "
                      f"against the paper's configuration {f['paper_time']:.2f} s "
                      f"({f['tried']} tried; {f['memory'] / 1e9:.1f} GB)")
     return lines

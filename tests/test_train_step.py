@@ -223,13 +223,16 @@ def _searched(name: str, rule: str) -> object:
 @settings(max_examples=examples(200), deadline=None)
 @given(data=st.data())
 def test_the_search_times_each_plan_as_the_plan_predicts(data: st.DataObject) -> None:
-    # any candidate the search ranks (any mesh, strategy, microbatches and recomputation),
-    # rebuilt as a plan under the search's overlap rule, efficiency and conventions: its
-    # predicted time (what the search ranks by), T_lower and memory are the search's
+    # any candidate the search ranks (any mesh, strategy, microbatches, interleaving and
+    # recomputation), rebuilt as a plan under the search's overlap rule, efficiency and
+    # conventions: its predicted time (what the search ranks by), T_lower and memory are
+    # the search's; half the draws among the interleaved pipelines
     from symroof.plans.calibration import parse_efficiency
     name, rule = data.draw(st.sampled_from(SEARCHES))
     found = _searched(name, rule)
     every = found.every  # type: ignore[attr-defined]
+    if data.draw(st.booleans()):
+        every = [c for c in every if c.chunks > 1]
     c = every[data.draw(st.integers(0, len(every) - 1))]
     calibrated = name != "llama-2-7b"
     eff = parse_efficiency("megatron-a100" if calibrated else None)
@@ -239,7 +242,7 @@ def test_the_search_times_each_plan_as_the_plan_predicts(data: st.DataObject) ->
                  optimizer="adam-megatron" if calibrated else "adam-mixed",
                  conventions=eff.conventions,
                  options=StepOptions(recompute=c.recompute, microbatches=c.microbatches,
-                                     overlap=rule, efficiency=eff))
+                                     interleave=c.chunks, overlap=rule, efficiency=eff))
     assert plan.predicted is not None and plan.overlap == rule
     assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-9)
     assert float(plan.t_lower) == pytest.approx(c.t_lower, rel=1e-9)
@@ -263,13 +266,18 @@ def test_the_search_ranks_by_the_predicted_time_and_under_phase_it_is_t_lower() 
 
 def test_the_search_runs_each_of_the_calibrations_conventions_as_the_plan() -> None:
     # the candidates where each convention moves the time: a pipeline split over tensor
-    # ranks without sequence parallelism (its sends scattered), full recomputation (its
-    # tensor-parallel collectives rerun), with and without sequence parallelism
+    # ranks without sequence parallelism (its sends scattered, v of them a microbatch
+    # interleaved), full recomputation (its tensor-parallel collectives rerun), with and
+    # without sequence parallelism
     from symroof.plans.calibration import parse_efficiency
     eff = parse_efficiency("megatron-a100")
     every = _searched("megatron-gpt-22b", "op").every  # type: ignore[attr-defined]
     picks = [next(c for c in every if "pp" in c.strategy and "tp" in c.strategy
-                  and not c.strategy.endswith(",sp") and c.recompute == "none"),
+                  and not c.strategy.endswith(",sp") and c.recompute == "none"
+                  and c.chunks == 1),
+             next(c for c in every if "pp" in c.strategy and "tp" in c.strategy
+                  and not c.strategy.endswith(",sp") and c.recompute == "none"
+                  and c.chunks > 1),
              next(c for c in every if c.strategy.endswith(",sp") and c.recompute == "full"),
              next(c for c in every if "tp" in c.strategy and not c.strategy.endswith(",sp")
                   and c.recompute == "full")]
@@ -278,7 +286,7 @@ def test_the_search_runs_each_of_the_calibrations_conventions_as_the_plan() -> N
                      parse_strategy(c.strategy), batch=16, context=2048,
                      optimizer="adam-megatron", conventions=eff.conventions,
                      options=StepOptions(recompute=c.recompute, microbatches=c.microbatches,
-                                         overlap="op", efficiency=eff))
+                                         interleave=c.chunks, overlap="op", efficiency=eff))
         assert plan.predicted is not None
         assert float(plan.predicted) == pytest.approx(c.predicted, rel=1e-9), c
 

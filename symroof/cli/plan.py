@@ -73,9 +73,10 @@ def register(verbs: Any) -> None:
     p.add_argument("--strategy", metavar="SPEC", help="strategy per axis, e.g. 'fsdp=X,tp=Y' "
                    "(serving: default tp over every axis)")
     p.add_argument("--search", metavar="CHIPS", type=count,
-                   help="choose mesh and strategy over every factorisation of CHIPS chips; "
-                        "with --mesh and --strategy, that plan (its --microbatches) is set "
-                        "beside the choice")
+                   help="choose mesh and strategy over every factorisation of CHIPS chips, "
+                        "with their microbatches and a pipeline's chunks per stage; with "
+                        "--mesh and --strategy, that plan (its --microbatches, --interleave) "
+                        "is set beside the choice")
     p.add_argument("--laws", action="store_true",
                    help="training: the critical batch per chip of dp and fsdp, exact in the "
                         "peak C and link bandwidth W, on every catalogue chip")

@@ -53,7 +53,7 @@ class Result:
                 "explanation": s.explain(), "assumptions": list(s.assumptions),
                 "overlap": s.overlap,
                 "ranking": [{"mesh": c.spec, "strategy": c.strategy,
-                             "microbatches": c.microbatches,
+                             "microbatches": c.microbatches, "chunks": c.chunks,
                              "choices": {"recompute": c.recompute},
                              "t_lower": c.t_lower,
                              "predicted": c.predicted, "memory": c.memory, "bound": c.bound}
@@ -103,6 +103,7 @@ def _given_json(given: Plan, chosen: Plan) -> dict[str, Any]:
     """The plan set beside a search and how the search's choice compares with it."""
     return {"mesh": given.mesh, "strategy": given.strategy,
             "microbatches": int(given.extra["microbatches"]),  # type: ignore[call-overload]
+            "chunks": int(given.extra.get("chunks", 1)),  # type: ignore[call-overload]
             "choices": {"recompute": given.extra["recompute"]}, "fits": given.fits,
             **_exact("t_lower", given.t_lower), **_exact("t_upper", given.t_upper),
             **_exact("predicted", _ranked(given)),

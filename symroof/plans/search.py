@@ -10,9 +10,12 @@ axes, evaluated at once with NumPy, the fastest that fits memory chosen and expl
 The space: a torus's chips split over its dimensions (one mesh axis each, no larger than
 the dimension; pods beyond one over DCN), a GPU system's over up to three axes (the last
 ones in the NVLink domain). Each axis takes one kind (dp, zero1, zero2, zero3, tp with or
-without sp, pp, ep for a MoE); axes of one kind join. Every formula the search evaluates is
-the symbolic plan's (``symroof.plans.template``: bytes of each collective in the degrees of
-parallelism; ``zero``, ``pipeline``: memory and makespan), compiled once with ``lambdify``;
+without sp, pp, ep for a MoE); axes of one kind join. Each strategy runs every schedule
+``_schedules`` gives: gradient accumulation over 1, 2, 4, ... microbatches, or a pipeline's
+p, 2p, 4p, ... microbatches over every number of chunks per stage (interleaved 1F1B).
+Every formula the search evaluates is the symbolic plan's (``symroof.plans.template``: bytes
+of each collective in the degrees of parallelism; ``zero``, ``pipeline``: memory and
+makespan), compiled once with ``lambdify``;
 each collective's seconds per byte and latency on an axis come from
 ``symroof.parallel.collectives`` once per distinct axis. The chosen plan is then rebuilt
 exactly by ``symroof.plans.training.train``.
@@ -21,7 +24,7 @@ exactly by ``symroof.plans.training.train``.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -40,7 +43,7 @@ from .conventions import Conventions
 from .efficiency import PEAK, Efficiency
 from .factor import factorisations
 from .options import StepOptions
-from .pipeline import pipeline_cost
+from .pipeline import in_flight, interleaved_cost, pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
@@ -63,7 +66,8 @@ from .zero import zero_states
 LABELS = ("dp", "zero1", "zero2", "zero3", "tp", "pp", "ep")
 DEGREES = (D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO)
 HELD = sp.Symbol("held", positive=True)  # parameters a device holds (``held_params``)
-V = sp.Symbol("V", positive=True)
+V = sp.Symbol("V", positive=True)  # model chunks per pipeline stage
+FLIGHT = sp.Symbol("flight", positive=True)  # microbatches in flight on a pipeline stage
 
 
 @dataclass(frozen=True)
@@ -78,13 +82,15 @@ class Candidate:
     sequence_parallel: bool
     kinds: dict[str, tuple[str, ...]]
     recompute: str = "none"
+    chunks: int = 1
 
 
 @dataclass(frozen=True)
 class Choice:
     """A ranked candidate: its step time (T_lower), memory, and what binds it; ``predicted``
     its step time under the search's overlap rule (``training.Plan.predicted``, T_lower
-    under ``phase``)."""
+    under ``phase``); ``chunks`` the model chunks per pipeline stage (its interleaving,
+    ``StepOptions.interleave``)."""
 
     spec: str
     strategy: str
@@ -94,6 +100,7 @@ class Choice:
     microbatches: int = 1
     recompute: str = "none"
     predicted: float = 0.0
+    chunks: int = 1
 
 
 @dataclass(frozen=True)
@@ -110,7 +117,7 @@ class Search:
     assumptions: tuple[str, ...]
     ties: int = 1
     slower: Choice | None = None
-    every: tuple[Choice, ...] = ()
+    every: Sequence[Choice] = ()
     overlap: str = DEFAULT_OVERLAP
 
     def explain(self) -> str:
@@ -166,7 +173,19 @@ def meshes(chip: Chip, n: int) -> Iterator[list[tuple[str, int, str]]]:
 
 def candidates(cfg: ModelConfig, axes: list[tuple[str, int, str]],
                batch: int) -> Iterator[Candidate]:
-    """Every strategy on these axes that the model's sizes allow."""
+    """Every strategy on these axes that the model's sizes allow, with each of its
+    microbatch counts and interleavings (``_schedules``)."""
+    for variants, schedules in _strategies(cfg, axes, batch):
+        for micro, chunks in schedules:
+            for c in variants:
+                yield replace(c, degrees=(*c.degrees[:5], micro), chunks=chunks)
+
+
+def _strategies(cfg: ModelConfig, axes: list[tuple[str, int, str]], batch: int,
+                ) -> Iterator[tuple[tuple[Candidate, ...], list[tuple[int, int]]]]:
+    """Each strategy on these axes the model's sizes allow: its candidates without and with
+    sequence parallelism (one microbatch, one chunk) and the (microbatches, chunks) it
+    runs under."""
     labels = [x for x in LABELS if x != "ep" or cfg.moe is not None]
     spec = ",".join(f"{name}={size}{link}" for name, size, link in axes)
     for choice in itertools.product(labels, repeat=len(axes)):
@@ -180,26 +199,37 @@ def candidates(cfg: ModelConfig, axes: list[tuple[str, int, str]],
             deg["zero" if label.startswith("zero") else label] *= size
         if not _allowed(cfg, deg, batch):
             continue
-        replicas = deg["dp"] * deg["zero"] * deg["ep"]
+        schedules = _schedules(batch, deg["dp"] * deg["zero"] * deg["ep"], deg["pp"],
+                               cfg.layers)
+        if not schedules:
+            continue
         stage = int(next(iter(zeros))[-1]) if zeros else 0
         text = ",".join(f"{'fsdp' if k == 'zero3' else k}={'+'.join(kinds[k])}"
                         for k in STRATEGY_KINDS if k in kinds)
-        for micro in _microbatch_counts(batch, replicas, deg["pp"]):
-            for sp_on in ((False, True) if "tp" in kinds else (False,)):
-                yield Candidate(spec, text + (",sp" if sp_on else ""),
-                                (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"],
-                                 micro), stage, sp_on, kinds)
+        yield tuple(Candidate(spec, text + (",sp" if sp_on else ""),
+                              (deg["dp"], deg["zero"], deg["tp"], deg["pp"], deg["ep"], 1),
+                              stage, sp_on, kinds)
+                    for sp_on in ((False, True) if "tp" in kinds else (False,))), schedules
 
 
-def _microbatch_counts(batch: int, replicas: int, pp: int) -> list[int]:
-    """A pipeline's 4 microbatches per stage; without one, gradient accumulation over
-    every power of two of microbatches the replica's batch splits into."""
-    if pp > 1:
-        return [4 * pp] if batch % (replicas * 4 * pp) == 0 else []
+def _schedules(batch: int, replicas: int, pp: int, layers: int) -> list[tuple[int, int]]:
+    """(microbatches, chunks per stage) a strategy runs under: without a pipeline, gradient
+    accumulation over every power of two of microbatches the replica's batch splits into;
+    with one, p, 2p, 4p, ... microbatches (whole groups of the p stages, as Megatron-LM's
+    interleaved schedule runs them), each with every number of chunks v the stage's
+    layers split into (interleaved 1F1B, Narayanan et al., 2021; v = 1 plain 1F1B).
+
+    >>> _schedules(8, 2, 1, 32), _schedules(64, 1, 8, 96)[:7]
+    ([(1, 1), (2, 1), (4, 1)], [(8, 1), (8, 2), (8, 3), (8, 4), (8, 6), (8, 12), (16, 1)])
+    """
     if batch % replicas:
         return []
     per = batch // replicas
-    return [m for m in (2**k for k in range(per.bit_length())) if per % m == 0]
+    counts = [pp * 2**k for k in range(per.bit_length()) if per % (pp * 2**k) == 0]
+    if pp == 1:
+        return [(m, 1) for m in counts]
+    chunks = [v for v in range(1, layers // pp + 1) if layers % (pp * v) == 0]
+    return [(m, v) for m in counts for v in chunks]
 
 
 def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
@@ -234,8 +264,22 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     reruns = conventions is not None and conventions.flag("rerun_collectives")
     scatter = conventions is not None and conventions.flag("pipeline_sends")
     shapes = list(meshes(chip, n))
-    cands = [c for axes in shapes for c in candidates(cfg, axes, batch)]
-    if not cands:
+    # each strategy's candidates (without and with sequence parallelism) once, as bases;
+    # a candidate is a base with a microbatch count and chunks per stage (``_schedules``),
+    # in the order ``candidates`` yields them
+    bases: list[Candidate] = []
+    base_l: list[int] = []
+    micro_l: list[int] = []
+    chunks_l: list[int] = []
+    for shape in shapes:
+        for variants, schedules in _strategies(cfg, shape, batch):
+            first, k = len(bases), len(variants)
+            bases.extend(variants)
+            for count, depth in schedules:
+                base_l.extend(range(first, first + k))
+                micro_l.extend((count,) * k)
+                chunks_l.extend((depth,) * k)
+    if not base_l:
         raise InputError(f"no mesh and strategy of {n} chips fits the model's sizes and a "
                          f"batch of {batch}", "search")
     w, g, o, why = plan_states(optimizer)
@@ -249,18 +293,19 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
     costs = Costs(in_network, efficiency)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
-    per_byte = {pair: np.zeros(len(cands)) for pair in pairs}
-    latency = {pair: np.zeros(len(cands)) for pair in pairs}
+    per_byte = {pair: np.zeros(len(bases)) for pair in pairs}
+    latency = {pair: np.zeros(len(bases)) for pair in pairs}
     signatures: dict[str, tuple[Mesh, dict[str, int]]] = {}
     ids: dict[tuple[Any, ...], int] = {}  # each distinct axis once, as a small number
     # the candidates of one mesh and one assignment of kinds to axes cost their collectives
     # alike (their microbatches and sequence parallelism aside): each such group once
     groups: dict[tuple[Any, ...], list[int]] = {}
-    for i, c in enumerate(cands):
+    for i, c in enumerate(bases):
         groups.setdefault((c.spec, *sorted(c.kinds.items())), []).append(i)
-    done = 0
+    tried = np.bincount(base_l, minlength=len(bases))  # each base's candidates
+    done, total = 0, len(base_l)
     for rows in groups.values():
-        c = cands[rows[0]]
+        c = bases[rows[0]]
         if c.spec not in signatures:
             m = mesh(c.spec, chip)
             signatures[c.spec] = (m, {a: ids.setdefault(signature(m, a), len(ids))
@@ -271,37 +316,44 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             if axes:
                 per_byte[kind, coll][rows], latency[kind, coll][rows] = costs.get(
                     coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
-        if progress and (done + len(rows)) // 512 > done // 512:
-            progress(done + len(rows), len(cands))
-        done += len(rows)
-    # each recomputation policy asked for: the same candidates again (comm costs shared)
+        now = done + int(tried[rows].sum())
+        if progress and now // 512 > done // 512:
+            progress(now, total)
+        done = now
+    # each recomputation policy asked for: the same candidates again (comm costs shared);
+    # each candidate's base, policy (its index in ``policies``), microbatches and chunks
     policies = RECOMPUTE if recompute == "any" else (recompute,)
-    recs = [r for r in policies for _ in cands]  # each candidate's recomputation policy
-    cands = cands * len(policies)
-    per_byte = {k: np.tile(v, len(policies)) for k, v in per_byte.items()}
-    latency = {k: np.tile(v, len(policies)) for k, v in latency.items()}
-    deg = np.array([c.degrees for c in cands], dtype=np.float64).T
+    n_all = total * len(policies)
+    base = np.tile(np.array(base_l), len(policies))
+    pol = np.repeat(np.arange(len(policies)), total)
+    chunks = np.tile(np.array(chunks_l, dtype=np.float64), len(policies))
+    per_byte = {k: v[base] for k, v in per_byte.items()}
+    latency = {k: v[base] for k, v in latency.items()}
+    deg = np.vstack([np.array([c.degrees[:5] for c in bases], dtype=np.float64).T[:, base],
+                     np.tile(np.array(micro_l, dtype=np.float64), len(policies))])
     replicas = deg[0] * deg[1] * deg[4]
     micro = deg[5]
     b_value = batch / (replicas * micro)
     # a device's compute and HBM time per phase: the training step's ops timed by the engine
     # (``train_step``), one polynomial in the microbatch per (tp, pp, ep, sequence
     # parallelism, recomputation) the candidates use, compiled for NumPy
-    per_phase = {(ph, res): np.zeros(len(cands)) for ph in PHASES
+    per_phase = {(ph, res): np.zeros(n_all) for ph in PHASES
                  for res in ("compute", "hbm")}
     # what only the first stage (the embedding) or the last (final norm, head) adds
-    extra = {(w, ph, res): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES
+    extra = {(w, ph, res): np.zeros(n_all) for w in ("first", "last") for ph in PHASES
              for res in ("compute", "hbm")}
     # under ``op``: each phase's ops, each op's compute overlapping its own memory traffic
     # (``train_step.op_overlapped``), in all and what each extra adds
-    ops_time = {ph: np.zeros(len(cands)) for ph in PHASES}
-    extra_ops = {(w, ph): np.zeros(len(cands)) for w in ("first", "last") for ph in PHASES}
+    ops_time = {ph: np.zeros(n_all) for ph in PHASES}
+    extra_ops = {(w, ph): np.zeros(n_all) for w in ("first", "last") for ph in PHASES}
     op_polys: dict[Any, Any] = {}
-    shapes_of: dict[tuple[int, int, int, bool, str], list[int]] = {}
-    for i, c in enumerate(cands):
-        shape = (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel,
-                 recs[i])
-        shapes_of.setdefault(shape, []).append(i)
+    shape_ids: dict[tuple[int, int, int, bool], int] = {}
+    base_shape = np.array([shape_ids.setdefault(
+        (int(c.degrees[2]), int(c.degrees[3]), int(c.degrees[4]), c.sequence_parallel),
+        len(shape_ids)) for c in bases])
+    named = list(shape_ids)
+    shapes_of = {(*named[k // len(policies)], policies[k % len(policies)]): idx
+                 for k, idx in _grouped(base_shape[base] * len(policies) + pol)}
     seen: dict[Any, Any] = {}
     forwards: dict[tuple[int, int, int, bool], Any] = {}
     shards: dict[Any, Any] = {}  # each tensor shard's layer ops, for every pipeline depth
@@ -323,8 +375,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 total.setdefault(k, []).append(b.count * v)
         return {k: sp.Add(*v) for k, v in total.items()}
 
-    for (tp, pp, ep, sp_on, r), rows in shapes_of.items():
-        idx = np.array(rows)
+    for (tp, pp, ep, sp_on, r), idx in shapes_of.items():
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
             forward, weights = forward_ops(cfg, batch=BATCH, context=context, tp=tp, pp=pp,
                                            ep=ep, sequence_parallel=sp_on, attention=attention,
@@ -384,58 +435,67 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             "lower": {ph: np.maximum(own[ph, "compute"], own[ph, "hbm"]) for ph in PHASES},
             "upper": {ph: own[ph, "compute"] + own[ph, "hbm"] for ph in PHASES},
             "op": {ph: ops_time[ph] - sum(extra_ops[d, ph] for d in drop) for ph in PHASES}}
-    serial = {ph: np.zeros(len(cands)) for ph in PHASES}  # every term but compute and HBM
-    serial_of = {w: {ph: np.zeros(len(cands)) for ph in PHASES} for w in staged}  # by stage
+    serial = {ph: np.zeros(n_all) for ph in PHASES}  # every term but compute and HBM
+    serial_of = {w: {ph: np.zeros(n_all) for ph in PHASES} for w in staged}  # by stage
     # the memory account of the first and the last pipeline stage (``training.stage_memory``;
-    # without a pipeline both the one stage's), the plan's memory the larger
-    by_stage = {w: np.zeros(len(cands)) for w in STAGES}
-    mem_fns = {(r, w): _memory_functions(templates, cfg, per, r, context, attention, at=w)
-               for r in policies for w in STAGES}
+    # without a pipeline both the one stage's), the plan's memory the larger: one function
+    # of the parameters a stage holds and its microbatches in flight (``pipeline.in_flight``,
+    # interleaving's too) for both stages
+    by_stage = {w: np.zeros(n_all) for w in STAGES}
+    mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
+               for r in policies}
     host_total, host_terms, host_notes = offload_functions(offload, per, chip, efficiency) \
         if offload else (None, {}, ())
-    mem_parts = {(r, w): _memory_functions(templates, cfg, per, r, context, attention, PARTS,
-                                           at=w)
-                 for r in policies for w in STAGES} if offload else {}
+    mem_parts = {r: _memory_functions(templates, cfg, per, r, context, attention, PARTS)
+                 for r in policies} if offload else {}
     # the optimizer step, once per step: its engine time on the states one device holds,
     # each stage's, the step waiting for the slowest
-    steps = {w: _memory_functions(templates, cfg, per, "none", context, attention,
-                                  step_of=lambda mem: optimizer_time(mem, chip, efficiency),
-                                  at=w) for w in STAGES}
-    opt = np.zeros(len(cands))
-    parts = {w: np.zeros((len(PARTS), len(cands))) for w in STAGES}  # for an offload
-    by_group: dict[tuple[int, bool], list[int]] = {}
-    for i, c in enumerate(cands):
-        by_group.setdefault((c.stage, c.sequence_parallel), []).append(i)
+    steps = _memory_functions(templates, cfg, per, "none", context, attention,
+                              step_of=lambda mem: optimizer_time(mem, chip, efficiency))
+    opt = np.zeros(n_all)
+    parts = {w: np.zeros((len(PARTS), n_all)) for w in STAGES}  # for an offload
+    interleaved = chunks != 1
+    flight = {}
+    for w in STAGES:
+        flight[w] = np.array(_compile(in_flight(D_PP, MICRO, 1, w), (D_PP, MICRO))(deg[3],
+                                                                                 micro))
+        if interleaved.any():
+            flight[w][interleaved] = _compile(in_flight(D_PP, MICRO, V, w), (D_PP, MICRO, V))(
+                deg[3, interleaved], micro[interleaved], chunks[interleaved])
+    group_ids: dict[tuple[int, bool], int] = {}
+    base_group = np.array([group_ids.setdefault((c.stage, c.sequence_parallel), len(group_ids))
+                           for c in bases])
+    named_groups = list(group_ids)
+    by_group = {named_groups[k]: idx for k, idx in _grouped(base_group[base])}
     # the parameters a device holds on each stage, the plan's count (``training.held_params``)
-    held = {w: np.zeros(len(cands)) for w in STAGES}
     counts: dict[tuple[Any, ...], float] = {}
-    for i, c in enumerate(cands):
+    for c in bases:
         shard = c.degrees[2:5]
         for w in STAGES:
             if (*shard, w) not in counts:
                 counts[*shard, w] = float(held_params(templates[0, False], cfg, {
                     D_TP: sp.Integer(shard[0]), D_PP: sp.Integer(shard[1]),
                     D_EP: sp.Integer(shard[2])}, w))
-            held[w][i] = counts[*shard, w]
-    for (stage, sp_on), rows in sorted(by_group.items()):
-        idx = np.array(rows)
+    held = {w: np.array([counts[*c.degrees[2:5], w] for c in bases])[base] for w in STAGES}
+    for (stage, sp_on), idx in sorted(by_group.items()):
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        opt[idx] = np.maximum(*(steps[w][stage, sp_on](*args, held[w][idx]) for w in STAGES))
-        for r in policies:
-            mine = np.array([i for i in rows if recs[i] == r])
+        opt[idx] = np.maximum(*(steps[stage, sp_on](*args, held[w][idx], flight[w][idx])
+                                for w in STAGES))
+        for j, r in enumerate(policies):
+            mine = idx[pol[idx] == j]
             if not len(mine):
                 continue
             for w in STAGES:
-                by_stage[w][mine] = mem_fns[r, w][stage, sp_on](b_value[mine], *deg[:, mine],
-                                                                held[w][mine])
-                for k, fn in enumerate(mem_parts.get((r, w), {}).get((stage, sp_on), ())):
-                    parts[w][k, mine] = fn(b_value[mine], *deg[:, mine], held[w][mine])
+                at = (b_value[mine], *deg[:, mine], held[w][mine], flight[w][mine])
+                by_stage[w][mine] = mem_fns[r][stage, sp_on](*at)
+                for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
+                    parts[w][k, mine] = fn(*at)
         # the collectives: the template's, and under the conventions each policy's reruns
         # (``training._with_reruns``) and pipeline sends split over the tensor ranks
-        split = [(np.array([k for k, i in enumerate(rows) if recs[i] == r]),
-                  tuple(_with_reruns(t.uses, r, sp_on))) for r in policies] if reruns \
-            else [(np.arange(len(rows)), t.uses)]
+        split = [(np.flatnonzero(pol[idx] == j), tuple(_with_reruns(t.uses, r, sp_on)))
+                 for j, r in enumerate(policies)] if reruns \
+            else [(np.arange(len(idx)), t.uses)]
         term: dict[tuple[str, str], np.ndarray] = {}
         head_comms: dict[tuple[str, str, str], np.ndarray] = {}  # the head block's, by stage
         for mine, uses in split:
@@ -443,6 +503,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 continue
             for u in uses:
                 count = _compile(sp.sympify(u.per_step))(*args)[mine]
+                if u.kind == "pp" and u.block not in HEAD_BLOCKS:  # a stage sends each
+                    count = count * chunks[idx[mine]]  # chunk's output on: v per microbatch
                 size = _compile(u.nbytes)(*args)[mine] * count
                 if u.kind == "pp" and scatter and not sp_on and u.block not in HEAD_BLOCKS:
                     size = size / deg[2, idx[mine]]
@@ -472,7 +534,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     memory = np.where(last, by_stage["last"], by_stage["first"])
     # an offload acts on that stage's account, with its microbatches in flight
     host_args = (*np.where(last, parts["last"], parts["first"]), cfg.layers / deg[3], micro,
-                 np.where((deg[3] != 1) & ~last, np.minimum(deg[3], micro), 1))
+                 np.where(last, flight["last"], flight["first"]))
     if host_total is not None:  # an offload: HBM keeps less, the host link moves the rest
         memory = host_total(*host_args)
     for (name, ph), fn in host_terms.items():  # the host link, one term per direction
@@ -486,9 +548,18 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             v["upper"][ph] = v["upper"][ph] + time
             serial_of[w][ph] = serial_of[w][ph] + time
     if progress:
-        progress(len(cands), len(cands))
-    makespan = _compile(pipeline_cost(D_PP, MICRO, sp.Symbol("f"), sp.Symbol("g")).makespan,
-                        (sp.Symbol("f"), sp.Symbol("g"), D_PP, MICRO))
+        progress(n_all, n_all)
+    f_, g_ = sp.symbols("f g")
+    plain = _compile(pipeline_cost(D_PP, MICRO, f_, g_).makespan, (f_, g_, D_PP, MICRO))
+    chunked = _compile(interleaved_cost(D_PP, MICRO, V, f_, g_).makespan,
+                       (f_, g_, D_PP, MICRO, V))
+
+    def makespan(f: np.ndarray, g: np.ndarray, p: np.ndarray, m: np.ndarray) -> np.ndarray:
+        """The 1F1B makespan of every candidate, interleaved over its chunks where it is."""
+        out = plain(f, g, p, m)
+        if interleaved.any():
+            out = np.where(interleaved, chunked(f, g, p, m, chunks), out)
+        return np.asarray(out)
 
     def pipelined(bound: str, whole: dict[str, np.ndarray]) -> np.ndarray:
         """``training.pipelined`` over every candidate: the last stage the busiest where it
@@ -511,33 +582,29 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         predicted = t_lower if overlap == "phase" else t_upper
     fits = memory <= float(chip.capacity("hbm"))
     if not fits.any():
-        smallest = int(np.argmin(memory))
+        smallest = bases[base[int(np.argmin(memory))]]
         raise InputError(f"no plan of {n} chips fits in {chip.name}'s memory: the smallest "
-                         f"needs {memory[smallest] / 1e9:.3g} GB per chip "
-                         f"({cands[smallest].strategy} on {cands[smallest].spec})", "search")
+                         f"needs {memory.min() / 1e9:.3g} GB per chip "
+                         f"({smallest.strategy} on {smallest.spec})", "search")
     # fastest first; among equals the one with the shorter T_upper, then the less memory
-    order = np.lexsort((np.arange(len(cands)), memory, t_upper,
+    order = np.lexsort((np.arange(n_all), memory, t_upper,
                         np.where(fits, predicted, np.inf)))
-    ranked = [i for i in order if fits[i]]
+    ranked = order[fits[order]]
 
     # each ranked candidate's figures as Python floats, its bound the backward's binding
     # term unless that is compute, else the forward's
-    figures = (t_lower.tolist(), memory.tolist(), predicted.tolist(),
-               np.where(binding["backward"] != "compute", binding["backward"],
-                        binding["forward"]).tolist())
-
-    def choice(i: int) -> Choice:
-        c = cands[i]
-        return Choice(c.spec, c.strategy, figures[0][i], figures[1][i], str(figures[3][i]),
-                      c.degrees[5], recs[i], figures[2][i])
+    bound = np.where(binding["backward"] != "compute", binding["backward"],
+                     binding["forward"])
+    choice = _Chooser(bases, base, pol, policies, deg[5], chunks, t_lower, memory, predicted,
+                      bound)
     choices = tuple(choice(i) for i in ranked[:10])
-    best = cands[ranked[0]]
+    best = choices[0]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
                  context=context, optimizer=optimizer, conventions=conventions,
                  options=StepOptions(kernel=Kernel(attention), efficiency=efficiency,
-                                     recompute=recs[ranked[0]], microbatches=best.degrees[5],
-                                     offload=offload, in_network=in_network,
-                                     overlap=overlap))
+                                     recompute=best.recompute, microbatches=best.microbatches,
+                                     interleave=best.chunks, offload=offload,
+                                     in_network=in_network, overlap=overlap))
     notes: tuple[str, ...] = (
         f"latency {', '.join(sorted(costs.unknown))} taken as 0 in the search (no source "
         "gives it)",) if costs.unknown else ()
@@ -561,14 +628,66 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                   f"which this search was not given: its candidates run none of "
                   f"{', '.join(sorted(set(conv.choices) - {'optimizer', 'overlap'}))}",)
     top = predicted[ranked[0]]
-    tied = [i for i in ranked if predicted[i] <= top * (1 + 1e-12)]
-    after = ranked[len(tied)] if len(tied) < len(ranked) else None
-    slower = choice(after) if after is not None else None
-    return Search(n, len(cands), int(fits.sum()), choices[0],
+    tied = int(np.count_nonzero(predicted[ranked] <= top * (1 + 1e-12)))
+    slower = choice(int(ranked[tied])) if tied < len(ranked) else None
+    return Search(n, n_all, int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
-                  (*notes, "pipelines run 4 microbatches per stage; without a pipeline, gradient "
-                   f"accumulation over 1, 2, 4, ... microbatches; {why}"), len(tied),
-                  slower, tuple(choice(i) for i in ranked), overlap)
+                  (*notes, "pipelines of p stages run p, 2p, 4p, ... microbatches, each over "
+                   "every number of chunks per stage v its layers split into (interleaved "
+                   "1F1B; v = 1 plain); without a pipeline, gradient accumulation over 1, 2, "
+                   f"4, ... microbatches; {why}"), tied, slower, _Ranked(choice, ranked),
+                  overlap)
+
+
+def _grouped(keys: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """Each distinct key and the indices holding it (ascending), in the order the keys
+    first appear.
+
+    >>> [(k, i.tolist()) for k, i in _grouped(np.array([3, 1, 3, 2, 1]))]
+    [(3, [0, 2]), (1, [1, 4]), (2, [3])]
+    """
+    order = np.argsort(keys, kind="stable")
+    values, first = np.unique(keys, return_index=True)
+    split = np.split(order, np.searchsorted(keys[order], values[1:]))
+    return [(int(values[j]), split[j]) for j in np.argsort(first)]
+
+
+@dataclass(frozen=True)
+class _Chooser:
+    """A candidate's ``Choice`` from the search's arrays (each candidate's base, policy,
+    microbatches, chunks and figures)."""
+
+    bases: list[Candidate]
+    base: np.ndarray
+    pol: np.ndarray
+    policies: tuple[str, ...]
+    micro: np.ndarray
+    chunks: np.ndarray
+    t_lower: np.ndarray
+    memory: np.ndarray
+    predicted: np.ndarray
+    bound: np.ndarray
+
+    def __call__(self, i: int) -> Choice:
+        c = self.bases[self.base[i]]
+        return Choice(c.spec, c.strategy, float(self.t_lower[i]), float(self.memory[i]),
+                      str(self.bound[i]), int(self.micro[i]), self.policies[self.pol[i]],
+                      float(self.predicted[i]), int(self.chunks[i]))
+
+
+class _Ranked(Sequence[Choice]):
+    """Every plan that fits, fastest first, each ``Choice`` made when it is read."""
+
+    def __init__(self, choice: Callable[[int], Choice], ranked: np.ndarray) -> None:
+        self._choice, self._ranked = choice, ranked
+
+    def __len__(self) -> int:
+        return len(self._ranked)
+
+    def __getitem__(self, k: Any) -> Any:
+        if isinstance(k, slice):
+            return tuple(self._choice(int(i)) for i in self._ranked[k])
+        return self._choice(int(self._ranked[k]))
 
 
 def _label(kind: str, c: Candidate) -> str:
@@ -636,7 +755,7 @@ def _stacked(coefficients: Any) -> np.ndarray:
     return out
 
 
-_COMPILED: dict[str, Callable[..., Any]] = {}
+_COMPILED: dict[tuple[Any, ...], Callable[..., Any]] = {}
 
 
 def _coefficients(expr: sp.Expr) -> list[float]:
@@ -695,7 +814,7 @@ def _evaluator(expr: sp.Expr) -> _Evaluator:
 def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callable[..., Any]:
     """A NumPy function of (b, d_dp, d_zero, d_tp, d_pp, d_ep, m), compiled once."""
     names = args or (BATCH, *DEGREES)
-    key = sp.srepr(expr) + "|" + ",".join(map(str, names))
+    key = (expr, names)  # an expression's hash is kept with it: no printing to look it up
     fn = _COMPILED.get(key)
     if fn is None:
         raw = sp.lambdify(names, expr, "numpy")
@@ -711,17 +830,24 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       per: dict[str, int], recompute: str, context: int,
                       attention: str = "materialised", parts: tuple[str, ...] | None = None,
                       step_of: Callable[[dict[str, sp.Expr]], sp.Expr] | None = None,
-                      at: str = "first") -> dict[tuple[int, bool], Any]:
+                      ) -> dict[tuple[int, bool], Any]:
+    """NumPy functions of (b, the degrees, the parameters a stage holds, the microbatches in
+    flight on it) per (ZeRO stage, sequence parallelism): the memory's total (or ``parts``,
+    or ``step_of`` the memory) of the first pipeline stage (``training._memory``), its
+    ``pipeline.in_flight`` count an argument, so that one function serves every stage (the
+    last stage's account differs only in those two) and every interleaving."""
     from .strategy import Strategy
     from .training import _memory
     out: dict[tuple[int, bool], Any] = {}
+    flight = {in_flight(D_PP, MICRO, 1): FLIGHT}
     for (stage, sp_on), t in templates.items():
         kinds = ((f"zero{stage}", ("Z",)),) if stage else ()
         s = Strategy((*kinds, ("tp", ("T",))), sp_on)
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
-        mem = _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO, attention,
-                      held=HELD, stage=at)
-        args = (BATCH, *DEGREES, HELD)
+        mem = {k: sp.sympify(v).xreplace(flight) for k, v in
+               _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO,
+                       attention, held=HELD, stage="first").items()}
+        args = (BATCH, *DEGREES, HELD, FLIGHT)
         if step_of is not None:
             out[stage, sp_on] = _compile(sp.sympify(step_of(mem)), args)
             continue

@@ -270,14 +270,15 @@ def _chunks(s: Serving, fmt: str, shown: int = 8) -> list[str]:
 def _search(s: Search, fmt: str) -> list[str]:
     # under a rule other than phase the candidates rank by their predicted time: a column
     ranked = s.overlap != "phase"
-    rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), c.recompute,
+    rows = [(str(i + 1), c.spec, c.strategy, str(c.microbatches), str(c.chunks), c.recompute,
              seconds(sp.Float(c.t_lower)),
              *([seconds(sp.Float(c.predicted))] if ranked else []),
              gigabytes(sp.Float(c.memory)), c.bound)
             for i, c in enumerate(s.ranking)]
     return [_heading(f"search over {s.chips} chips: {s.searched} plans, {s.feasible} fit", fmt),
-            *table(["rank", "mesh", "strategy", "microbatches", "recompute", "T_lower",
-                    *([f"predicted ({s.overlap})"] if ranked else []), "memory", "bound"],
+            *table(["rank", "mesh", "strategy", "microbatches", "chunks", "recompute",
+                    "T_lower", *([f"predicted ({s.overlap})"] if ranked else []), "memory",
+                    "bound"],
                    rows, fmt),
             s.explain(), *(f"- {a}" for a in s.assumptions)]
 
@@ -285,7 +286,8 @@ def _search(s: Search, fmt: str) -> list[str]:
 def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
     """The plan set beside the search, and the search's choice against it."""
     ranked = chosen.overlap != "phase"  # the search ranked by the predicted time: a column
-    rows = [(name, p.mesh, p.strategy, str(p.extra["microbatches"]), str(p.extra["recompute"]),
+    rows = [(name, p.mesh, p.strategy, str(p.extra["microbatches"]),
+             str(p.extra.get("chunks", 1)), str(p.extra["recompute"]),
              seconds(p.t_lower), seconds(p.t_upper),
              *([seconds(_ranked_time(p))] if ranked else []), gigabytes(p.memory["total"]),
              "yes" if p.fits else "no") for name, p in (("given", given), ("chosen", chosen))]
@@ -299,8 +301,8 @@ def _given(given: Plan, chosen: Plan, fmt: str) -> list[str]:
     if not given.fits:
         verdict += "; the given plan does not fit in memory"
     return [_heading("the given plan beside the search's choice", fmt),
-            *table(["plan", "mesh", "strategy", "microbatches", "recompute", "T_lower",
-                    "T_upper", *([f"predicted ({chosen.overlap})"] if ranked else []),
+            *table(["plan", "mesh", "strategy", "microbatches", "chunks", "recompute",
+                    "T_lower", "T_upper", *([f"predicted ({chosen.overlap})"] if ranked else []),
                     "memory", "fits"], rows, fmt), verdict]
 
 
