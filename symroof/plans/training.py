@@ -372,23 +372,24 @@ def _terms(t: Template, m: Mesh, strategy: Strategy, subs: dict[sp.Symbol, Expr]
                        elementwise=conventions is not None and conventions.flag(
                            "elementwise_kernels"))
     the_chip = m.chip if rate is None else with_peak(m.chip, rate)
-    by_phase = phase_terms(ops, the_chip, eff)
+    seen: dict[Any, dict[str, Expr]] = {}  # each op's times, built once for every sum below
+    by_phase = phase_terms(ops, the_chip, eff, seen)
     micro = subs[MICRO]
     flops = micro * sp.Add(*(s.total().flops for s in ops.values()))
     if sums is not None:  # what the plan reports beside the terms
         sums["flops"] = sp.expand(flops)
         sums["bytes"] = sp.expand(micro * sp.Add(*(s.total().bytes() for s in ops.values())))
         if per_op:
-            overlapped = op_overlapped(ops, the_chip, eff)
+            overlapped = op_overlapped(ops, the_chip, eff, seen)
             sums.update({f"{ph} per op": micro * overlapped[ph] for ph in PHASES})
         if pp != 1:  # what only the first or the last stage runs, by term and phase
             for where, part in stage_extras(ops).items():
-                timed = phase_terms(part, the_chip, eff)
+                timed = phase_terms(part, the_chip, eff, seen)
                 for ph in PHASES:
                     for k, v in timed[ph].items():
                         sums[f"{where} {k} {ph}"] = micro * v
                 if per_op:
-                    alone = op_overlapped(part, the_chip, eff)
+                    alone = op_overlapped(part, the_chip, eff, seen)
                     sums.update({f"{where} per op {ph}": micro * alone[ph] for ph in PHASES})
     detail = {"compute": f"{sp.sstr(sp.expand(flops))} FLOPs per device: the forward ops of its "
                          "shard, their input- and weight-gradient ops"
