@@ -72,5 +72,5 @@ def relaxed_mix(cfg: ModelConfig, chip: Chip | str, chips: int, *, batch: int,
     x, y = sp.symbols("d_zero d_tp", positive=True)
     objective = moving.subs({D_ZERO: x, D_TP: y})
     opt = lagrange(objective, sp.Eq(x * y, chips), [x, y], method="power-law")
-    return Relaxed(objective, opt, sp.simplify(opt.solution[y]), sp.simplify(opt.solution[x]),
+    return Relaxed(objective, opt, sp.radsimp(opt.solution[y]), sp.radsimp(opt.solution[x]),
                    chips)
