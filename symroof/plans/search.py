@@ -32,6 +32,7 @@ import numpy as np
 import sympy as sp
 
 from ..core.errors import InputError
+from ..engine.sweeps import to_numpy
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import RECOMPUTE
@@ -817,7 +818,7 @@ def _compile(expr: sp.Expr, args: tuple[sp.Symbol, ...] | None = None) -> Callab
     key = (expr, names)  # an expression's hash is kept with it: no printing to look it up
     fn = _COMPILED.get(key)
     if fn is None:
-        raw = sp.lambdify(names, expr, "numpy")
+        raw = to_numpy(names, expr)
 
         def fn(*values: Any, _raw: Any = raw) -> Any:
             out = _raw(*values)

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import sympy as sp
 
+from ..engine.sweeps import to_numpy
 from ..hardware.catalog import Chip
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
@@ -93,7 +94,7 @@ def offload_functions(what: tuple[str, ...], per: Mapping[str, int], chip: Chip,
 
 
 def _numpy(expr: sp.Expr, args: tuple[sp.Symbol, ...]) -> Callable[..., Any]:
-    raw = sp.lambdify(args, expr, "numpy")
+    raw = to_numpy(args, expr)
 
     def fn(*values: Any) -> Any:
         return np.broadcast_to(np.asarray(raw(*values), dtype=np.float64),

@@ -50,6 +50,7 @@ from ..core.errors import InputError
 from ..core.parse import symbol
 from ..core.printer import si
 from ..core.quant import rest_dtype
+from ..engine.sweeps import to_numpy
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.counts import kv_bytes_per_token
@@ -176,8 +177,8 @@ def _touched(E: Any, k: Any, M: Any) -> Any:
     return np.where(M * k > 64 * E, E, E * (1 - (1 - k / E) ** M))
 
 
-#: what the compiled steps call: NumPy, and the experts a batch touches
-NUMERIC: list[Any] = [{"Touched": _touched}, "numpy"]
+#: what the compiled steps call beside NumPy: the experts a batch touches
+NUMERIC: dict[str, Any] = {"Touched": _touched}
 
 
 def worker_mesh(the_chip: Chip, tp: int, pp: int,
@@ -209,8 +210,8 @@ def compile_shape(cfg: ModelConfig, the_chip: Chip, tp: int, pp: int, *, context
                                            efficiency=efficiency)).latency
     memory = device_memory(cfg, tp, pp, ep, batch=B * pp / ep, context=sp.Integer(end),
                            dtype=dtype, kv_dtype=kv_dtype)["total"]
-    return Shape(tp, pp, step, memory, sp.lambdify((P, D), step, NUMERIC),
-                 sp.lambdify(B, memory, NUMERIC), ep)
+    return Shape(tp, pp, step, memory, to_numpy((P, D), step, NUMERIC),
+                 to_numpy(B, memory, NUMERIC), ep)
 
 
 def shapes_for(cfg: ModelConfig, the_chip: Chip, chips: int, *, context: int, end: int,
