@@ -447,9 +447,17 @@ def test_a_plain_decode_time_is_tried_as_decode_time_of_gives_it_under_each_choi
     for label in labels:
         on = decode_time_of(params_, kv, the_chip.edition(label), batch, context)
         assert tried_.get(f"edition={label}", value) == on
+    # and its KV reads in one byte an element, as decode_time_of(..., kv_dtype=X) gives
+    # them: the text's 16-bit KV bytes halved
+    for dtype in ("fp8", "int8"):
+        one_byte = decode_time_of(params_, kv, the_chip, batch, context, kv_dtype=dtype)
+        assert one_byte == (2 * params_ + sp.Rational(batch * context * kv, 2)) / \
+            the_chip.bandwidth("hbm")
+        assert tried_.get(f"kv_dtype={dtype}", value) == one_byte
     # a choice is left out only when it changes nothing
     assert all(v != value for v in tried_.values())
-    assert set(tried_) <= {"traffic=weights", *(f"edition={lb}" for lb in labels)}
+    assert set(tried_) <= {"traffic=weights", "kv_dtype=fp8", "kv_dtype=int8",
+                           *(f"edition={lb}" for lb in labels)}
 
 
 @settings(max_examples=15, deadline=None)

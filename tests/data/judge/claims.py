@@ -165,6 +165,8 @@ def claims(ch: Chapter) -> None:
         # state, without the activations
         plain_training_memory_states=training_memory(model("llama-2-7b"), batch=8,
                                                      context=4096).total,
+        # and of a decode time: its KV reads in one byte an element
+        plain_decode_fp8_kv=step,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
