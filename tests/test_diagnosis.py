@@ -447,9 +447,17 @@ def test_a_plain_decode_time_is_tried_as_decode_time_of_gives_it_under_each_choi
     for label in labels:
         on = decode_time_of(params_, kv, the_chip.edition(label), batch, context)
         assert tried_.get(f"edition={label}", value) == on
+    # and its KV reads in one byte an element, as decode_time_of(..., kv_dtype=X) gives
+    # them: the text's 16-bit KV bytes halved
+    for dtype in ("fp8", "int8"):
+        one_byte = decode_time_of(params_, kv, the_chip, batch, context, kv_dtype=dtype)
+        assert one_byte == (2 * params_ + sp.Rational(batch * context * kv, 2)) / \
+            the_chip.bandwidth("hbm")
+        assert tried_.get(f"kv_dtype={dtype}", value) == one_byte
     # a choice is left out only when it changes nothing
     assert all(v != value for v in tried_.values())
-    assert set(tried_) <= {"traffic=weights", *(f"edition={lb}" for lb in labels)}
+    assert set(tried_) <= {"traffic=weights", "kv_dtype=fp8", "kv_dtype=int8",
+                           *(f"edition={lb}" for lb in labels)}
 
 
 @settings(max_examples=15, deadline=None)
@@ -469,7 +477,9 @@ def test_plain_training_memory_is_tried_as_training_memory_gives_it_under_each_c
     ch, value = _made(lambda: training_memory(cfg, **given_).total)
     got = with_editions(value, ch)
     assert isinstance(got, Tried) and got.value == value
-    tried_ = {c.describe(): v for c, v in got.alternatives}
+    # made under a training memory's whole count, each choice a change of it
+    assert got.choices.describe() == "memory=training"
+    tried_ = {c.describe(got.choices): v for c, v in got.alternatives}
     exact = training_memory(cfg, **given_)
     act = exact.parts.get("activations", 0)
     assert tried_["sizes=nominal"] == 16 * nominal_params(cfg) + act
@@ -479,6 +489,45 @@ def test_plain_training_memory_is_tried_as_training_memory_gives_it_under_each_c
         again = training_memory(cfg, recompute=policy, **given_).total
         assert tried_.get(f"checkpoints={policy}", value) == again
     assert ("checkpoints=full" in tried_) == (batch is not None)
+    # and counting some of its parts, as the public function's parts sum: the weights
+    # alone; the weights, gradients and optimizer state (a change only with activations)
+    assert tried_["memory=weights"] == exact.parts["weights"]
+    states = exact.parts["weights"] + exact.parts["gradients"] + \
+        exact.parts["optimizer state"]
+    assert tried_.get("memory=states", value) == states
+    assert ("memory=states" in tried_) == (batch is not None)
+    assert tried_["sizes=nominal, memory=weights"] == 2 * nominal_params(cfg)
+
+
+@settings(max_examples=15, deadline=None)
+@given(name=st.sampled_from(["llama-2-7b", "gpt2", "mixtral-8x7b"]),
+       optimizer=st.sampled_from(["adam-mixed", "adam-megatron", "adam-bf16", "adam-8bit"]),
+       batch=st.sampled_from([None, 2]), recompute=st.sampled_from(["none", "full"]),
+       counted=st.sampled_from(["training", "all", "weights", "states"]))
+def test_a_training_memory_under_a_count_of_its_parts_is_the_sum_of_those_parts(
+        name: str, optimizer: str, batch: int | None, recompute: str, counted: str) -> None:
+    # one question, one answer: training_memory made again under memory=X holds exactly
+    # the public function's parts X counts, their sum its total, and the bytes per
+    # parameter of the parts it counts
+    from symroof.core.choices import OPTIONS, Choices
+    from symroof.core.errors import InputError
+    from symroof.models import inference_memory, model, training_memory
+    from symroof.models.memory import OPTIMIZERS, TRAINING_COUNTS, _training_under
+    assert set(TRAINING_COUNTS) == set(OPTIONS["memory"])  # every count has its parts
+    cfg = model(name)
+    given_ = {"optimizer": optimizer, "batch": batch, "context": 2048 if batch else None,
+              "recompute": recompute}
+    whole = training_memory(cfg, **given_)
+    got = _training_under(Choices(memory=counted), cfg, **given_)
+    keys = {"weights": ["weights"], "states": ["weights", "gradients", "optimizer state"]}.get(
+        counted, list(whole.parts))
+    assert dict(got.parts) == {k: whole.parts[k] for k in keys}
+    assert got.total == sum((whole.parts[k] for k in keys), sp.S.Zero)
+    w, g, o, _ = OPTIMIZERS[optimizer]
+    assert got.bytes_per_param == {"weights": w, "states": w + g + o}.get(counted, w + g + o)
+    with pytest.raises(InputError, match="^choices: memory=states counts a training memory; "
+                                         "a serving memory takes memory=all or memory=weights"):
+        inference_memory(cfg, batch=1, context=16, choices=Choices(memory="states"))
 
 
 @settings(max_examples=6, deadline=None)
@@ -538,8 +587,45 @@ def test_a_training_plan_under_an_edition_is_the_plan_on_that_edition_s_chip(
                                     context=4096).t_lower)
     got = with_editions(value, ch)
     assert isinstance(got, Tried)
-    assert dict((c.describe(), v) for c, v in got.alternatives)[f"edition={label}"] == \
-        on.t_lower
+    assert dict((c.describe(got.choices), v) for c, v in got.alternatives)[
+        f"edition={label}"] == on.t_lower
+
+
+@pytest.mark.parametrize(("strategy_", "offload"), [("dp=X", ()), ("zero3=X", ()),
+                                                    ("tp=X", ("optimizer",))])
+def test_a_training_plan_under_a_memory_count_totals_the_parts_it_counts(
+        strategy_: str, offload: tuple[str, ...]) -> None:
+    # one question, one answer: a training plan under memory=X is the plain plan with its
+    # memory's total the sum of the parts X counts (its parts, times and fit's capacity as
+    # they are), and the judge tries both counts on a plain plan's memory
+    from symroof import mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.core.choices import OPTIONS, Choices
+    from symroof.models import model
+    from symroof.plans.options import StepOptions
+    from symroof.plans.strategy import parse_strategy
+    from symroof.plans.training import PLAN_COUNTS, train
+    assert set(PLAN_COUNTS) == set(OPTIONS["memory"])  # every count has its parts
+    cfg, strategy, m = model("llama-2-7b"), parse_strategy(strategy_), mesh("X=8", "h100-sxm")
+
+    def plan(memory: str = "training") -> object:
+        return train(cfg, m, strategy, batch=8, context=4096, options=StepOptions(
+            offload=offload, choices=Choices(memory=memory)))
+    whole = plan()
+    parts = {k: v for k, v in whole.memory.items() if k != "total"}
+    counts = {"weights": ["weights"], "states": ["weights", "gradients", "optimizer"]}
+    for memory, keys in counts.items():
+        under = plan(memory)
+        assert under.memory == {**parts, "total": sum((parts[k] for k in keys), sp.S.Zero)}
+        assert (under.t_lower, under.t_upper, under.predicted, under.terms) == \
+            (whole.t_lower, whole.t_upper, whole.predicted, whole.terms)
+    assert plan("all").memory == whole.memory
+    ch, value = _made(lambda: train(cfg, m, strategy, batch=8, context=4096,
+                                    options=StepOptions(offload=offload)).memory["total"])
+    got = with_editions(value, ch)
+    assert isinstance(got, Tried) and got.choices.describe() == "memory=training"
+    tried_ = {c.describe(got.choices): v for c, v in got.alternatives}
+    assert tried_ == {f"memory={k}": plan(k).memory["total"] for k in counts}
 
 
 @pytest.mark.parametrize("context", [1, 2048, 4096])

@@ -190,6 +190,16 @@ ROWS = {
                                         "text drops the KV cache; exact 10.275 GB"),
     "plain_serve_request_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
                                    "1.52324 s; also reproduced by kv_dtype=int8"),
+    # what a text counts of a training memory: the weights (2 B), gradients (2 B) and
+    # optimizer state (12 B) of 6738415616 parameters, 107.815 GB, without the activations
+    # of 8 sequences of 4096 tokens
+    "plain_training_memory_states": ("SIMPLIFIED", "holds counting the weights, gradients "
+                                     "and optimizer state: the text drops the activations; "
+                                     "exact 543.754 GB"),
+    # and of a decode time: 14e9 B of weights and 8 x 1000 x 1e5 B of KV cache, read at
+    # one byte an element (4e8 B), over 3.35e12 B/s: 4.29851 ms
+    "plain_decode_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact 4.41791 ms; "
+                            "also reproduced by kv_dtype=int8"),
     # the catalogue's default is the vendor's figure
     "a100_bf16_peak": ("OK", "exact"),
     # a plain value the catalogue's other edition reproduces: the text's choice, named

@@ -67,6 +67,7 @@ HOLDS_AS: dict[tuple[str, str], str] = {
     ("flops", "per_token_6P"): "as 6 FLOPs per parameter per token",
     ("flops", "causal"): "with causal attention",
     ("memory", "weights"): "counting the weights alone",
+    ("memory", "states"): "counting the weights, gradients and optimizer state",
     ("kv_dtype", "fp8"): "with the KV cache in fp8",
     ("kv_dtype", "int8"): "with the KV cache in int8"}
 # the words a MISMATCH uses for a slip that drops a factor the exact model keeps (what it

@@ -94,7 +94,12 @@ OPTIONS: dict[str, dict[str, str]] = {
                         "fp32 master weights and momentum)"},
     "memory": {
         "all": "every part of a serving memory counted: the weights and the KV cache",
-        "weights": "the weights alone: the KV cache not counted"},
+        "training": "every part of a training memory counted: the weights, the gradients, "
+                    "the optimizer state and the activations",
+        "weights": "the weights alone: the KV cache not counted (of a training memory: the "
+                   "gradients, the optimizer state and the activations)",
+        "states": "a training memory's weights, gradients and optimizer state: the "
+                  "activations not counted"},
     "kv_dtype": {
         "as_given": "the KV cache in the dtype the call gives (16 bits unless it says)",
         "fp8": "the KV cache in fp8: one byte an element",
@@ -124,12 +129,15 @@ DROPS: dict[tuple[str, str], str] = {
     ("sizes", "nominal"): "the exact parameter count",
     ("flops", "causal"): "the masked half of the attention scores",
     ("memory", "weights"): "the KV cache",
+    ("memory", "states"): "the activations",
 }
 # what a choice leaves out when the value's own model had already made another of that
 # field (a book's decode time counts the weights and the KV cache: the weights alone drop
 # the cache's reads only), by (field, the model's value, the choice)
 DROPS_FROM: dict[tuple[str, str, str], str] = {
     ("traffic", "weights_kv", "weights"): "the KV cache's reads",
+    ("memory", "training", "weights"): "the gradients, the optimizer state and the "
+                                       "activations",
 }
 
 

@@ -43,7 +43,7 @@ from ..core.sizes import dtype_bytes
 from ..core.units import COUNT, FLOPS, PER_SECOND, TIME, records
 from ..hardware.catalog import Chip
 from .config import ModelConfig
-from .counts import context_symbol, forward_flops, params
+from .counts import KV_TRIES, context_symbol, forward_flops, params
 from .memory import OPTIMIZERS, activation_bytes, checkpointed_bytes
 from .nominal import kv_bytes_under, nominal_params
 from .nominal import positive_number as _number
@@ -180,8 +180,10 @@ def _decode_under(choices: Choices, params_count: Any, kv_bytes_per_token_: Any,
                   batch: Any, context: Any, **given: Any) -> sp.Expr:
     """:func:`decode_time_of` as ``choices`` take it: ``traffic=weights`` counts the weights
     alone (the floorline a text draws, no KV cache read), ``edition`` takes the chip table's
-    other edition of the HBM bandwidth (a book's rounded 3.4e12 B/s for the H100); the
-    counts it is given are the text's own, so no other choice applies to them.
+    other edition of the HBM bandwidth (a book's rounded 3.4e12 B/s for the H100), a
+    ``kv_dtype`` choice (``fp8``, ``int8``) reads the KV cache in that dtype, as
+    ``kv_dtype=`` gives it; the counts it is given are the text's own, so no other choice
+    applies to them.
 
     >>> from symroof import chip
     >>> h100 = chip("h100-sxm")
@@ -189,38 +191,49 @@ def _decode_under(choices: Choices, params_count: Any, kv_bytes_per_token_: Any,
     7/1675
     >>> _decode_under(Choices(edition="B12-table"), "7e9", "1e5", h100, 8, 1000)
     37/8500
+    >>> _decode_under(Choices(kv_dtype="fp8"), "7e9", "1e5", h100, 8, 1000)
+    36/8375
     """
     if choices.traffic == "weights":
         given = {**given, "traffic": "weights"}
+    if choices.kv_dtype != "as_given":  # the cache in the dtype a text takes
+        given = {**given, "kv_dtype": choices.kv_dtype}
     return decode_time_of(params_count, kv_bytes_per_token_, chip.under(choices), batch,
                           context, **given)
 
 
-@records(TIME, again=_decode_under, tries=({"traffic": "weights"},), editions=True,
+@records(TIME, again=_decode_under, tries=({"traffic": "weights"}, *KV_TRIES), editions=True,
          base={"traffic": "weights_kv"})
 def decode_time_of(params_count: int | float | str | sp.Expr,
                    kv_bytes_per_token_: int | float | str | sp.Expr, chip: Chip,
                    batch: int | sp.Expr, context: int | sp.Expr, *,
                    bytes_per_param: int | float | sp.Expr = 2, chips: int | sp.Expr = 1,
-                   traffic: str = "weights_kv") -> sp.Expr:
+                   traffic: str = "weights_kv", kv_dtype: str | None = None) -> sp.Expr:
     """A decode step of a model given only by its parameter count and KV bytes per token
     (no config), in a book's form: (P x bytes per parameter + B x T x KV bytes per token)
     / (chips x HBM bandwidth); ``traffic="weights"`` counts the weights alone (the
-    floorline a text draws under the step).
+    floorline a text draws under the step). The KV bytes per token are counted in 16 bits
+    (a key and a value of bf16 elements, as ``kv_bytes_per_token`` gives them by default);
+    ``kv_dtype`` (``fp8``, ``int8``, any dtype name) reads the cache in that dtype: those
+    bytes times its bytes per element over 2.
 
     >>> from symroof import chip
     >>> decode_time_of("70e9", "320e3", chip("h100-sxm"), 32, 2048, chips=8)
     1877/312500
     >>> decode_time_of(70 * 10**9, 0, chip("h100-sxm"), 1, 0, traffic="weights")
     14/335
+    >>> decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000, kv_dtype="fp8")
+    36/8375
     """
     if traffic not in TRAFFIC:
         raise InputError(f"traffic is one of {', '.join(TRAFFIC)}, got {traffic!r}",
                          "traffic")
     weights = _number(params_count, "params") * _number(bytes_per_param, "bytes_per_param")
+    per_element = sp.Integer(1) if kv_dtype is None else \
+        dtype_bytes(kv_dtype, where="kv_dtype") / 2  # of the 16 bits the count is in
     kv = 0 if traffic == "weights" or kv_bytes_per_token_ == 0 else \
         sp.sympify(batch) * sp.sympify(context) * _number(kv_bytes_per_token_,
-                                                          "kv_bytes_per_token")
+                                                          "kv_bytes_per_token") * per_element
     return sp.cancel((weights + kv) / (_number(chips, "chips") * chip.bandwidth("hbm")))
 
 

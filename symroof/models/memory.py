@@ -222,15 +222,26 @@ def _training_under(choices: Choices, cfg: ModelConfig, **given: Any) -> Memory:
     weights, gradients and optimizer state of the round parameter count a text uses ("7B":
     7e9), ``optimizer`` (other than the exact model's) that preset's bytes per parameter,
     ``checkpoints`` (other than none) that recomputation policy for the activations; a
-    choice left at the exact model's keeps what the call gave.
+    choice left at the exact model's keeps what the call gave. ``memory`` is what a text
+    counts of it (``TRAINING_COUNTS``): every part (``training``, or ``all``), the weights
+    alone (``weights``), or the weights, gradients and optimizer state without the
+    activations (``states``); its ``bytes_per_param`` is then of the parts counted.
 
     >>> from symroof.models import model
     >>> _training_under(Choices(sizes="nominal"), model("llama-2-7b")).total
     112000000000
     >>> _training_under(Choices(optimizer="megatron18"), model("llama-2-7b")).bytes_per_param
     18
+    >>> m = _training_under(Choices(memory="weights"), model("llama-2-7b"), batch=1,
+    ...                     context=4096)
+    >>> m.parts, m.bytes_per_param
+    ({'weights': 13476831232}, 2)
+    >>> list(_training_under(Choices(memory="states"), model("llama-2-7b"), batch=1,
+    ...                      context=4096).parts)
+    ['weights', 'gradients', 'optimizer state']
     """
     from .chosen import OPTIMIZER_PRESETS  # (the choices' presets build on this module)
+    counted = TRAINING_COUNTS[choices.memory]  # (every count of OPTIONS has its parts)
     if choices.optimizer != EXACT.optimizer:
         if choices.optimizer not in OPTIMIZER_PRESETS:
             raise InputError(f"optimizer={choices.optimizer} names no preset", "choices")
@@ -240,19 +251,54 @@ def _training_under(choices: Choices, cfg: ModelConfig, **given: Any) -> Memory:
         given = {**given, "recompute": choices.checkpoints,
                  "tensors": choices.checkpoint_tensors}
     got = training_memory(cfg, **given)
-    if choices.sizes != "nominal" or given.get("symbolic"):
+    if choices.sizes == "nominal" and not given.get("symbolic"):
+        exact_, round_ = params(cfg).total, nominal_params(cfg)
+        states = ("weights", "gradients", "optimizer state")
+        got = Memory({k: sp.expand(v * round_ / exact_) if k in states else v
+                      for k, v in got.parts.items()},
+                     {**got.assumptions, "sizes": f"nominal: {round_figures(cfg)}"},
+                     got.bytes_per_param)
+    if counted is ALL_PARTS:
         return got
-    exact_, round_ = params(cfg).total, nominal_params(cfg)
-    counted = ("weights", "gradients", "optimizer state")
-    return Memory({k: sp.expand(v * round_ / exact_) if k in counted else v
-                   for k, v in got.parts.items()},
-                  {**got.assumptions, "sizes": f"nominal: {round_figures(cfg)}"},
-                  got.bytes_per_param)
+    per = {"weights": sp.Integer(0), "gradients": sp.Integer(0),
+           "optimizer state": sp.Integer(0)}
+    per.update({k: v for k, v in _bytes_per_part(given).items() if k in counted})
+    return Memory({k: v for k, v in got.parts.items() if k in counted},
+                  {**got.assumptions, "memory": TRAINING_COUNTED[choices.memory]},
+                  sum(per.values(), sp.S.Zero))
 
 
-@records(total=CAPACITY, again=_training_under, tries=(
+def _bytes_per_part(given: Mapping[str, Any]) -> dict[str, sp.Expr]:
+    """Bytes per parameter of the weights, the gradients and the optimizer state of a
+    :func:`training_memory` call's keywords ``given``."""
+    w0, g0, s0, _ = OPTIMIZERS[given.get("optimizer", "adam-mixed")]
+    return {name: _part_bytes(given.get(key), d, key) for name, key, d in
+            (("weights", "weights", w0), ("gradients", "gradients", g0),
+             ("optimizer state", "state", s0))}
+
+
+# what a text counts of a training memory (the ``memory`` choice): every part, the weights
+# alone, or the weights, gradients and optimizer state without the activations
+ALL_PARTS = ("weights", "gradients", "optimizer state", "activations")
+TRAINING_COUNTS: dict[str, tuple[str, ...]] = {
+    "training": ALL_PARTS, "all": ALL_PARTS, "weights": ("weights",),
+    "states": ("weights", "gradients", "optimizer state")}
+TRAINING_COUNTED = {"weights": "the weights alone (the gradients, the optimizer state and "
+                               "the activations not counted)",
+                    "states": "the weights, gradients and optimizer state (the activations "
+                              "not counted)"}
+# what a text may count of a training memory, tried by a diagnosis: its preset's and
+# Megatron's optimizer, the recomputation policies, and the parts it counts (at the exact
+# and the nominal size)
+TRAINING_TRIES: tuple[dict[str, str], ...] = (
     {"optimizer": "megatron18"}, {"optimizer": "megatron18", "sizes": "nominal"},
-    {"checkpoints": "selective"}, {"checkpoints": "full"}))
+    {"checkpoints": "selective"}, {"checkpoints": "full"}, {"memory": "weights"},
+    {"memory": "states"}, {"memory": "weights", "sizes": "nominal"},
+    {"memory": "states", "sizes": "nominal"})
+
+
+@records(total=CAPACITY, again=_training_under, tries=TRAINING_TRIES,
+         base={"memory": "training"})
 def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
                     weights: int | str | None = None, gradients: int | str | None = None,
                     state: int | str | None = None, batch: int | sp.Expr | None = None,
@@ -396,6 +442,9 @@ def inference_memory(cfg: ModelConfig, *, batch: int | sp.Expr | None = None,
     ...                  choices=Choices(memory="weights")).parts
     {'weights': 13476831232}
     """
+    if choices.memory not in ("all", "weights"):
+        raise InputError(f"memory={choices.memory} counts a training memory; a serving memory "
+                         "takes memory=all or memory=weights", "choices")
     kv = kv_dtype or rest_dtype(dtype)  # a weight scheme's cache: 16 bits
     if choices.kv_dtype != "as_given":
         kv = choices.kv_dtype

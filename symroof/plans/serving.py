@@ -192,6 +192,9 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     # what a text counts of the memory, and its KV cache's dtype (as kv_dtype= gives it):
     # choices of the plan, not of its steps
     counted = choices.memory
+    if counted not in ("all", "weights"):
+        raise InputError(f"memory={counted} counts a training memory; a serving plan takes "
+                         "memory=all or memory=weights", "choices")
     if choices.kv_dtype != "as_given":
         kv = choices.kv_dtype
     choices = choices.with_(memory="all", kv_dtype="as_given")

@@ -142,7 +142,8 @@ TRAINING_KERNEL = Kernel("materialised")  # a training step's attention unless c
 
 
 @records(t_lower=TIME, t_upper=TIME, predicted=TIME, memory=CAPACITY, capacity=CAPACITY,
-         editions=True)
+         editions=True, tries=({"memory": "weights"}, {"memory": "states"}),
+         base={"memory": "training"})
 def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
           context: int, options: StepOptions = DEFAULT_OPTIONS,
           optimizer: str = "adam-mixed", peak: Expr | None = None,
@@ -169,7 +170,10 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     ``op`` (a serving step's) or ``none`` (T_upper's). ``conventions``
     (``plans.conventions``, e.g. Megatron-LM's) brings the choices ``rerun_collectives``
     and ``pipeline_sends`` and is stated in the assumptions; its ``optimizer`` and
-    ``overlap`` are the caller's to apply (``PlanRequest`` does, unless the user set them)."""
+    ``overlap`` are the caller's to apply (``PlanRequest`` does, unless the user set them).
+    Its choices' ``memory`` is what a text counts of its memory's total (the parts as they
+    are): every part (``training``, the plan's own, or ``all``), the weights alone
+    (``weights``), or the weights, gradients and optimizer state (``states``)."""
     options.refuse(SERVING_ONLY, "a training plan")
     kernel = options.kernel_or(TRAINING_KERNEL)
     if (kernel.causal, kernel.activations) != (False, "hbm"):
@@ -187,6 +191,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     edition = choices.edition  # another edition of the chip table: its figures, links too
     if edition:
         m, choices = m.under(choices), choices.with_(edition="")
+    # what a text counts of the memory: a choice of the plan's total, not of its steps
+    counted, choices = PLAN_COUNTS[choices.memory], choices.with_(memory="all")
     choices = choices.within(COLLECTIVE_CHOICES, "a training plan")
     strategy.check_mesh(m.axes)
     if len(strategy.axes("pp")) > 1:
@@ -258,6 +264,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
     lower, upper, predicted = lower + opt, upper + opt, predicted + opt
     if tier is not None:
         memory = {k: sp.sympify(v).subs(B_GLOBAL, B) for k, v in tier.memory.items()}
+    if counted is not None:  # a text's total: some of the parts (the parts as they are)
+        memory = {**memory, "total": sp.Add(*(memory[k] for k in counted))}
     rate = peak if peak is not None else matrix_rate(m.chip)
     mfu = predicted_mfu(cfg, B * context, lower, n, rate, context) \
         if not symbolic and lower.is_number else None
@@ -299,6 +307,8 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
            f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
         *([f"edition={edition}: the chip figures of that edition of the table"]
           if edition else []),
+        *([f"memory as a text counts it: {PLAN_COUNTED[options.choices.memory]}"]
+          if counted is not None else []),
         *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
                 n, B, exact(context), memory, m.chip.capacity("hbm"), terms,
@@ -589,6 +599,18 @@ def bound_of(terms: Mapping[str, Term]) -> str:
         return "undetermined"
     longest = max(PHASES, key=lambda ph: terms[by[ph]].phases.get(ph, 0))
     return by[longest]
+
+
+# what a text counts of a training plan's memory (the ``memory`` choice), by the plan's
+# memory keys: every part (None: the plan's own total), the weights alone, or the weights,
+# gradients and optimizer state
+PLAN_COUNTS: dict[str, tuple[str, ...] | None] = {
+    "training": None, "all": None, "weights": ("weights",),
+    "states": ("weights", "gradients", "optimizer")}
+PLAN_COUNTED = {"weights": "the weights alone, the gradients, the optimizer state and the "
+                           "activations left out",
+                "states": "the weights, gradients and optimizer state, the activations left "
+                          "out"}
 
 
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],

@@ -161,6 +161,12 @@ def claims(ch: Chapter) -> None:
         # latency with the KV cache in fp8 (as the plan's kv_dtype= gives it)
         plain_serve_memory_weights_only=served.memory["total"],
         plain_serve_request_fp8_kv=served.requests["request_latency"],
+        # what a text counts of a training memory: the weights, gradients and optimizer
+        # state, without the activations
+        plain_training_memory_states=training_memory(model("llama-2-7b"), batch=8,
+                                                     context=4096).total,
+        # and of a decode time: its KV reads in one byte an element
+        plain_decode_fp8_kv=step,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
