@@ -33,7 +33,7 @@ True
 >>> step_roofline(step, chip("a100-80gb")).bound()
 'hbm'
 >>> critical_batch(cfg, chip("a100-80gb"), context=128).integer
-1084
+954
 >>> decode_intensity(cfg)[1]          # as T grows: N / K, the KV-cache read dominating
 1
 >>> max_batch(cfg, chip("a100-80gb"), context=4096).integer

@@ -7,7 +7,7 @@
 >>> sorted({r.roofline.bound() for r in srl.rows})
 ['hbm']
 >>> critical_batch(model("llama-2-7b"), chip("a100-80gb"), context=128).integer
-1084
+954
 
 Each op gets the engine's roofline on the chip (norms and lookups on the vector unit in
 fp32 when the catalogue lists one, else on the matrix unit, a bound the note states).
