@@ -36,7 +36,10 @@ from ..engine.rooflines import binding
 from ..models.config import ModelConfig
 from ..models.layers import Kernel, spelled
 from ..models.memory import (
+    ALL_PARTS,
     CHECKPOINTS,
+    TRAINING_COUNTED,
+    TRAINING_COUNTS,
     activation_bytes,
     checkpoint_policy,
     checkpointed_bytes,
@@ -307,7 +310,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
            f"{', '.join(choices.drops()) or 'nothing'})"] if choices != EXACT else []),
         *([f"edition={edition}: the chip figures of that edition of the table"]
           if edition else []),
-        *([f"memory as a text counts it: {PLAN_COUNTED[options.choices.memory]}"]
+        *([f"memory as a text counts it: {TRAINING_COUNTED[options.choices.memory]}"]
           if counted is not None else []),
         *m.assumptions)
     return Plan("train", cfg.name, m.chip.name, m.spec or _mesh_text(m), str(strategy),
@@ -601,16 +604,14 @@ def bound_of(terms: Mapping[str, Term]) -> str:
     return by[longest]
 
 
-# what a text counts of a training plan's memory (the ``memory`` choice), by the plan's
-# memory keys: every part (None: the plan's own total), the weights alone, or the weights,
-# gradients and optimizer state
+# what a text counts of a training plan's memory (the ``memory`` choice): the parts
+# ``models.memory.TRAINING_COUNTS`` names, by the plan's memory keys (None: every part, the
+# plan's own total)
+_PLAN_KEYS = {"weights": "weights", "gradients": "gradients", "optimizer state": "optimizer",
+              "activations": "activations"}
 PLAN_COUNTS: dict[str, tuple[str, ...] | None] = {
-    "training": None, "all": None, "weights": ("weights",),
-    "states": ("weights", "gradients", "optimizer")}
-PLAN_COUNTED = {"weights": "the weights alone, the gradients, the optimizer state and the "
-                           "activations left out",
-                "states": "the weights, gradients and optimizer state, the activations left "
-                          "out"}
+    k: None if set(parts) == set(ALL_PARTS) else tuple(_PLAN_KEYS[p] for p in parts)
+    for k, parts in TRAINING_COUNTS.items()}
 
 
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
