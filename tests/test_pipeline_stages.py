@@ -226,3 +226,61 @@ def test_tied_embeddings_all_reduce_the_two_copies_gradients_on_the_last_stage(
     alone = train(cfg, mesh("Y=2", a100), parse_strategy("tp=Y"), batch=8, context=2048,
                   options=StepOptions(microbatches=8))
     assert not any(u.what.startswith("word embedding") for u, *_ in alone.uses)
+
+
+# serving holds the same weights per stage: the first stage the word embedding (and learned
+# positions), the last the final norm and the output head (tied: its own copy)
+@pytest.mark.parametrize("tied", [False, True])
+def test_a_serving_plans_stages_by_hand(tied: bool) -> None:
+    from symroof.plans.result import Result
+    from symroof.plans.serving import serve
+    cfg = _tiny(tied)
+    D, F, N, K, H, V = 64, 256, 4, 2, 16, 1000
+    layer = D * N * H + 2 * D * K * H + N * H * D + 3 * D * F + 2 * D  # rmsnorm, gated
+    first = layer + V * D + (128 * D if tied else 0)  # word embedding (and positions)
+    last = layer + V * D + D  # the head (tied: its own copy of the embedding), final norm
+    kv = 2 * 128 * (2 * K * H * 2)  # 2 sequences of 128 tokens, one layer's K and V, bf16
+    s = serve(cfg, mesh("X=2", "h100-sxm"), parse_strategy("pp=X"), batch=2, context=128)
+    account = {"first": {"weights": 2 * first, "kv_cache": kv, "total": 2 * first + kv},
+               "last": {"weights": 2 * last, "kv_cache": kv, "total": 2 * last + kv}}
+    assert {k: dict(v) for k, v in s.memory_stages.items()} == account
+    largest = "first" if tied else "last"  # the positions (128 D) outweigh the norm (D)
+    assert s.memory_stage == largest
+    assert s.memory == account[largest]
+    note = next(x for x in s.assumptions if x.startswith("memory per device"))
+    assert note.startswith(f"memory per device: the {largest} stage's, the larger account")
+    assert ("its own copy of the word embeddings" in note) is tied
+    data = Result(mode="serve", serve=s).to_json()
+    assert data["memory_stage"] == largest
+    assert data["memory_stages"]["first"]["weights"] == str(2 * first)
+    assert data["memory_stages"]["last_value"]["weights"] == 2 * last
+
+
+@settings(max_examples=6, deadline=None)
+@given(name=st.sampled_from(MODELS), pp=st.sampled_from([1, 2, 4]), tp=st.sampled_from([1, 2]))
+def test_a_serving_plan_holds_the_weights_a_training_plan_holds_on_each_stage(
+        name: str, pp: int, tp: int) -> None:
+    # one question, one answer: the weight bytes `plan --serve` charges a stage are the
+    # parameters a training plan holds on it (train_step.device_params) times the bf16 bytes,
+    # each end stage's and the larger one's; without a pipeline the one stage holds it all
+    from symroof.plans.result import Result
+    from symroof.plans.serving import serve
+    from symroof.plans.train_step import device_params
+    cfg = model(name)
+    spec = f"X={tp}" + (f",Y={pp}" if pp > 1 else "")
+    strategy = parse_strategy("tp=X" + (",pp=Y" if pp > 1 else ""))
+    m = mesh(spec, "h100-sxm")
+    served = serve(cfg, m, strategy, batch=4 * pp, context=256)
+    trained = train(cfg, m, strategy, batch=4 * pp, context=256)
+    if pp == 1:
+        assert served.memory["weights"] == 2 * device_params(cfg, tp, 1)
+        assert served.memory_stages == {}
+        assert "memory_stages" not in Result(mode="serve", serve=served).to_json()
+        return
+    stages = trained.extra["memory_stages"]
+    for w in ("first", "last"):
+        assert served.memory_stages[w]["weights"] == 2 * device_params(cfg, tp, pp, w)
+        assert served.memory_stages[w]["weights"] == stages[w]["weights"]  # type: ignore[index]
+    held = {w: served.memory_stages[w]["weights"] for w in ("first", "last")}
+    assert served.memory_stage == ("last" if held["last"] > held["first"] else "first")
+    assert served.memory["weights"] == max(held.values())

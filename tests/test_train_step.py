@@ -176,20 +176,28 @@ def test_a_training_plan_holds_the_weights_a_serving_plan_holds(name: str, tp: i
                                                                  pp: int) -> None:
     # one count: bf16 weights (adam-mixed, 2 bytes a parameter) are what `plan --serve`
     # charges on the same mesh, also where the tensor ranks outnumber the KV heads; with a
-    # pipeline serving charges every stage the whole head block, training the stage its
-    # memory is on only that stage's part of it (here the first's: the word embedding)
+    # pipeline both hold each stage's part of the head block. The training plan's memory is
+    # on the first stage (its microbatches in flight), the serving plan's on the last (the
+    # final norm beside the untied head's V D/t, where the first holds the embedding's)
     from symroof.plans.serving import device_memory
-    from symroof.plans.train_step import head_params
+
+    def served(stage: str | None) -> sp.Expr:
+        return device_memory(cfg, tp, pp, 1, batch=sp.Integer(1), context=sp.Integer(256),
+                             dtype="bf16", kv_dtype="bf16", stage=stage)["weights"]
     cfg = model(name)
     spec = f"X={tp}" + (f",Y={pp}" if pp > 1 else "")
     m = mesh(spec, "h100-sxm")
     strategy = "tp=X" + (",pp=Y" if pp > 1 else "")
     plan = train(cfg, m, parse_strategy(strategy), batch=4 * pp, context=256)
-    served = device_memory(cfg, tp, pp, 1, batch=sp.Integer(1), context=sp.Integer(256),
-                           dtype="bf16", kv_dtype="bf16")
-    head = head_params(cfg, tp, pp)
-    weights = served["weights"] - 2 * (head["both"] - head["first"] if pp > 1 else 0)
     assert plan.extra["memory_stage"] == "first"
+    weights = served("first" if pp > 1 else None)
+    if pp > 1:
+        stages = plan.extra["memory_stages"]
+        assert {w: stages[w]["weights"] for w in ("first", "last")} == {  # type: ignore[index]
+            w: served(w) for w in ("first", "last")}
+        assert served(None) == served("last") == weights + 2 * cfg.d_model
+    else:
+        assert weights == served("both")
     assert plan.memory["weights"] == weights
     assert plan.memory["gradients"] == weights
     assert plan.memory["optimizer"] == 6 * weights

@@ -173,9 +173,15 @@ def _plan_json(p: Plan) -> dict[str, Any]:
             "microbatches": exact("microbatches", p.extra.get("microbatches"))["microbatches"],
             **exact("mfu_predicted", p.extra.get("mfu")), "collectives": uses,
             **exact("predicted", p.predicted), "overlap": p.overlap,
-            **({"memory_stage": p.extra["memory_stage"], "memory_stages": {
-                k: v for s, x in p.extra["memory_stages"].items()  # type: ignore[attr-defined]
-                for k, v in exact_map(s, x).items()}} if p.extra.get("memory_stages") else {})}
+            **_stages_json(p.extra.get("memory_stage"), p.extra.get("memory_stages"))}
+
+
+def _stages_json(stage: Any, stages: Any) -> dict[str, Any]:
+    """With a pipeline, the stage a plan's memory is on and each end stage's account
+    (``memory_stage``, ``memory_stages``: the same keys for training and serving)."""
+    from ..core.vocabulary import exact_map
+    return {"memory_stage": stage, "memory_stages": {
+        k: v for s, x in stages.items() for k, v in exact_map(s, x).items()}} if stages else {}
 
 
 def _phase_json(ph: DeviceStep) -> dict[str, Any]:
@@ -200,6 +206,7 @@ def _serving_json(s: Serving) -> dict[str, Any]:
             "prefill": _phase_json(s.prefill), "decode": _phase_json(s.decode),
             **exact_map("requests", s.requests or {}),
             **({} if s.chunked is None else {"chunked_prefill": _chunked_json(s)}),
+            **_stages_json(s.memory_stage, s.memory_stages),
             "grid": [{"batch": b, "context": t, **_exact("latency", lat),
                       **_exact("throughput_per_chip", rate), "fits": ok}
                      for b, t, lat, rate, ok in s.grid]}

@@ -22,7 +22,7 @@ outlasts each other term (``engine.critical``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import sympy as sp
@@ -46,6 +46,7 @@ from .device_step import DeviceStep, device_step, device_steps, overlap_said, st
 from .efficiency import PEAK, Efficiency
 from .options import DEFAULT_OPTIONS, TRAINING_ONLY, StepOptions
 from .strategy import Strategy, parse_strategy
+from .train_step import STAGES, head_params
 
 SERVING = ("dp", "tp", "pp", "ep")
 
@@ -75,6 +76,9 @@ class Serving:
     requests: Mapping[str, Expr] | None = None
     chunked: ChunkedPrefill | None = None
     at_peak: Serving | None = None  # a forecast's bound: the same plan at peak
+    memory_stage: str = "first"  # the pipeline stage whose account ``memory`` is
+    #: with a pipeline, the first and last stages' accounts (``stage_memories``)
+    memory_stages: Mapping[str, Mapping[str, Expr]] = field(default_factory=dict)
 
     @property
     def prefill_time(self) -> Expr:
@@ -135,23 +139,64 @@ def step_on(cfg: ModelConfig, phase: str, chip: Chip | None, m: Mesh | None = No
 
 
 def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, context: Expr,
-                  dtype: str, kv_dtype: str) -> dict[str, Expr]:
-    """Weights and KV cache one device holds: its shard's parameters, the layers' over the
-    stages and the routed experts' over the expert ranks (each stage charged the embedding,
-    final norm and head, which the first and last stages hold), and its ``batch`` sequences'
-    KV cache for its shard's KV heads and its stage's layers."""
+                  dtype: str, kv_dtype: str, stage: str | None = None) -> dict[str, Expr]:
+    """Weights and KV cache one device holds on pipeline stage ``stage``: its shard's
+    parameters, the layers' over the stages and the routed experts' over the expert ranks,
+    the head block's part that stage holds (``train_step.head_params``, the count a
+    training plan holds: ``first`` the word embedding and any learned positions, ``last``
+    the final norm and the output head, with tied embeddings its own copy of the word
+    embeddings; ``both`` without a pipeline), and its ``batch`` sequences' KV cache for its
+    shard's KV heads and its stage's layers. Without ``stage``, the plan's memory: the
+    larger of the two end stages' accounts (``stage_memories``).
+
+    >>> from symroof.models import model
+    >>> at = dict(batch=sp.Integer(1), context=sp.Integer(256), dtype="bf16", kv_dtype="bf16")
+    >>> cfg = model("llama-2-7b")   # untied: the last stage holds the head and the norm
+    >>> device_memory(cfg, 1, 4, 1, stage="last", **at)["weights"] - device_memory(
+    ...     cfg, 1, 4, 1, stage="first", **at)["weights"] == 2 * 4096
+    True
+    """
+    if stage is None:
+        largest, by = stage_memories(cfg, tp, pp, ep, batch=batch, context=context,
+                                     dtype=dtype, kv_dtype=kv_dtype)
+        return by[largest]
+    if stage not in ("both", *STAGES):
+        raise InputError(f"a pipeline stage is one of both, first, last, got {stage!r}",
+                         "stage")
     part = shard(cfg, tp, pp=pp, ep=ep)
     p = params(part)
-    norm = p.norms / (2 * cfg.layers + 1)
-    once = p.embedding + norm
-    layers = p.total - once - p.experts * (1 - sp.Rational(1, ep))
+    head = head_params(cfg, tp, pp)
+    layers = p.total - head["both"] - p.experts * (1 - sp.Rational(1, ep))
     wq, wr = dtype_bytes(dtype, where="dtype"), dtype_bytes(rest_dtype(dtype))
-    layer_norms = p.norms - norm  # a weight scheme leaves norms, embedding and head in 16 bits
-    weights = ((layers - layer_norms) * wq + layer_norms * wr) / pp + once * wr
+    # a weight scheme leaves norms, embedding and head in 16 bits
+    layer_norms = p.norms - p.norms / (2 * cfg.layers + 1)
+    held = head[stage if pp != 1 else "both"]
+    weights = ((layers - layer_norms) * wq + layer_norms * wr) / pp + held * wr
     kv = batch * context * kv_bytes_per_token(part, kv_dtype) / pp
     memory = {"weights": sp.expand(weights), "kv_cache": sp.expand(kv)}
     memory["total"] = sp.Add(*memory.values())
     return memory
+
+
+def stage_memories(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr,
+                   context: Expr, dtype: str,
+                   kv_dtype: str) -> tuple[str, dict[str, dict[str, Expr]]]:
+    """The memory accounts of a pipeline's first and last stages (``device_memory``; a
+    stage between them holds its layers only) and the one holding more, the plan's memory
+    (the first on a tie: they differ by weights alone, whatever the batch); without a
+    pipeline, the one stage as ``first``.
+
+    >>> from symroof.models import model
+    >>> stage_memories(model("llama-2-7b"), 1, 4, 1, batch=sp.Integer(1),
+    ...                context=sp.Integer(256), dtype="bf16", kv_dtype="bf16")[0]
+    'last'
+    """
+    by = {s: device_memory(cfg, tp, pp, ep, batch=batch, context=context, dtype=dtype,
+                           kv_dtype=kv_dtype, stage=s if pp != 1 else "both")
+          for s in (STAGES if pp != 1 else STAGES[:1])}
+    largest = "last" if len(by) > 1 and (
+        by["last"]["weights"] - by["first"]["weights"]).is_positive else "first"
+    return largest, by
 
 
 #: what a serving plan's values are, for a text that prints them (``core.units.records``)
@@ -219,10 +264,11 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                             efficiencies=efficiencies)
     prefills, decodes = steps("prefill", batch, context), steps("decode", batch, context)
     swepts = steps("decode", None, symbol("T"))  # built once, in the swept sizes B and T
-    memory = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
-                           context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
+    largest, by_stage = stage_memories(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
+                                       context=sp.Integer(context), dtype=dtype, kv_dtype=kv)
     if counted == "weights":  # a text's total: the weights alone (the parts as they are)
-        memory = {**memory, "total": memory["weights"]}
+        by_stage = {s: {**x, "total": x["weights"]} for s, x in by_stage.items()}
+    memory = by_stage[largest]
     capacity = m.chip.capacity("hbm")
     points = []
     for t in sorted({max(1, context // 4), context, 4 * context}):
@@ -261,6 +307,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
               if counted == "weights" else ()),
             overlap_said(eff.overlap),
             "a pipeline's stages run one after another for a token; pp batches in flight",
+            *((_stage_note(cfg, largest, by_stage),) if pp != 1 else ()),
             "the sampled positions' logits (one per sequence) all-gathered over the tensor "
             "axes; the embedding lookup all-reduced (vocabulary-parallel)",
             f"kernels: {k.describe()}",
@@ -283,10 +330,24 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         return Serving(cfg.name, m.chip.name, m.spec, str(strategy), int(m.devices),
                        sp.Integer(batch), sp.Integer(context), memory, capacity, prefill,
                        decode, critical, balance, generate, assumptions, tuple(grid), dtype,
-                       kv, requests, chunked)
+                       kv, requests, chunked, memory_stage=largest,
+                       memory_stages=by_stage if pp != 1 else {})
     made = [assembled(e, p, d, w, c) for e, p, d, w, c in zip(efficiencies, prefills, decodes,
                                                               swepts, chunkeds, strict=True)]
     return replace(made[0], at_peak=made[1]) if bound else made[0]
+
+
+def _stage_note(cfg: ModelConfig, largest: str,
+                by_stage: Mapping[str, Mapping[str, Expr]]) -> str:
+    """What each end stage's memory account holds, and which the plan's memory is."""
+    sizes = ", ".join(f"the {k} {float(v['total']) / 1e9:.4g} GB" for k, v in by_stage.items())
+    return (f"memory per device: the {largest} stage's, the larger account ({sizes}); the "
+            "first stage holds its layers and the word embedding"
+            + (" and the learned positions" if cfg.positions == "learned" else "")
+            + ", the last its layers, the final norm and the output head" + (
+                ": with tied embeddings its own copy of the word embeddings, as Megatron-LM "
+                "keeps one on the last stage" if cfg.tied_embeddings else "")
+            + "; each its share of the KV cache")
 
 
 def swept_at(step: DeviceStep, batch: int, context: int) -> dict[str, Expr]:

@@ -147,7 +147,8 @@ def _header(kind: str, p: Plan | Serving, fmt: str, chip_note: str) -> list[str]
 def _memory(p: Plan | Serving, fmt: str) -> list[str]:
     rows = [(k, text(v), gigabytes(v)) for k, v in p.memory.items()]
     verdict = "fits" if p.fits else "does NOT fit"
-    extra = getattr(p, "extra", {})
+    extra = getattr(p, "extra", None) or {"memory_stage": getattr(p, "memory_stage", None),
+                                          "memory_stages": getattr(p, "memory_stages", None)}
     stage = f", on the {extra['memory_stage']} pipeline stage (the larger account)" \
         if extra.get("memory_stages") else ""
     return [_heading(f"memory per device{stage}", fmt),
