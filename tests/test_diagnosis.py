@@ -878,6 +878,43 @@ def test_a_serving_memory_is_tried_as_the_public_functions_give_each_part_and_kv
         assert got[f"kv_dtype={kv}"] == public
 
 
+@settings(max_examples=8, deadline=None)
+@given(name=st.sampled_from(["h100-sxm", "tpu-v5e", "a100-80gb"]),
+       kv=st.sampled_from(["fp8", "int8"]), phase=st.sampled_from(["decode", "prefill"]),
+       model_name=st.sampled_from(["llama-2-7b", "llama-2-70b"]),
+       tp=st.sampled_from([1, 8]), batch=st.sampled_from([8, 64]),
+       context=st.sampled_from([512, 4096]))
+def test_a_model_step_under_a_kv_dtype_is_the_step_the_options_give(
+        name: str, kv: str, phase: str, model_name: str, tp: int, batch: int,
+        context: int) -> None:
+    # one question, one answer: a model step's kv_dtype choice is its options' kv_dtype (the
+    # whole step equal), and the judge tries it on a plain step's values as that step gives
+    from symroof import chip, mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.device_step import device_step
+    from symroof.plans.options import StepOptions
+    cfg = model(model_name)
+    on = dict(m=mesh(f"X={tp}", name), axes={"tp": ("X",)}) if tp > 1 else \
+        dict(m=None, axes={}, chip=chip(name))
+    chosen = device_step(cfg, phase, batch=batch, context=context,
+                         options=StepOptions(choices=Choices(kv_dtype=kv)), **on)
+    public = device_step(cfg, phase, batch=batch, context=context,
+                         options=StepOptions(kv_dtype=kv), **on)
+    assert chosen == public
+    ch, value = _made(lambda: device_step(
+        cfg, phase, batch=batch, context=context, **on).t_lower)
+    got = with_editions(value, ch)
+    tried_ = {c.describe(got.choices): v for c, v in got.alternatives} \
+        if isinstance(got, Tried) else {}
+    if public.t_lower != value:
+        assert tried_[f"kv_dtype={kv}"] == public.t_lower
+    if phase == "decode":  # a decode step reads its KV cache: one byte an element is less
+        assert public.bytes < device_step(cfg, phase, batch=batch,
+                                          context=context, **on).bytes
+
+
 @settings(max_examples=6, deadline=None)
 @given(name=st.sampled_from(["h100-sxm", "tpu-v5e"]), kv=st.sampled_from(["fp8", "int8"]),
        batch=st.sampled_from([8, 64]), context=st.sampled_from([512, 2048]))

@@ -145,14 +145,25 @@ def degree(m: Mesh | None, axes: tuple[str, ...]) -> int:
 
 
 @records(t_lower=TIME, t_upper=TIME, terms=TIME, tokens=COUNT, throughput=PER_SECOND,
-         editions=True)
+         editions=True, tries=({"kv_dtype": "fp8"}, {"kv_dtype": "int8"}))
 def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 axes: Mapping[str, tuple[str, ...]], *, batch: int | Expr | None,
                 context: int | Expr, options: StepOptions = DEFAULT_OPTIONS,
                 chip: Chip | None = None, prior: int | Expr = 0,
                 decoding: tuple[int | Expr, int] | None = None,
                 prompt: int | None = None) -> DeviceStep:
-    """The step of ``phase`` under ``options``: ``device_steps`` under its one efficiency."""
+    """The step of ``phase`` under ``options``: ``device_steps`` under its one efficiency.
+
+    >>> from symroof import chip
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.models import model
+    >>> at = dict(batch=8, context=4096, chip=chip("h100-sxm"))
+    >>> step = device_step(model("llama-2-7b"), "decode", None, {}, **at,
+    ...                    options=StepOptions(choices=Choices(kv_dtype="fp8")))
+    >>> step == device_step(model("llama-2-7b"), "decode", None, {}, **at,
+    ...                     options=StepOptions(kv_dtype="fp8"))
+    True
+    """
     return device_steps(cfg, phase, m, axes, batch=batch, context=context, options=options,
                         chip=chip, prior=prior, decoding=decoding, prompt=prompt)[0]
 
@@ -172,7 +183,9 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     tensor-parallel AllReduces reduce in the switch where the tensor axes are one switched
     network (``parallel.in_network``), as rings otherwise (noted); its collectives costed
     under ``options.choices`` (``core.choices.COLLECTIVE_CHOICES``) and a mixture's routed
-    experts reading the weights ``choices.experts`` says (``layer_ops``). A prefill with
+    experts reading the weights ``choices.experts`` says (``layer_ops``); a
+    ``choices.kv_dtype`` other than ``as_given`` (a text's KV cache in ``fp8`` or ``int8``,
+    tried by the judge) is the KV cache's dtype, as ``options.kv_dtype`` gives it. A prefill with
     ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
     ``decoding`` = (B_d, T_d) rides B_d decode tokens (global; a number or a symbol) along
     a prefill chunk; ``prompt`` is the whole prompt's length a chunk's dense attention
@@ -195,6 +208,8 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         m = m.under(choices) if m is not None else None
         chip = chip.under(choices) if chip is not None else None
         choices = choices.with_(edition="")
+    if choices.kv_dtype != EXACT.kv_dtype:  # a text's KV cache dtype: options.kv_dtype's
+        kv_dtype, choices = choices.kv_dtype, choices.with_(kv_dtype=EXACT.kv_dtype)
     choices = choices.within(STEP_CHOICES, "a model step")
     read = choices.experts
     if read != EXACT.experts and cfg.moe is None:

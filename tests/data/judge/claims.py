@@ -44,6 +44,8 @@ def claims(ch: Chapter) -> None:
     far = all_gather("bf16[8192_X, 64]", "X", mesh("X=2@dcn,Y=16", chip("tpu-v5e")))
     decode = device_step(model("llama-2-7b"), "decode", mesh("X=8", "h100-sxm"),
                          {"tp": ("X",)}, batch=64, context=2048)
+    alone = device_step(model("llama-2-7b"), "decode", None, {}, batch=8, context=4096,
+                        chip=chip("h100-sxm"))
     # a serving plan and what is made from it: a queue of its requests, its KV cache in host
     # memory, its cost per token, a speculative decode on the same mesh
     served = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64, context=2048)
@@ -167,6 +169,8 @@ def claims(ch: Chapter) -> None:
                                                      context=4096).total,
         # and of a decode time: its KV reads in one byte an element
         plain_decode_fp8_kv=step,
+        # and of a model's decode step: its KV cache in one byte an element
+        plain_device_step_fp8_kv=alone.t_lower,
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
