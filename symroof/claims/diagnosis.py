@@ -306,10 +306,13 @@ def hand_slip(stated: str, j: Judgement, derived: Any, where: str | None, langua
 def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str,
                 slips: bool = True) -> Judgement:
     """The first alternative of ``tried`` that holds at the printed precision, named; the
-    others that hold too are named after it (at two printed digits, several may)."""
+    others that hold too are named after it (at two printed digits, several may). One that
+    holds only as the stated value's rounding or truncation (``8745.5415`` printed for
+    8745.54156) is named when none holds outright, as a slip is (``hand_slip``)."""
     if tried is None:
         return j
-    found = []
+    holding: dict[Verdict, list[tuple[Choices, Judgement]]] = {Verdict.OK: [],
+                                                               Verdict.ROUNDING: []}
     for choices, value in tried.alternatives:
         if not slips and choices.slips(tried.choices):
             continue
@@ -317,8 +320,9 @@ def _by_choices(claim: Claim, j: Judgement, tried: Tried | None, where: str,
             alt = RULES[claim.kind](claim, value, where)
         except (SymroofError, TypeError):  # an alternative the comparison cannot take
             continue
-        if alt.verdict == Verdict.OK:
-            found.append((choices, alt))
+        if alt.verdict in holding:
+            holding[alt.verdict].append((choices, alt))
+    found = holding[Verdict.OK] or holding[Verdict.ROUNDING]
     if not found:
         return j
     named = _named(claim, j, found[0][1], found[0][0], tried)
