@@ -141,7 +141,7 @@ def refit(name: str) -> Expr:
     solved again from its published row (``fit_fraction``), whatever value the file
     stores: what its ``fit.value`` must hold."""
     text, where = _text(name)
-    data = tomllib.loads(text)
+    data = _parse(text, where)
     if "fit" not in data:
         raise InputError("the calibration fits no fraction", where)
     data["fit"].pop("value", None)
