@@ -936,10 +936,10 @@ def test_a_book_decode_time_under_a_kv_dtype_is_the_time_kv_dtype_gives(
     from symroof.models import book_decode_time, model
     from symroof.models.counts import KV_TRIES
     cfg, the_chip = model(model_name), chip(name)
-    public = book_decode_time(cfg, the_chip, batch, context, Choices(**chosen),
+    public = book_decode_time(cfg, the_chip, batch, context, Choices().with_(**chosen),
                               kv_dtype=kv, chips=chips)
     assert book_decode_time(cfg, the_chip, batch, context,
-                            Choices(**chosen, kv_dtype=kv), chips=chips) == public
+                            Choices().with_(**chosen, kv_dtype=kv), chips=chips) == public
     ch, value = _made(lambda: book_decode_time(cfg, the_chip, batch, context,
                                                kv_dtype=given_kv, chips=chips))
     got = with_editions(value, ch)
