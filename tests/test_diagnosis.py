@@ -675,12 +675,12 @@ def _serving_values(name: str, choices: object = None) -> dict[str, object]:
     o = offload_serving(s, ("kv",), the_chip, layers=32)
     cost = cost_of(parse_price("2 USD/h"), chips=8, seconds=s.decode.latency, tokens=64,
                    what="decode step")
-    # (a serving plan's own choices, its memory's count and its KV cache's dtype, are not
-    # a step's: the speculative decode is never tried under them)
+    # (a serving plan's count of its memory is not a step's: the speculative decode is
+    # never tried under it; its KV cache's dtype is its steps')
     spec = speculative_step(model("llama-2-13b"), model("llama-2-7b"), on, {"tp": ("X",)},
                             batch=16, context=2048, gamma=4, acceptance="0.8",
                             options=StepOptions(choices=c.with_(  # type: ignore[attr-defined]
-                                edition="", memory="all", kv_dtype="as_given")))
+                                edition="", memory="all")))
     return {"ttft": s.requests["time_to_first_token"], "wait": q.wait,
             "queued_latency": q.request_latency, "offload_rate": o.requests["requests_per_s"],
             "offload_decode": o.decode.t_lower, "cost": cost.per_million_tokens,
@@ -914,6 +914,124 @@ def test_a_model_step_under_a_kv_dtype_is_the_step_the_options_give(
     if phase == "decode":  # a decode step reads its KV cache: one byte an element is less
         assert public.bytes < device_step(cfg, phase, batch=batch,
                                           context=context, **on).bytes
+
+
+@settings(max_examples=20, deadline=None)
+@given(name=st.sampled_from(["h100-sxm", "tpu-v5e", "a100-80gb"]),
+       model_name=st.sampled_from(["llama-2-7b", "llama-3-8b", "mixtral-8x7b"]),
+       kv=st.sampled_from(["fp8", "int8"]), given_kv=st.sampled_from(["bf16", "fp8"]),
+       chosen=st.sampled_from([{}, {"sizes": "nominal"}, {"traffic": "weights"}]),
+       batch=st.integers(1, 64), context=st.integers(0, 8192), chips=st.sampled_from([1, 8]))
+def test_a_book_decode_time_under_a_kv_dtype_is_the_time_kv_dtype_gives(
+        name: str, model_name: str, kv: str, given_kv: str, chosen: dict[str, str],
+        batch: int, context: int, chips: int) -> None:
+    # one question, one answer: a book decode time's kv_dtype choice is its kv_dtype (with
+    # any other choice), and the judge tries it on a plain book decode time as
+    # book_decode_time(..., kv_dtype=X) gives it; a cache already in that dtype is not
+    # read in it again
+    from symroof import chip
+    from symroof.claims.chapter import with_editions
+    from symroof.core.choices import Choices
+    from symroof.core.units import also_tried, remade
+    from symroof.models import book_decode_time, model
+    from symroof.models.counts import KV_TRIES
+    cfg, the_chip = model(model_name), chip(name)
+    public = book_decode_time(cfg, the_chip, batch, context, Choices().with_(**chosen),
+                              kv_dtype=kv, chips=chips)
+    assert book_decode_time(cfg, the_chip, batch, context,
+                            Choices().with_(**chosen, kv_dtype=kv), chips=chips) == public
+    ch, value = _made(lambda: book_decode_time(cfg, the_chip, batch, context,
+                                               kv_dtype=given_kv, chips=chips))
+    got = with_editions(value, ch)
+    tried_ = {c.describe(got.choices): v for c, v in got.alternatives} \
+        if isinstance(got, Tried) else {}
+    plain = book_decode_time(cfg, the_chip, batch, context, kv_dtype=kv, chips=chips)
+    if plain != value:
+        assert tried_[f"kv_dtype={kv}"] == plain
+    else:  # nothing to read (no context) or the cache already in one byte an element
+        assert f"kv_dtype={kv}" not in tried_
+    if given_kv == "fp8":
+        assert plain == value
+    # the helper's own record takes the same choice, as the public function gives it
+    entry = ch.made[-1][0]  # type: ignore[attr-defined]
+    assert also_tried(entry)[0] == KV_TRIES
+    assert remade(entry)(Choices(kv_dtype=kv)) == plain  # type: ignore[misc]
+
+
+@settings(max_examples=25, deadline=None)
+@given(params_=st.integers(1, 100).map(lambda k: k * 10**9), kv=st.integers(0, 10**6),
+       batch=st.integers(1, 64), context=st.integers(0, 8192),
+       given_in=st.sampled_from(["bf16", "fp8", "int8", "fp32"]),
+       read=st.sampled_from([None, "bf16", "fp8", "int8", "fp32"]),
+       name=st.sampled_from(["h100-sxm", "tpu-v5e", "b200"]))
+def test_a_cache_given_in_its_own_dtype_times_as_its_16_bit_bytes_read_in_that_dtype(
+        params_: int, kv: int, batch: int, context: int, given_in: str, read: str | None,
+        name: str) -> None:
+    # one question, one answer: KV bytes a text gives already in a dtype are read as that
+    # dtype's; the same cache given as its 16-bit bytes and read in that dtype times the
+    # same; the exact form is (2P + B T kv x read bytes / given bytes) / HBM bandwidth
+    from symroof import chip
+    from symroof.claims.chapter import with_editions
+    from symroof.core.sizes import dtype_bytes
+    from symroof.models import decode_time_of
+    the_chip = chip(name)
+    own = sp.Rational(kv)  # the cache's bytes per token in given_in
+    as_16_bit = own * 2 / dtype_bytes(given_in)
+    got = decode_time_of(params_, own, the_chip, batch, context, kv_bytes_dtype=given_in,
+                         kv_dtype=read)
+    assert got == decode_time_of(params_, as_16_bit, the_chip, batch, context,
+                                 kv_dtype=read or given_in)
+    scale = dtype_bytes(read or given_in) / dtype_bytes(given_in)
+    assert got == (2 * params_ + batch * context * own * scale) / the_chip.bandwidth("hbm")
+    if read is None:  # given in fp8 and read as given: as the 16-bit bytes read in fp8
+        assert got == decode_time_of(params_, own, the_chip, batch, context,
+                                     kv_bytes_dtype=given_in, kv_dtype=given_in)
+    # the judge reads a cache given in one byte an element in one byte: not tried again
+    ch, value = _made(lambda: decode_time_of(params_, own, the_chip, batch, context,
+                                             kv_bytes_dtype=given_in))
+    tried_ = with_editions(value, ch)
+    described = {c.describe(tried_.choices): v for c, v in tried_.alternatives} \
+        if isinstance(tried_, Tried) else {}
+    for dtype in ("fp8", "int8"):
+        if given_in in ("fp8", "int8"):
+            assert f"kv_dtype={dtype}" not in described
+        else:
+            assert described.get(f"kv_dtype={dtype}", value) == decode_time_of(
+                params_, own, the_chip, batch, context, kv_bytes_dtype=given_in,
+                kv_dtype=dtype)
+
+
+@settings(max_examples=4, deadline=None)
+@given(name=st.sampled_from(["h100-sxm", "tpu-v5e"]), kv=st.sampled_from(["fp8", "int8"]),
+       batch=st.sampled_from([8, 16]), context=st.sampled_from([512, 2048]),
+       gamma=st.sampled_from([2, 4]))
+def test_a_speculative_step_under_a_kv_dtype_is_the_step_the_options_give(
+        name: str, kv: str, batch: int, context: int, gamma: int) -> None:
+    # one question, one answer: a speculative decode's kv_dtype choice is its options'
+    # kv_dtype (the whole step equal: the draft's, the verification's and the plain decode
+    # step's), and the judge tries it on a plain step's values as that step gives them
+    from symroof import mesh
+    from symroof.claims.chapter import with_editions
+    from symroof.core.choices import Choices
+    from symroof.models import model
+    from symroof.plans.options import DEFAULT_OPTIONS, StepOptions
+    from symroof.plans.speculative_plan import speculative_step
+
+    def drafted(options: StepOptions = DEFAULT_OPTIONS) -> object:
+        return speculative_step(model("llama-2-13b"), model("llama-2-7b"),
+                                mesh("X=8", name), {"tp": ("X",)}, batch=batch,
+                                context=context, gamma=gamma, acceptance="0.8",
+                                options=options)
+    public = drafted(StepOptions(kv_dtype=kv))
+    assert drafted(StepOptions(choices=Choices(kv_dtype=kv))) == public
+    ch, plain = _made(drafted)
+    for attr in ("time_per_output_token", "tokens_per_s", "iteration"):
+        value = getattr(plain, attr)
+        got = with_editions(value, ch)
+        tried_ = {c.describe(got.choices): v for c, v in got.alternatives} \
+            if isinstance(got, Tried) else {}
+        assert getattr(public, attr) != value  # its KV cache read in one byte an element
+        assert tried_[f"kv_dtype={kv}"] == getattr(public, attr), attr
 
 
 @settings(max_examples=6, deadline=None)

@@ -205,6 +205,19 @@ ROWS = {
     # kv_dtype="fp8")) gives 6.5229 ms)
     "plain_device_step_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
                                  "9.08706 ms; also reproduced by kv_dtype=int8"),
+    # and of a book's decode step (book_decode_time(..., kv_dtype="fp8"): 13476831232 B of
+    # weights and 8 x 4096 x 262144 B of cache over 3.35e12 B/s, 6.58709 ms) and of a
+    # speculative decode's time per token (its steps under StepOptions(kv_dtype="fp8"):
+    # 4.00554 ms)
+    "plain_book_decode_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
+                                 "9.15125 ms; also reproduced by kv_dtype=int8"),
+    "plain_speculative_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
+                                 "4.44667 ms; also reproduced by kv_dtype=int8"),
+    # KV bytes a text gives already in fp8 are read as that (14e9 B + 8 x 1000 x 5e4 B over
+    # 3.35e12 B/s: 4.29851 ms), and a cache already in fp8 is not read in fp8 again (its
+    # 8 x 4096 x 262144 B halved would give 5.30501 ms: no diagnosis)
+    "decode_fp8_bytes_given": ("OK", "4.29851 ms at the printed precision"),
+    "book_decode_fp8_kv_not_halved_again": ("MISMATCH", "derived 6.58709 ms, stated 5.31 ms"),
     # the catalogue's default is the vendor's figure
     "a100_bf16_peak": ("OK", "exact"),
     # a plain value the catalogue's other edition reproduces: the text's choice, named

@@ -126,7 +126,7 @@ def training_min_chips(cfg: ModelConfig, chip: Chip, choices: Choices = EXACT,
     return bound, sp.ceiling(bound)
 
 
-@records(TIME)
+@records(TIME, tries=KV_TRIES)
 def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
                      context: int | sp.Expr, choices: Choices = EXACT,
                      dtype: str = "bf16", kv_dtype: str = "bf16", *,
@@ -135,7 +135,9 @@ def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     HBM, (P x bytes + B x T x KV bytes per token) / (chips x HBM bandwidth), with no
     activation traffic and no compute term (the full step is
     ``symroof.models.step_roofline``); ``traffic="weights"`` (or the choice
-    ``traffic=weights``, which the full step takes too) counts the weights alone.
+    ``traffic=weights``, which the full step takes too) counts the weights alone. A
+    ``choices.kv_dtype`` other than ``as_given`` (a text's KV cache in ``fp8`` or
+    ``int8``, tried by the judge) is the KV cache's dtype, as ``kv_dtype`` gives it.
 
     >>> from symroof import chip
     >>> from symroof.models import model
@@ -145,11 +147,19 @@ def book_decode_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     >>> book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 8, 4096,
     ...                  Choices(sizes="nominal", traffic="weights"))
     7/1675
+    >>> book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 8, 4096,
+    ...                  Choices(kv_dtype="fp8")) == book_decode_time(
+    ...     model("llama-2-7b"), chip("h100-sxm"), 8, 4096, kv_dtype="fp8")
+    True
     """
+    if choices.kv_dtype != "as_given":  # a text's KV cache dtype: as kv_dtype= gives it
+        kv_dtype, choices = choices.kv_dtype, choices.with_(kv_dtype="as_given")
     counted = traffic or ("weights" if choices.traffic == "weights" else "weights_kv")
+    # the KV bytes are the cache's in kv_dtype: the decode time reads them as that
     return decode_time_of(params_under(cfg, choices, active=False),
                           kv_bytes_under(cfg, kv_dtype, choices), chip, batch, context,
-                          bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=counted)
+                          bytes_per_param=dtype_bytes(dtype), chips=chips, traffic=counted,
+                          kv_bytes_dtype=kv_dtype)
 
 
 @records(TIME)
@@ -208,14 +218,17 @@ def decode_time_of(params_count: int | float | str | sp.Expr,
                    kv_bytes_per_token_: int | float | str | sp.Expr, chip: Chip,
                    batch: int | sp.Expr, context: int | sp.Expr, *,
                    bytes_per_param: int | float | sp.Expr = 2, chips: int | sp.Expr = 1,
-                   traffic: str = "weights_kv", kv_dtype: str | None = None) -> sp.Expr:
+                   traffic: str = "weights_kv", kv_dtype: str | None = None,
+                   kv_bytes_dtype: str = "bf16") -> sp.Expr:
     """A decode step of a model given only by its parameter count and KV bytes per token
     (no config), in a book's form: (P x bytes per parameter + B x T x KV bytes per token)
     / (chips x HBM bandwidth); ``traffic="weights"`` counts the weights alone (the
-    floorline a text draws under the step). The KV bytes per token are counted in 16 bits
-    (a key and a value of bf16 elements, as ``kv_bytes_per_token`` gives them by default);
-    ``kv_dtype`` (``fp8``, ``int8``, any dtype name) reads the cache in that dtype: those
-    bytes times its bytes per element over 2.
+    floorline a text draws under the step). The KV bytes per token are counted in
+    ``kv_bytes_dtype``: 16 bits unless the caller says (a key and a value of bf16
+    elements, as ``kv_bytes_per_token`` gives them by default; ``"fp8"`` for bytes a text
+    gives already in fp8). ``kv_dtype`` (``fp8``, ``int8``, any dtype name; default: the
+    dtype the bytes are counted in) reads the cache in that dtype: those bytes times its
+    bytes per element over theirs.
 
     >>> from symroof import chip
     >>> decode_time_of("70e9", "320e3", chip("h100-sxm"), 32, 2048, chips=8)
@@ -224,13 +237,22 @@ def decode_time_of(params_count: int | float | str | sp.Expr,
     14/335
     >>> decode_time_of("7e9", "1e5", chip("h100-sxm"), 8, 1000, kv_dtype="fp8")
     36/8375
+
+    The same cache given as its fp8 bytes reads as they are, and in fp8 the same:
+
+    >>> decode_time_of("7e9", "5e4", chip("h100-sxm"), 8, 1000, kv_bytes_dtype="fp8")
+    36/8375
+    >>> decode_time_of("7e9", "5e4", chip("h100-sxm"), 8, 1000, kv_dtype="fp8",
+    ...                kv_bytes_dtype="fp8")
+    36/8375
     """
     if traffic not in TRAFFIC:
         raise InputError(f"traffic is one of {', '.join(TRAFFIC)}, got {traffic!r}",
                          "traffic")
     weights = _number(params_count, "params") * _number(bytes_per_param, "bytes_per_param")
+    counted = dtype_bytes(kv_bytes_dtype, where="kv_bytes_dtype")  # what the bytes are in
     per_element = sp.Integer(1) if kv_dtype is None else \
-        dtype_bytes(kv_dtype, where="kv_dtype") / 2  # of the 16 bits the count is in
+        dtype_bytes(kv_dtype, where="kv_dtype") / counted
     kv = 0 if traffic == "weights" or kv_bytes_per_token_ == 0 else \
         sp.sympify(batch) * sp.sympify(context) * _number(kv_bytes_per_token_,
                                                           "kv_bytes_per_token") * per_element

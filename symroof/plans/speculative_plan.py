@@ -33,6 +33,7 @@ from sympy import Expr
 from ..core.errors import InputError
 from ..core.units import COUNT, PER_SECOND, TIME, records
 from ..models.config import ModelConfig
+from ..models.counts import KV_TRIES
 from ..parallel.mesh import Mesh
 from .device_step import DeviceStep, degree, device_step
 from .options import DEFAULT_OPTIONS, StepOptions
@@ -97,14 +98,29 @@ class SpeculativeStep:
 
 
 @records(iteration=TIME, tokens=COUNT, time_per_output_token=TIME, tokens_per_s=PER_SECOND,
-         speedup=COUNT, editions=True)
+         speedup=COUNT, editions=True, tries=KV_TRIES)
 def speculative_step(target: ModelConfig, draft: ModelConfig, m: Mesh,
                      axes: Mapping[str, tuple[str, ...]], *, batch: int, context: int,
                      gamma: int, acceptance: Expr | int | str,
                      options: StepOptions = DEFAULT_OPTIONS) -> SpeculativeStep:
     """Speculative decoding of ``batch`` sequences at ``context`` on mesh ``m``: ``draft``
     proposes ``gamma`` tokens, ``target`` verifies them, each accepted with probability
-    ``acceptance``; every step built under ``options`` (``plans.options``)."""
+    ``acceptance``; every step built under ``options`` (``plans.options``). Its choices'
+    ``kv_dtype`` (a text's KV cache in ``fp8`` or ``int8``, tried by the judge) is the
+    KV cache's dtype of the draft's and the target's steps, as ``options.kv_dtype`` gives
+    it:
+
+    >>> from symroof.core.choices import Choices
+    >>> from symroof.models import model
+    >>> from symroof.parallel.mesh import mesh
+    >>> def drafted(options: StepOptions) -> SpeculativeStep:
+    ...     return speculative_step(model("llama-2-70b"), model("llama-2-7b"),
+    ...                             mesh("X=8", "h100-sxm"), {"tp": ("X",)}, batch=16,
+    ...                             context=2048, gamma=4, acceptance="0.8", options=options)
+    >>> drafted(StepOptions(choices=Choices(kv_dtype="fp8"))) == drafted(
+    ...     StepOptions(kv_dtype="fp8"))
+    True
+    """
     if draft.vocab != target.vocab:
         raise InputError(f"the draft {draft.name} has a vocabulary of {draft.vocab}, the "
                          f"target {target.name} {target.vocab}: speculative decoding needs "

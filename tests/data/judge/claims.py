@@ -7,6 +7,7 @@ import sympy as sp
 from symroof import chip, einsum, mesh
 from symroof.claims import Chapter, quantity, real
 from symroof.models import (
+    book_decode_time,
     decode_time_of,
     inference_memory,
     kv_bytes_per_sequence,
@@ -171,6 +172,17 @@ def claims(ch: Chapter) -> None:
         plain_decode_fp8_kv=step,
         # and of a model's decode step: its KV cache in one byte an element
         plain_device_step_fp8_kv=alone.t_lower,
+        # and of a book's decode step and a speculative decode: the same choice, as
+        # book_decode_time(..., kv_dtype=) and StepOptions(kv_dtype=) give them
+        plain_book_decode_fp8_kv=book_decode_time(model("llama-2-7b"), chip("h100-sxm"), 8,
+                                                  4096),
+        plain_speculative_fp8_kv=drafted.time_per_output_token,
+        # KV bytes a text gives already in fp8 read as that, and a cache already in fp8 not
+        # read in fp8 again
+        decode_fp8_bytes_given=decode_time_of("7e9", "5e4", chip("h100-sxm"), 8, 1000,
+                                              kv_bytes_dtype="fp8"),
+        book_decode_fp8_kv_not_halved_again=book_decode_time(
+            model("llama-2-7b"), chip("h100-sxm"), 8, 4096, kv_dtype="fp8"),
         # the catalogue's default is the vendor's figure
         a100_bf16_peak=chip("a100-80gb").peak("bf16"),
         ridge_other_edition=rl.ridge,
