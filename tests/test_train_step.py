@@ -388,3 +388,28 @@ def test_a_step_under_overlap_none_prints_its_lower_bound_and_its_latency_apart(
     row = next(line for line in out if line.startswith("step "))
     assert row.endswith(si(op.latency, "s"))  # the T_lower column: the op rule's time
     assert f"latency {si(step.t_upper, 's')} (overlap none: T_upper)" in out
+
+
+def test_the_search_runs_counts_other_than_p_times_a_power_of_two_where_they_win() -> None:
+    # GPT-3 175B on 64 A100s, a batch of 48 under the calibration: the chosen plan's 2 ZeRO
+    # replicas hold 24 sequences each over 8 stages; of p, 2p, 4p, ... only 8 divides 24,
+    # microbatches of 3 sequences, 8 of them in flight on the first stage: selective
+    # recomputation does not fit. 24 microbatches of one sequence (3p) do, and win
+    from symroof.hardware.catalog import chip
+    from symroof.plans.calibration import parse_efficiency
+    from symroof.plans.search import search
+    eff = parse_efficiency("megatron-a100")
+    cfg = model("megatron-gpt-175b")
+    found = search(cfg, chip("a100-80gb"), 64, batch=48, context=2048, recompute="any",
+                   efficiency=eff, overlap="op", conventions=eff.conventions,
+                   optimizer="adam-megatron")
+    best = found.best
+    assert (_stages(best), best.microbatches, best.recompute) == (8, 24, "selective")
+    powers = [c for c in found.every if not _other_count(c.microbatches, _stages(c))]
+    assert powers and min(c.predicted for c in powers) > best.predicted
+    options = StepOptions(microbatches=8, interleave=best.chunks, recompute="selective",
+                          overlap="op", efficiency=eff)
+    eight = train(cfg, mesh(best.spec, "a100-80gb"), parse_strategy(best.strategy), batch=48,
+                  context=2048, optimizer="adam-megatron", conventions=eff.conventions,
+                  options=options)
+    assert not eight.fits
