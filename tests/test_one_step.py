@@ -256,14 +256,20 @@ def test_the_search_tries_every_schedule_a_plan_accepts_and_none_it_refuses(
     micro, chunks = data.draw(st.one_of(
         st.sampled_from(sorted(searched)),
         st.tuples(st.integers(1, 2 * batch), st.integers(1, layers + 1))), "schedule")
+    m, strategy = mesh(spec, "h100-sxm"), parse_strategy(c.strategy)
     try:
-        train(cfg, mesh(spec, "h100-sxm"), parse_strategy(c.strategy), batch=batch,
-              context=16, options=StepOptions(microbatches=micro, interleave=chunks))
+        train(cfg, m, strategy, batch=batch, context=16,
+              options=StepOptions(microbatches=micro, interleave=chunks))
     except InputError as e:
         assert e.where in ("batch", "microbatches", "interleave"), e
         assert (micro, chunks) not in searched, e
     else:
         assert (micro, chunks) in searched
+        # the same count given as the microbatch's size (`--microbatch`)
+        replicas = c.degrees[0] * c.degrees[1] * c.degrees[4]
+        sized = train(cfg, m, strategy, batch=batch, context=16, options=StepOptions(
+            microbatch=batch // (replicas * micro), interleave=chunks))
+        assert sized.extra["microbatches"] == micro
 
 
 def test_the_largest_batch_on_a_mesh_is_the_largest_serving_plan_that_fits() -> None:
