@@ -25,7 +25,6 @@ exactly by ``symroof.plans.training.train``.
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -44,7 +43,7 @@ from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
 from .conventions import Conventions
 from .efficiency import PEAK, Efficiency
-from .factor import factorisations
+from .factor import divisors, factorisations
 from .options import StepOptions
 from .pipeline import in_flight, interleaved_cost, pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
@@ -219,7 +218,7 @@ def _schedules(batch: int, replicas: int, pp: int, layers: int) -> list[tuple[in
     """(microbatches, chunks per stage) a strategy runs under: every pair ``training.train``
     accepts. The microbatches m are every count the replica's batch splits into (m divides
     it, as Megatron-LM asks: gradient accumulation without a pipeline; with one, fewer
-    microbatches than stages too, the fill and drain then longer than the steady state);
+    microbatches than stages too, the fill and drain then at least the steady state);
     a pipeline runs each m as plain 1F1B (v = 1), and where m is a multiple of the p stages
     (Megatron-LM's interleaved schedule runs microbatches in groups of p) over every
     number of chunks v > 1 the stage's layers split into (interleaved 1F1B, Narayanan et
@@ -233,20 +232,10 @@ def _schedules(batch: int, replicas: int, pp: int, layers: int) -> list[tuple[in
     if batch % replicas:
         return []
     per = batch // replicas
-    counts = _divisors(per)
+    counts = divisors(per)
     chunks = [v for v in range(2, layers // pp + 1) if layers % (pp * v) == 0] \
         if pp != 1 else []
     return [(m, v) for m in counts for v in (1, *(chunks if m % pp == 0 else ()))]
-
-
-def _divisors(n: int) -> list[int]:
-    """The positive divisors of ``n``, ascending.
-
-    >>> _divisors(12), _divisors(1), _divisors(49)
-    ([1, 2, 3, 4, 6, 12], [1], [1, 7, 49])
-    """
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return small + [n // d for d in reversed(small) if d * d != n]
 
 
 def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
