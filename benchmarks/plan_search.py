@@ -110,15 +110,18 @@ COMMAND = ["plan", "llama-2-7b", "--train", "--search", "256", "--chip", "h100-s
            "--batch", "1024", "--context", "4096", "--recompute", "any"]
 
 
-def _in_process() -> tuple[float, float]:
+def _in_process() -> tuple[float, float, int]:
+    """Wall and CPU seconds of the search a user types, and the plans it searched."""
     from symroof.commands.plan import PlanRequest
     from symroof.plans import search as module
     module._COMPILED.clear()
     fresh()
     start, cpu = time.perf_counter(), time.process_time()
-    PlanRequest(model="llama-2-7b", mode="train", chip="h100-sxm", search=256, batch=1024,
-                context=4096, recompute="any").run()
-    return time.perf_counter() - start, time.process_time() - cpu
+    out = PlanRequest(model="llama-2-7b", mode="train", chip="h100-sxm", search=256,
+                      batch=1024, context=4096, recompute="any").run()
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    assert out.search is not None
+    return wall, cpu, out.search.searched
 
 
 def _timed(argv: list[str]) -> float:
@@ -132,14 +135,14 @@ def bench_command(repeats: int, say: Callable[[str], None] = print) -> None:
     """The search a user types: in process, and as a command beside ``import sympy``."""
     import sys
     _in_process()  # warm-up
-    inside, cpus = zip(*(_in_process() for _ in range(repeats)), strict=True)
+    inside, cpus, plans = zip(*(_in_process() for _ in range(repeats)), strict=True)
     command, sympy = [], []
     for _ in range(repeats):  # in turns, so that both see the same load
         command.append(_timed([sys.executable, "-m", "symroof", *COMMAND]))
         sympy.append(_timed([sys.executable, "-c", "import sympy"]))
     a, b, c = (statistics.median(x) for x in (inside, command, sympy))
     say(f"  symroof {' '.join(COMMAND)}")
-    say(f"    in process: median {a:.3f} s (n={repeats}; target 1.5 s), CPU "
+    say(f"    in process: {plans[0]} plans in median {a:.3f} s (n={repeats}; target 1.5 s), CPU "
         f"{statistics.median(cpus):.3f} s (the wall time's share of a loaded machine aside)")
     say(f"    as a command: median {b:.3f} s against import sympy {c:.3f} s: {b / c:.2f}x "
         f"(target 2.5x)")

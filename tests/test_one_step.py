@@ -231,6 +231,47 @@ def test_training_refuses_the_same_degrees_and_the_search_skips_them() -> None:
     assert any(c.degrees[2] == 2 for c in candidates(model("llama-2-7b"), [("X", 2, "")], 8))
 
 
+@settings(max_examples=examples(40), deadline=None)
+@given(data=st.data())
+def test_the_search_tries_every_schedule_a_plan_accepts_and_none_it_refuses(
+        data: st.DataObject) -> None:
+    # one space: for a strategy the search tries, every (microbatches, chunks per stage)
+    # that train accepts is among its candidates (any divisor of the replica's batch, fewer
+    # microbatches than stages too; interleaved where the count is a multiple of the
+    # stages and the layers split), and train refuses every pair the search leaves out
+    from symroof.plans.search import candidates
+    layers = data.draw(st.sampled_from([4, 6, 8, 12]), "layers")
+    cfg = ModelConfig("generated", layers=layers, d_model=64, d_ff=128, heads=4, kv_heads=4,
+                      head_dim=16, vocab=256)
+    spec = data.draw(st.sampled_from(["X=4", "X=6", "X=2,Y=3", "X=2,Y=4", "X=2,Y=2,Z=2"]))
+    batch = data.draw(st.integers(1, 72), "batch")
+    axes = [(a, int(size), "") for a, size in (x.split("=") for x in spec.split(","))]
+    found = list(candidates(cfg, axes, batch))
+    pipelined = [c for c in found if c.degrees[3] > 1]
+    pool = pipelined if data.draw(st.booleans(), "a pipeline") and pipelined else found
+    if not pool:
+        return
+    c = data.draw(st.sampled_from(pool), "strategy")
+    searched = {(x.degrees[5], x.chunks) for x in found if x.strategy == c.strategy}
+    micro, chunks = data.draw(st.one_of(
+        st.sampled_from(sorted(searched)),
+        st.tuples(st.integers(1, 2 * batch), st.integers(1, layers + 1))), "schedule")
+    m, strategy = mesh(spec, "h100-sxm"), parse_strategy(c.strategy)
+    try:
+        train(cfg, m, strategy, batch=batch, context=16,
+              options=StepOptions(microbatches=micro, interleave=chunks))
+    except InputError as e:
+        assert e.where in ("batch", "microbatches", "interleave"), e
+        assert (micro, chunks) not in searched, e
+    else:
+        assert (micro, chunks) in searched
+        # the same count given as the microbatch's size (`--microbatch`)
+        replicas = c.degrees[0] * c.degrees[1] * c.degrees[4]
+        sized = train(cfg, m, strategy, batch=batch, context=16, options=StepOptions(
+            microbatch=batch // (replicas * micro), interleave=chunks))
+        assert sized.extra["microbatches"] == micro
+
+
 def test_the_largest_batch_on_a_mesh_is_the_largest_serving_plan_that_fits() -> None:
     out = cli_json("model", "llama-3-70b", "--fit", "--chip", "h100-sxm", "--context", "4096",
                    "--mesh", "X=8")

@@ -4,6 +4,9 @@ named choice."""
 
 from __future__ import annotations
 
+import math
+from typing import Any
+
 import pytest
 import sympy as sp
 from hypothesis import assume, given, settings
@@ -206,9 +209,11 @@ def test_a_training_plan_holds_the_weights_a_serving_plan_holds(name: str, tp: i
 # the searches the law samples: LLaMA-2-7B on 16 H100s at peak and the 22B of Megatron-LM
 # on 16 A100s under the megatron-a100 calibration and its conventions, each under the three
 # overlap rules (the calibration brings op; phase and none set by the user), every
-# recomputation policy
+# recomputation policy; batches of 48 and 24 sequences, so that the replica's batch splits
+# into counts of microbatches other than a pipeline's p, 2p, 4p, ... (3p, fewer than p)
 SEARCHES = [(name, rule) for name in ("llama-2-7b", "megatron-gpt-22b")
             for rule in ("phase", "op", "none")]
+BATCH = {"llama-2-7b": 48, "megatron-gpt-22b": 24}
 SEARCHED: dict[tuple[str, str], object] = {}
 
 
@@ -221,10 +226,24 @@ def _searched(name: str, rule: str) -> object:
         eff = parse_efficiency("megatron-a100" if calibrated else None)
         SEARCHED[name, rule] = search(
             model(name), chip("a100-80gb" if calibrated else "h100-sxm"), 16,
-            batch=16 if calibrated else 64, context=2048 if calibrated else 1024,
+            batch=BATCH[name], context=2048 if calibrated else 1024,
             recompute="any", efficiency=eff, overlap=rule, conventions=eff.conventions,
             optimizer="adam-megatron" if calibrated else "adam-mixed")
     return SEARCHED[name, rule]
+
+
+def _stages(c: Any) -> int:
+    """The pipeline stages of a searched candidate: the product of its pp axes' sizes."""
+    sizes = {a: int(size) for a, size in (x.split("=") for x in c.spec.split(","))}
+    axes = next((k[3:] for k in c.strategy.split(",") if k.startswith("pp=")), "")
+    return math.prod(sizes[a] for a in axes.split("+") if a)
+
+
+def _other_count(micro: int, stages: int) -> bool:
+    """Whether ``micro`` microbatches are not p, 2p, 4p, ... for ``stages`` stages (with
+    2 stages: 1, 3, 5, 6, 7, 9, ...)."""
+    whole, rest = divmod(micro, stages)
+    return bool(rest or whole & (whole - 1))
 
 
 @pytest.mark.slow
@@ -234,19 +253,24 @@ def test_the_search_times_each_plan_as_the_plan_predicts(data: st.DataObject) ->
     # any candidate the search ranks (any mesh, strategy, microbatches, interleaving and
     # recomputation), rebuilt as a plan under the search's overlap rule, efficiency and
     # conventions: its predicted time (what the search ranks by), T_lower and memory are
-    # the search's; half the draws among the interleaved pipelines
+    # the search's; a third of the draws among the interleaved pipelines, a third among
+    # the pipelines whose microbatches are not p times a power of two
     from symroof.plans.calibration import parse_efficiency
     name, rule = data.draw(st.sampled_from(SEARCHES))
     found = _searched(name, rule)
     every = found.every  # type: ignore[attr-defined]
-    if data.draw(st.booleans()):
+    pool = data.draw(st.sampled_from(["any", "interleaved", "other counts"]))
+    if pool == "interleaved":
         every = [c for c in every if c.chunks > 1]
+    elif pool == "other counts":
+        every = [c for c in every if _stages(c) > 1 and _other_count(c.microbatches,
+                                                                      _stages(c))]
     c = every[data.draw(st.integers(0, len(every) - 1))]
     calibrated = name != "llama-2-7b"
     eff = parse_efficiency("megatron-a100" if calibrated else None)
     chip_name = "a100-80gb" if calibrated else "h100-sxm"
     plan = train(model(name), mesh(c.spec, chip_name), parse_strategy(c.strategy),
-                 batch=16 if calibrated else 64, context=2048 if calibrated else 1024,
+                 batch=BATCH[name], context=2048 if calibrated else 1024,
                  optimizer="adam-megatron" if calibrated else "adam-mixed",
                  conventions=eff.conventions,
                  options=StepOptions(recompute=c.recompute, microbatches=c.microbatches,
@@ -291,8 +315,8 @@ def test_the_search_runs_each_of_the_calibrations_conventions_as_the_plan() -> N
                   and c.recompute == "full")]
     for c in picks:
         plan = train(model("megatron-gpt-22b"), mesh(c.spec, "a100-80gb"),
-                     parse_strategy(c.strategy), batch=16, context=2048,
-                     optimizer="adam-megatron", conventions=eff.conventions,
+                     parse_strategy(c.strategy), batch=BATCH["megatron-gpt-22b"],
+                     context=2048, optimizer="adam-megatron", conventions=eff.conventions,
                      options=StepOptions(recompute=c.recompute, microbatches=c.microbatches,
                                          interleave=c.chunks, overlap="op", efficiency=eff))
         assert plan.predicted is not None
@@ -364,3 +388,28 @@ def test_a_step_under_overlap_none_prints_its_lower_bound_and_its_latency_apart(
     row = next(line for line in out if line.startswith("step "))
     assert row.endswith(si(op.latency, "s"))  # the T_lower column: the op rule's time
     assert f"latency {si(step.t_upper, 's')} (overlap none: T_upper)" in out
+
+
+def test_the_search_runs_counts_other_than_p_times_a_power_of_two_where_they_win() -> None:
+    # GPT-3 175B on 64 A100s, a batch of 48 under the calibration: the chosen plan's 2 ZeRO
+    # replicas hold 24 sequences each over 8 stages; of p, 2p, 4p, ... only 8 divides 24,
+    # microbatches of 3 sequences, 8 of them in flight on the first stage: selective
+    # recomputation does not fit. 24 microbatches of one sequence (3p) do, and win
+    from symroof.hardware.catalog import chip
+    from symroof.plans.calibration import parse_efficiency
+    from symroof.plans.search import search
+    eff = parse_efficiency("megatron-a100")
+    cfg = model("megatron-gpt-175b")
+    found = search(cfg, chip("a100-80gb"), 64, batch=48, context=2048, recompute="any",
+                   efficiency=eff, overlap="op", conventions=eff.conventions,
+                   optimizer="adam-megatron")
+    best = found.best
+    assert (_stages(best), best.microbatches, best.recompute) == (8, 24, "selective")
+    powers = [c for c in found.every if not _other_count(c.microbatches, _stages(c))]
+    assert powers and min(c.predicted for c in powers) > best.predicted
+    options = StepOptions(microbatches=8, interleave=best.chunks, recompute="selective",
+                          overlap="op", efficiency=eff)
+    eight = train(cfg, mesh(best.spec, "a100-80gb"), parse_strategy(best.strategy), batch=48,
+                  context=2048, optimizer="adam-megatron", conventions=eff.conventions,
+                  options=options)
+    assert not eight.fits

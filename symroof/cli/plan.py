@@ -74,7 +74,9 @@ def register(verbs: Any) -> None:
                    "(serving: default tp over every axis)")
     p.add_argument("--search", metavar="CHIPS", type=count,
                    help="choose mesh and strategy over every factorisation of CHIPS chips, "
-                        "with their microbatches and a pipeline's chunks per stage; with "
+                        "with every microbatch count the replica's batch splits into and a "
+                        "pipeline's chunks per stage (where the count is a multiple of its "
+                        "stages, as --interleave asks); with "
                         "--mesh and --strategy, that plan (its --microbatches, --interleave) "
                         "is set beside the choice")
     p.add_argument("--laws", action="store_true",

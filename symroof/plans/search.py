@@ -11,8 +11,9 @@ The space: a torus's chips split over its dimensions (one mesh axis each, no lar
 the dimension; pods beyond one over DCN), a GPU system's over up to three axes (the last
 ones in the NVLink domain). Each axis takes one kind (dp, zero1, zero2, zero3, tp with or
 without sp, pp, ep for a MoE); axes of one kind join. Each strategy runs every schedule
-``_schedules`` gives: gradient accumulation over 1, 2, 4, ... microbatches, or a pipeline's
-p, 2p, 4p, ... microbatches over every number of chunks per stage (interleaved 1F1B).
+``_schedules`` gives, every one ``training.train`` accepts: every microbatch count m the
+replica's batch splits into (gradient accumulation, or a pipeline's 1F1B, m < p too), and a
+pipeline's multiples of p also over every number of chunks per stage (interleaved 1F1B).
 Every formula the search evaluates is the symbolic plan's (``symroof.plans.template``: bytes
 of each collective in the degrees of parallelism; ``zero``, ``pipeline``: memory and
 makespan), compiled once with ``lambdify``;
@@ -42,7 +43,7 @@ from ..models.tensor_parallel import check_degrees
 from ..parallel.mesh import Mesh, mesh
 from .conventions import Conventions
 from .efficiency import PEAK, Efficiency
-from .factor import factorisations
+from .factor import divisors, factorisations
 from .options import StepOptions
 from .pipeline import in_flight, interleaved_cost, pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
@@ -214,23 +215,27 @@ def _strategies(cfg: ModelConfig, axes: list[tuple[str, int, str]], batch: int,
 
 
 def _schedules(batch: int, replicas: int, pp: int, layers: int) -> list[tuple[int, int]]:
-    """(microbatches, chunks per stage) a strategy runs under: without a pipeline, gradient
-    accumulation over every power of two of microbatches the replica's batch splits into;
-    with one, p, 2p, 4p, ... microbatches (whole groups of the p stages, as Megatron-LM's
-    interleaved schedule runs them), each with every number of chunks v the stage's
-    layers split into (interleaved 1F1B, Narayanan et al., 2021; v = 1 plain 1F1B).
+    """(microbatches, chunks per stage) a strategy runs under: every pair ``training.train``
+    accepts. The microbatches m are every count the replica's batch splits into (m divides
+    it, as Megatron-LM asks: gradient accumulation without a pipeline; with one, fewer
+    microbatches than stages too, the fill and drain then at least the steady state);
+    a pipeline runs each m as plain 1F1B (v = 1), and where m is a multiple of the p stages
+    (Megatron-LM's interleaved schedule runs microbatches in groups of p) over every
+    number of chunks v > 1 the stage's layers split into (interleaved 1F1B, Narayanan et
+    al., 2021; ``pipeline.model_chunks`` checks both).
 
-    >>> _schedules(8, 2, 1, 32), _schedules(64, 1, 8, 96)[:7]
-    ([(1, 1), (2, 1), (4, 1)], [(8, 1), (8, 2), (8, 3), (8, 4), (8, 6), (8, 12), (16, 1)])
+    >>> _schedules(12, 2, 1, 32)
+    [(1, 1), (2, 1), (3, 1), (6, 1)]
+    >>> _schedules(24, 1, 8, 96)[4:10]
+    [(6, 1), (8, 1), (8, 2), (8, 3), (8, 4), (8, 6)]
     """
     if batch % replicas:
         return []
     per = batch // replicas
-    counts = [pp * 2**k for k in range(per.bit_length()) if per % (pp * 2**k) == 0]
-    if pp == 1:
-        return [(m, 1) for m in counts]
-    chunks = [v for v in range(1, layers // pp + 1) if layers % (pp * v) == 0]
-    return [(m, v) for m in counts for v in chunks]
+    counts = divisors(per)
+    chunks = [v for v in range(2, layers // pp + 1) if layers % (pp * v) == 0] \
+        if pp != 1 else []
+    return [(m, v) for m in counts for v in (1, *(chunks if m % pp == 0 else ()))]
 
 
 def _allowed(cfg: ModelConfig, deg: dict[str, int], batch: int) -> bool:
@@ -633,10 +638,11 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     slower = choice(int(ranked[tied])) if tied < len(ranked) else None
     return Search(n, n_all, int(fits.sum()), choices[0],
                   choices[1] if len(choices) > 1 else None, plan, choices,
-                  (*notes, "pipelines of p stages run p, 2p, 4p, ... microbatches, each over "
-                   "every number of chunks per stage v its layers split into (interleaved "
-                   "1F1B; v = 1 plain); without a pipeline, gradient accumulation over 1, 2, "
-                   f"4, ... microbatches; {why}"), tied, slower, _Ranked(choice, ranked),
+                  (*notes, "microbatches: every count m the replica's batch splits into "
+                   "(gradient accumulation without a pipeline; with p stages plain 1F1B, "
+                   "fewer than p too, and where m is a multiple of p also every number of "
+                   "chunks per stage v > 1 its layers split into: Megatron-LM's interleaved "
+                   f"1F1B); {why}"), tied, slower, _Ranked(choice, ranked),
                   overlap)
 
 
