@@ -38,11 +38,15 @@ from ..models.layers import Kernel, spelled
 from ..models.memory import (
     ALL_PARTS,
     CHECKPOINTS,
+    OUTSIDE_PART,
+    OUTSIDE_STAGES,
     TRAINING_COUNTED,
     TRAINING_COUNTS,
+    VOCABULARY_PARALLEL,
     activation_bytes,
     checkpoint_policy,
     checkpointed_bytes,
+    outside_layer_bytes,
     plan_states,
     recomputation,
 )
@@ -54,7 +58,7 @@ from .conventions import Conventions
 from .efficiency import Efficiency
 from .mfu import predicted_mfu
 from .options import DEFAULT_OPTIONS, SERVING_ONLY, StepOptions
-from .pipeline import in_flight, interleaved_cost, model_chunks
+from .pipeline import ends_in_flight, in_flight, interleaved_cost, model_chunks
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .train_step import (
@@ -617,11 +621,19 @@ PLAN_COUNTS: dict[str, tuple[str, ...] | None] = {
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
             micro: Expr, attention: str = "materialised", chunks: int = 1,
-            held: Expr | None = None, stage: str = "first") -> dict[str, Expr]:
+            held: Expr | None = None, stage: str = "first",
+            ends: tuple[Expr, Expr] | None = None) -> dict[str, Expr]:
     """The memory account of one device on pipeline stage ``stage`` (``first`` or
     ``last``; without a pipeline the one stage, whichever is named): the states of the
-    parameters it holds (``held_params``, or ``held``) and the activations of its 1/p of
-    the layers for the microbatches in flight on it (``pipeline.in_flight``)."""
+    parameters it holds (``held_params``, or ``held``), the activations of its 1/p of
+    the layers for the microbatches in flight on it (``pipeline.in_flight``) and those
+    outside the layers (``models.memory.outside_layer_bytes``, Korthikanti et al. 2022,
+    section 4.3) that the stage holds, for the microbatches ``pipeline.ends_in_flight``
+    counts (or ``ends``: the embedding's, the head's), under every recomputation policy
+    (a policy reruns the layers only). As the paper splits them: the final norm's and the
+    output head's inputs and the embedding's dropout mask over the tensor ranks with
+    sequence parallelism (else whole on every rank, as a layer's D-wide tensors are), the
+    fp32 logits always (the head is split over the vocabulary)."""
     if held is None:  # the parameters a device holds (``held_params``)
         held = held_params(t, cfg, subs, stage)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
@@ -637,9 +649,15 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
             per_token += layers * value / split
     activations = sp.expand(per_token / pp * in_flight(pp, micro, chunks, stage) * b
                             * context)
+    held_ends = dict(zip(STAGES, ends or ends_in_flight(pp, micro, chunks, stage),
+                         strict=True))
+    outside = sp.S.Zero
+    for name, value in outside_layer_bytes(cfg).items():
+        split = tp if strategy.sequence_parallel or name in VOCABULARY_PARALLEL else 1
+        outside += held_ends[OUTSIDE_STAGES[name]] * value / split
     out = {"weights": states["weights"], "gradients": states["gradients"],
            "optimizer": states["optimizer"], "activations": activations,
-           "kv_cache": sp.S.Zero}
+           OUTSIDE_PART: sp.expand(outside * b * context), "kv_cache": sp.S.Zero}
     out["total"] = sp.Add(*out.values())
     return out
 
