@@ -286,6 +286,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
             "and min((v - 1) p + 1, v m)/v on the last (Megatron-LM's warm-up)"
             if chunks != 1 else ", 1 on the last") if pp != 1 else
         f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}",
+        _outside_note(cfg, strategy, pp, chunks),
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         f"overlap {overlap} (predicted): {OVERLAPS[overlap]}",
         "the optimizer step once per step after the backward, serial in every bound: it "
@@ -337,9 +338,25 @@ def _stage_note(cfg: ModelConfig, largest: str, by_stage: Mapping[str, Mapping[s
             + (f" ({sizes})" if sizes else "") + "; the first stage holds its layers, the "
             "word embedding" + (" and the learned positions" if cfg.positions == "learned" else "")
             + " and the most microbatches in flight, the last its layers, the final norm and "
-            "the output head" + (": with tied embeddings its own copy of the word "
-                                 "embeddings, as Megatron-LM keeps one on the last stage"
-                                 if cfg.tied_embeddings else ""))
+            "the output head, their inputs and the logits" + (
+                ": with tied embeddings its own copy of the word embeddings, as Megatron-LM "
+                "keeps one on the last stage" if cfg.tied_embeddings else ""))
+
+
+def _outside_note(cfg: ModelConfig, strategy: Strategy, pp: Expr, chunks: int) -> str:
+    """What the memory's ``activations_outside_layers`` holds, and on which stage."""
+    mask = "the embedding's dropout mask (1 byte an element)" if cfg.dropout else \
+        "no embedding activation (no dropout; its output is the first layer's input)"
+    head = "the final norm's and the output head's inputs (bf16) and the logits (fp32)"
+    where = (f"{mask} on the first stage for min(p, m) microbatches"
+             + (" (interleaved: min(2 p, m), Megatron-LM's schedule)" if chunks != 1 else "")
+             + f", {head} on the last for 1") if pp != 1 else \
+        f"{mask}, {head}, on the one stage for 1 microbatch"
+    return ("activations outside the layers (Korthikanti et al. 2022, section 4.3), under "
+            f"every recomputation policy: {where}; the logits split over the tensor ranks "
+            "with the vocabulary, the rest " + (
+                "over them with sequence parallelism" if strategy.sequence_parallel else
+                "whole on every rank (no sequence parallelism)"))
 
 
 def _kernel(attention: str) -> str:
