@@ -7,6 +7,7 @@ after another), and its memory is the larger of its end stages' accounts."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import cast
 
 import pytest
 import sympy as sp
@@ -230,7 +231,7 @@ def test_the_activations_outside_the_layers_by_hand(recompute: str) -> None:
                      batch=micro, context=s,
                      options=StepOptions(microbatches=micro, recompute=recompute,
                                          interleave=interleave))
-        got = plan.extra["memory_stages"] or {"one": plan.memory}  # type: ignore[operator]
+        got = cast(dict, plan.extra["memory_stages"]) or {"one": plan.memory}
         for part in got.values():  # the part is in the total
             assert part["total"] == sum(x for k, x in part.items() if k != "total")
         return {k: x[key] for k, x in got.items()}
@@ -253,11 +254,9 @@ def test_the_activations_outside_the_layers_by_hand(recompute: str) -> None:
 def test_the_outside_activations_are_in_the_json_and_the_assumptions() -> None:
     plan = train(_tiny_dropout(), mesh("X=2", "h100-sxm"), parse_strategy("pp=X"), batch=4,
                  context=128, options=StepOptions(microbatches=4))
-    data = _json(plan)
-    stages = data["memory_stages"]
-    assert stages["first"]["activations_outside_layers"] == str(64 * 128 * 2)  # type: ignore[index]
-    assert stages["last"]["activations_outside_layers"] == str(
-        (4 * 64 + 4 * 1000) * 128)  # type: ignore[index]
+    stages = cast(dict, _json(plan)["memory_stages"])
+    assert stages["first"]["activations_outside_layers"] == str(64 * 128 * 2)
+    assert stages["last"]["activations_outside_layers"] == str((4 * 64 + 4 * 1000) * 128)
     note = next(x for x in plan.assumptions if x.startswith("activations outside the layers"))
     assert note == (
         "activations outside the layers (Korthikanti et al. 2022, section 4.3), under every "

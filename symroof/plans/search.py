@@ -466,10 +466,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if interleaved.any():
             flight[w][interleaved] = _compile(in_flight(D_PP, MICRO, V, w), (D_PP, MICRO, V))(
                 deg[3, interleaved], micro[interleaved], chunks[interleaved])
-    schedules, which = np.unique(np.stack([deg[3], micro, chunks]), axis=1,
-                                 return_inverse=True)
+    distinct, which = np.unique(np.stack([deg[3], micro, chunks]), axis=1,
+                                return_inverse=True)
     ends = {w: np.array([[float(x) for x in ends_in_flight(int(p), int(m), int(v), w)]
-                         for p, m, v in schedules.T]).T[:, which.ravel()] for w in STAGES}
+                         for p, m, v in distinct.T]).T[:, which.ravel()] for w in STAGES}
     group_ids: dict[tuple[int, bool], int] = {}
     base_group = np.array([group_ids.setdefault((c.stage, c.sequence_parallel), len(group_ids))
                            for c in bases])
