@@ -466,10 +466,12 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if interleaved.any():
             flight[w][interleaved] = _compile(in_flight(D_PP, MICRO, V, w), (D_PP, MICRO, V))(
                 deg[3, interleaved], micro[interleaved], chunks[interleaved])
-    distinct, which = np.unique(np.stack([deg[3], micro, chunks]), axis=1,
-                                return_inverse=True)
-    ends = {w: np.array([[float(x) for x in ends_in_flight(int(p), int(m), int(v), w)]
-                         for p, m, v in distinct.T]).T[:, which.ravel()] for w in STAGES}
+    span = int(max(micro.max(), chunks.max())) + 1  # a schedule (p, m, v) as one integer
+    distinct, which = np.unique((deg[3].astype(np.int64) * span + micro.astype(np.int64))
+                                * span + chunks.astype(np.int64), return_inverse=True)
+    ends = {w: np.array([[float(x) for x in ends_in_flight(
+        int(k) // span // span, int(k) // span % span, int(k) % span, w)]
+        for k in distinct]).T[:, which.ravel()] for w in STAGES}
     group_ids: dict[tuple[int, bool], int] = {}
     base_group = np.array([group_ids.setdefault((c.stage, c.sequence_parallel), len(group_ids))
                            for c in bases])
