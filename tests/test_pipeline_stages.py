@@ -122,6 +122,39 @@ def test_interleaved_the_first_stage_holds_megatrons_warm_up_as_korthikanti_coun
         assert in_flight(p, m, v, stage) == sp.Rational(chunks, v)
 
 
+def _chunk_peak(p: int, m: int, v: int, stage: int, chunk: int) -> int:
+    """The most microbatches whose forward through ``chunk`` ran and whose backward did not,
+    on pipeline stage ``stage``, playing Megatron-LM's interleaved order of one stage's work
+    (``forward_backward_pipelining_with_interleaving``): (p - s - 1) 2 + (v - 1) p warm-up
+    forwards (all of them if that is as many), then a forward and a backward in turn, then
+    the rest of the backwards; the k-th forward runs chunk (k // p) mod v, the k-th backward
+    chunk v - 1 - (k // p) mod v (microbatches in groups of p)."""
+    total = m * v
+    warm = min((p - stage - 1) * 2 + (v - 1) * p, total)
+    order = [("F", k) for k in range(warm)]
+    for j in range(total - warm):
+        order += [("F", warm + j), ("B", j)]
+    order += [("B", j) for j in range(total - warm, total)]
+    held = peak = 0
+    for kind, k in order:
+        runs = (k // p) % v if kind == "F" else v - 1 - (k // p) % v
+        if runs == chunk:
+            held += 1 if kind == "F" else -1
+            peak = max(peak, held)
+    return peak
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=st.integers(2, 8), groups=st.integers(1, 6), v=st.integers(2, 4))
+def test_interleaved_the_ends_hold_what_megatrons_played_order_keeps(p: int, groups: int,
+                                                                     v: int) -> None:
+    # the embedding runs in the first stage's first chunk, the head in the last stage's last
+    from symroof.plans.pipeline import ends_in_flight
+    m = groups * p
+    assert ends_in_flight(p, m, v, "first") == (_chunk_peak(p, m, v, 0, 0), 0)
+    assert ends_in_flight(p, m, v, "last") == (0, _chunk_peak(p, m, v, p - 1, v - 1))
+
+
 def _tiny(tied: bool) -> ModelConfig:
     # one layer a stage over two stages; tied: GPT's learned positions and shared head
     return ModelConfig("tiny", layers=2, d_model=64, d_ff=256, heads=4, kv_heads=2,
