@@ -647,10 +647,11 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
     outside the layers (``models.memory.outside_layer_bytes``, Korthikanti et al. 2022,
     section 4.3) that the stage holds, for the microbatches ``pipeline.ends_in_flight``
     counts (or ``ends``: the embedding's, the head's), under every recomputation policy
-    (a policy reruns the layers only). As the paper splits them: the final norm's and the
-    output head's inputs and the embedding's dropout mask over the tensor ranks with
-    sequence parallelism (else whole on every rank, as a layer's D-wide tensors are), the
-    fp32 logits always (the head is split over the vocabulary)."""
+    (a policy reruns the layers only). The paper counts them with sequence parallelism,
+    each split over the tensor ranks: here the final norm's and the output head's inputs
+    and the embedding's dropout mask are split so only with it (else whole on every rank,
+    as a layer's D-wide tensors are), the fp32 logits always (the head is split over the
+    vocabulary)."""
     if held is None:  # the parameters a device holds (``held_params``)
         held = held_params(t, cfg, subs, stage)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
