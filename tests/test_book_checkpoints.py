@@ -6,6 +6,7 @@ checkpoints=``), their activations and reruns worked out by hand."""
 from __future__ import annotations
 
 import io
+import re
 from contextlib import redirect_stdout
 
 import pytest
@@ -81,7 +82,7 @@ def test_the_command_line_says_the_policy_both_ways(policy: str) -> None:
         outs.append(out.getvalue())
     assert outs[0] == outs[1]
     kept = _plan(policy).memory["activations"]
-    assert f"activations  {kept}" in outs[0]
+    assert re.search(rf"^activations +{kept} ", outs[0], re.M)
 
 
 def test_policy_refusals_name_the_policy() -> None:

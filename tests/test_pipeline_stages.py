@@ -7,6 +7,7 @@ after another), and its memory is the larger of its end stages' accounts."""
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import cast
 
 import pytest
 import sympy as sp
@@ -121,6 +122,39 @@ def test_interleaved_the_first_stage_holds_megatrons_warm_up_as_korthikanti_coun
         assert in_flight(p, m, v, stage) == sp.Rational(chunks, v)
 
 
+def _chunk_peak(p: int, m: int, v: int, stage: int, chunk: int) -> int:
+    """The most microbatches whose forward through ``chunk`` ran and whose backward did not,
+    on pipeline stage ``stage``, playing Megatron-LM's interleaved order of one stage's work
+    (``forward_backward_pipelining_with_interleaving``): (p - s - 1) 2 + (v - 1) p warm-up
+    forwards (all of them if that is as many), then a forward and a backward in turn, then
+    the rest of the backwards; the k-th forward runs chunk (k // p) mod v, the k-th backward
+    chunk v - 1 - (k // p) mod v (microbatches in groups of p)."""
+    total = m * v
+    warm = min((p - stage - 1) * 2 + (v - 1) * p, total)
+    order = [("F", k) for k in range(warm)]
+    for j in range(total - warm):
+        order += [("F", warm + j), ("B", j)]
+    order += [("B", j) for j in range(total - warm, total)]
+    held = peak = 0
+    for kind, k in order:
+        runs = (k // p) % v if kind == "F" else v - 1 - (k // p) % v
+        if runs == chunk:
+            held += 1 if kind == "F" else -1
+            peak = max(peak, held)
+    return peak
+
+
+@settings(max_examples=40, deadline=None)
+@given(p=st.integers(2, 8), groups=st.integers(1, 6), v=st.integers(2, 4))
+def test_interleaved_the_ends_hold_what_megatrons_played_order_keeps(p: int, groups: int,
+                                                                     v: int) -> None:
+    # the embedding runs in the first stage's first chunk, the head in the last stage's last
+    from symroof.plans.pipeline import ends_in_flight
+    m = groups * p
+    assert ends_in_flight(p, m, v, "first") == (_chunk_peak(p, m, v, 0, 0), 0)
+    assert ends_in_flight(p, m, v, "last") == (0, _chunk_peak(p, m, v, p - 1, v - 1))
+
+
 def _tiny(tied: bool) -> ModelConfig:
     # one layer a stage over two stages; tied: GPT's learned positions and shared head
     return ModelConfig("tiny", layers=2, d_model=64, d_ff=256, heads=4, kv_heads=2,
@@ -142,8 +176,11 @@ def test_one_layer_a_stage_by_hand(tied: bool, micro: int) -> None:
                  options=StepOptions(microbatches=micro))
     alone = train(cfg, mesh("X=1", h100), parse_strategy("dp=X"), batch=1, context=128)
     per_layer = alone.memory["activations"] / 2  # one sequence's, the whole model's / L
+    # outside the layers (no dropout: nothing on the first stage), on the last for one
+    # microbatch of one sequence: the final norm's and the head's bf16 inputs, fp32 logits
+    outside = (2 * D + 2 * D + 4 * V) * 128
     account = {"first": 16 * first + per_layer * min(2, micro),
-               "last": 16 * last + per_layer}  # adam-mixed: 2 + 2 + 12 bytes a parameter
+               "last": 16 * last + per_layer + outside}  # adam-mixed: 2 + 2 + 12 a parameter
     stages = plan.extra["memory_stages"]
     assert {k: v["total"] for k, v in stages.items()} == account  # type: ignore[attr-defined]
     largest = max(account, key=lambda k: (account[k], k == "first"))
@@ -188,7 +225,14 @@ def test_the_plans_memory_is_its_largest_stages_account(name: str, pp: int, tp: 
         assert "memory_stages" not in _json(plan)
         return
     acts = whole.memory["activations"] / pp  # one microbatch of one sequence on a stage
-    account = {w: 16 * (layers + head[w]) + acts * in_flight(pp, micro, 1, w)
+    # outside the layers (Korthikanti et al. 2022, section 4.3; no sequence parallelism): the
+    # embedding's dropout mask for min(p, m) microbatches on the first stage, the final
+    # norm's and the head's bf16 inputs and the fp32 logits (split with the vocabulary) on
+    # the last for one
+    D, V = cfg.d_model, cfg.vocab
+    outside = {"first": (D if cfg.dropout else 0) * 512 * min(pp, micro),
+               "last": (2 * D + 2 * D + sp.Rational(4 * V, tp)) * 512}
+    account = {w: 16 * (layers + head[w]) + acts * in_flight(pp, micro, 1, w) + outside[w]
                for w in ("first", "last")}
     assert plan.memory["total"] == max(account.values())
     assert plan.extra["memory_stage"] == ("last" if account["last"] > account["first"]
@@ -196,6 +240,63 @@ def test_the_plans_memory_is_its_largest_stages_account(name: str, pp: int, tp: 
     data = _json(plan)
     assert data["memory_stage"] == plan.extra["memory_stage"]
     assert data["memory_stages"]["last"]["total"] == str(account["last"])
+
+
+def _tiny_dropout(layers: int = 2) -> ModelConfig:
+    return ModelConfig("tiny-dropout", layers=layers, d_model=64, d_ff=256, heads=4,
+                       kv_heads=2, head_dim=16, vocab=1000, dropout=True)
+
+
+@pytest.mark.parametrize("recompute", ["none", "selective", "full"])
+def test_the_activations_outside_the_layers_by_hand(recompute: str) -> None:
+    # Korthikanti et al. 2022, section 4.3, per sequence of s tokens (b = 1, h = D = 64,
+    # v = 1000, t = 2): the embedding's dropout mask s h p / t bytes on the first stage (p
+    # microbatches), the final norm's input 2 s h / t, the output head's input 2 s h / t and
+    # the fp32 logits 4 s v / t on the last (for one microbatch); without sequence
+    # parallelism the D-wide ones are whole on every tensor rank; no recomputation policy
+    # reruns them
+    s, h, v, t = 128, 64, 1000, 2
+    key = "activations_outside_layers"
+
+    def stages(spec: str, strategy: str, micro: int, interleave: int = 1,
+               layers: int = 2) -> dict[str, sp.Expr]:
+        plan = train(_tiny_dropout(layers), mesh(spec, "h100-sxm"), parse_strategy(strategy),
+                     batch=micro, context=s,
+                     options=StepOptions(microbatches=micro, recompute=recompute,
+                                         interleave=interleave))
+        got = cast(dict, plan.extra["memory_stages"]) or {"one": plan.memory}
+        for part in got.values():  # the part is in the total
+            assert part["total"] == sum(x for k, x in part.items() if k != "total")
+        return {k: x[key] for k, x in got.items()}
+
+    # a pipeline of 2 stages over 2 tensor ranks, 4 microbatches of one sequence
+    assert stages("X=2,Y=2", "pp=X,tp=Y,sp", 4) == {
+        "first": Fraction(s * h * 2, t), "last": Fraction(2 * s * h + 2 * s * h + 4 * s * v, t)}
+    assert stages("X=2,Y=2", "pp=X,tp=Y", 4) == {
+        "first": s * h * 2, "last": 2 * s * h + 2 * s * h + Fraction(4 * s * v, t)}
+    # fewer microbatches than stages: the first holds m of them
+    assert stages("X=2,Y=2", "pp=X,tp=Y,sp", 1)["first"] == Fraction(s * h * 1, t)
+    # interleaved over 2 chunks of one layer: the first chunk holds 2 p microbatches
+    # (Megatron-LM's schedule: (p - 1) 2 + (v - 1) p warm-up forwards, then one per backward)
+    assert stages("X=2,Y=2", "pp=X,tp=Y,sp", 8, 2, 4)["first"] == Fraction(s * h * 4, t)
+    # without a pipeline the one stage holds both, for one microbatch
+    assert stages("Y=2", "tp=Y,sp", 4) == {
+        "one": Fraction(s * h + 2 * s * h + 2 * s * h + 4 * s * v, t)}
+
+
+def test_the_outside_activations_are_in_the_json_and_the_assumptions() -> None:
+    plan = train(_tiny_dropout(), mesh("X=2", "h100-sxm"), parse_strategy("pp=X"), batch=4,
+                 context=128, options=StepOptions(microbatches=4))
+    stages = cast(dict, _json(plan)["memory_stages"])
+    assert stages["first"]["activations_outside_layers"] == str(64 * 128 * 2)
+    assert stages["last"]["activations_outside_layers"] == str((4 * 64 + 4 * 1000) * 128)
+    note = next(x for x in plan.assumptions if x.startswith("activations outside the layers"))
+    assert note == (
+        "activations outside the layers (Korthikanti et al. 2022, section 4.3), under every "
+        "recomputation policy: the embedding's dropout mask (1 byte an element) on the first "
+        "stage for min(p, m) microbatches, the final norm's and the output head's inputs "
+        "(bf16) and the logits (fp32) on the last for 1; the logits split over the tensor "
+        "ranks with the vocabulary, the rest whole on every rank (no sequence parallelism)")
 
 
 def _json(plan: object) -> dict[str, object]:

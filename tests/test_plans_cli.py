@@ -19,7 +19,8 @@ TRAIN = ["plan", "llama-2-7b", "--train", "--mesh", "X=16,Y=16", "--strategy",
          "--recompute", "full"]
 SERVE = ["plan", "llama-2-7b", "--serve", "--mesh", "X=8", "--strategy", "tp=X", "--chip",
          "h100-sxm", "--batch", "64", "--context", "2048"]
-MEMORY = {"weights", "gradients", "optimizer", "activations", "kv_cache", "total"}
+MEMORY = {"weights", "gradients", "optimizer", "activations", "activations_outside_layers",
+          "kv_cache", "total"}
 
 
 def plan_json(*args: str) -> dict[str, object]:

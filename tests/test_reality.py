@@ -80,14 +80,30 @@ def test_activations_per_layer_are_the_papers_table_2(name: str, t: int) -> None
 
 
 def test_figure_1_activations_exact_and_the_states_above_its_convention(rows: list) -> None:
-    # Figure 1's activations are the plan's to the byte (interleaving's 1 + (p - 1)/(p v)
-    # on the 175B and 530B runs included); its bars count 18 bytes over 12 h^2 per layer,
-    # the plan every parameter the first stage holds (embeddings, biases, norms) too
-    memory = [r for r in rows if r.kind == "memory"]
+    # Figure 1's activations are the plan's layers' to the byte (interleaving's 1 + (p - 1)/
+    # (p v) on the 175B and 530B runs included): its bars are Equation 5, which section 4.3
+    # keeps for the rest of the paper; the plan adds the activations outside the layers the
+    # section counts, on the first stage (the larger account) the embedding's dropout mask,
+    # s b h / t a microbatch (whole on every rank without sequence parallelism) for p of them
+    # (interleaved: 2 p, Megatron-LM's schedule), and without a pipeline the final norm's and
+    # the head's inputs and the fp32 logits too, 4 s b h/t (1 + v/h). Its bars count 18
+    # bytes over 12 h^2 per layer, the plan every parameter the first stage holds
+    # (embeddings, biases, norms) too
+    pub = published("korthikanti2022")
+    assert len(rows) == len(pub.figures)
+    memory = [(r, pub.run(f.run, f.mode)) for r, f in zip(rows, pub.figures, strict=True)
+              if r.kind == "memory"]
     assert len(memory) == 16
-    for r in memory:
+    v = 51200  # section 6: the vocabulary of every run
+    for r, run in memory:
         if "activations" in r.source:
-            assert r.predicted == r.published, r.source
+            h, t, p, m = SIZES[run.model][1], run.tensor, run.pipeline, run.microbatches
+            sbh = run.sequence * run.micro_batch * h
+            split = t if run.sequence_parallel else 1
+            outside = sp.Rational(sbh, split) + sp.Rational(4 * sbh, split) \
+                + sp.Rational(4 * sbh * v, t * h) if p == 1 else \
+                sp.Rational(sbh * (min(p, m) if run.interleave == 1 else min(2 * p, m)), split)
+            assert r.predicted - r.published == outside, r.source
         else:
             assert r.published < r.predicted < sp.Rational(112, 100) * r.published, r.source
 

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import sympy as sp
 from sympy import Expr
 
+from ..models.memory import OUTSIDE_PART
 from ..plans.calibration import calibration
 from ..plans.published import Figure, Run, published
 from ..plans.training import Plan
@@ -102,7 +103,8 @@ def compare(paper: str, eff_name: str) -> list[Row]:
             continue
         plan = plan_of(run, eff_name)
         value = sp.Add(*(plan.memory[k] for k in ("weights", "gradients", "optimizer"))) \
-            if fig.what == "parameters + optimizer" else plan.memory["activations"]
+            if fig.what == "parameters + optimizer" else \
+            plan.memory["activations"] + plan.memory[OUTSIDE_PART]  # in the layers and out
         rows.append(Row(f"{fig.source}, {fig.what}", f"memory per GPU, {fig.what}, {run.model}, "
                         f"{MODE_NAMES[fig.mode]}", "memory", "B", fig.value, value, None,
                         False, {}, _choices(run, plan, efficiency=eff_name),

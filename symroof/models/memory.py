@@ -204,6 +204,40 @@ def activation_bytes(cfg: ModelConfig, policy: str = "none", *,
     return Activations(policy, dense, moe, s["L_d"], s["L"] - s["L_d"])
 
 
+# the activations outside the transformer layers, by the pipeline stage that holds them
+# (Korthikanti et al. 2022, section 4.3): the embedding's on the first, the head's on the last
+OUTSIDE_STAGES = {"embedding dropout mask": "first", "final norm input": "last",
+                  "output head input": "last", "logits (fp32)": "last"}
+VOCABULARY_PARALLEL = ("logits (fp32)",)  # split over the tensor ranks with the vocabulary
+OUTSIDE_PART = "activations_outside_layers"  # their part of a training plan's memory
+
+
+def outside_layer_bytes(cfg: ModelConfig, *, dtype: str = "bf16",
+                        dropout: bool | None = None) -> dict[str, sp.Expr]:
+    """Activation bytes per token kept outside the transformer layers for the backward
+    pass, one device's whole (before any tensor split), after Korthikanti et al. 2022,
+    "Reducing Activation Recomputation in Large Transformer Models", section 4.3 ("Total
+    Activations Memory"): the embedding keeps no considerable activation ("Position and
+    word embeddings do not require any considerable activations to be stored for the
+    backward pass"; its output is the first layer's input, counted with the layer) but its
+    dropout's mask, one byte an element (``dropout``, default the config's), the paper's
+    sbh p / t; the final norm its input and the output head its input at ``dtype``, the
+    paper's 2 s b h / t each; the cross entropy the logits in fp32 whatever ``dtype`` is
+    ("calculated in 32-bit floating point", 4 s b v / t). Which stage holds each:
+    ``OUTSIDE_STAGES``.
+
+    >>> from symroof.models import model
+    >>> kept = outside_layer_bytes(model("megatron-gpt-22b"))   # D 6144, V 51200, dropout
+    >>> list(kept.values())
+    [6144, 12288, 12288, 204800]
+    """
+    a = dtype_bytes(dtype, where="activation dtype")
+    mask = sp.S.One if (cfg.dropout if dropout is None else dropout) else sp.S.Zero
+    D, V = sp.Integer(cfg.d_model), sp.Integer(cfg.vocab)
+    return {"embedding dropout mask": mask * D, "final norm input": a * D,
+            "output head input": a * D, "logits (fp32)": 4 * V}
+
+
 @dataclass(frozen=True)
 class Memory:
     """Bytes by part, and the assumptions (bytes per parameter, dtypes) they rest on."""

@@ -125,7 +125,8 @@ def host_tier(what: tuple[str, ...], memory: Mapping[str, Expr], per: Mapping[st
         moved["forward"][OUT] += each
         moved["backward"][IN] += each
         notes.append("activations offloaded: out as the forward pass makes them, in for the "
-                     "backward pass, every microbatch; HBM keeps one layer's share")
+                     "backward pass, every microbatch; HBM keeps one layer's share (those "
+                     "outside the layers, a part of their own, stay)")
     notes.append(f"host link: {LINK} at {sp.sstr(bw)} B/s one way per chip, both directions "
                  "at once; host memory capacity not checked")
     hbm = {k: sp.cancel(v) for k, v in hbm.items()}

@@ -277,6 +277,37 @@ def in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int, stage: str = "first") ->
     return sp.Min(p, m) * (1 + (p - 1) / (p * chunks) if chunks != 1 else 1)
 
 
+def ends_in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int, stage: str = "first",
+                   ) -> tuple[sp.Expr, sp.Expr]:
+    """Microbatches whose activations outside the layers a pipeline stage holds at its
+    peak: (the embedding's, the output head's). Korthikanti et al. 2022, section 4.3, count
+    the embedding's for p microbatches on the first stage ("the factor p comes from the
+    pipeline parallelism and the fact that we need to store p microbatches"): min(p, m)
+    under 1F1B. Interleaved over v chunks (which the paper's section 4.3 leaves out), the
+    first stage's first chunk runs a second round of p microbatches before its first
+    backward, min(2 p, m): Megatron-LM's schedule played in order (``megatron/core/
+    pipeline_parallel/schedules.py``, ``forward_backward_pipelining_with_interleaving``:
+    (p - 1) 2 + (v - 1) p warm-up forwards on the first stage, or all of them if that is as
+    many, then one forward per backward; m a multiple of p). The paper counts the head's only without a
+    pipeline; here the last stage holds them for 1 microbatch, each microbatch's last
+    forward followed at once by its backward (interleaved too: the last chunk's). Without a
+    pipeline the one stage holds both, for 1 microbatch.
+
+    >>> ends_in_flight(4, 16, 1), ends_in_flight(4, 16, 1, "last"), ends_in_flight(4, 16, 2)
+    ((4, 0), (0, 1), (8, 0))
+    >>> ends_in_flight(1, 8, 1)
+    (1, 1)
+    """
+    if stage not in ("first", "last"):
+        raise InputError(f"a pipeline stage is 'first' or 'last', got {stage!r}", "stage")
+    p, m = sp.sympify(pp), sp.sympify(micro)
+    if p == 1:
+        return sp.S.One, sp.S.One
+    if stage == "last":
+        return sp.S.Zero, sp.S.One
+    return (sp.Min(p, m) if chunks == 1 else sp.Min(2 * p, m)), sp.S.Zero
+
+
 def model_chunks(model: str, layers: int, interleave: int, pp: sp.Expr,
                  micro: sp.Expr) -> int:
     """The model chunks per stage, checked: a pipeline of p stages, L divisible by p v, and

@@ -45,7 +45,7 @@ from .conventions import Conventions
 from .efficiency import PEAK, Efficiency
 from .factor import divisors, factorisations
 from .options import StepOptions
-from .pipeline import in_flight, interleaved_cost, pipeline_cost
+from .pipeline import ends_in_flight, in_flight, interleaved_cost, pipeline_cost
 from .search_terms import PARTS, Costs, offload_functions, signature
 from .strategy import STRATEGY_KINDS, parse_strategy
 from .template import BATCH, D_DP, D_EP, D_PP, D_TP, D_ZERO, MICRO, training_template
@@ -70,6 +70,8 @@ DEGREES = (D_DP, D_ZERO, D_TP, D_PP, D_EP, MICRO)
 HELD = sp.Symbol("held", positive=True)  # parameters a device holds (``held_params``)
 V = sp.Symbol("V", positive=True)  # model chunks per pipeline stage
 FLIGHT = sp.Symbol("flight", positive=True)  # microbatches in flight on a pipeline stage
+# microbatches whose activations outside the layers a stage holds (``pipeline.ends_in_flight``)
+ENDS = (sp.Symbol("embedding_held", nonnegative=True), sp.Symbol("head_held", nonnegative=True))
 
 
 @dataclass(frozen=True)
@@ -446,7 +448,8 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     # the memory account of the first and the last pipeline stage (``training.stage_memory``;
     # without a pipeline both the one stage's), the plan's memory the larger: one function
     # of the parameters a stage holds and its microbatches in flight (``pipeline.in_flight``,
-    # interleaving's too) for both stages
+    # interleaving's too; and ``pipeline.ends_in_flight``, those of the activations outside
+    # the layers, the function itself at each distinct schedule) for both stages
     by_stage = {w: np.zeros(n_all) for w in STAGES}
     mem_fns = {r: _memory_functions(templates, cfg, per, r, context, attention)
                for r in policies}
@@ -468,6 +471,12 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         if interleaved.any():
             flight[w][interleaved] = _compile(in_flight(D_PP, MICRO, V, w), (D_PP, MICRO, V))(
                 deg[3, interleaved], micro[interleaved], chunks[interleaved])
+    span = int(max(micro.max(), chunks.max())) + 1  # a schedule (p, m, v) as one integer
+    distinct, which = np.unique((deg[3].astype(np.int64) * span + micro.astype(np.int64))
+                                * span + chunks.astype(np.int64), return_inverse=True)
+    ends = {w: np.array([[float(x) for x in ends_in_flight(
+        int(k) // span // span, int(k) // span % span, int(k) % span, w)]
+        for k in distinct]).T[:, which.ravel()] for w in STAGES}
     group_ids: dict[tuple[int, bool], int] = {}
     base_group = np.array([group_ids.setdefault((c.stage, c.sequence_parallel), len(group_ids))
                            for c in bases])
@@ -486,14 +495,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     for (stage, sp_on), idx in sorted(by_group.items()):
         t = templates[stage, sp_on]
         args = (b_value[idx], *deg[:, idx])
-        opt[idx] = np.maximum(*(steps[stage, sp_on](*args, held[w][idx], flight[w][idx])
-                                for w in STAGES))
+        opt[idx] = np.maximum(*(steps[stage, sp_on](*args, held[w][idx], flight[w][idx],
+                                                    *ends[w][:, idx]) for w in STAGES))
         for j, r in enumerate(policies):
             mine = idx[pol[idx] == j]
             if not len(mine):
                 continue
             for w in STAGES:
-                at = (b_value[mine], *deg[:, mine], held[w][mine], flight[w][mine])
+                at = (b_value[mine], *deg[:, mine], held[w][mine], flight[w][mine],
+                      *ends[w][:, mine])
                 by_stage[w][mine] = mem_fns[r][stage, sp_on](*at)
                 for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
                     parts[w][k, mine] = fn(*at)
@@ -839,10 +849,12 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
                       step_of: Callable[[dict[str, sp.Expr]], sp.Expr] | None = None,
                       ) -> dict[tuple[int, bool], Any]:
     """NumPy functions of (b, the degrees, the parameters a stage holds, the microbatches in
-    flight on it) per (ZeRO stage, sequence parallelism): the memory's total (or ``parts``,
-    or ``step_of`` the memory) of the first pipeline stage (``training._memory``), its
-    ``pipeline.in_flight`` count an argument, so that one function serves every stage (the
-    last stage's account differs only in those two) and every interleaving."""
+    flight on it, those whose activations outside the layers it holds: the embedding's and
+    the head's) per (ZeRO stage, sequence parallelism): the memory's total (or ``parts``,
+    or ``step_of`` the memory) of a pipeline stage (``training._memory``), its
+    ``pipeline.in_flight`` and ``pipeline.ends_in_flight`` counts arguments, so that one
+    function serves every stage (the last stage's account differs only in those) and
+    every interleaving."""
     from .strategy import Strategy
     from .training import _memory
     out: dict[tuple[int, bool], Any] = {}
@@ -853,8 +865,8 @@ def _memory_functions(templates: dict[tuple[int, bool], Any], cfg: ModelConfig,
         subs = {D_DP: D_DP, D_ZERO: D_ZERO, D_TP: D_TP, D_PP: D_PP, D_EP: D_EP, MICRO: MICRO}
         mem = {k: sp.sympify(v).xreplace(flight) for k, v in
                _memory(t, cfg, s, subs, BATCH, per, recompute, context, D_PP, MICRO,
-                       attention, held=HELD, stage="first").items()}
-        args = (BATCH, *DEGREES, HELD, FLIGHT)
+                       attention, held=HELD, stage="first", ends=ENDS).items()}
+        args = (BATCH, *DEGREES, HELD, FLIGHT, *ENDS)
         if step_of is not None:
             out[stage, sp_on] = _compile(sp.sympify(step_of(mem)), args)
             continue

@@ -24,12 +24,13 @@ import sympy as sp
 
 from ..engine.sweeps import to_numpy
 from ..hardware.catalog import Chip
+from ..models.memory import OUTSIDE_PART
 from ..parallel.collectives import collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
 from .efficiency import PEAK, Efficiency
 
-PARTS = ("weights", "gradients", "optimizer", "activations")
+PARTS = ("weights", "gradients", "optimizer", "activations", OUTSIDE_PART)
 
 
 class Costs:

@@ -38,11 +38,15 @@ from ..models.layers import Kernel, spelled
 from ..models.memory import (
     ALL_PARTS,
     CHECKPOINTS,
+    OUTSIDE_PART,
+    OUTSIDE_STAGES,
     TRAINING_COUNTED,
     TRAINING_COUNTS,
+    VOCABULARY_PARALLEL,
     activation_bytes,
     checkpoint_policy,
     checkpointed_bytes,
+    outside_layer_bytes,
     plan_states,
     recomputation,
 )
@@ -54,7 +58,7 @@ from .conventions import Conventions
 from .efficiency import Efficiency
 from .mfu import predicted_mfu
 from .options import DEFAULT_OPTIONS, SERVING_ONLY, StepOptions
-from .pipeline import in_flight, interleaved_cost, model_chunks
+from .pipeline import ends_in_flight, in_flight, interleaved_cost, model_chunks
 from .strategy import ZERO, Strategy
 from .template import BATCH, DEGREE, MICRO, Template, Use, training_template
 from .train_step import (
@@ -282,6 +286,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
             "and min((v - 1) p + 1, v m)/v on the last (Megatron-LM's warm-up)"
             if chunks != 1 else ", 1 on the last") if pp != 1 else
         f"activations: {recomputation(recompute)}, bf16{_kernel(attention)}",
+        _outside_note(cfg, strategy, pp, chunks),
         "each comm term overlaps the compute of its phase in T_lower (none does in T_upper)",
         f"overlap {overlap} (predicted): {OVERLAPS[overlap]}",
         "the optimizer step once per step after the backward, serial in every bound: it "
@@ -333,9 +338,25 @@ def _stage_note(cfg: ModelConfig, largest: str, by_stage: Mapping[str, Mapping[s
             + (f" ({sizes})" if sizes else "") + "; the first stage holds its layers, the "
             "word embedding" + (" and the learned positions" if cfg.positions == "learned" else "")
             + " and the most microbatches in flight, the last its layers, the final norm and "
-            "the output head" + (": with tied embeddings its own copy of the word "
-                                 "embeddings, as Megatron-LM keeps one on the last stage"
-                                 if cfg.tied_embeddings else ""))
+            "the output head, their inputs and the logits" + (
+                ": with tied embeddings its own copy of the word embeddings, as Megatron-LM "
+                "keeps one on the last stage" if cfg.tied_embeddings else ""))
+
+
+def _outside_note(cfg: ModelConfig, strategy: Strategy, pp: Expr, chunks: int) -> str:
+    """What the memory's ``activations_outside_layers`` holds, and on which stage."""
+    mask = "the embedding's dropout mask (1 byte an element)" if cfg.dropout else \
+        "no embedding activation (no dropout; its output is the first layer's input)"
+    head = "the final norm's and the output head's inputs (bf16) and the logits (fp32)"
+    where = (f"{mask} on the first stage for min(p, m) microbatches"
+             + (" (interleaved: min(2 p, m), Megatron-LM's schedule)" if chunks != 1 else "")
+             + f", {head} on the last for 1") if pp != 1 else \
+        f"{mask}, {head}, on the one stage for 1 microbatch"
+    return ("activations outside the layers (Korthikanti et al. 2022, section 4.3), under "
+            f"every recomputation policy: {where}; the logits split over the tensor ranks "
+            "with the vocabulary, the rest " + (
+                "over them with sequence parallelism" if strategy.sequence_parallel else
+                "whole on every rank (no sequence parallelism)"))
 
 
 def _kernel(attention: str) -> str:
@@ -617,11 +638,20 @@ PLAN_COUNTS: dict[str, tuple[str, ...] | None] = {
 def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Symbol, Expr],
             b: Expr, per: dict[str, int], recompute: str, context: int, pp: Expr,
             micro: Expr, attention: str = "materialised", chunks: int = 1,
-            held: Expr | None = None, stage: str = "first") -> dict[str, Expr]:
+            held: Expr | None = None, stage: str = "first",
+            ends: tuple[Expr, Expr] | None = None) -> dict[str, Expr]:
     """The memory account of one device on pipeline stage ``stage`` (``first`` or
     ``last``; without a pipeline the one stage, whichever is named): the states of the
-    parameters it holds (``held_params``, or ``held``) and the activations of its 1/p of
-    the layers for the microbatches in flight on it (``pipeline.in_flight``)."""
+    parameters it holds (``held_params``, or ``held``), the activations of its 1/p of
+    the layers for the microbatches in flight on it (``pipeline.in_flight``) and those
+    outside the layers (``models.memory.outside_layer_bytes``, Korthikanti et al. 2022,
+    section 4.3) that the stage holds, for the microbatches ``pipeline.ends_in_flight``
+    counts (or ``ends``: the embedding's, the head's), under every recomputation policy
+    (a policy reruns the layers only). The paper counts them with sequence parallelism,
+    each split over the tensor ranks: here the final norm's and the output head's inputs
+    and the embedding's dropout mask are split so only with it (else whole on every rank,
+    as a layer's D-wide tensors are), the fp32 logits always (the head is split over the
+    vocabulary)."""
     if held is None:  # the parameters a device holds (``held_params``)
         held = held_params(t, cfg, subs, stage)
     states = zero_states(held, subs[DEGREE["zero"]], strategy.zero_stage, per)
@@ -637,9 +667,15 @@ def _memory(t: Template, cfg: ModelConfig, strategy: Strategy, subs: dict[sp.Sym
             per_token += layers * value / split
     activations = sp.expand(per_token / pp * in_flight(pp, micro, chunks, stage) * b
                             * context)
+    held_ends = dict(zip(STAGES, ends or ends_in_flight(pp, micro, chunks, stage),
+                         strict=True))
+    outside = sp.S.Zero
+    for name, value in outside_layer_bytes(cfg).items():
+        split = tp if strategy.sequence_parallel or name in VOCABULARY_PARALLEL else 1
+        outside += held_ends[OUTSIDE_STAGES[name]] * value / split
     out = {"weights": states["weights"], "gradients": states["gradients"],
            "optimizer": states["optimizer"], "activations": activations,
-           "kv_cache": sp.S.Zero}
+           OUTSIDE_PART: sp.expand(outside * b * context), "kv_cache": sp.S.Zero}
     out["total"] = sp.Add(*out.values())
     return out
 
