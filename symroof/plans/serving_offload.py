@@ -68,9 +68,12 @@ def _streamed(step: DeviceStep, into: Expr, out: Expr, bw: Expr) -> DeviceStep:
     terms = {**step.terms, **extra}
     t_lower = sp.Max(step.t_lower, *extra.values())
     t_upper = step.t_upper + sp.Add(*extra.values())
+    # the host link's time is the path's: a pipeline's stages are not split by it (its
+    # throughput scaled as the latency, its stages dropped)
     return replace(step, terms=terms, t_lower=t_lower, t_upper=t_upper,
                    bound=binding(terms) if t_lower != step.t_lower else step.bound,
-                   throughput=step.throughput * step.t_lower / t_lower)
+                   throughput=step.throughput * step.t_lower / t_lower, stages=(),
+                   slowest="")
 
 
 @records(SERVING_VALUES, through={"s": None})
@@ -83,7 +86,7 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
     if s.chunked is not None:
         raise InputError("offloading with a chunked prefill is not modelled", "offload")
     bw = host_rate(chip, efficiency)
-    pp = int(s.decode.throughput * s.decode.t_lower / s.decode.tokens)  # batches in flight
+    pp = s.decode.pipeline  # batches in flight
     layers_held = sp.Rational(layers, pp)
     weights, cache = s.memory["weights"], s.memory["kv_cache"]
     hbm = {k: v for k, v in s.memory.items() if k != "total"}
