@@ -205,10 +205,11 @@ def _phase(ph: DeviceStep, fmt: str) -> list[str]:
            f"), bound "
            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
     if ph.stages:  # a pipeline: the latency their times and the sends, the slowest's rate
-        rows = [(st.name + (" (slowest)" if st.name == ph.slowest else ""), str(st.count),
-                 seconds(st.time), seconds(st.send), seconds(st.period)) for st in ph.stages]
+        stages = [(st.name + (" (slowest)" if st.name == ph.slowest else ""), str(st.count),
+                   seconds(st.time), seconds(st.send), seconds(st.period))
+                  for st in ph.stages]
         out += [_heading(f"{ph.name} pipeline stages", fmt),
-                *table(["stage", "stages", "time", "send", "period"], rows, fmt), ""]
+                *table(["stage", "stages", "time", "send", "period"], stages, fmt), ""]
     if ph.comms:
         calls = [(c.after, f"{c.collective}{'' if c.algorithm == 'ring' else ' ' + c.algorithm}"
                   f" ({c.kind})", gigabytes(c.nbytes), text(c.calls),
