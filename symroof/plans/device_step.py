@@ -36,7 +36,8 @@ which keeps T_lower a lower bound and is stated with the symbol's name; set it w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import sympy as sp
 from sympy import Expr
@@ -53,7 +54,7 @@ from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, layer_ops, spelled
-from ..models.step_roofline import StepRoofline, peak_rooflines, step_roofline
+from ..models.step_roofline import Row, StepRoofline, peak_rooflines, step_roofline
 from ..models.tensor_parallel import shard
 from ..parallel.collectives import TITLES, Collective, collective
 from ..parallel.in_network import in_switch_algorithm
@@ -94,15 +95,22 @@ class Comm:
 @dataclass(frozen=True)
 class Stage:
     """One pipeline stage of a step (``first``, ``middle``: each of the ``count`` alike
-    between the ends, ``last``): the terms of the ops it runs and their collectives, its
-    ``time`` under the step's overlap rule, and ``send``, its pass of the activations to the
-    next stage (0 on the last)."""
+    between the ends, ``last``): ``rows``, its share of each op of the path (each op's
+    roofline with the collectives after it, times the share of its count the stage runs),
+    its ``time`` under the step's overlap rule, and ``send``, its pass of the activations
+    to the next stage (0 on the last)."""
 
     name: str
     count: int
-    terms: Mapping[str, Expr]
+    rows: tuple[tuple[Row, Expr], ...] = field(repr=False)
     time: Expr
     send: Expr
+
+    @cached_property
+    def terms(self) -> dict[str, Expr]:
+        """Its named terms (``compute``, each memory level, each collective): its share of
+        each op's, summed (built when first asked)."""
+        return _summed(self.rows)
 
     @property
     def period(self) -> Expr:
@@ -145,7 +153,7 @@ class DeviceStep:
         is the tokens over it."""
         if not self.stages:
             return self.t_lower
-        return sp.Max(*(s.period for s in self.stages))
+        return _slowest_period(self.stages)
 
     @property
     def latency(self) -> Expr:
@@ -370,7 +378,7 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
             t_lower = sp.Add(*(s.count * s.time for s in stages)) + (pp - 1) * send
             slowest = _slowest(stages)
             return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
-                              tokens / sp.Max(*(s.period for s in stages)),
+                              tokens / _slowest_period(stages),
                               tuple(sorted(said)), tuple(comms), efficiency.overlap,
                               stages, slowest)
         t_lower = {"op": srl.t_lower + sp.Add(*once.values()), "none": t_upper,
@@ -399,26 +407,40 @@ def pipeline_stages(srl: StepRoofline, pp: int, overlap: str,
                     send: Expr) -> tuple[Stage, ...]:
     """The stages of a step on ``pp`` > 1 stages from the rows of its path ``srl`` (each
     op's roofline with the collectives after it): each stage's share of each op
-    (``stage_share``), its terms summed, its time under ``overlap`` (``op``: each op's
-    overlapped time, summed; ``phase``: its longest term; ``none``: every term, summed)
-    and ``send`` after it but the last."""
+    (``stage_share``), its time under ``overlap`` (``op``: each op's overlapped time,
+    summed; ``phase``: its longest term; ``none``: every term, summed) and ``send`` after
+    it but the last."""
     names = ("first", "middle", "last") if pp > 2 else ("first", "last")
     out = []
     for name in names:
-        terms: dict[str, Expr] = {}
-        op_time, upper = sp.S.Zero, sp.S.Zero
-        for r in srl.rows:
-            share = r.count * stage_share(r.block.name, r.op.name, name, pp)
-            if share == 0:
-                continue
-            for k, v in r.roofline.terms.items():
-                terms[k] = terms.get(k, sp.S.Zero) + share * v
-            op_time += share * r.roofline.t_lower
-            upper += share * r.roofline.t_upper
-        time = {"op": op_time, "none": upper, "phase": sp.Max(*terms.values())}[overlap]
-        out.append(Stage(name, pp - 2 if name == "middle" else 1, terms, time,
+        rows = tuple((r, r.count * share) for r in srl.rows
+                     if (share := stage_share(r.block.name, r.op.name, name, pp)) != 0)
+        if overlap == "phase":
+            time = sp.Max(*_summed(rows).values())
+        else:
+            time = sp.Add(*(n * (r.roofline.t_lower if overlap == "op" else
+                                 r.roofline.t_upper) for r, n in rows))
+        out.append(Stage(name, pp - 2 if name == "middle" else 1, rows, time,
                          sp.S.Zero if name == "last" else send))
     return tuple(out)
+
+
+def _summed(rows: tuple[tuple[Row, Expr], ...]) -> dict[str, Expr]:
+    """The named terms of ``rows`` (a roofline row and how many times it runs), summed."""
+    parts: dict[str, list[Expr]] = {}
+    for r, n in rows:
+        for k, v in r.roofline.terms.items():
+            parts.setdefault(k, []).append(n * v)
+    return {k: sp.Add(*v) for k, v in parts.items()}
+
+
+def _slowest_period(stages: tuple[Stage, ...]) -> Expr:
+    """The longest of the end stages' periods: a middle stage runs what the first does but
+    the embedding, with the same send, so it is never the slower of the two. In sizes
+    still symbols the maximum is left unevaluated (comparing the two sums term by term
+    costs more than a search's whole compiled step; a number evaluates it)."""
+    periods = (stages[0].period, stages[-1].period)
+    return sp.Max(*periods, evaluate=all(p.is_number for p in periods))
 
 
 def _slowest(stages: tuple[Stage, ...]) -> str:
