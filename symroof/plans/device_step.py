@@ -409,7 +409,17 @@ def pipeline_stages(srl: StepRoofline, pp: int, overlap: str,
     op's roofline with the collectives after it): each stage's share of each op
     (``stage_share``), its time under ``overlap`` (``op``: each op's overlapped time,
     summed; ``phase``: its longest term; ``none``: every term, summed) and ``send`` after
-    it but the last."""
+    it but the last.
+
+    >>> from symroof.models import model
+    >>> from symroof.parallel.mesh import mesh
+    >>> s = device_step(model("llama-2-7b"), "decode", mesh("X=4", "h100-sxm"),
+    ...                 {"pp": ("X",)}, batch=8, context=1024)
+    >>> [(x.name, x.count) for x in s.stages], s.slowest   # the last runs the head
+    ([('first', 1), ('middle', 2), ('last', 1)], 'last')
+    >>> s.latency == sum(x.count * x.time for x in s.stages) + 3 * s.stages[0].send
+    True
+    """
     names = ("first", "middle", "last") if pp > 2 else ("first", "last")
     out = []
     for name in names:
