@@ -25,9 +25,9 @@ layers, the final norm and the output head; each with the collectives of the ops
 plus the pp - 1 sends (``stages``). pp batches are in flight at once, so the throughput is
 bound by the slowest stage: its time plus the send it makes (``period``; the stages'
 periods sum to the latency, so the slowest is never shorter than latency / pp). Each
-collective costs its hops at the link's per-hop
-latency where the catalogue gives one (a GPU's NVLink, PCIe and InfiniBand: NCCL's
-per-step figures; a TPU's ICI), noted with its source; ``--set "<link>.latency=0"`` gives
+collective costs its hops at the link's per-hop latency where the catalogue gives one (a
+GPU's NVLink, PCIe and InfiniBand: NCCL's per-step figures; a TPU's ICI), noted with its
+source; ``--set "<link>.latency=0"`` gives
 the bandwidth-only bound. A link latency no source gives (``alpha_<link>``) is taken as 0,
 which keeps T_lower a lower bound and is stated with the symbol's name; set it with
 ``--set "<link>.latency=2us"``.
