@@ -146,9 +146,9 @@ def test_a_pipelined_worker_runs_at_its_slowest_stages_rate_as_plan_serve() -> N
     agg = found.best_aggregated
     assert agg is not None and agg.decode[0] == "tp=1,pp=2"
     b = agg.decode[2]
-    at = {symbol("P"): sp.Rational(b, 128), symbol("D"): b}
+    sizes = {symbol("P"): sp.Rational(b, 128), symbol("D"): b}
     built = device_step(CFG, "prefill", m, axes, batch=symbol("P"), context=1024,
                         decoding=(symbol("D"), 1024))
-    period = built.period.subs(at)
+    period = built.period.subs(sizes)
     assert abs(agg.tokens_per_s_per_chip - float(b / period / 2)) <= 1e-9 * float(b / period)
-    assert agg.tokens_per_s_per_chip < float(b * 2 / built.latency.subs(at) / 2)
+    assert agg.tokens_per_s_per_chip < float(b * 2 / built.latency.subs(sizes) / 2)
