@@ -427,3 +427,7 @@ def test_a_pipelined_serving_plan_names_its_slowest_stage_and_rates_requests_by_
                    "pp=X,tp=Y", "--chip", "h100-sxm", "--batch", "16", "--context",
                    "2048").stdout
     assert "decode pipeline stages:" in text and "last (slowest)" in text
+    phase = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=4,Y=2", "--strategy",
+                    "pp=X,tp=Y", "--chip", "h100-sxm", "--batch", "16", "--context", "2048",
+                    "--overlap", "phase").stdout
+    assert "(overlap phase, each stage's longest term; T_upper " in phase

@@ -197,11 +197,12 @@ def _plan(p: Plan, fmt: str, chip_note: str = "") -> list[str]:
 
 def _phase(ph: DeviceStep, fmt: str) -> list[str]:
     rows = [(k, seconds(v)) for k, v in ph.terms.items()]
+    longest = "each stage's longest term" if ph.stages else "the longest term"
     out = [_heading(f"{ph.name} step", fmt), *table(["term", "time"], rows, fmt),
            f"latency {seconds(ph.latency)} (" + (
                f"T_lower; T_upper {seconds(ph.t_upper)}" if ph.overlap == "op" else
                "T_upper: no overlap" if ph.overlap == "none" else
-               f"overlap {ph.overlap}, the longest term; T_upper {seconds(ph.t_upper)}") +
+               f"overlap {ph.overlap}, {longest}; T_upper {seconds(ph.t_upper)}") +
            f"), bound "
            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
     if ph.stages:  # a pipeline: the latency their times and the sends, the slowest's rate
