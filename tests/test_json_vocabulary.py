@@ -39,6 +39,8 @@ VERBS = [
      "--chip", "tpu-v5e", "--batch", "256", "--context", "4096"],
     ["plan", "mixtral-8x7b", "--serve", "--mesh", "X=8", "--strategy", "ep=X", "--chip",
      "h100-sxm", "--batch", "64"],
+    ["plan", "llama-2-7b", "--serve", "--mesh", "X=4,Y=2", "--strategy", "pp=X,tp=Y",
+     "--chip", "h100-sxm", "--batch", "16"],
     ["plan", "llama-2-7b", "--train", "--laws", "--context", "4096"],
     ["plan", "llama-2-7b", "--serve", "--search", "2", "--chip", "h100-sxm", "--context",
      "1024", "--ttft", "1s", "--tpot", "20ms"],

@@ -2,16 +2,19 @@
 the output head, each with its collectives and its parameters. Laws: the closed form of a
 step with such stages is the played 1F1B schedule, a training plan's T_lower and T_upper
 are that schedule of its own stages' times (each phase its longest term, or its terms one
-after another), and its memory is the larger of its end stages' accounts."""
+after another), and its memory is the larger of its end stages' accounts. A pipelined
+serving step's latency is its stages' own times (each the step of a one-stage shard) plus
+the sends, its throughput the slowest stage's, and its stages are a training forward's."""
 
 from __future__ import annotations
 
+import json
 from fractions import Fraction
 from typing import cast
 
 import pytest
 import sympy as sp
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from symroof.hardware.catalog import chip
@@ -23,6 +26,8 @@ from symroof.plans.pipeline import interleaved_cost, played_makespan
 from symroof.plans.strategy import parse_strategy
 from symroof.plans.train_step import phase_terms, stage_extras, training_ops
 from symroof.plans.training import train
+from tests.conftest import run_cli
+from tests.test_one_step import configs
 
 TIMES = st.integers(1, 40).map(Fraction)
 EXTRA = st.integers(0, 40).map(Fraction)
@@ -385,3 +390,145 @@ def test_a_serving_plan_holds_the_weights_a_training_plan_holds_on_each_stage(
     held = {w: served.memory_stages[w]["weights"] for w in ("first", "last")}
     assert served.memory_stage == ("last" if held["last"] > held["first"] else "first")
     assert served.memory["weights"] == max(held.values())
+
+
+# a pipelined serving step (``device_step``): the token's path is each stage's own step, one
+# after another, with a send between two; pp batches in flight run at the slowest stage's rate
+
+OWN = {"first": ("embedding",), "middle": (), "last": ("final norm", "output head")}
+
+
+def _one_stage(cfg: ModelConfig, pp: int, tp: int, stage: str, phase: str, batch: int,
+               context: int, overlap: str) -> sp.Expr:
+    """A stage's time as the step of a one-stage shard: the device step of the model cut to
+    a stage's layers on the tensor axes alone (no pipeline), less the head block's ops the
+    stage does not run (the first runs the embedding, the last the final norm and the head),
+    each op with the collectives after it, under ``overlap``."""
+    from dataclasses import replace
+
+    from symroof.plans.device_step import device_step
+    part = replace(cfg, layers=cfg.layers // pp)
+    h100 = chip("h100-sxm")
+    options = StepOptions(overlap=overlap)
+    if tp > 1:
+        step = device_step(part, phase, mesh(f"Y={tp}", h100), {"tp": ("Y",)}, batch=batch,
+                           context=context, options=options)
+    else:
+        step = device_step(part, phase, None, {}, batch=batch, context=context, chip=h100,
+                           options=options)
+    rows = [r for r in step.roofline.rows if r.block.name != "head" or r.op.name in OWN[stage]]
+    terms: dict[str, sp.Expr] = {}
+    for r in rows:
+        for k, v in r.roofline.terms.items():
+            terms[k] = terms.get(k, sp.S.Zero) + r.count * v
+    return {"op": sp.Add(*(r.count * r.roofline.t_lower for r in rows)),
+            "none": sp.Add(*(r.count * r.roofline.t_upper for r in rows)),
+            "phase": sp.Max(*terms.values())}[overlap]
+
+
+@settings(max_examples=12, deadline=None)
+@given(cfg=configs(), pp=st.sampled_from([2, 4]), tp=st.sampled_from([1, 2]),
+       phase=st.sampled_from(["prefill", "decode"]), batch=st.sampled_from([1, 8]),
+       context=st.sampled_from([64, 512]), overlap=st.sampled_from(["op", "phase", "none"]))
+def test_a_pipelined_steps_latency_is_its_stages_steps_and_the_sends(
+        cfg: ModelConfig, pp: int, tp: int, phase: str, batch: int, context: int,
+        overlap: str) -> None:
+    from symroof.parallel.collectives import collective
+    from symroof.plans.device_step import device_step
+    assume(cfg.layers % pp == 0)
+    m = mesh(f"X={pp},Y={tp}" if tp > 1 else f"X={pp}", "h100-sxm")
+    axes = {"pp": ("X",), **({"tp": ("Y",)} if tp > 1 else {})}
+    step = device_step(cfg, phase, m, axes, batch=batch, context=context,
+                       options=StepOptions(overlap=overlap))
+    names = ["first", *(["middle"] if pp > 2 else []), "last"]
+    own = {w: _one_stage(cfg, pp, tp, w, phase, batch, context, overlap) for w in names}
+    tokens = batch * (context if phase == "prefill" else 1)
+    hop = collective("permute", tokens * cfg.d_model * 2, "X", m)
+    send = hop.bandwidth_time + hop.latency_time
+    count = {w: pp - 2 if w == "middle" else 1 for w in names}
+    assert step.latency == sp.Add(*(count[w] * own[w] for w in names)) + (pp - 1) * send
+    upper = {w: _one_stage(cfg, pp, tp, w, phase, batch, context, "none") for w in names}
+    assert step.t_upper == sp.Add(*(count[w] * upper[w] for w in names)) + (pp - 1) * send
+    # pp batches in flight: the slowest stage (its time and its send) sets the rate
+    period = {w: own[w] + (send if w != "last" else 0) for w in names}
+    slowest = max(names, key=lambda w: (period[w], -names.index(w)))
+    assert step.slowest == slowest
+    assert step.throughput == tokens / period[slowest]
+    assert step.throughput <= tokens * pp / step.latency  # never above alike stages' rate
+    assert {s.name: s.count for s in step.stages} == count
+
+
+@settings(max_examples=8, deadline=None)
+@given(name=st.sampled_from(MODELS), pp=st.sampled_from([2, 4]), tp=st.sampled_from([1, 2]),
+       overlap=st.sampled_from(["op", "phase", "none"]))
+def test_a_pipelined_prefills_stages_are_a_training_forwards_stages(
+        name: str, pp: int, tp: int, overlap: str) -> None:
+    # one question, one answer: each stage of a serving prefill runs what the same stage of
+    # a training forward runs (its compute and HBM terms to the last digit, the busiest
+    # stage's less the head block's ops it does not run); without a tensor collective each
+    # stage's time under one overlap rule is the training forward's stage under it
+    from symroof.models.layers import Kernel
+    from symroof.plans.device_step import device_step
+    from symroof.plans.train_step import op_overlapped
+    cfg, h100 = model(name), chip("h100-sxm")
+    m = mesh(f"X={pp},Y={tp}" if tp > 1 else f"X={pp}", h100)
+    axes = {"pp": ("X",), **({"tp": ("Y",)} if tp > 1 else {})}
+    step = device_step(cfg, "prefill", m, axes, batch=2, context=1024,
+                       options=StepOptions(kernel=Kernel(attention="materialised"),
+                                           overlap=overlap))
+    ops = training_ops(cfg, batch=2, context=1024, tp=tp, pp=pp)
+    busiest = phase_terms(ops, h100)["forward"]
+    extras = stage_extras(ops)
+    extra = {w: phase_terms(part, h100)["forward"] for w, part in extras.items()}
+    drops = {"first": ("last",), "middle": ("first", "last"), "last": ("first",)}
+    for s in step.stages:
+        trained = {k: busiest[k] - sum((extra[d].get(k, 0) for d in drops[s.name]), sp.S.Zero)
+                   for k in ("compute", "hbm")}
+        assert {k: s.terms[k] for k in trained} == trained, s.name
+        if tp == 1:
+            rule = {"phase": sp.Max(*trained.values()), "none": sp.Add(*trained.values()),
+                    "op": op_overlapped(ops, h100)["forward"] - sum(
+                        (op_overlapped(extras[d], h100)["forward"] for d in drops[s.name]),
+                        sp.S.Zero)}[overlap]
+            assert s.time == rule, s.name
+
+
+def test_a_pipelined_serving_plan_names_its_slowest_stage_and_rates_requests_by_it() -> None:
+    # llama-2-7b over 4 stages of 2 H100s: the last stage runs the output head (32000 x 4096
+    # / 2 per device) and is the slowest; requests per second are the busiest stage's: its
+    # prefill period and 256 decode periods for a batch of 16
+    from symroof.plans.serving import serve
+    m = mesh("X=4,Y=2", "h100-sxm")
+    s = serve(model("llama-2-7b"), m, parse_strategy("pp=X,tp=Y"), batch=16, context=2048)
+    for step in (s.prefill, s.decode):
+        assert [x.name for x in step.stages] == ["first", "middle", "last"]
+        assert step.slowest == "last"
+        last = step.stages[-1]
+        assert step.throughput == step.tokens / last.period
+        sends = sp.Add(*(c.calls * c.time for c in step.comms if c.kind == "pp"))
+        assert step.latency == sp.Add(*(x.count * x.time for x in step.stages)) + sends
+    assert s.requests is not None
+    busy = {x.name: x.period + 256 * y.period
+            for x, y in zip(s.prefill.stages, s.decode.stages, strict=True)}
+    assert s.requests["requests_per_s"] == 16 / max(busy.values())
+    note = next(a for a in s.assumptions if a.startswith("a pipeline's stages"))
+    assert note.endswith("(its time and its send: prefill the last stage's, decode the last "
+                         "stage's)")
+    data = json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=4,Y=2",
+                              "--strategy", "pp=X,tp=Y", "--chip", "h100-sxm", "--batch", "16",
+                              "--context", "2048", "--json").stdout)
+    assert data["decode"]["slowest_stage"] == "last"
+    assert data["decode"]["stages"]["last"]["period"] == str(s.decode.stages[-1].period)
+    assert data["decode"]["stages"]["middle"]["count"] == 2
+    alone = json.loads(run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=8",
+                               "--chip", "h100-sxm", "--batch", "16", "--context", "2048",
+                               "--json").stdout)
+    assert "stages" not in alone["decode"] and "slowest_stage" not in alone["decode"]
+    text = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=4,Y=2", "--strategy",
+                   "pp=X,tp=Y", "--chip", "h100-sxm", "--batch", "16", "--context",
+                   "2048").stdout
+    assert "decode pipeline stages:" in text and "last (slowest)" in text
+    phase = run_cli("plan", "llama-2-7b", "--serve", "--mesh", "X=4,Y=2", "--strategy",
+                    "pp=X,tp=Y", "--chip", "h100-sxm", "--batch", "16", "--context", "2048",
+                    "--overlap", "phase").stdout
+    assert "(overlap phase, each stage's longest term; T_upper " in phase

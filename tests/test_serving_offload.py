@@ -55,3 +55,19 @@ def test_the_plan_offloads_for_serving() -> None:
     assert r.returncode == 0, r.stderr
     assert "bound host link in (pcie)" in r.stdout
     assert "KV cache offloaded: a decode step reads the whole cache in" in r.stdout
+
+
+def test_an_offloaded_pipeline_stays_a_whole_path_and_says_so() -> None:
+    # the host link's time is the path's: the offloaded steps keep no stages, pass pp
+    # batches per latency, and the requests per second follow them; the plan says so
+    from symroof.plans.strategy import parse_strategy
+    m = mesh("X=2,Y=4", "h100-sxm")
+    s = serve(CFG, m, parse_strategy("pp=X,tp=Y"), batch=16, context=2048)
+    assert s.decode.pipeline == 2 and s.decode.slowest == "last"
+    o = offload_serving(s, ("weights",), m.chip, layers=CFG.layers)
+    assert o.decode.stages == () and o.decode.pipeline == 1
+    assert o.decode.throughput == 2 * o.decode.tokens / o.decode.latency
+    assert o.requests is not None
+    assert o.requests["requests_per_s"] == 2 * 16 / o.requests["request_latency"]
+    assert any(a.startswith("with offloading, a pipeline's steps are timed as a whole path")
+               for a in o.assumptions)

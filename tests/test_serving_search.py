@@ -125,3 +125,30 @@ def test_an_expert_parallel_worker_is_the_device_step_and_compiles_its_experts()
         decode = device_step(cfg, "decode", m, axes, batch=batch, context=1024).t_lower
         assert s.step.subs({symbol("P"): 0, symbol("D"): batch}) == decode
         assert abs(float(s.d(float(batch))) - float(decode)) <= 1e-12 * float(decode)
+
+
+def test_a_pipelined_worker_runs_at_its_slowest_stages_rate_as_plan_serve() -> None:
+    # a worker of 2 stages: its compiled period (the slowest stage's time and send) is
+    # plan --serve's decode and prefill period, and its aggregated plans' tokens/s per chip
+    # are B over that period at B / generate prompts beside B tokens, not B pp / TPOT
+    from symroof.plans.serving_search import worker_mesh
+    s = compile_shape(CFG, H100, 1, 2, context=1024, end=1152, dtype="bf16", kv_dtype="bf16")
+    m, axes = worker_mesh(H100, 1, 2)
+    for batch in (1, 64):
+        decode = device_step(CFG, "decode", m, axes, batch=batch, context=1024)
+        prefill = device_step(CFG, "prefill", m, axes, batch=batch, context=1024)
+        assert decode.slowest == prefill.slowest == "last"
+        for step, at in ((decode, (0.0, batch)), (prefill, (batch, 0.0))):
+            assert abs(float(s.period(*at)) - float(step.period)) <= 1e-12 * float(step.period)
+            assert step.period < step.latency
+    found = search_serving(CFG, H100, 2, ttft=1.0, tpot=0.02, context=1024, generate=128,
+                           shapes=[s])
+    agg = found.best_aggregated
+    assert agg is not None and agg.decode[0] == "tp=1,pp=2"
+    b = agg.decode[2]
+    sizes = {symbol("P"): sp.Rational(b, 128), symbol("D"): b}
+    built = device_step(CFG, "prefill", m, axes, batch=symbol("P"), context=1024,
+                        decoding=(symbol("D"), 1024))
+    period = built.period.subs(sizes)
+    assert abs(agg.tokens_per_s_per_chip - float(b / period / 2)) <= 1e-9 * float(b / period)
+    assert agg.tokens_per_s_per_chip < float(b * 2 / built.latency.subs(sizes) / 2)

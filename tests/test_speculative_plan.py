@@ -55,3 +55,20 @@ def test_the_plan_prints_and_serialises_the_speculative_figures() -> None:
     assert "tokens per iteration   3.36 a sequence" in r.stdout
     out = json.loads(run_cli(*args, "--json").stdout)["speculative"]
     assert (out["gamma"], out["tokens"], out["acceptance"]) == (4, "2101/625", "4/5")
+
+
+def test_a_pipelined_iteration_runs_at_its_busiest_stages_rate() -> None:
+    # 2 stages of 4 H100s: each stage's share of an iteration is gamma draft periods and the
+    # verification's period there (the last runs both models' heads); pp = 2 iterations in
+    # flight at the busiest stage's rate, below alike stages' 2 per iteration
+    m, axes = mesh("X=2,Y=4", "h100-sxm"), {"pp": ("X",), "tp": ("Y",)}
+    s = speculative_step(TARGET, DRAFT, m, axes, batch=16, context=2048, gamma=4,
+                         acceptance=sp.Rational(4, 5))
+    draft = device_step(DRAFT, "decode", m, axes, batch=16, context=2048)
+    verify = device_step(TARGET, "prefill", m, axes, batch=16, context=5, prior=2048)
+    assert s.iteration == 4 * draft.latency + verify.latency
+    busy = {d.name: 4 * d.period + v.period
+            for d, v in zip(draft.stages, verify.stages, strict=True)}
+    assert sum(busy.values()) == s.iteration  # two stages, a send after the first
+    assert s.tokens_per_s == 16 * s.tokens / max(busy.values())
+    assert s.tokens_per_s < 16 * s.tokens * 2 / s.iteration

@@ -46,6 +46,9 @@ GLOSSARY = {
                    "kind it serves, its bytes (NCCL's size), how often per step, its time",
     "requests": "serving: time to first token, time per output token, request latency, tokens "
                 "per second per request, requests per second (and per chip)",
+    "stages": "a pipelined serving step's stages (first, middle, last), each its count, time "
+              "under the overlap rule, send and period; slowest_stage names the one whose "
+              "period sets the throughput",
 }
 
 

@@ -17,10 +17,17 @@ vocabulary-split output head's logits of the sampled positions (one per sequence
 all-gathered before sampling; experts all-to-all the routed tokens before and after
 the experts; a pipeline's stages pass a token's activations on, pp - 1 times. Each
 collective is a serial term of the op it follows (the next op needs its result). The step
-covers the token's whole path (every stage of a pipeline), so its T_lower is the latency;
-pp batches are in flight at once. Each collective costs its hops at the link's per-hop
-latency where the catalogue gives one (a GPU's NVLink, PCIe and InfiniBand: NCCL's
-per-step figures; a TPU's ICI), noted with its source; ``--set "<link>.latency=0"`` gives
+covers the token's whole path (every stage of a pipeline): its ops, terms, FLOPs and bytes
+are the path's (every layer, the embedding and the head once), and with a pipeline its
+latency is the sum over the stages of each stage's own time under the overlap rule (the
+first runs the embedding and its 1/pp of the layers, a middle one its layers, the last its
+layers, the final norm and the output head; each with the collectives of the ops it runs)
+plus the pp - 1 sends (``stages``). pp batches are in flight at once, so the throughput is
+bound by the slowest stage: its time plus the send it makes (``period``; the stages'
+periods sum to the latency, so the slowest is never shorter than latency / pp). Each
+collective costs its hops at the link's per-hop latency where the catalogue gives one (a
+GPU's NVLink, PCIe and InfiniBand: NCCL's per-step figures; a TPU's ICI), noted with its
+source; ``--set "<link>.latency=0"`` gives
 the bandwidth-only bound. A link latency no source gives (``alpha_<link>``) is taken as 0,
 which keeps T_lower a lower bound and is stated with the symbol's name; set it with
 ``--set "<link>.latency=2us"``.
@@ -29,7 +36,8 @@ which keeps T_lower a lower bound and is stated with the symbol's name; set it w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 import sympy as sp
 from sympy import Expr
@@ -46,13 +54,14 @@ from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
 from ..models.config import ModelConfig
 from ..models.layers import DEFAULT_KERNEL, layer_ops, spelled
-from ..models.step_roofline import StepRoofline, peak_rooflines, step_roofline
+from ..models.step_roofline import Row, StepRoofline, peak_rooflines, step_roofline
 from ..models.tensor_parallel import shard
 from ..parallel.collectives import TITLES, Collective, collective
 from ..parallel.in_network import in_switch_algorithm
 from ..parallel.mesh import Mesh
 from .efficiency import SERVING_OVERLAPS, CallLatency, Efficiency
 from .options import DEFAULT_OPTIONS, TRAINING_ONLY, StepOptions
+from .train_step import FIRST_STAGE_OPS, LAST_STAGE_OPS
 
 OVERLAP = ("T_lower: each op's compute overlaps its own memory traffic, ops run one after "
            "another and each collective waits for the op it follows; T_upper: nothing "
@@ -84,6 +93,33 @@ class Comm:
 
 
 @dataclass(frozen=True)
+class Stage:
+    """One pipeline stage of a step (``first``, ``middle``: each of the ``count`` alike
+    between the ends, ``last``): ``rows``, its share of each op of the path (each op's
+    roofline with the collectives after it, times the share of its count the stage runs),
+    its ``time`` under the step's overlap rule, and ``send``, its pass of the activations
+    to the next stage (0 on the last)."""
+
+    name: str
+    count: int
+    rows: tuple[tuple[Row, Expr], ...] = field(repr=False)
+    time: Expr
+    send: Expr
+
+    @cached_property
+    def terms(self) -> dict[str, Expr]:
+        """Its named terms (``compute``, each memory level, each collective): its share of
+        each op's, summed (built when first asked)."""
+        return _summed(self.rows)
+
+    @property
+    def period(self) -> Expr:
+        """The time between two batches through the stage: its time and its send (the send
+        waits for the op it follows, as every collective of a step)."""
+        return self.time + self.send
+
+
+@dataclass(frozen=True)
 class DeviceStep:
     """One step (prefill or decode) on one device: its ops' rooflines, its named terms
     (``compute``, ``hbm``, one per collective kind and axes), its bounds and bound, and the
@@ -100,6 +136,24 @@ class DeviceStep:
     notes: tuple[str, ...] = ()
     comms: tuple[Comm, ...] = ()
     overlap: str = "op"  # the rule its latency (t_lower) is under (SERVING_OVERLAPS)
+    #: with a pipeline, its stages (the latency their times summed with the sends) and the
+    #: slowest one ("" while the sizes are symbols), whose period bounds the throughput
+    stages: tuple[Stage, ...] = ()
+    slowest: str = ""
+
+    @property
+    def pipeline(self) -> int:
+        """The pipeline's stages (1 without one): the batches in flight."""
+        return sum(s.count for s in self.stages) or 1
+
+    @property
+    def period(self) -> Expr:
+        """The time between two batches' steps with pp batches in flight: the slowest
+        stage's period (``Stage.period``), the latency without a pipeline; the throughput
+        is the tokens over it."""
+        if not self.stages:
+            return self.t_lower
+        return _slowest_period(self.stages)
 
     @property
     def latency(self) -> Expr:
@@ -318,12 +372,95 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         # the step's latency under the efficiency's overlap rule: per op (T_lower), every
         # term at once (the longest), or none (T_upper; a calibration says why it takes it)
         t_upper = srl.t_upper + sp.Add(*once.values())
+        if pp > 1:  # the path: each stage's own time under the rule, and the sends
+            send = sp.Add(*once.values()) / (pp - 1)
+            stages = pipeline_stages(srl, pp, efficiency.overlap, send)
+            t_lower = sp.Add(*(s.count * s.time for s in stages)) + (pp - 1) * send
+            slowest = _slowest(stages)
+            return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
+                              tokens / _slowest_period(stages),
+                              tuple(sorted(said)), tuple(comms), efficiency.overlap,
+                              stages, slowest)
         t_lower = {"op": srl.t_lower + sp.Add(*once.values()), "none": t_upper,
                    "phase": sp.Max(*terms.values())}[efficiency.overlap]
         return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
                           tokens * pp / t_lower, tuple(sorted(said)), tuple(comms),
                           efficiency.overlap)
     return tuple(under(e) for e in efficiencies)
+
+
+def stage_share(block: str, op_name: str, stage: str, pp: int) -> Expr:
+    """The share of an op of ``block`` that pipeline ``stage`` (``first``, ``middle`` or
+    ``last``) of ``pp`` runs: 1/pp of each layer block's count; the head block's embedding
+    on the first stage alone, its final norm and output head on the last.
+
+    >>> stage_share("layer", "qkv", "middle", 4), stage_share("head", "embedding", "last", 4)
+    (1/4, 0)
+    """
+    if block != "head":
+        return sp.Rational(1, pp)
+    runs = FIRST_STAGE_OPS if stage == "first" else LAST_STAGE_OPS if stage == "last" else ()
+    return sp.S.One if op_name.startswith(runs) else sp.S.Zero
+
+
+def pipeline_stages(srl: StepRoofline, pp: int, overlap: str,
+                    send: Expr) -> tuple[Stage, ...]:
+    """The stages of a step on ``pp`` > 1 stages from the rows of its path ``srl`` (each
+    op's roofline with the collectives after it): each stage's share of each op
+    (``stage_share``), its time under ``overlap`` (``op``: each op's overlapped time,
+    summed; ``phase``: its longest term; ``none``: every term, summed) and ``send`` after
+    it but the last.
+
+    >>> from symroof.models import model
+    >>> from symroof.parallel.mesh import mesh
+    >>> s = device_step(model("llama-2-7b"), "decode", mesh("X=4", "h100-sxm"),
+    ...                 {"pp": ("X",)}, batch=8, context=1024)
+    >>> [(x.name, x.count) for x in s.stages], s.slowest   # the last runs the head
+    ([('first', 1), ('middle', 2), ('last', 1)], 'last')
+    >>> s.latency == sum(x.count * x.time for x in s.stages) + 3 * s.stages[0].send
+    True
+    """
+    names = ("first", "middle", "last") if pp > 2 else ("first", "last")
+    out = []
+    for name in names:
+        rows = tuple((r, r.count * share) for r in srl.rows
+                     if (share := stage_share(r.block.name, r.op.name, name, pp)) != 0)
+        if overlap == "phase":
+            time = sp.Max(*_summed(rows).values())
+        else:
+            time = sp.Add(*(n * (r.roofline.t_lower if overlap == "op" else
+                                 r.roofline.t_upper) for r, n in rows))
+        out.append(Stage(name, pp - 2 if name == "middle" else 1, rows, time,
+                         sp.S.Zero if name == "last" else send))
+    return tuple(out)
+
+
+def _summed(rows: tuple[tuple[Row, Expr], ...]) -> dict[str, Expr]:
+    """The named terms of ``rows`` (a roofline row and how many times it runs), summed."""
+    parts: dict[str, list[Expr]] = {}
+    for r, n in rows:
+        for k, v in r.roofline.terms.items():
+            parts.setdefault(k, []).append(n * v)
+    return {k: sp.Add(*v) for k, v in parts.items()}
+
+
+def _slowest_period(stages: tuple[Stage, ...]) -> Expr:
+    """The longest of the end stages' periods: a middle stage runs what the first does but
+    the embedding, with the same send, so it is never the slower of the two. In sizes
+    still symbols the maximum is left unevaluated (comparing the two sums term by term
+    costs more than a search's whole compiled step; a number evaluates it)."""
+    periods = (stages[0].period, stages[-1].period)
+    return sp.Max(*periods, evaluate=all(p.is_number for p in periods))
+
+
+def _slowest(stages: tuple[Stage, ...]) -> str:
+    """The stage with the longest period (the first of equals, from the first stage on),
+    "" while the sizes are symbols."""
+    periods = [s.period for s in stages]
+    if not all(p.is_number for p in periods):
+        return ""
+    top = max(periods, key=lambda p: sp.Rational(p) if p.is_Rational else float(p))
+    return next(s.name for s in stages if s.period == top)
 
 
 def _peak_for(dtype: str, chip: Chip) -> None:

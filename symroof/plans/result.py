@@ -188,11 +188,21 @@ def _phase_json(ph: DeviceStep) -> dict[str, Any]:
     from ..core.vocabulary import step_json
     return {**step_json(ph.flops, ph.bytes, ph.terms, ph.lower, ph.t_upper, ph.bound),
             **_exact("latency", ph.latency), **_exact("throughput", ph.throughput),
-            "overlap": ph.overlap,
+            "overlap": ph.overlap, **_pipeline_json(ph),
             "collectives": [{"after": c.after, "kind": c.kind, "collective": c.collective,
                              "algorithm": c.algorithm,
                              **_exact("bytes", c.nbytes), **_exact("per_step", c.calls),
                              **_exact("time", c.time)} for c in ph.comms]}
+
+
+def _pipeline_json(ph: DeviceStep) -> dict[str, Any]:
+    """With a pipeline, each stage of a step (its count, time under the step's rule, send
+    and period) and the slowest one, whose period bounds the throughput."""
+    if not ph.stages:
+        return {}
+    return {"slowest_stage": ph.slowest or None, "stages": {
+        st.name: {"count": st.count, **_exact("time", st.time), **_exact("send", st.send),
+                  **_exact("period", st.period)} for st in ph.stages}}
 
 
 def _serving_json(s: Serving) -> dict[str, Any]:

@@ -296,7 +296,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
         for bb, t, fits in points:
             d = swept_at(swept, bb, t)  # the decode step at (bb, t), exactly
             grid.append((int(bb), t, d["latency"], d["throughput"] / m.devices, fits))
-        requests = per_request(prefill, decode, generate, pp, m.devices, prefill_time)
+        requests = per_request(prefill, decode, generate, pp, m.devices, prefill_time,
+                               chunked.steps if chunked is not None else ())
         notes = set(prefill.notes) | set(decode.notes)
         schemes = tuple(s.describe() for s in dict.fromkeys(filter(None, map(scheme_of,
                                                                              (dtype, kv)))))
@@ -306,7 +307,8 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
             *(("memory as a text counts it: the weights alone, the KV cache left out",)
               if counted == "weights" else ()),
             overlap_said(eff.overlap),
-            "a pipeline's stages run one after another for a token; pp batches in flight",
+            "a pipeline's stages run one after another for a token; pp batches in flight"
+            if pp == 1 else _pipeline_note(prefill, decode, pp),
             *((_stage_note(cfg, largest, by_stage),) if pp != 1 else ()),
             "the sampled positions' logits (one per sequence) all-gathered over the tensor "
             "axes; the embedding lookup all-reduced (vocabulary-parallel)",
@@ -335,6 +337,20 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     made = [assembled(e, p, d, w, c) for e, p, d, w, c in zip(efficiencies, prefills, decodes,
                                                               swepts, chunkeds, strict=True)]
     return replace(made[0], at_peak=made[1]) if bound else made[0]
+
+
+def _pipeline_note(prefill: DeviceStep, decode: DeviceStep, pp: int) -> str:
+    """How a pipelined step's latency and throughput are made, and its slowest stages."""
+    def slowest(step: DeviceStep) -> str:
+        return f"{step.name} the {step.slowest} stage's" if step.slowest else \
+            f"{step.name} the slowest stage's"
+    return ("a pipeline's stages run one after another for a token: the latency is each "
+            "stage's own time under the overlap rule (the first runs the embedding and its "
+            f"1/{pp} of the layers, the last its layers, the final norm and the output head, "
+            f"each with its ops' collectives) plus the {pp - 1} send{'s' if pp > 2 else ''}; "
+            f"{pp} batches in "
+            "flight, so the throughput is the slowest stage's (its time and its send: "
+            f"{slowest(prefill)}, {slowest(decode)})")
 
 
 def _stage_note(cfg: ModelConfig, largest: str,
@@ -407,12 +423,17 @@ def _exactly(e: Expr, at: Mapping[sp.Symbol, Fraction]) -> Fraction:
 
 
 def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
-                devices: Expr, prefill_time: Expr | None = None) -> dict[str, Expr]:
+                devices: Expr, prefill_time: Expr | None = None,
+                chunks: tuple[DeviceStep, ...] = ()) -> dict[str, Expr]:
     """What a request sees and what the mesh serves, for prompts of the steps' context
     generating ``generate`` tokens: time to the first token (the prefill), time per output
     token (a decode step), the request's latency, its tokens per second, and requests per
     second (per chip) with a batch of sequences at a time and ``pp`` batches in flight;
-    ``prefill_time`` (default: the prefill step's latency) for a chunked prefill.
+    ``prefill_time`` (default: the prefill step's latency) and ``chunks`` (their steps) for
+    a chunked prefill. With a pipeline's stages (``DeviceStep.stages``), a batch's request
+    occupies each stage for its prefill's periods and ``generate`` decode periods there, and
+    the rate is the busiest stage's (the stages' occupancies sum to the request's latency,
+    so it is never above pp batches per latency).
 
     >>> from symroof.models import model
     >>> s = serve(model("llama-2-7b"), mesh("X=8", "h100-sxm"), batch=64, context=2048,
@@ -426,6 +447,14 @@ def per_request(prefill: DeviceStep, decode: DeviceStep, generate: int, pp: int,
     first = prefill.latency if prefill_time is None else prefill_time
     latency = first + generate * decode.latency
     rate = decode.tokens * pp / latency
+    if decode.stages:
+        steps = chunks or (prefill,)
+
+        def period(step: DeviceStep, name: str) -> Expr:
+            return next(x.period for x in step.stages if x.name == name)
+        busy = [sp.Add(*(period(st, s.name) for st in steps)) + generate * s.period
+                for s in decode.stages]
+        rate = decode.tokens / sp.Max(*busy)
     return {"time_to_first_token": first, "time_per_output_token": decode.latency,
             "request_latency": latency, "tokens_per_s_per_request": 1 / decode.latency,
             "requests_per_s": rate, "requests_per_s_per_chip": rate / devices}

@@ -68,6 +68,13 @@ def _streamed(step: DeviceStep, into: Expr, out: Expr, bw: Expr) -> DeviceStep:
     terms = {**step.terms, **extra}
     t_lower = sp.Max(step.t_lower, *extra.values())
     t_upper = step.t_upper + sp.Add(*extra.values())
+    # the host link's time is the path's, not split over a pipeline's stages: the stages
+    # are dropped and pp batches in flight pass at pp per latency (alike stages)
+    if step.stages:
+        return replace(step, terms=terms, t_lower=t_lower, t_upper=t_upper,
+                       bound=binding(terms) if t_lower != step.t_lower else step.bound,
+                       throughput=step.tokens * step.pipeline / t_lower, stages=(),
+                       slowest="")
     return replace(step, terms=terms, t_lower=t_lower, t_upper=t_upper,
                    bound=binding(terms) if t_lower != step.t_lower else step.bound,
                    throughput=step.throughput * step.t_lower / t_lower)
@@ -83,7 +90,7 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
     if s.chunked is not None:
         raise InputError("offloading with a chunked prefill is not modelled", "offload")
     bw = host_rate(chip, efficiency)
-    pp = int(s.decode.throughput * s.decode.t_lower / s.decode.tokens)  # batches in flight
+    pp = s.decode.pipeline  # batches in flight
     layers_held = sp.Rational(layers, pp)
     weights, cache = s.memory["weights"], s.memory["kv_cache"]
     hbm = {k: v for k, v in s.memory.items() if k != "total"}
@@ -109,6 +116,10 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
     notes.append(f"host link: {LINK} at {sp.sstr(bw)} B/s one way per chip, both directions "
                  "at once, streaming while the chip computes; host memory capacity not "
                  "checked; the decode grid is left out")
+    if pp > 1:
+        notes.append("with offloading, a pipeline's steps are timed as a whole path (the "
+                     "host link's time is not split over the stages): pp batches pass per "
+                     "latency, the rate of alike stages")
     hbm = {k: sp.cancel(v) for k, v in hbm.items()}
     hbm["total"] = sp.Add(*hbm.values())
     hbm[HOST] = sp.cancel(host)

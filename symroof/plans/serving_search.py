@@ -25,12 +25,15 @@ a worker holds its sequences' KV cache at context + generate positions.
   default): each of N / (tp pp ep) workers runs B sequences; each iteration decodes a token of
   each and prefills the B / generate prompts that replace the finished ones in the same
   step: TPOT = h(B / generate, B); a new prompt's prefill rides one iteration: TTFT =
-  h(1, B); tokens/s = B pp / TPOT per worker.
+  h(1, B); tokens/s = B / its period per worker (pp batches in flight: the slowest
+  stage's time and send, ``DeviceStep.period``; TPOT / pp when the stages are alike, TPOT
+  without a pipeline).
 - Disaggregated (DistServe, Splitwise): x prefill workers run batches of b prompts, y decode
   workers B sequences, x s_p + y s_d <= N chips; TTFT = h(b, 0) plus the KV cache's transfer
   to the decode pool over the chips' link (b T KV bytes over min(tp_p, tp_d) chips' links, one
-  hop); TPOT = h(0, B); the pools' rates meet at min(x b pp_p / h(b, 0), y B pp_d /
-  (h(0, B) generate)) requests per second.
+  hop); TPOT = h(0, B); the pools' rates meet at min(x b / period(b, 0), y B /
+  (period(0, B) generate)) requests per second (each period a pipeline's slowest stage's,
+  h itself without one).
 
 Tokens/s per chip counts the chips a plan uses; tokens/s per user is 1 / TPOT.
 """
@@ -81,6 +84,8 @@ class Shape:
     h: Callable[..., Any] = field(compare=False, repr=False)
     mem: Callable[..., Any] = field(compare=False, repr=False)
     ep: int = 1
+    #: with a pipeline, the step's period (its slowest stage's: ``DeviceStep.period``)
+    slow: Callable[..., Any] | None = field(default=None, compare=False, repr=False)
 
     @property
     def chips(self) -> int:
@@ -98,6 +103,13 @@ class Shape:
     def p(self, batch: Any) -> Any:
         """The prefill step of ``batch`` prompts: h(B, 0)."""
         return self.h(batch, 0.0)
+
+    def period(self, prompts: Any, sequences: Any) -> Any:
+        """The time between two batches' steps with pp batches in flight: the slowest
+        stage's period (its time and its send), h itself without a pipeline."""
+        if self.slow is None:
+            return self.h(prompts, sequences)
+        return self.slow(prompts, sequences)
 
 
 @dataclass(frozen=True)
@@ -204,14 +216,16 @@ def compile_shape(cfg: ModelConfig, the_chip: Chip, tp: int, pp: int, *, context
     At D = 0 the step is the prefill, at P = 0 the decode step ``plan --serve`` times."""
     m, axes = worker_mesh(the_chip, tp, pp, ep)
     P, D, B = symbol("P"), symbol("D"), symbol("B")
-    step = device_step(cfg, "prefill", m, axes, batch=P, context=context,
-                       decoding=(D, context),
-                       options=StepOptions(dtype=dtype, kv_dtype=kv_dtype,
-                                           efficiency=efficiency)).latency
+    built = device_step(cfg, "prefill", m, axes, batch=P, context=context,
+                        decoding=(D, context),
+                        options=StepOptions(dtype=dtype, kv_dtype=kv_dtype,
+                                            efficiency=efficiency))
+    step = built.latency
     memory = device_memory(cfg, tp, pp, ep, batch=B * pp / ep, context=sp.Integer(end),
                            dtype=dtype, kv_dtype=kv_dtype)["total"]
+    slow = to_numpy((P, D), built.period, NUMERIC) if built.stages else None
     return Shape(tp, pp, step, memory, to_numpy((P, D), step, NUMERIC),
-                 to_numpy(B, memory, NUMERIC), ep)
+                 to_numpy(B, memory, NUMERIC), ep, slow)
 
 
 def shapes_for(cfg: ModelConfig, the_chip: Chip, chips: int, *, context: int, end: int,
@@ -272,27 +286,32 @@ def search_serving(cfg: ModelConfig, the_chip: Chip, chips: int, *, ttft: float,
 
     decode_fits = {s.name: np.broadcast_to(s.mem(Bs), Bs.shape) <= capacity for s in found}
     decode_step = {s.name: np.broadcast_to(s.d(Bs), Bs.shape) for s in found}
+    decode_period = {s.name: decode_step[s.name] if s.slow is None else
+                     np.broadcast_to(s.period(0.0, Bs), Bs.shape) for s in found}
     for s in found:  # aggregated
         step = np.broadcast_to(s.h(Bs / generate, Bs), Bs.shape)
         workers = chips // s.chips
+        period = step if s.slow is None else np.broadcast_to(
+            s.period(Bs / generate, Bs), Bs.shape)
         add("aggregated", (s.name, workers), None, workers * s.chips,
-            np.broadcast_to(s.h(1.0, Bs), Bs.shape), step, Bs * s.pp / step / s.chips,
+            np.broadcast_to(s.h(1.0, Bs), Bs.shape), step, Bs / period / s.chips,
             decode_fits[s.name])
     for sp_, sd in itertools.product(found, repeat=2):  # disaggregated
         if sp_.chips + sd.chips > chips:
             continue
-        d = decode_step[sd.name]
+        d, d_period = decode_step[sd.name], decode_period[sd.name]
         for b in PREFILL_BATCHES:
             if float(sp_.mem(float(b))) > capacity:
                 continue
             prefill = float(sp_.p(float(b)))
+            p_period = float(sp_.period(float(b), 0.0))
             first = prefill + b * context * kv_bytes / (min(sp_.tp, sd.tp) * per_chip_link) \
                 + hop
             for x in range(1, chips // sp_.chips + 1):
                 for y in range(1, (chips - x * sp_.chips) // sd.chips + 1):
                     used = x * sp_.chips + y * sd.chips
-                    supply = x * b * sp_.pp / prefill
-                    demand = y * Bs * sd.pp / (d * generate)
+                    supply = x * b / p_period
+                    demand = y * Bs / (d_period * generate)
                     add("disaggregated", (sd.name, y), (sp_.name, x, b), used, first, d,
                         np.minimum(supply, demand) * generate / used, decode_fits[sd.name])
     first_all, step_all = np.concatenate(ttfts), np.concatenate(tpots)

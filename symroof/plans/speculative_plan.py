@@ -17,7 +17,9 @@ of each sequence with the context already cached (``device_step``'s chunk of a p
 gamma + 1 queries against the cache and themselves). Each draft token is accepted with
 probability ``acceptance`` independently, so an iteration yields the expected tokens of
 ``plans.speculative`` per sequence: 1 at acceptance 0, gamma + 1 at acceptance 1.
-TPOT = the iteration / those tokens; tokens/s = B x those tokens x pp / the iteration. The
+TPOT = the iteration / those tokens; tokens/s = B x those tokens x pp / the iteration, or
+with a pipeline's stages (``DeviceStep.stages``) B x those tokens per the busiest stage's
+share of an iteration (gamma draft periods and the verification's period there). The
 Leviathan ratio takes the verification to cost one decode step; the plan times it.
 """
 
@@ -72,8 +74,14 @@ class SpeculativeStep:
 
     @property
     def tokens_per_s(self) -> Expr:
-        """Output tokens per second of the whole mesh."""
-        return self.decode.tokens * self.tokens * self.pp / self.iteration
+        """Output tokens per second of the whole mesh: pp batches in flight, each stage's
+        share of an iteration its gamma draft periods and its verification period, the
+        busiest one's setting the rate (the stages' shares sum to the iteration)."""
+        if not (self.draft.stages and self.verify.stages):
+            return self.decode.tokens * self.tokens * self.pp / self.iteration
+        busy = [self.gamma * d.period + v.period
+                for d, v in zip(self.draft.stages, self.verify.stages, strict=True)]
+        return self.decode.tokens * self.tokens / sp.Max(*busy)
 
     @property
     def speedup(self) -> Expr:

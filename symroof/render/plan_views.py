@@ -197,13 +197,20 @@ def _plan(p: Plan, fmt: str, chip_note: str = "") -> list[str]:
 
 def _phase(ph: DeviceStep, fmt: str) -> list[str]:
     rows = [(k, seconds(v)) for k, v in ph.terms.items()]
+    longest = "each stage's longest term" if ph.stages else "the longest term"
     out = [_heading(f"{ph.name} step", fmt), *table(["term", "time"], rows, fmt),
            f"latency {seconds(ph.latency)} (" + (
                f"T_lower; T_upper {seconds(ph.t_upper)}" if ph.overlap == "op" else
                "T_upper: no overlap" if ph.overlap == "none" else
-               f"overlap {ph.overlap}, the longest term; T_upper {seconds(ph.t_upper)}") +
+               f"overlap {ph.overlap}, {longest}; T_upper {seconds(ph.t_upper)}") +
            f"), bound "
            f"{ph.bound}, {approx(ph.throughput)} tokens/s", ""]
+    if ph.stages:  # a pipeline: the latency their times and the sends, the slowest's rate
+        stages = [(st.name + (" (slowest)" if st.name == ph.slowest else ""), str(st.count),
+                   seconds(st.time), seconds(st.send), seconds(st.period))
+                  for st in ph.stages]
+        out += [_heading(f"{ph.name} pipeline stages", fmt),
+                *table(["stage", "stages", "time", "send", "period"], stages, fmt), ""]
     if ph.comms:
         calls = [(c.after, f"{c.collective}{'' if c.algorithm == 'ring' else ' ' + c.algorithm}"
                   f" ({c.kind})", gigabytes(c.nbytes), text(c.calls),
