@@ -288,8 +288,9 @@ def ends_in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int, stage: str = "first
     backward, min(2 p, m): Megatron-LM's schedule played in order (``megatron/core/
     pipeline_parallel/schedules.py``, ``forward_backward_pipelining_with_interleaving``:
     (p - 1) 2 + (v - 1) p warm-up forwards on the first stage, or all of them if that is as
-    many, then one forward per backward; m a multiple of p). The paper counts the head's only without a
-    pipeline; here the last stage holds them for 1 microbatch, each microbatch's last
+    many, then one forward per backward; m a multiple of p). The paper counts the head's
+    only without a pipeline; here the last stage holds them for 1 microbatch, each
+    microbatch's last
     forward followed at once by its backward (interleaved too: the last chunk's). Without a
     pipeline the one stage holds both, for 1 microbatch.
 
