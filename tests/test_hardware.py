@@ -55,7 +55,7 @@ def test_defaults_are_the_vendors_figures_and_the_book_an_edition(
     c = chip(name)
     assert c.figure(key).value == vendor and c.figure(key).source.startswith("GC-")
     assert c.edition("B2").figure(key).value == book
-    assert chip(name, **{key: "B2"}).figure(key).value == book
+    assert c.with_figures({key: "B2"}).figure(key).value == book
 
 
 def test_one_rule_for_every_default() -> None:
