@@ -191,7 +191,7 @@ def test_a_command_line_plan_under_an_edition_is_the_plan_on_that_edition_s_chip
 @pytest.mark.parametrize(("argv", "message"), [
     (["model", "llama-2-7b", "--decode", "--context", "16", "--chip", "tpu-v5e", "--choices",
       "edition=B12"], "--choices: edition=B12: the chip table has no figure of tpu-v5e from "
-     "an edition 'B12' (its editions: B1, B2-draft, B2-prose, B2L, GC-v5e, GC-v5e-rev)"),
+     "an edition 'B12' (its editions: B1, B2, B2-draft, B2-prose, B2L, GC-v5e, GC-v5e-rev)"),
     (["model", "llama-2-7b", "--fit", "--chip", "tpu-v5e", "--choices", "edition=B1"],
      "--choices: a fit of a model in memory takes the choices sizes; edition=B1 does not "
      "apply to it"),

@@ -16,7 +16,7 @@ from symroof.models import model, params
 from symroof.models.layers import layer_ops
 from symroof.plans.cost import cost_of, parse_price
 
-H100_BF16 = 989 * 10**12  # FLOP/s, the catalogue's H100 SXM dense bf16 peak
+H100_BF16 = 9894 * 10**11  # FLOP/s, the catalogue's H100 SXM dense bf16 peak (NVIDIA's 989.4)
 H100_HBM = 335 * 10**10  # B/s, the catalogue's H100 SXM HBM bandwidth
 H100_VPU_FP32 = 335 * 10**11  # FLOP/s, the catalogue's vpu.fp32 (FMA counted as one)
 TRAIN = ["plan", "llama-2-7b", "--train", "--chip", "h100-sxm", "--context", "4096"]
@@ -98,8 +98,8 @@ def test_the_text_view_states_the_price_as_given(capsys: pytest.CaptureFixture[s
                  "2.5 USD/h"]) == 0
     lines = capsys.readouterr().out.splitlines()  # T_upper with NCCL's per-hop latency
     i = lines.index("cost at 2.5 USD per chip-hour (the price given, '2.5 USD/h'):")
-    assert lines[i + 1].startswith("training step: 0.0011201 USD per step of 201.6 ms on 8 "
-                                   "chips (0.0019512 USD at T_upper); 0.034183 USD per million "
+    assert lines[i + 1].startswith("training step: 0.0011197 USD per step of 201.5 ms on 8 "
+                                   "chips (0.0019507 USD at T_upper); 0.03417 USD per million "
                                    "tokens")
 
 

@@ -62,7 +62,7 @@ ROWS = {
     "collective_time_bare": ("OK", "26.4444 us at the printed precision"),
     "params_bare": ("OK", "6.73842e9 at the printed precision"),
     # a serving plan's queue wait is a time, a cost a number of the price's currency
-    "queue_wait_in_bytes": ("MISMATCH", "stated in GB, derived in s (0.00160747 s)"),
+    "queue_wait_in_bytes": ("MISMATCH", "stated in GB, derived in s (0.00160725 s)"),
     "cost_in_seconds": ("MISMATCH", "stated in s, derived in a count or ratio (0.263742)"),
     # truth fixes: the defining place, a summary number against its relation, a real
     # symbol, a restatement
@@ -134,7 +134,7 @@ ROWS = {
     # plain values of the serving plans made from a plan: the step's choices they pass down
     # and the chip table's editions of its chip
     "plain_queue_wait_no_latency": ("SIMPLIFIED", "holds under latency=off: the text drops the "
-                                    "hop latency (0.300971 ms); exact 1.60747 ms"),
+                                    "hop latency (0.300947 ms); exact 1.60725 ms"),
     "plain_offload_rate_leading": ("SIMPLIFIED", "holds as the leading term in n: the text "
                                    "drops (n-1)/n; exact 1.83325 1/s; also reproduced by "
                                    "collectives=leading, latency=off"),
@@ -189,7 +189,7 @@ ROWS = {
     "plain_serve_memory_weights_only": ("SIMPLIFIED", "holds counting the weights alone: the "
                                         "text drops the KV cache; exact 10.275 GB"),
     "plain_serve_request_fp8_kv": ("SIMPLIFIED", "holds with the KV cache in fp8; exact "
-                                   "1.52324 s; also reproduced by kv_dtype=int8"),
+                                   "1.52314 s; also reproduced by kv_dtype=int8"),
     # what a text counts of a training memory: the weights (2 B), gradients (2 B) and
     # optimizer state (12 B) of 6738415616 parameters, 107.815 GB, without the activations
     # of 8 sequences of 4096 tokens

@@ -255,7 +255,8 @@ def test_zero2_with_gradient_accumulation_runs_at_the_compute_bound_with_mfu_100
     assert plan.extra["microbatches"] == 4 and plan.fits and plan.bound == "compute"
     assert plan.t_lower == plan.terms["compute"].time + plan.terms["optimizer step"].time
     palm = palm_flops_per_token(model_params(cfg), cfg.layers, cfg.heads, cfg.head_dim, 4096)
-    assert plan.extra["mfu"] == 1024 * 4096 * palm / (256 * 989 * 10**12 * plan.t_lower)
+    # the bf16 peak: NVIDIA's dense 989.4 TFLOP/s
+    assert plan.extra["mfu"] == 1024 * 4096 * palm / (256 * 9894 * 10**11 * plan.t_lower)
     assert 0.99 < plan.extra["mfu"] < 1
     whole = train(cfg, mesh("X=256", "h100-sxm"), parse_strategy("zero2=X"), batch=1024,
                   context=4096)
@@ -289,7 +290,7 @@ def test_search_finds_sharded_states_with_gradient_accumulation_on_256_h100() ->
     plan = found.plan
     assert plan.bound == "compute"
     assert plan.t_lower == plan.terms["compute"].time + plan.terms["optimizer step"].time
-    assert round(found.best.t_lower, 4) == 0.7645
+    assert round(found.best.t_lower, 4) == 0.7641  # 0.7645 at the book's 9.89e14 FLOP/s
     assert found.searched > 10_000
 
 

@@ -39,7 +39,7 @@ ROWS = [
     ("time_13", "41.3 us", f'{AT}.t_comms["hbm"]'),
     ("threshold_14", "B > 295", "sp.Gt(th.symbol, th.asymptotic)"),
     ("input_15", "8192", "definition(8192)"),
-    ("threshold_16", "318.2 tokens", 'ch.threshold(rl.at({"D": 8192, "F": 8192}), "B").exact'),
+    ("threshold_16", "318.3 tokens", 'ch.threshold(rl.at({"D": 8192, "F": 8192}), "B").exact'),
     ("count_17", "6.74B parameters", "params(llama_2_7b).total"),
     ("bytes_18", "13.5 GB", 'inference_memory(llama_2_7b).parts["weights"]'),
     ("bytes_19", "524288 bytes", "kv_bytes_per_token(llama_2_7b)"),

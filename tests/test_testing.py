@@ -258,9 +258,10 @@ def test_an_exact_threshold_off_by_ten_percent_is_caught_where_it_exists() -> No
 
 
 def test_thresholds_that_never_exist_are_bad_input() -> None:
-    # 2 B D F FLOPs on B D F + 1 int8 bytes: the intensity stays below 2, always memory-bound
+    # 2 B D F FLOPs on B D F + 1 int8 bytes: the intensity stays below 2, always memory-bound;
+    # the op would cross at B D F = P / (2 W - P) = 393e12 / (1.62e12 - 393e12) = -6550/6523
     with pytest.raises(DerivationError, match=r"T_math and T_hbm cross at B = "
-                                              r"-19700/\(19619\*D\*F\), which is not positive"):
+                                              r"-6550/\(6523\*D\*F\), which is not positive"):
         assert_threshold(einsum("B D F -> ", "int8"), "tpu-v5e", "B")
 
 

@@ -33,7 +33,7 @@ def chips() -> SimpleNamespace:
     """The chips of chapter 1, each with the figures its claims use."""
     return SimpleNamespace(
         v5e_ch1=chip("tpu-v5e", hbm="B1"),  # HBM 8.2e11 B/s, the chapter's own figure
-        h100=chip("h100-sxm"),  # 9.89e14 FLOP/s (B1) and 3.35e12 B/s (B12): Q5's inputs
+        h100=chip("h100-sxm", bf16="B1"),  # 9.89e14 FLOP/s (B1) and 3.35e12 B/s: Q5's inputs
         h100_vendor=chip("h100-sxm", bf16="NV-H100", hbm="NV-H100"),  # 989.4 TFLOP/s dense
         v6e_ch1=chip("tpu-v6e", bf16="B1"),  # the chapter's 9.1e14 FLOP/s
         v6e_vendor=chip("tpu-v6e", bf16="GC-v6e", hbm="GC-v6e"),  # 918 TFLOP/s, 1638 GB/s

@@ -179,11 +179,11 @@ def given_choices(choices: Choices, what: str = "a model step",
     >>> from symroof import chip
     >>> given_choices(Choices(edition="B1"), chip=chip("tpu-v5e")).edition
     'B1'
-    >>> given_choices(Choices(edition="B1"), chip=chip("h100-sxm"))
+    >>> given_choices(Choices(edition="B2"), chip=chip("h100-sxm"))
     Traceback (most recent call last):
     ...
-    symroof.core.errors.InputError: choices: edition=B1: the chip table has no figure of \
-h100-sxm from an edition 'B1' (its editions: B12, B12-table, NV-H100, NV-H100-bidi)
+    symroof.core.errors.InputError: choices: edition=B2: the chip table has no figure of \
+h100-sxm from an edition 'B2' (its editions: B1, B12, B12-table, NV-H100, NV-H100-bidi)
 
     A text's count of a memory and its KV cache's dtype are the judge's readings of a text,
     not a command's choices (the dtype has its flag):

@@ -242,7 +242,7 @@ class Chip(tb.RichView):
         >>> chip("tpu-v5e", hbm="B1").ridge()
         9850/41
         >>> chip("h100-sxm").ridge(over="ib"), chip("h100-sxm").ridge(over="ib", both_ways=True)
-        (19780, 9890)
+        (19788, 9894)
         """
         if over not in self.links:
             if both_ways:
@@ -455,7 +455,7 @@ def chip(name: str, *, catalog: Catalog | None = None, **overrides: str) -> Chip
     """A chip from the bundled catalogue (or ``catalog``), with optional figure overrides.
 
     >>> chip("h100-sxm").ridge()
-    19780/67
+    19788/67
     """
     expect(name, str, "a chip name such as 'tpu-v5e'", "chip")
     overrides = {k: repr(v) if isinstance(v, int | float) and not isinstance(v, bool) else v

@@ -174,7 +174,7 @@ def book_prefill_time(cfg: ModelConfig, chip: Chip, batch: int | sp.Expr,
     >>> from symroof.models import model
     >>> book_prefill_time(model("llama-2-7b"), chip("h100-sxm"), 1, 1000,
     ...                   Choices(sizes="nominal"))
-    14/989
+    70/4947
     """
     from ..core.quant import matmul_input
     peak = chip.peak(matmul_input("bf16", dtype))
@@ -341,7 +341,7 @@ def flop_budget(chip_hours: int | float | str | sp.Expr, peak: sp.Expr | Chip,
 
     >>> from symroof import chip
     >>> flop_budget(1000, chip("h100-sxm"), "0.5")
-    1780200000000000000000
+    1780920000000000000000
     """
     rate = peak.peak(dtype) if isinstance(peak, Chip) else _number(peak, "peak")
     return _number(chip_hours, "chip_hours") * 3600 * rate * _number(utilisation, "utilisation")

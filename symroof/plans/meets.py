@@ -5,7 +5,7 @@
 >>> m = step_between(model("llama-2-7b"), "prefill", chip("h100-sxm"), None, "math,hbm",
 ...                  context=16)
 >>> m.first, m.second, m.relation
-('compute', 'hbm', B > 1595376669/74230319)
+('compute', 'hbm', B > 82269171/3826049)
 
 The step is the one ``symroof model --decode/--prefill`` times (``plans.serving.step_on``),
 built with the batch B as a symbol; its terms are ``compute``, ``hbm`` and one per

@@ -3,7 +3,7 @@ pgfplots (LaTeX).
 
 >>> from symroof import chip, einsum, roofline
 >>> roof_label(roofline(einsum("B D, D F -> B F", "bf16"), chip("tpu-v5e", hbm="B1")))
-'mxu bf16 1.97e14 FLOP/s / hbm 8.2e11 B/s, rev. B1'
+'mxu bf16 197 TFLOP/s / hbm 8.2e11 B/s, rev. B1'
 
 The roofline figure is drawn from the chip's exact peak and ridge; threshold curves sample
 the engine's attainable-FLOP/s expression. Nothing here derives: it lays out what the

@@ -66,10 +66,10 @@ def claims(ch: Chapter) -> None:
         #   “For a batch much smaller than D and F the matmul is memory-bound un...”
         threshold_14=sp.Gt(th.symbol, th.asymptotic),
         # 8192: an input the text gives: kept as a definition (it checks nothing)
-        #   “At D = F = 8192 the exact critical batch is 318.2 tokens.”
+        #   “At D = F = 8192 the exact critical batch is 318.3 tokens.”
         input_15=definition(8192),
-        # 318.2 tokens: a threshold
-        #   “At D = F = 8192 the exact critical batch is 318.2 tokens.”
+        # 318.3 tokens: a threshold
+        #   “At D = F = 8192 the exact critical batch is 318.3 tokens.”
         threshold_16=ch.threshold(rl.at({"D": 8192, "F": 8192}), "B").exact,
         # 6.74B parameters: a count
         #   “Llama 2 7B has 6.74B parameters.”
