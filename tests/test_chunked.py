@@ -261,7 +261,7 @@ def test_a_pipelined_chunked_prefill_flows_through_the_stages(
     assert c.time == _longest_path(periods) == c.left[-1]
     # no faster than the busiest stage's work or any chunk's path; no slower than the
     # chunks one after another (the old figure); T_upper those one after another
-    assert c.time >= max(sum(col) for col in zip(*periods))
+    assert c.time >= max(sum(col) for col in zip(*periods, strict=True))
     assert c.time >= max(x.latency for x in c.steps)
     assert c.time <= c.serial == sum(x.latency for x in c.steps)
     assert c.time_upper == sum(x.t_upper for x in c.steps)
@@ -294,6 +294,7 @@ def test_a_pipelined_serving_plan_times_its_first_token_by_the_flow() -> None:
     # when the last chunk leaves the last stage; the request rate and the balance, which
     # count the chips' work, as the chunks one after another
     import json
+
     from symroof.plans.strategy import parse_strategy
     cfg, m = model("llama-2-7b"), mesh("X=4,Y=2", "h100-sxm")
     pp = parse_strategy("pp=X,tp=Y")

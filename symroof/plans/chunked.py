@@ -148,8 +148,9 @@ def flow(periods: Sequence[Sequence[Expr]]) -> tuple[Expr, ...]:
         T[k][s] = max(T[k - 1][s], T[k][s - 1]) + t[k][s],   T[-1][s] = T[k][-1] = 0,
 
     job k entering stage s once it has left stage s - 1 and job k - 1 has left stage s,
-    exactly (each pass is the job's period on the stage: its time and its send on, so the
-    send is counted once, between the stages). The last job's is the makespan; with one
+    exactly. A chunked prefill's t[k][s] is chunk k's period on stage s
+    (``stage_periods``): its time there and its send to stage s + 1, which holds the stage
+    as ``Stage.period`` counts it (0 on the last). The last job's is the makespan; with one
     job it is the job's periods summed; it is at least any stage's periods summed over the
     jobs and any job's over the stages, and at most every period summed.
 
@@ -163,10 +164,10 @@ def flow(periods: Sequence[Sequence[Expr]]) -> tuple[Expr, ...]:
     if all(t.is_Rational for job in jobs for t in job):  # in exact fractions: a long flow's
         at = [Fraction(0)] * (len(jobs[0]) if jobs else 0)  # speed, SymPy's forms aside
         for job in jobs:
-            before = Fraction(0)
+            out = Fraction(0)
             for s, t in enumerate(job):
-                before = at[s] = max(at[s], before) + Fraction(int(t.p), int(t.q))
-            left.append(sp.Rational(before.numerator, before.denominator))
+                out = at[s] = max(at[s], out) + Fraction(int(t.p), int(t.q))
+            left.append(sp.Rational(out.numerator, out.denominator))
         return tuple(left)
     done: list[Expr] = [sp.S.Zero] * len(jobs[0])
     for job in jobs:
