@@ -41,6 +41,8 @@ VERBS = [
      "h100-sxm", "--batch", "64"],
     ["plan", "llama-2-7b", "--serve", "--mesh", "X=4,Y=2", "--strategy", "pp=X,tp=Y",
      "--chip", "h100-sxm", "--batch", "16"],
+    ["plan", "llama-2-7b", "--serve", "--mesh", "X=4,Y=2", "--strategy", "pp=X,tp=Y",
+     "--chip", "h100-sxm", "--batch", "16", "--context", "1024", "--chunk", "256"],
     ["plan", "llama-2-7b", "--train", "--laws", "--context", "4096"],
     ["plan", "llama-2-7b", "--serve", "--search", "2", "--chip", "h100-sxm", "--context",
      "1024", "--ttft", "1s", "--tpot", "20ms"],

@@ -225,10 +225,14 @@ def _serving_json(s: Serving) -> dict[str, Any]:
 def _chunked_json(s: Serving) -> dict[str, Any]:
     c = s.chunked
     assert c is not None
-    return {"chunk": c.chunk, "decode_tokens_per_step": c.riders,
+    staged = bool(c.steps[0].stages)  # on a pipeline: how the chunks flow, and when each
+    return {"chunk": c.chunk, "decode_tokens_per_step": c.riders,  # leaves the last stage
             **_exact("time_apart", c.apart), **_exact("time", c.time),
             **_exact("time_upper", c.time_upper),
+            **({"flow": "pipelined" if c.flows else "serial",
+                **_exact("time_serial", c.serial)} if staged else {}),
             **_exact("flops", c.flops), **_exact("bytes", c.bytes),
             "chunks": [{"tokens": n, "cached": p, **_exact("flops", st.flops),
                         **_exact("bytes", st.bytes), **_exact("latency", st.latency),
-                        "bound": st.bound} for _, n, p, st in c.rows()]}
+                        **(_exact("left", c.left[i]) if staged else {}),
+                        "bound": st.bound} for i, n, p, st in c.rows()]}

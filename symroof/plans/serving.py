@@ -82,7 +82,8 @@ class Serving:
 
     @property
     def prefill_time(self) -> Expr:
-        """The prefill's latency: the sum of its chunks' steps when chunked."""
+        """The prefill's latency; chunked, the chunked prefill's time (its chunks' steps
+        summed, or on a pipeline the last chunk leaving the last stage)."""
         return self.chunked.time if self.chunked is not None else self.prefill.latency
 
     @property
@@ -290,7 +291,9 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                   swept: DeviceStep, chunked: ChunkedPrefill | None) -> Serving:
         critical = step_critical(swept, context)
         prefill_time = chunked.time if chunked is not None else prefill.latency
-        ratio = prefill_time / (generate * decode.latency)
+        # the chips a prefill keeps busy: its chunks' steps, however they overlap in time
+        ratio = (chunked.serial if chunked is not None else prefill.latency) / (
+            generate * decode.latency)
         balance = ratio if ratio.is_Rational else sp.nsimplify(ratio)  # Floats: a simple form
         grid = []
         for bb, t, fits in points:
@@ -319,8 +322,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
             *(() if chunked is None else (
                 f"chunked prefill (Sarathi-Serve, Agrawal et al. 2024): {len(chunked.sizes)} "
                 f"chunks of {chunk} tokens, each attending to the KV cache of those before "
-                "it (read from memory) and to itself; the prefill is their steps one after "
-                "another, the first token after the last" + (
+                "it (read from memory) and to itself; " + _chunks_flow(chunked, pp) + (
                     f"; each chunk step carries one decode token of each of {batch} running "
                     f"sequences at context {context} (a hybrid batch: the weights read once "
                     "for both; the request figures still time its decode steps apart)"
@@ -351,6 +353,22 @@ def _pipeline_note(prefill: DeviceStep, decode: DeviceStep, pp: int) -> str:
             f"{pp} batches in "
             "flight, so the throughput is the slowest stage's (its time and its send: "
             f"{slowest(prefill)}, {slowest(decode)})")
+
+
+def _chunks_flow(chunked: ChunkedPrefill, pp: int) -> str:
+    """How a chunked prefill's chunks run: one after another, or through a pipeline's
+    stages as microbatches do."""
+    if pp == 1:
+        return "the prefill is their steps one after another, the first token after the last"
+    if not chunked.flows:
+        return ("the prefill is their steps one after another, the first token after the "
+                "last: each step's decode tokens wait for the tokens the step before sampled "
+                "on the last stage, so the chunks do not overlap across the stages")
+    return (f"the chunks flow through the {pp} stages as microbatches do: a chunk enters a "
+            "stage once it has left the stage before (and been sent on) and the chunk "
+            "before it has left that stage (its KV cache there written), each chunk's stage "
+            "its own step's stage period; the first token comes when the last chunk leaves "
+            "the last stage (T_upper: the chunks' steps one after another)")
 
 
 def _stage_note(cfg: ModelConfig, largest: str,

@@ -260,14 +260,20 @@ def _chunks(s: Serving, fmt: str, shown: int = 8) -> list[str]:
     """The chunked prefill: each chunk's step (the first and last few of many), the sum."""
     c = s.chunked
     assert c is not None
-    rows = [(str(i), str(n), str(p), seconds(st.latency), st.bound)
+    flowing = c.flows  # on a pipeline: when each chunk leaves the last stage too
+    rows = [(str(i), str(n), str(p), seconds(st.latency),
+             *([seconds(c.left[i])] if flowing else []), st.bound)
             for i, n, p, st in c.rows()]
     if len(rows) > shown:
-        rows = [*rows[:shown // 2], ("...", "", "", "", ""), *rows[-(shown // 2):]]
+        rows = [*rows[:shown // 2], ("...",) + ("",) * (len(rows[0]) - 1),
+                *rows[-(shown // 2):]]
+    how = (f"the chunks flowing through the {c.steps[0].pipeline} stages; their steps summed "
+           f"{seconds(c.serial)}" if flowing else "the chunks' steps summed")
     return [_heading(f"chunked prefill: {len(c.sizes)} chunks of {c.chunk} tokens per "
                      "sequence", fmt),
-            *table(["chunk", "tokens", "cached", "step", "bound"], rows, fmt),
-            f"prefill {seconds(c.time)} (the chunks' steps summed; T_upper "
+            *table(["chunk", "tokens", "cached", "step", *(["leaves"] if flowing else []),
+                    "bound"], rows, fmt),
+            f"prefill {seconds(c.time)} ({how}; T_upper "
             f"{seconds(c.time_upper)}), against {seconds(s.prefill.latency)} unchunked",
             *([] if c.apart is None else [
                 f"each step carries {c.riders} decode tokens: {seconds(c.time)} against "
