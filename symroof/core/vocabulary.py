@@ -49,8 +49,9 @@ GLOSSARY = {
     "stages": "a pipelined serving step's stages (first, middle, last), each its count, time "
               "under the overlap rule, send and period; slowest_stage names the one whose "
               "period sets the throughput",
-    "chunked_prefill": "serving with --chunk: the chunks (tokens, cached positions, each "
-                       "step's latency) and the prefill's time to the first token; with a "
+    "chunked_prefill": "serving with a chunked prefill (`chunk`): the chunks (tokens, "
+                       "cached positions, each step's latency) and the prefill's time to "
+                       "the first token; with a "
                        "pipeline, flow (pipelined: each chunk enters a stage once it has "
                        "left the stage before and the chunk before it has left that one; "
                        "serial: one after another), time_serial (the chunks' steps summed) "
