@@ -29,6 +29,17 @@ def test_a_definition_is_counted_apart_but_can_still_fail() -> None:
     assert verdict(stated="3*B", kind="definition", value=2 * b)[0] == Verdict.MISMATCH
 
 
+def test_a_definition_printed_rounded_is_a_definition_that_says_how_it_is_printed() -> None:
+    # a restatement cannot fail whether the text prints it whole or truncated
+    got, detail = verdict(stated="9.89e14", kind="definition", value=sp.Integer(989500000000000),
+                          restates="no engine computation: restates sparse / 2")
+    assert got == Verdict.DEFINITION
+    assert detail == ("no engine computation: restates sparse / 2; truncated: 9.895e14 printed "
+                      "as 9.89e14")
+    assert verdict(stated="9.7e14", kind="definition", value=989500000000000)[0] == \
+        Verdict.MISMATCH
+
+
 def test_an_input_chosen_to_fit_makes_the_claim_unverifiable_with_what_it_gives() -> None:
     got, detail = verdict(stated="3", value=sp.Rational(253, 100),
                           assumed="HBM 2765 GB/s (the text gives none)")

@@ -433,7 +433,8 @@ MARKS_V3: dict[tuple[str, Verdict], Verdict] = {
 # this order; a (mark, verdict) pair that is not listed keeps the verdict
 _COMPARED = (OK, ROUNDING, MISMATCH)
 MARKS: dict[tuple[str, Verdict], Verdict] = {
-    ("definition", OK): Verdict.DEFINITION,
+    # a value that restates what the text types cannot fail, printed whole or rounded
+    **{("definition", v): Verdict.DEFINITION for v in (OK, ROUNDING)},
     **{("measured", v): Verdict.MEASURED for v in (OK, ROUNDING)},
     **{("assumed", v): Verdict.UNVERIFIABLE for v in _COMPARED},
     ("erratum", MISMATCH): Verdict.ERRATUM,
@@ -485,6 +486,8 @@ def mark(claim: Claim, j: Judgement) -> Judgement:
         turned = MARKS.get((name, j.verdict))
         if turned is None:
             continue
+        if name == "definition" and j.verdict == ROUNDING:  # as the text prints it
+            why = f"{why}; {j.detail}"
         if name == "conflict" and j.verdict != OK:  # the claim's own verdict, kept in view
             why = f"{why}; on its own figures: {j.verdict.value} ({j.detail})"
         if name == "erratum":
