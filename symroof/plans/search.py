@@ -501,51 +501,72 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             mine = idx[pol[idx] == j]
             if not len(mine):
                 continue
+            shared = (b_value[mine], *deg[:, mine])
             for w in STAGES:
-                at = (b_value[mine], *deg[:, mine], held[w][mine], flight[w][mine],
-                      *ends[w][:, mine])
+                at = (*shared, held[w][mine], flight[w][mine], *ends[w][:, mine])
                 by_stage[w][mine] = mem_fns[r][stage, sp_on](*at)
                 for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
                     parts[w][k, mine] = fn(*at)
         # the collectives: the template's, and under the conventions each policy's reruns
-        # (``training._with_reruns``) and pipeline sends split over the tensor ranks
-        split = [(np.flatnonzero(pol[idx] == j), tuple(_with_reruns(t.uses, r, sp_on)))
-                 for j, r in enumerate(policies)] if reruns \
-            else [(np.arange(len(idx)), t.uses)]
+        # (``training._with_reruns``) and pipeline sends split over the tensor ranks; the
+        # group's figures taken out of the whole arrays once, summed, and put back
+        split: list[tuple[np.ndarray | slice, tuple[Any, ...]]] = [(slice(None), t.uses)]
+        if reruns:  # each policy's candidates of the group, and its collectives
+            split = [(mine, tuple(_with_reruns(t.uses, r, sp_on))) for j, r in
+                     enumerate(policies) if len(mine := np.flatnonzero(pol[idx] == j))]
         term: dict[tuple[str, str], np.ndarray] = {}
         head_comms: dict[tuple[str, str, str], np.ndarray] = {}  # the head block's, by stage
+        values: dict[sp.Expr, np.ndarray] = {}  # each formula of the group's uses once
+        cost_of: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}  # of each pair
+        group_chunks = chunks[idx]
         for mine, uses in split:
-            if not len(mine):
-                continue
             for u in uses:
-                count = _compile(sp.sympify(u.per_step))(*args)[mine]
+                for expr in (per_step := sp.sympify(u.per_step), u.nbytes):
+                    if expr not in values:
+                        values[expr] = _compile(expr)(*args)
+                count = values[per_step][mine]
                 if u.kind == "pp" and u.block not in HEAD_BLOCKS:  # a stage sends each
-                    count = count * chunks[idx[mine]]  # chunk's output on: v per microbatch
-                size = _compile(u.nbytes)(*args)[mine] * count
+                    count = count * group_chunks[mine]  # chunk's output on: v a microbatch
+                size = values[u.nbytes][mine] * count
                 if u.kind == "pp" and scatter and not sp_on and u.block not in HEAD_BLOCKS:
-                    size = size / deg[2, idx[mine]]
+                    size = size / args[3][mine]  # over the tensor-parallel degree
                 pair = (u.kind, u.collective)
                 key = (u.kind, u.phase)
                 if key not in term:
                     term[key] = np.zeros(len(idx))
-                time = size * per_byte[pair][idx[mine]] + count * latency[pair][idx[mine]]
+                if pair not in cost_of:
+                    cost_of[pair] = (per_byte[pair][idx], latency[pair][idx])
+                time = size * cost_of[pair][0][mine] + count * cost_of[pair][1][mine]
                 term[key][mine] = term[key][mine] + time
                 runs = HEAD_BLOCKS.get(u.block)  # only the stage that runs it
                 if runs:
                     own_part = head_comms.setdefault((runs, *key), np.zeros(len(idx)))
                     own_part[mine] = own_part[mine] + time
+        touched = {ph for _, ph in term}
+        low = {ph: lower[ph][idx] for ph in touched}
+        up = {ph: upper[ph][idx] for ph in touched}
+        ser = {ph: serial[ph][idx] for ph in touched}
+        bind = {ph: binding[ph][idx] for ph in touched}
+        stage_low = {(w, ph): v["lower"][ph][idx] for w, v in staged.items() for ph in touched}
+        stage_up = {(w, ph): v["upper"][ph][idx] for w, v in staged.items() for ph in touched}
+        stage_ser = {(w, ph): serial_of[w][ph][idx] for w in staged for ph in touched}
         for (kind, ph), time in term.items():
-            worse = time > lower[ph][idx]
-            binding[ph][idx[worse]] = kind
-            lower[ph][idx] = np.maximum(lower[ph][idx], time)
-            upper[ph][idx] = upper[ph][idx] + time
-            serial[ph][idx] = serial[ph][idx] + time
-            for w, v in staged.items():
+            bind[ph][time > low[ph]] = kind
+            low[ph] = np.maximum(low[ph], time)
+            up[ph] = up[ph] + time
+            ser[ph] = ser[ph] + time
+            for w in staged:
                 own = time - sum((head_comms[d, kind, ph] for d in drops[w]
                                   if (d, kind, ph) in head_comms), np.zeros(len(idx)))
-                v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], own)
-                v["upper"][ph][idx] = v["upper"][ph][idx] + own
-                serial_of[w][ph][idx] = serial_of[w][ph][idx] + own
+                stage_low[w, ph] = np.maximum(stage_low[w, ph], own)
+                stage_up[w, ph] = stage_up[w, ph] + own
+                stage_ser[w, ph] = stage_ser[w, ph] + own
+        for ph in touched:
+            lower[ph][idx], upper[ph][idx], serial[ph][idx] = low[ph], up[ph], ser[ph]
+            binding[ph][idx] = bind[ph]
+            for w, v in staged.items():
+                v["lower"][ph][idx], v["upper"][ph][idx] = stage_low[w, ph], stage_up[w, ph]
+                serial_of[w][ph][idx] = stage_ser[w, ph]
     last = (deg[3] != 1) & (by_stage["last"] > by_stage["first"])  # the larger, first on a tie
     memory = np.where(last, by_stage["last"], by_stage["first"])
     # an offload acts on that stage's account, with its microbatches in flight
