@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -371,17 +372,29 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     backs: dict[tuple[int, int, bool, str], StepOps] = {}
     blocks: dict[tuple[Any, ...], dict[str, sp.Expr]] = {}
 
-    def summed(step: StepOps, shard: tuple[Any, ...]) -> dict[str, sp.Expr]:
-        """``phase_terms`` of ``step``: each block's terms once per shard, times its count."""
-        total: dict[str, list[sp.Expr]] = {}
-        for b in step.blocks:
-            key = (*shard, step.phase, b.name)
+    powers: dict[tuple[Any, ...], dict[str, dict[int, Fraction]] | None] = {}
+
+    def timed(step: StepOps, shard: tuple[Any, ...]) -> dict[str, _Evaluator]:
+        """The compute and HBM times of ``step`` (``phase_terms``), each block's once per
+        shard, as evaluators in the microbatch: where every block's times are polynomials
+        with rational coefficients, their exact coefficients summed over the blocks times
+        their counts (the coefficients of the sum, rounded once), else the sum itself."""
+        keys = [(*shard, step.phase, b.name) for b in step.blocks]
+        for b, key in zip(step.blocks, keys, strict=True):
             if key not in blocks:
                 one = replace(step, blocks=(Block(b.name, b.ops, sp.S.One),))
                 blocks[key] = phase_terms({"one": one}, chip, efficiency, seen)["one"]
+                powers[key] = _powers(blocks[key])
+        counts = [_fraction(b.count) for b in step.blocks]
+        exact = [(c, powers[k]) for c, k in zip(counts, keys, strict=True)]
+        if all(c is not None and p is not None for c, p in exact):
+            return {res: _Evaluator(None, _rounded([(c, p[res]) for c, p in exact if res in p]))
+                    for res in ("compute", "hbm")}
+        total: dict[str, list[sp.Expr]] = {}
+        for b, key in zip(step.blocks, keys, strict=True):
             for k, v in blocks[key].items():
                 total.setdefault(k, []).append(b.count * v)
-        return {k: sp.Add(*v) for k, v in total.items()}
+        return {res: _evaluator(sp.Add(*total.get(res, ()))) for res in ("compute", "hbm")}
 
     for (tp, pp, ep, sp_on, r), idx in shapes_of.items():
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
@@ -391,9 +404,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             if elementwise:
                 forward = with_megatron_kernels(forward, cfg, batch=BATCH, context=context,
                                                 tp=tp, sequence_parallel=sp_on)
-            terms = summed(forward, (tp, ep, sp_on))
-            forwards[tp, pp, ep, sp_on] = (forward, weights, {
-                k: _evaluator(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
+            forwards[tp, pp, ep, sp_on] = (forward, weights, timed(forward, (tp, ep, sp_on)))
         forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
         if (tp, ep, sp_on, r) not in backs:
             backs[tp, ep, sp_on, r] = backward_ops(forward, weights, r)
@@ -401,10 +412,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         back = replace(back, blocks=tuple(Block(b.name, b.ops, f.count) for b, f in
                                           zip(back.blocks, forward.blocks, strict=True)))
         ops = {"forward": forward, "backward": back}
-        timed = summed(back, (tp, ep, sp_on, r))
+        backward = timed(back, (tp, ep, sp_on, r))
         for (ph, res), out in per_phase.items():
-            poly = coeffs[res] if ph == "forward" else \
-                _evaluator(timed.get(res, sp.S.Zero))
+            poly = coeffs[res] if ph == "forward" else backward[res]
             out[idx] = poly(b_value[idx]) * micro[idx]
         if per_op:
             overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx],
@@ -830,16 +840,63 @@ class _Evaluator:
     (True, [4.5, 7.46875, 4.5])
     """
 
-    expr: sp.Expr
+    expr: sp.Expr | None  # None: given by its coefficients alone
     coefficients: tuple[float, ...] | None
 
     def __call__(self, b: np.ndarray) -> np.ndarray:
         if self.coefficients is not None:
             return np.asarray(np.polyval(self.coefficients, b))
+        assert self.expr is not None
         values, where = np.unique(b, return_inverse=True)
         return np.array([float(self.expr.subs(BATCH, sp.Integer(int(v)) if float(v).is_integer()
                                               else sp.Rational(float(v))))
                          for v in values])[where]
+
+
+def _fraction(x: Any) -> Fraction | None:
+    """``x`` as a fraction, if it is a rational number."""
+    x = sp.sympify(x)
+    return Fraction(int(x.p), int(x.q)) if x.is_Rational else None
+
+
+def _powers(terms: Mapping[str, sp.Expr]) -> dict[str, dict[int, Fraction]] | None:
+    """Each of ``terms`` as its exact coefficients by power of the microbatch, if every
+    one is a polynomial in it with rational coefficients (else None).
+
+    >>> _powers({"hbm": 3 * BATCH**2 / 4 + 2, "compute": sp.S.Zero})
+    {'hbm': {0: Fraction(2, 1), 2: Fraction(3, 4)}, 'compute': {0: Fraction(0, 1)}}
+    >>> _powers({"hbm": sp.sqrt(BATCH)}) is None
+    True
+    """
+    out: dict[str, dict[int, Fraction]] = {}
+    for name, expr in terms.items():
+        out[name] = {}
+        for k, v in sp.sympify(expr).as_coefficients_dict().items():
+            power = 0 if k == 1 else 1 if k == BATCH else int(k.exp) if (
+                k.is_Pow and k.base == BATCH and k.exp.is_Integer and k.exp > 0) else None
+            value = _fraction(v)
+            if power is None or value is None:
+                return None
+            out[name][power] = value
+    return out
+
+
+def _rounded(parts: Sequence[tuple[Fraction, dict[int, Fraction]]]) -> tuple[float, ...]:
+    """The coefficients of the sum of the polynomials ``parts`` (each a count and its
+    exact coefficients by power), highest power first, each exact and then rounded once:
+    ``_coefficients`` of the sum.
+
+    >>> _rounded([(Fraction(2), {1: Fraction(1, 3), 0: Fraction(1)}), (Fraction(1), {})])
+    (0.6666666666666666, 2.0)
+    >>> _rounded([(Fraction(1), {2: Fraction(1)}), (Fraction(-1), {2: Fraction(1)})])
+    (0.0,)
+    """
+    total: dict[int, Fraction] = {}
+    for count, coefficients in parts:
+        for power, c in coefficients.items():
+            total[power] = total.get(power, Fraction(0)) + count * c
+    top = max((p for p, c in total.items() if c), default=0)
+    return tuple(float(total.get(p, 0)) for p in range(top, -1, -1))
 
 
 def _evaluator(expr: sp.Expr) -> _Evaluator:
