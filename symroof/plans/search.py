@@ -302,8 +302,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
     costs = Costs(in_network, efficiency)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
-    per_byte = {pair: np.zeros(len(bases)) for pair in pairs}
-    latency = {pair: np.zeros(len(bases)) for pair in pairs}
+    # each base's seconds per byte and latency of each pair, filled as lists (an item at a
+    # time), then arrays
+    byte_of = {pair: [0.0] * len(bases) for pair in pairs}
+    latency_of = {pair: [0.0] * len(bases) for pair in pairs}
     signatures: dict[str, tuple[Mesh, dict[str, int]]] = {}
     ids: dict[tuple[Any, ...], int] = {}  # each distinct axis once, as a small number
     # the candidates of one mesh and one assignment of kinds to axes cost their collectives
@@ -311,7 +313,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, c in enumerate(bases):
         groups.setdefault((c.spec, *sorted(c.kinds.items())), []).append(i)
-    tried = np.bincount(base_l, minlength=len(bases))  # each base's candidates
+    tried = np.bincount(base_l, minlength=len(bases)).tolist()  # each base's candidates
     done, total = 0, len(base_l)
     for rows in groups.values():
         c = bases[rows[0]]
@@ -323,12 +325,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         for kind, coll in pairs:
             axes = c.kinds.get(_label(kind, c), ())
             if axes:
-                per_byte[kind, coll][rows], latency[kind, coll][rows] = costs.get(
-                    coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
-        now = done + int(tried[rows].sum())
+                cost = costs.get(coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
+                for row in rows:
+                    byte_of[kind, coll][row], latency_of[kind, coll][row] = cost
+        now = done + sum(tried[row] for row in rows)
         if progress and now // 512 > done // 512:
             progress(now, total)
         done = now
+    per_byte = {pair: np.array(v) for pair, v in byte_of.items()}
+    latency = {pair: np.array(v) for pair, v in latency_of.items()}
     # each recomputation policy asked for: the same candidates again (comm costs shared);
     # each candidate's base, policy (its index in ``policies``), microbatches and chunks
     policies = RECOMPUTE if recompute == "any" else (recompute,)
