@@ -445,8 +445,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
     upper = {ph: phase[ph] + memory_time[ph] for ph in phase}
-    binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
-               for ph in phase}
+    # what binds each phase, as its index in ``terms`` (compute, HBM, then each other term
+    # in the order it first binds a candidate)
+    terms = ["compute", "hbm"]
+    binding = {ph: np.where(phase[ph] >= lower[ph], 0, 1).astype(np.int8) for ph in phase}
     # the same for a stage that runs neither extra, the first's and the last's (training's
     # ``pipelined``): every other term is each stage's alike
     staged: dict[str, dict[str, dict[str, np.ndarray]]] = {}
@@ -565,17 +567,17 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         stage_low = {(w, ph): v["lower"][ph][idx] for w, v in staged.items() for ph in touched}
         stage_up = {(w, ph): v["upper"][ph][idx] for w, v in staged.items() for ph in touched}
         stage_ser = {(w, ph): serial_of[w][ph][idx] for w in staged for ph in touched}
-        for (kind, ph), time in term.items():
-            bind[ph][time > low[ph]] = kind
-            low[ph] = np.maximum(low[ph], time)
-            up[ph] = up[ph] + time
-            ser[ph] = ser[ph] + time
+        for (kind, ph), time in term.items():  # in place on the group's own copies
+            bind[ph][time > low[ph]] = _index(terms, kind)
+            np.maximum(low[ph], time, out=low[ph])
+            np.add(up[ph], time, out=up[ph])
+            np.add(ser[ph], time, out=ser[ph])
             for w in staged:
-                own = time - sum((head_comms[d, kind, ph] for d in drops[w]
-                                  if (d, kind, ph) in head_comms), np.zeros(len(idx)))
-                stage_low[w, ph] = np.maximum(stage_low[w, ph], own)
-                stage_up[w, ph] = stage_up[w, ph] + own
-                stage_ser[w, ph] = stage_ser[w, ph] + own
+                heads = [head_comms[d, kind, ph] for d in drops[w] if (d, kind, ph) in head_comms]
+                own = time - sum(heads, np.zeros(len(idx))) if heads else time  # x - 0 is x
+                np.maximum(stage_low[w, ph], own, out=stage_low[w, ph])
+                np.add(stage_up[w, ph], own, out=stage_up[w, ph])
+                np.add(stage_ser[w, ph], own, out=stage_ser[w, ph])
         for ph in touched:
             lower[ph][idx], upper[ph][idx], serial[ph][idx] = low[ph], up[ph], ser[ph]
             binding[ph][idx] = bind[ph]
@@ -591,7 +593,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         memory = host_total(*host_args)
     for (name, ph), fn in host_terms.items():  # the host link, one term per direction
         time = fn(*host_args)
-        binding[ph][time > lower[ph]] = name
+        binding[ph][time > lower[ph]] = _index(terms, name)
         lower[ph] = np.maximum(lower[ph], time)
         upper[ph] = upper[ph] + time
         serial[ph] = serial[ph] + time
@@ -645,10 +647,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
 
     # each ranked candidate's figures as Python floats, its bound the backward's binding
     # term unless that is compute, else the forward's
-    bound = np.where(binding["backward"] != "compute", binding["backward"],
-                     binding["forward"])
+    bound = np.where(binding["backward"] != 0, binding["backward"], binding["forward"])
     choice = _Chooser(bases, base, pol, policies, deg[5], chunks, t_lower, memory, predicted,
-                      bound)
+                      bound, tuple(terms))
     choices = tuple(choice(i) for i in ranked[:10])
     best = choices[0]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
@@ -719,12 +720,13 @@ class _Chooser:
     t_lower: np.ndarray
     memory: np.ndarray
     predicted: np.ndarray
-    bound: np.ndarray
+    bound: np.ndarray  # each candidate's binding term, by its index in ``terms``
+    terms: tuple[str, ...]
 
     def __call__(self, i: int) -> Choice:
         c = self.bases[self.base[i]]
         return Choice(c.spec, c.strategy, float(self.t_lower[i]), float(self.memory[i]),
-                      str(self.bound[i]), int(self.micro[i]), self.policies[self.pol[i]],
+                      self.terms[self.bound[i]], int(self.micro[i]), self.policies[self.pol[i]],
                       float(self.predicted[i]), int(self.chunks[i]))
 
 
@@ -741,6 +743,13 @@ class _Ranked(Sequence[Choice]):
         if isinstance(k, slice):
             return tuple(self._choice(int(i)) for i in self._ranked[k])
         return self._choice(int(self._ranked[k]))
+
+
+def _index(names: list[str], name: str) -> int:
+    """``name``'s index in ``names``, appended if it is not there yet."""
+    if name not in names:
+        names.append(name)
+    return names.index(name)
 
 
 def _label(kind: str, c: Candidate) -> str:
