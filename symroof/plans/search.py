@@ -418,20 +418,21 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                                           zip(back.blocks, forward.blocks, strict=True)))
         ops = {"forward": forward, "backward": back}
         backward = timed(back, (tp, ep, sp_on, r))
+        b_idx, micro_idx = b_value[idx], micro[idx]
         for (ph, res), out in per_phase.items():
             poly = coeffs[res] if ph == "forward" else backward[res]
-            out[idx] = poly(b_value[idx]) * micro[idx]
+            out[idx] = poly(b_idx) * micro_idx
         if per_op:
-            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx],
+            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_idx,
                                      (tp, ep, sp_on, r))
             for ph in PHASES:
-                ops_time[ph][idx] = overlapped[ph] * micro[idx]
+                ops_time[ph][idx] = overlapped[ph] * micro_idx
             if pp != 1:
                 for w, only in stage_extras(ops).items():
-                    alone = _overlapped(only, chip, efficiency, seen, op_polys, b_value[idx],
+                    alone = _overlapped(only, chip, efficiency, seen, op_polys, b_idx,
                                         (tp, ep, sp_on, r, w))
                     for ph in PHASES:
-                        extra_ops[w, ph][idx] = alone[ph] * micro[idx]
+                        extra_ops[w, ph][idx] = alone[ph] * micro_idx
         if pp != 1:  # the head block is every pipeline's: its polynomials once
             if (tp, ep, sp_on, r) not in extras_of:
                 extras_of[tp, ep, sp_on, r] = {
@@ -440,7 +441,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                     for alone in [phase_terms(part, chip, efficiency, seen)]
                     for ph in PHASES for res in ("compute", "hbm")}
             for part, poly in extras_of[tp, ep, sp_on, r].items():
-                extra[part][idx] = poly(b_value[idx]) * micro[idx]
+                extra[part][idx] = poly(b_idx) * micro_idx
     phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
