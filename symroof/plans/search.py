@@ -390,9 +390,13 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 one = replace(step, blocks=(Block(b.name, b.ops, sp.S.One),))
                 blocks[key] = phase_terms({"one": one}, chip, efficiency, seen)["one"]
                 powers[key] = _powers(blocks[key])
-        counts = [_fraction(b.count) for b in step.blocks]
-        exact = [(c, powers[k]) for c, k in zip(counts, keys, strict=True)]
-        if all(c is not None and p is not None for c, p in exact):
+        exact: list[tuple[Fraction, dict[str, dict[int, Fraction]]]] = []
+        for b, key in zip(step.blocks, keys, strict=True):
+            count, known = _fraction(b.count), powers[key]
+            if count is None or known is None:
+                break
+            exact.append((count, known))
+        else:
             return {res: _Evaluator(None, _rounded([(c, p[res]) for c, p in exact if res in p]))
                     for res in ("compute", "hbm")}
         total: dict[str, list[sp.Expr]] = {}
@@ -542,10 +546,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 for expr in (per_step := sp.sympify(u.per_step), u.nbytes):
                     if expr not in values:
                         values[expr] = _compile(expr)(*args)
-                count = values[per_step][mine]
+                calls = values[per_step][mine]
                 if u.kind == "pp" and u.block not in HEAD_BLOCKS:  # a stage sends each
-                    count = count * group_chunks[mine]  # chunk's output on: v a microbatch
-                size = values[u.nbytes][mine] * count
+                    calls = calls * group_chunks[mine]  # chunk's output on: v a microbatch
+                size = values[u.nbytes][mine] * calls
                 if u.kind == "pp" and scatter and not sp_on and u.block not in HEAD_BLOCKS:
                     size = size / args[3][mine]  # over the tensor-parallel degree
                 pair = (u.kind, u.collective)
@@ -554,7 +558,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                     term[key] = np.zeros(len(idx))
                 if pair not in cost_of:
                     cost_of[pair] = (per_byte[pair][idx], latency[pair][idx])
-                time = size * cost_of[pair][0][mine] + count * cost_of[pair][1][mine]
+                time = size * cost_of[pair][0][mine] + calls * cost_of[pair][1][mine]
                 term[key][mine] = term[key][mine] + time
                 runs = HEAD_BLOCKS.get(u.block)  # only the stage that runs it
                 if runs:
@@ -575,10 +579,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             np.add(ser[ph], time, out=ser[ph])
             for w in staged:
                 heads = [head_comms[d, kind, ph] for d in drops[w] if (d, kind, ph) in head_comms]
-                own = time - sum(heads, np.zeros(len(idx))) if heads else time  # x - 0 is x
-                np.maximum(stage_low[w, ph], own, out=stage_low[w, ph])
-                np.add(stage_up[w, ph], own, out=stage_up[w, ph])
-                np.add(stage_ser[w, ph], own, out=stage_ser[w, ph])
+                share = time - sum(heads, np.zeros(len(idx))) if heads else time  # x - 0: x
+                np.maximum(stage_low[w, ph], share, out=stage_low[w, ph])
+                np.add(stage_up[w, ph], share, out=stage_up[w, ph])
+                np.add(stage_ser[w, ph], share, out=stage_ser[w, ph])
         for ph in touched:
             lower[ph][idx], upper[ph][idx], serial[ph][idx] = low[ph], up[ph], ser[ph]
             binding[ph][idx] = bind[ph]
