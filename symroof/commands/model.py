@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.choices import EXACT, STEP_CHOICES, Choices
 from ..core.errors import DerivationError, InputError
@@ -37,9 +37,10 @@ from ..models.counts import Summary
 from ..models.layers import DEFAULT_KERNEL, Kernel
 from ..models.tensor_parallel import shard
 from ..parallel.mesh import Mesh, mesh
-from ..plans.device_step import DeviceStep
-from ..plans.meets import Meet, step_between
-from ..plans.serving import step_on
+
+if TYPE_CHECKING:  # the model step's own modules: imported where it is built
+    from ..plans.device_step import DeviceStep
+    from ..plans.meets import Meet
 
 # the round figures of a model a text may state (``ModelRequest.round_figures``, --set)
 ROUND_FIGURES = {"params": "the parameter count (a 70B model: 70e9)",
@@ -232,6 +233,8 @@ def model_step(request: ModelRequest, phase: str) -> ModelStep:
     m = mesh(r.mesh, the_chip) if r.mesh else None
     # a text's round sizes reach the book form of the step; the step itself is exact
     step_choices = given_choices(r.choices, chip=the_chip).with_(sizes="exact")
+    from ..plans.meets import step_between
+    from ..plans.serving import step_on
     step, critical = step_on(cfg, phase, the_chip, m, batch=batch, context=context,
                              dtype=r.dtype, kv_dtype=r.kv_dtype, kernel=r.kernel,
                              choices=step_choices, overlap=r.overlap)

@@ -163,9 +163,10 @@ class PlanRequest:
         # the plan takes the edition itself (noted in its assumptions); what is costed
         # beside it (the host link, a model FLOPs utilisation) on that edition's chip
         on_edition = the_chip.under(chosen)
-        from ..plans.serving_reality import serving_efficiency
-        served_eff = serving_efficiency(r.efficiency, the_chip.name, r.dtype or "bf16") \
-            if r.mode == "serve" else None
+        served_eff = None
+        if r.mode == "serve":
+            from ..plans.serving_reality import serving_efficiency
+            served_eff = serving_efficiency(r.efficiency, the_chip.name, r.dtype or "bf16")
         eff = served_eff or parse_efficiency(r.efficiency)
         given = r.optimizer
         r = r.conventional(eff)

@@ -31,7 +31,10 @@ def to_numpy(symbols: Any, expr: Any,
     """``lambdify(symbols, expr, "numpy")`` (``functions``: a function of the formula's
     own by its name), the same code, importing only the NumPy functions it calls:
     lambdify's ``"numpy"`` first copies NumPy's whole namespace, which loads NumPy's test
-    and Fortran tools (0.1 s of a process that compiles a formula).
+    and Fortran tools (0.1 s of a process that compiles a formula). Nor does it look
+    through the formula for SymPy's implemented functions (symroof has none: a function
+    of its own is one of ``functions``) or print the formula again into the compiled
+    function's docstring (unread): together half of lambdify's own time.
 
     >>> from symroof import sizes
     >>> B, D = sizes("B D")
@@ -43,7 +46,8 @@ def to_numpy(symbols: Any, expr: Any,
     printer = NumPyPrinter({"fully_qualified_modules": False, "inline": True,
                             "allow_unknown_functions": True,
                             "user_functions": {k: k for k in own}})
-    return sp.lambdify(symbols, expr, modules=[own], printer=printer)
+    return sp.lambdify(symbols, expr, modules=[own], printer=printer, use_imps=False,
+                       docstring_limit=0)
 
 
 @lru_cache(maxsize=1024)

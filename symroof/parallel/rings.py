@@ -148,13 +148,13 @@ def _one(kind: str, name: str, s: Axis, v: sp.Expr, choices: Choices = EXACT) ->
     one_way = s.ring and s.wraps and not s.bidirectional
     line = s.ring and not s.wraps
     lead = _leading(choices)
-    quarter = n ** 2 / 4 if lead else sp.floor(n ** 2 / 4)
     less = n if lead else n - 1
     sent = _share(n, choices) * v
     if kind == "allgather":
         per_link = sent / 2 if wrapped else sent
         hops = _half(n, lead) if wrapped else less
     elif kind == "alltoall":
+        quarter = n ** 2 / 4 if lead else sp.floor(n ** 2 / 4)
         per_link = (quarter * v / (2 * n) if wrapped else less * v / 2 if one_way
                     else quarter * v / n if line else sent)
         hops = _half(n, lead) if wrapped else less if s.ring else sp.S.One

@@ -29,6 +29,7 @@ from functools import cached_property
 import sympy as sp
 
 from ..core.errors import InputError
+from ..core.memo import memo
 from ..core.parse import exact
 from ..core.steps import Step
 
@@ -253,6 +254,7 @@ def bubble_over_ideal(stages: sp.Expr | int, micro: sp.Expr | int,
     return sp.factor(sp.cancel((cost.makespan - cost.busy) / cost.busy))
 
 
+@memo  # a plan's memory asks for it in each account: Min of symbols is SymPy's slow part
 def in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int, stage: str = "first") -> sp.Expr:
     """Microbatches whose activations a pipeline stage holds at its peak, in whole stages'
     worth: the ``first`` stage min(p, m) under 1F1B, times 1 + (p - 1)/(p v) interleaved
@@ -290,9 +292,8 @@ def ends_in_flight(pp: sp.Expr, micro: sp.Expr, chunks: int, stage: str = "first
     (p - 1) 2 + (v - 1) p warm-up forwards on the first stage, or all of them if that is as
     many, then one forward per backward; m a multiple of p). The paper counts the head's
     only without a pipeline; here the last stage holds them for 1 microbatch, each
-    microbatch's last
-    forward followed at once by its backward (interleaved too: the last chunk's). Without a
-    pipeline the one stage holds both, for 1 microbatch.
+    microbatch's last forward followed at once by its backward (interleaved too: the last
+    chunk's). Without a pipeline the one stage holds both, for 1 microbatch.
 
     >>> ends_in_flight(4, 16, 1), ends_in_flight(4, 16, 1, "last"), ends_in_flight(4, 16, 2)
     ((4, 0), (0, 1), (8, 0))

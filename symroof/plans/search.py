@@ -27,6 +27,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -301,8 +302,10 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                 sequence_parallel=sp_on, bytes_per_param=per, step=step)
     costs = Costs(in_network, efficiency)
     pairs = sorted({(u.kind, u.collective) for t in templates.values() for u in t.uses})
-    per_byte = {pair: np.zeros(len(bases)) for pair in pairs}
-    latency = {pair: np.zeros(len(bases)) for pair in pairs}
+    # each base's seconds per byte and latency of each pair, filled as lists (an item at a
+    # time), then arrays
+    byte_of = {pair: [0.0] * len(bases) for pair in pairs}
+    latency_of = {pair: [0.0] * len(bases) for pair in pairs}
     signatures: dict[str, tuple[Mesh, dict[str, int]]] = {}
     ids: dict[tuple[Any, ...], int] = {}  # each distinct axis once, as a small number
     # the candidates of one mesh and one assignment of kinds to axes cost their collectives
@@ -310,7 +313,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     groups: dict[tuple[Any, ...], list[int]] = {}
     for i, c in enumerate(bases):
         groups.setdefault((c.spec, *sorted(c.kinds.items())), []).append(i)
-    tried = np.bincount(base_l, minlength=len(bases))  # each base's candidates
+    tried = np.bincount(base_l, minlength=len(bases)).tolist()  # each base's candidates
     done, total = 0, len(base_l)
     for rows in groups.values():
         c = bases[rows[0]]
@@ -322,12 +325,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         for kind, coll in pairs:
             axes = c.kinds.get(_label(kind, c), ())
             if axes:
-                per_byte[kind, coll][rows], latency[kind, coll][rows] = costs.get(
-                    coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
-        now = done + int(tried[rows].sum())
+                cost = costs.get(coll, axes, m, tuple(sig[a] for a in axes), _name(kind, c))
+                for row in rows:
+                    byte_of[kind, coll][row], latency_of[kind, coll][row] = cost
+        now = done + sum(tried[row] for row in rows)
         if progress and now // 512 > done // 512:
             progress(now, total)
         done = now
+    per_byte = {pair: np.array(v) for pair, v in byte_of.items()}
+    latency = {pair: np.array(v) for pair, v in latency_of.items()}
     # each recomputation policy asked for: the same candidates again (comm costs shared);
     # each candidate's base, policy (its index in ``policies``), microbatches and chunks
     policies = RECOMPUTE if recompute == "any" else (recompute,)
@@ -371,17 +377,33 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
     backs: dict[tuple[int, int, bool, str], StepOps] = {}
     blocks: dict[tuple[Any, ...], dict[str, sp.Expr]] = {}
 
-    def summed(step: StepOps, shard: tuple[Any, ...]) -> dict[str, sp.Expr]:
-        """``phase_terms`` of ``step``: each block's terms once per shard, times its count."""
-        total: dict[str, list[sp.Expr]] = {}
-        for b in step.blocks:
-            key = (*shard, step.phase, b.name)
+    powers: dict[tuple[Any, ...], dict[str, dict[int, Fraction]] | None] = {}
+
+    def timed(step: StepOps, shard: tuple[Any, ...]) -> dict[str, _Evaluator]:
+        """The compute and HBM times of ``step`` (``phase_terms``), each block's once per
+        shard, as evaluators in the microbatch: where every block's times are polynomials
+        with rational coefficients, their exact coefficients summed over the blocks times
+        their counts (the coefficients of the sum, rounded once), else the sum itself."""
+        keys = [(*shard, step.phase, b.name) for b in step.blocks]
+        for b, key in zip(step.blocks, keys, strict=True):
             if key not in blocks:
                 one = replace(step, blocks=(Block(b.name, b.ops, sp.S.One),))
                 blocks[key] = phase_terms({"one": one}, chip, efficiency, seen)["one"]
+                powers[key] = _powers(blocks[key])
+        exact: list[tuple[Fraction, dict[str, dict[int, Fraction]]]] = []
+        for b, key in zip(step.blocks, keys, strict=True):
+            count, known = _fraction(b.count), powers[key]
+            if count is None or known is None:
+                break
+            exact.append((count, known))
+        else:
+            return {res: _Evaluator(None, _rounded([(c, p[res]) for c, p in exact if res in p]))
+                    for res in ("compute", "hbm")}
+        total: dict[str, list[sp.Expr]] = {}
+        for b, key in zip(step.blocks, keys, strict=True):
             for k, v in blocks[key].items():
                 total.setdefault(k, []).append(b.count * v)
-        return {k: sp.Add(*v) for k, v in total.items()}
+        return {res: _evaluator(sp.Add(*total.get(res, ()))) for res in ("compute", "hbm")}
 
     for (tp, pp, ep, sp_on, r), idx in shapes_of.items():
         if (tp, pp, ep, sp_on) not in forwards:  # the forward is every policy's
@@ -391,9 +413,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             if elementwise:
                 forward = with_megatron_kernels(forward, cfg, batch=BATCH, context=context,
                                                 tp=tp, sequence_parallel=sp_on)
-            terms = summed(forward, (tp, ep, sp_on))
-            forwards[tp, pp, ep, sp_on] = (forward, weights, {
-                k: _evaluator(terms.get(k, sp.S.Zero)) for k in ("compute", "hbm")})
+            forwards[tp, pp, ep, sp_on] = (forward, weights, timed(forward, (tp, ep, sp_on)))
         forward, weights, coeffs = forwards[tp, pp, ep, sp_on]
         if (tp, ep, sp_on, r) not in backs:
             backs[tp, ep, sp_on, r] = backward_ops(forward, weights, r)
@@ -401,22 +421,22 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         back = replace(back, blocks=tuple(Block(b.name, b.ops, f.count) for b, f in
                                           zip(back.blocks, forward.blocks, strict=True)))
         ops = {"forward": forward, "backward": back}
-        timed = summed(back, (tp, ep, sp_on, r))
+        backward = timed(back, (tp, ep, sp_on, r))
+        b_idx, micro_idx = b_value[idx], micro[idx]
         for (ph, res), out in per_phase.items():
-            poly = coeffs[res] if ph == "forward" else \
-                _evaluator(timed.get(res, sp.S.Zero))
-            out[idx] = poly(b_value[idx]) * micro[idx]
+            poly = coeffs[res] if ph == "forward" else backward[res]
+            out[idx] = poly(b_idx) * micro_idx
         if per_op:
-            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_value[idx],
+            overlapped = _overlapped(ops, chip, efficiency, seen, op_polys, b_idx,
                                      (tp, ep, sp_on, r))
             for ph in PHASES:
-                ops_time[ph][idx] = overlapped[ph] * micro[idx]
+                ops_time[ph][idx] = overlapped[ph] * micro_idx
             if pp != 1:
                 for w, only in stage_extras(ops).items():
-                    alone = _overlapped(only, chip, efficiency, seen, op_polys, b_value[idx],
+                    alone = _overlapped(only, chip, efficiency, seen, op_polys, b_idx,
                                         (tp, ep, sp_on, r, w))
                     for ph in PHASES:
-                        extra_ops[w, ph][idx] = alone[ph] * micro[idx]
+                        extra_ops[w, ph][idx] = alone[ph] * micro_idx
         if pp != 1:  # the head block is every pipeline's: its polynomials once
             if (tp, ep, sp_on, r) not in extras_of:
                 extras_of[tp, ep, sp_on, r] = {
@@ -425,13 +445,15 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
                     for alone in [phase_terms(part, chip, efficiency, seen)]
                     for ph in PHASES for res in ("compute", "hbm")}
             for part, poly in extras_of[tp, ep, sp_on, r].items():
-                extra[part][idx] = poly(b_value[idx]) * micro[idx]
+                extra[part][idx] = poly(b_idx) * micro_idx
     phase = {ph: per_phase[ph, "compute"] for ph in PHASES}
     memory_time = {ph: per_phase[ph, "hbm"] for ph in PHASES}
     lower = {ph: np.maximum(phase[ph], memory_time[ph]) for ph in phase}
     upper = {ph: phase[ph] + memory_time[ph] for ph in phase}
-    binding = {ph: np.where(phase[ph] >= lower[ph], "compute", "hbm").astype(object)
-               for ph in phase}
+    # what binds each phase, as its index in ``terms`` (compute, HBM, then each other term
+    # in the order it first binds a candidate)
+    terms = ["compute", "hbm"]
+    binding = {ph: np.where(phase[ph] >= lower[ph], 0, 1).astype(np.int8) for ph in phase}
     # the same for a stage that runs neither extra, the first's and the last's (training's
     # ``pipelined``): every other term is each stage's alike
     staged: dict[str, dict[str, dict[str, np.ndarray]]] = {}
@@ -501,51 +523,72 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
             mine = idx[pol[idx] == j]
             if not len(mine):
                 continue
+            shared = (b_value[mine], *deg[:, mine])
             for w in STAGES:
-                at = (b_value[mine], *deg[:, mine], held[w][mine], flight[w][mine],
-                      *ends[w][:, mine])
+                at = (*shared, held[w][mine], flight[w][mine], *ends[w][:, mine])
                 by_stage[w][mine] = mem_fns[r][stage, sp_on](*at)
                 for k, fn in enumerate(mem_parts.get(r, {}).get((stage, sp_on), ())):
                     parts[w][k, mine] = fn(*at)
         # the collectives: the template's, and under the conventions each policy's reruns
-        # (``training._with_reruns``) and pipeline sends split over the tensor ranks
-        split = [(np.flatnonzero(pol[idx] == j), tuple(_with_reruns(t.uses, r, sp_on)))
-                 for j, r in enumerate(policies)] if reruns \
-            else [(np.arange(len(idx)), t.uses)]
+        # (``training._with_reruns``) and pipeline sends split over the tensor ranks; the
+        # group's figures taken out of the whole arrays once, summed, and put back
+        split: list[tuple[np.ndarray | slice, tuple[Any, ...]]] = [(slice(None), t.uses)]
+        if reruns:  # each policy's candidates of the group, and its collectives
+            split = [(mine, tuple(_with_reruns(t.uses, r, sp_on))) for j, r in
+                     enumerate(policies) if len(mine := np.flatnonzero(pol[idx] == j))]
         term: dict[tuple[str, str], np.ndarray] = {}
         head_comms: dict[tuple[str, str, str], np.ndarray] = {}  # the head block's, by stage
+        values: dict[sp.Expr, np.ndarray] = {}  # each formula of the group's uses once
+        cost_of: dict[tuple[str, str], tuple[np.ndarray, np.ndarray]] = {}  # of each pair
+        group_chunks = chunks[idx]
         for mine, uses in split:
-            if not len(mine):
-                continue
             for u in uses:
-                count = _compile(sp.sympify(u.per_step))(*args)[mine]
+                for expr in (per_step := sp.sympify(u.per_step), u.nbytes):
+                    if expr not in values:
+                        values[expr] = _compile(expr)(*args)
+                calls = values[per_step][mine]
                 if u.kind == "pp" and u.block not in HEAD_BLOCKS:  # a stage sends each
-                    count = count * chunks[idx[mine]]  # chunk's output on: v per microbatch
-                size = _compile(u.nbytes)(*args)[mine] * count
+                    calls = calls * group_chunks[mine]  # chunk's output on: v a microbatch
+                size = values[u.nbytes][mine] * calls
                 if u.kind == "pp" and scatter and not sp_on and u.block not in HEAD_BLOCKS:
-                    size = size / deg[2, idx[mine]]
+                    size = size / args[3][mine]  # over the tensor-parallel degree
                 pair = (u.kind, u.collective)
                 key = (u.kind, u.phase)
                 if key not in term:
                     term[key] = np.zeros(len(idx))
-                time = size * per_byte[pair][idx[mine]] + count * latency[pair][idx[mine]]
+                if pair not in cost_of:
+                    cost_of[pair] = (per_byte[pair][idx], latency[pair][idx])
+                time = size * cost_of[pair][0][mine] + calls * cost_of[pair][1][mine]
                 term[key][mine] = term[key][mine] + time
                 runs = HEAD_BLOCKS.get(u.block)  # only the stage that runs it
                 if runs:
                     own_part = head_comms.setdefault((runs, *key), np.zeros(len(idx)))
                     own_part[mine] = own_part[mine] + time
-        for (kind, ph), time in term.items():
-            worse = time > lower[ph][idx]
-            binding[ph][idx[worse]] = kind
-            lower[ph][idx] = np.maximum(lower[ph][idx], time)
-            upper[ph][idx] = upper[ph][idx] + time
-            serial[ph][idx] = serial[ph][idx] + time
+        touched = {ph for _, ph in term}
+        low = {ph: lower[ph][idx] for ph in touched}
+        up = {ph: upper[ph][idx] for ph in touched}
+        ser = {ph: serial[ph][idx] for ph in touched}
+        bind = {ph: binding[ph][idx] for ph in touched}
+        stage_low = {(w, ph): v["lower"][ph][idx] for w, v in staged.items() for ph in touched}
+        stage_up = {(w, ph): v["upper"][ph][idx] for w, v in staged.items() for ph in touched}
+        stage_ser = {(w, ph): serial_of[w][ph][idx] for w in staged for ph in touched}
+        for (kind, ph), time in term.items():  # in place on the group's own copies
+            bind[ph][time > low[ph]] = _index(terms, kind)
+            np.maximum(low[ph], time, out=low[ph])
+            np.add(up[ph], time, out=up[ph])
+            np.add(ser[ph], time, out=ser[ph])
+            for w in staged:
+                heads = [head_comms[d, kind, ph] for d in drops[w] if (d, kind, ph) in head_comms]
+                share = time - sum(heads, np.zeros(len(idx))) if heads else time  # x - 0: x
+                np.maximum(stage_low[w, ph], share, out=stage_low[w, ph])
+                np.add(stage_up[w, ph], share, out=stage_up[w, ph])
+                np.add(stage_ser[w, ph], share, out=stage_ser[w, ph])
+        for ph in touched:
+            lower[ph][idx], upper[ph][idx], serial[ph][idx] = low[ph], up[ph], ser[ph]
+            binding[ph][idx] = bind[ph]
             for w, v in staged.items():
-                own = time - sum((head_comms[d, kind, ph] for d in drops[w]
-                                  if (d, kind, ph) in head_comms), np.zeros(len(idx)))
-                v["lower"][ph][idx] = np.maximum(v["lower"][ph][idx], own)
-                v["upper"][ph][idx] = v["upper"][ph][idx] + own
-                serial_of[w][ph][idx] = serial_of[w][ph][idx] + own
+                v["lower"][ph][idx], v["upper"][ph][idx] = stage_low[w, ph], stage_up[w, ph]
+                serial_of[w][ph][idx] = stage_ser[w, ph]
     last = (deg[3] != 1) & (by_stage["last"] > by_stage["first"])  # the larger, first on a tie
     memory = np.where(last, by_stage["last"], by_stage["first"])
     # an offload acts on that stage's account, with its microbatches in flight
@@ -555,7 +598,7 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
         memory = host_total(*host_args)
     for (name, ph), fn in host_terms.items():  # the host link, one term per direction
         time = fn(*host_args)
-        binding[ph][time > lower[ph]] = name
+        binding[ph][time > lower[ph]] = _index(terms, name)
         lower[ph] = np.maximum(lower[ph], time)
         upper[ph] = upper[ph] + time
         serial[ph] = serial[ph] + time
@@ -609,10 +652,9 @@ def search(cfg: ModelConfig, chip: Chip, n: int, *, batch: int, context: int,
 
     # each ranked candidate's figures as Python floats, its bound the backward's binding
     # term unless that is compute, else the forward's
-    bound = np.where(binding["backward"] != "compute", binding["backward"],
-                     binding["forward"])
+    bound = np.where(binding["backward"] != 0, binding["backward"], binding["forward"])
     choice = _Chooser(bases, base, pol, policies, deg[5], chunks, t_lower, memory, predicted,
-                      bound)
+                      bound, tuple(terms))
     choices = tuple(choice(i) for i in ranked[:10])
     best = choices[0]
     plan = train(cfg, mesh(best.spec, chip), parse_strategy(best.strategy), batch=batch,
@@ -683,12 +725,13 @@ class _Chooser:
     t_lower: np.ndarray
     memory: np.ndarray
     predicted: np.ndarray
-    bound: np.ndarray
+    bound: np.ndarray  # each candidate's binding term, by its index in ``terms``
+    terms: tuple[str, ...]
 
     def __call__(self, i: int) -> Choice:
         c = self.bases[self.base[i]]
         return Choice(c.spec, c.strategy, float(self.t_lower[i]), float(self.memory[i]),
-                      str(self.bound[i]), int(self.micro[i]), self.policies[self.pol[i]],
+                      self.terms[self.bound[i]], int(self.micro[i]), self.policies[self.pol[i]],
                       float(self.predicted[i]), int(self.chunks[i]))
 
 
@@ -705,6 +748,13 @@ class _Ranked(Sequence[Choice]):
         if isinstance(k, slice):
             return tuple(self._choice(int(i)) for i in self._ranked[k])
         return self._choice(int(self._ranked[k]))
+
+
+def _index(names: list[str], name: str) -> int:
+    """``name``'s index in ``names``, appended if it is not there yet."""
+    if name not in names:
+        names.append(name)
+    return names.index(name)
 
 
 def _label(kind: str, c: Candidate) -> str:
@@ -809,16 +859,63 @@ class _Evaluator:
     (True, [4.5, 7.46875, 4.5])
     """
 
-    expr: sp.Expr
+    expr: sp.Expr | None  # None: given by its coefficients alone
     coefficients: tuple[float, ...] | None
 
     def __call__(self, b: np.ndarray) -> np.ndarray:
         if self.coefficients is not None:
             return np.asarray(np.polyval(self.coefficients, b))
+        assert self.expr is not None
         values, where = np.unique(b, return_inverse=True)
         return np.array([float(self.expr.subs(BATCH, sp.Integer(int(v)) if float(v).is_integer()
                                               else sp.Rational(float(v))))
                          for v in values])[where]
+
+
+def _fraction(x: Any) -> Fraction | None:
+    """``x`` as a fraction, if it is a rational number."""
+    x = sp.sympify(x)
+    return Fraction(int(x.p), int(x.q)) if x.is_Rational else None
+
+
+def _powers(terms: Mapping[str, sp.Expr]) -> dict[str, dict[int, Fraction]] | None:
+    """Each of ``terms`` as its exact coefficients by power of the microbatch, if every
+    one is a polynomial in it with rational coefficients (else None).
+
+    >>> _powers({"hbm": 3 * BATCH**2 / 4 + 2, "compute": sp.S.Zero})
+    {'hbm': {0: Fraction(2, 1), 2: Fraction(3, 4)}, 'compute': {0: Fraction(0, 1)}}
+    >>> _powers({"hbm": sp.sqrt(BATCH)}) is None
+    True
+    """
+    out: dict[str, dict[int, Fraction]] = {}
+    for name, expr in terms.items():
+        out[name] = {}
+        for k, v in sp.sympify(expr).as_coefficients_dict().items():
+            power = 0 if k == 1 else 1 if k == BATCH else int(k.exp) if (
+                k.is_Pow and k.base == BATCH and k.exp.is_Integer and k.exp > 0) else None
+            value = _fraction(v)
+            if power is None or value is None:
+                return None
+            out[name][power] = value
+    return out
+
+
+def _rounded(parts: Sequence[tuple[Fraction, dict[int, Fraction]]]) -> tuple[float, ...]:
+    """The coefficients of the sum of the polynomials ``parts`` (each a count and its
+    exact coefficients by power), highest power first, each exact and then rounded once:
+    ``_coefficients`` of the sum.
+
+    >>> _rounded([(Fraction(2), {1: Fraction(1, 3), 0: Fraction(1)}), (Fraction(1), {})])
+    (0.6666666666666666, 2.0)
+    >>> _rounded([(Fraction(1), {2: Fraction(1)}), (Fraction(-1), {2: Fraction(1)})])
+    (0.0,)
+    """
+    total: dict[int, Fraction] = {}
+    for count, coefficients in parts:
+        for power, c in coefficients.items():
+            total[power] = total.get(power, Fraction(0)) + count * c
+    top = max((p for p, c in total.items() if c), default=0)
+    return tuple(float(total.get(p, 0)) for p in range(top, -1, -1))
 
 
 def _evaluator(expr: sp.Expr) -> _Evaluator:

@@ -8,22 +8,24 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sympy as sp
 
 from ..core import tables as tb
 from ..core.printer import approx, si, text
-from ..plans.cost import Cost
-from ..plans.device_step import DeviceStep
-from ..plans.mfu import Mfu
-from ..plans.result import Result
-from ..plans.search import Search
-from ..plans.serving import Serving
-from ..plans.serving_search import ServingPlan, ServingSearch
 from ..plans.strategy import parse_strategy
-from ..plans.train_step import Term
 from ..plans.training import PHASES, Plan, bound_by_phase
+
+if TYPE_CHECKING:  # a view imports no plan's module it only names (serving's for a search)
+    from ..plans.cost import Cost
+    from ..plans.device_step import DeviceStep
+    from ..plans.mfu import Mfu
+    from ..plans.result import Result
+    from ..plans.search import Search
+    from ..plans.serving import Serving
+    from ..plans.serving_search import ServingPlan, ServingSearch
+    from ..plans.train_step import Term
 
 
 def table(head: Sequence[str], rows: Sequence[Sequence[str]], fmt: str) -> list[str]:
