@@ -21,6 +21,7 @@ from __future__ import annotations
 import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from common import fresh
@@ -136,6 +137,13 @@ def bench_command(repeats: int, say: Callable[[str], None] = print) -> None:
     import sys
     _in_process()  # warm-up
     inside, cpus, plans = zip(*(_in_process() for _ in range(repeats)), strict=True)
+    # both sides read compiled bytecode, as an installed package does (pip compiles it at
+    # install; SymPy's is compiled already): a checkout where PYTHONDONTWRITEBYTECODE is
+    # set would compile every module of the package from source at each run
+    import compileall
+
+    import symroof
+    compileall.compile_dir(str(Path(symroof.__file__).parent), quiet=1)
     command, sympy = [], []
     for _ in range(repeats):  # in turns, so that both see the same load
         command.append(_timed([sys.executable, "-m", "symroof", *COMMAND]))
