@@ -31,6 +31,7 @@ from sympy import Expr
 from ..core.choices import EXACT, OP_CHOICES, Choices
 from ..core.errors import InputError
 from ..core.parse import symbol
+from ..core.printer import si
 from ..core.quant import rest_dtype, scheme_of
 from ..core.sizes import dtype_bytes
 from ..core.units import CAPACITY, PER_SECOND, TIME, records
@@ -374,7 +375,7 @@ def _chunks_flow(chunked: ChunkedPrefill, pp: int) -> str:
 def _stage_note(cfg: ModelConfig, largest: str,
                 by_stage: Mapping[str, Mapping[str, Expr]]) -> str:
     """What each end stage's memory account holds, and which the plan's memory is."""
-    sizes = ", ".join(f"the {k} {float(v['total']) / 1e9:.4g} GB" for k, v in by_stage.items())
+    sizes = ", ".join(f"the {k} {si(v['total'], 'B')}" for k, v in by_stage.items())
     return (f"memory per device: the {largest} stage's, the larger account ({sizes}); the "
             "first stage holds its layers and the word embedding"
             + (" and the learned positions" if cfg.positions == "learned" else "")
@@ -516,5 +517,4 @@ def fewest_chips(cfg: ModelConfig, chip_name: object, *, batch: int, context: in
 
 
 def _si(seconds: object) -> str:
-    from ..core.printer import si
     return si(seconds, "s")

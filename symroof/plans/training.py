@@ -30,6 +30,7 @@ from ..core import tables as tb
 from ..core.choices import COLLECTIVE_CHOICES, EXACT, Choices
 from ..core.errors import InputError
 from ..core.parse import exact
+from ..core.printer import si
 from ..core.units import CAPACITY, TIME, records
 from ..engine.critical import critical_size
 from ..engine.rooflines import binding
@@ -332,7 +333,7 @@ def train(cfg: ModelConfig, m: Mesh, strategy: Strategy, *, batch: int | Expr,
 def _stage_note(cfg: ModelConfig, largest: str, by_stage: Mapping[str, Mapping[str, Expr]],
                 ) -> str:
     """What the memory account of each end stage holds, and which the plan's memory is."""
-    sizes = ", ".join(f"the {k} {float(v['total']) / 1e9:.4g} GB" for k, v in by_stage.items()
+    sizes = ", ".join(f"the {k} {si(v['total'], 'B')}" for k, v in by_stage.items()
                       if v["total"].is_number)
     return (f"memory per device: the {largest} stage's, the larger account"
             + (f" ({sizes})" if sizes else "") + "; the first stage holds its layers, the "
