@@ -445,12 +445,16 @@ def test_a_pipelined_steps_latency_is_its_stages_steps_and_the_sends(
     tokens = batch * (context if phase == "prefill" else 1)
     hop = collective("permute", tokens * cfg.d_model * 2, "X", m)
     send = hop.bandwidth_time + hop.latency_time
+    # a decode step's sampled tokens (int32 ids, one a sequence) go back to the first stage
+    ids = collective("permute", batch * 4, "X", m)
+    back = ids.bandwidth_time + ids.latency_time if phase == "decode" else 0
     count = {w: pp - 2 if w == "middle" else 1 for w in names}
-    assert step.latency == sp.Add(*(count[w] * own[w] for w in names)) + (pp - 1) * send
+    sends = (pp - 1) * send + back
+    assert step.latency == sp.Add(*(count[w] * own[w] for w in names)) + sends
     upper = {w: _one_stage(cfg, pp, tp, w, phase, batch, context, "none") for w in names}
-    assert step.t_upper == sp.Add(*(count[w] * upper[w] for w in names)) + (pp - 1) * send
+    assert step.t_upper == sp.Add(*(count[w] * upper[w] for w in names)) + sends
     # pp batches in flight: the slowest stage (its time and its send) sets the rate
-    period = {w: own[w] + (send if w != "last" else 0) for w in names}
+    period = {w: own[w] + (send if w != "last" else back) for w in names}
     slowest = max(names, key=lambda w: (period[w], -names.index(w)))
     assert step.slowest == slowest
     assert step.throughput == tokens / period[slowest]

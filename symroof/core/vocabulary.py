@@ -47,8 +47,9 @@ GLOSSARY = {
     "requests": "serving: time to first token, time per output token, request latency, tokens "
                 "per second per request, requests per second (and per chip)",
     "stages": "a pipelined serving step's stages (first, middle, last), each its count, time "
-              "under the overlap rule, send and period; slowest_stage names the one whose "
-              "period sets the throughput",
+              "under the overlap rule, send (the last's: a decode step's sampled tokens back "
+              "to the first) and period; slowest_stage names the one whose period sets the "
+              "throughput",
     "chunked_prefill": "serving with a chunked prefill (`chunk`): the chunks (tokens, "
                        "cached positions, each step's latency) and the prefill's time to "
                        "the first token; with a "

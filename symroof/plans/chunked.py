@@ -38,7 +38,7 @@ stage:
 
 The hybrid steps of ``decoding`` run one after another on a pipeline too: each carries the
 next decode token of the same sequences, which waits for the token the step before sampled
-on the last stage.
+on the last stage and sent back to the first (each step's latency counts that trip).
 """
 
 from __future__ import annotations
@@ -150,9 +150,10 @@ def flow(periods: Sequence[Sequence[Expr]]) -> tuple[Expr, ...]:
     job k entering stage s once it has left stage s - 1 and job k - 1 has left stage s,
     exactly. A chunked prefill's t[k][s] is chunk k's period on stage s
     (``stage_periods``): its time there and its send to stage s + 1, which holds the stage
-    as ``Stage.period`` counts it (0 on the last). The last job's is the makespan; with one
-    job it is the job's periods summed; it is at least any stage's periods summed over the
-    jobs and any job's over the stages, and at most every period summed.
+    as ``Stage.period`` counts it (0 on the last, where a chunk without decode riders
+    samples no token for the next step). The last job's is the makespan; with one job it
+    is the job's periods summed; it is at least any stage's periods summed over the jobs
+    and any job's over the stages, and at most every period summed.
 
     >>> flow([[2, 1], [2, 1]])  # the second job waits for the first stage, not the second
     (3, 5)

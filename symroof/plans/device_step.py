@@ -15,16 +15,19 @@ output and after each MLP (or experts, or shared experts) block, and after the
 vocabulary-split embedding lookup (Megatron's vocabulary-parallel embedding); the
 vocabulary-split output head's logits of the sampled positions (one per sequence) are
 all-gathered before sampling; experts all-to-all the routed tokens before and after
-the experts; a pipeline's stages pass a token's activations on, pp - 1 times. Each
+the experts; a pipeline's stages pass a token's activations on, pp - 1 times, and a step
+that samples tokens for the next (a decode step, a chunk's decode riders) sends them back
+from the last stage to the first's embedding, 4 bytes each (int32 ids). Each
 collective is a serial term of the op it follows (the next op needs its result). The step
 covers the token's whole path (every stage of a pipeline): its ops, terms, FLOPs and bytes
 are the path's (every layer, the embedding and the head once), and with a pipeline its
 latency is the sum over the stages of each stage's own time under the overlap rule (the
 first runs the embedding and its 1/pp of the layers, a middle one its layers, the last its
 layers, the final norm and the output head; each with the collectives of the ops it runs)
-plus the pp - 1 sends (``stages``). pp batches are in flight at once, so the throughput is
-bound by the slowest stage: its time plus the send it makes (``period``; the stages'
-periods sum to the latency, so the slowest is never shorter than latency / pp). Each
+plus the pp - 1 sends and the sampled tokens' trip back (``stages``). pp batches are in
+flight at once, so the throughput is bound by the slowest stage: its time plus the send it
+makes (``period``; the last stage's is the trip back; the stages' periods sum to the
+latency, so the slowest is never shorter than latency / pp). Each
 collective costs its hops at the link's per-hop latency where the catalogue gives one (a
 GPU's NVLink, PCIe and InfiniBand: NCCL's per-step figures; a TPU's ICI), noted with its
 source; ``--set "<link>.latency=0"`` gives
@@ -63,6 +66,11 @@ from .efficiency import SERVING_OVERLAPS, CallLatency, Efficiency
 from .options import DEFAULT_OPTIONS, TRAINING_ONLY, StepOptions
 from .train_step import FIRST_STAGE_OPS, LAST_STAGE_OPS
 
+#: the bytes of a sampled token's id on its way back to the first stage (int32, as
+#: vLLM's and Megatron-LM's samplers return them)
+TOKEN_ID_BYTES = 4
+_BACK = "sampled tokens back"  # a pipeline's last stage to its first, once a step
+
 OVERLAP = ("T_lower: each op's compute overlaps its own memory traffic, ops run one after "
            "another and each collective waits for the op it follows; T_upper: nothing "
            "overlaps")
@@ -98,7 +106,8 @@ class Stage:
     between the ends, ``last``): ``rows``, its share of each op of the path (each op's
     roofline with the collectives after it, times the share of its count the stage runs),
     its ``time`` under the step's overlap rule, and ``send``, its pass of the activations
-    to the next stage (0 on the last)."""
+    to the next stage (on the last, the sampled tokens' trip back to the first: 0 where
+    the step samples none for the next)."""
 
     name: str
     count: int
@@ -336,8 +345,12 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         a2a = collective("alltoall", routed, axes["ep"], m)
         add("router", "ep", a2a)  # dispatch after the router, combine after the experts
         add("experts down", "ep", a2a)
+    sampled = ops.batch if phase == "decode" else riders  # the next step's inputs
     if m is not None and pp > 1:
         add(None, "pp", collective("permute", row_bytes, axes["pp"][0], m))
+        if sampled != 0:
+            add(_BACK, "pp", collective("permute", sampled * TOKEN_ID_BYTES,
+                                        axes["pp"][0], m))
     calls: dict[str, Expr] = {}
     for b in ops.blocks:
         for o in b.ops:
@@ -349,6 +362,7 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     def under(efficiency: Efficiency) -> DeviceStep:
         extras: dict[str, dict[str, Expr]] = {}
         once: dict[str, Expr] = {}
+        back: Expr = sp.S.Zero  # a pipeline's sampled tokens, last stage to first
         comms: list[Comm] = []
         said = set(notes)
         for (op_name, kind, c), (bandwidth, latency) in zip(planned, costs, strict=True):
@@ -360,6 +374,14 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
                 once[label] = (pp - 1) * time
                 comms.append(Comm("each stage", kind, c.kind, c.nbytes, sp.Integer(pp - 1),
                                   time))
+                continue
+            if op_name == _BACK:  # once a step, from the last stage; none while no rider
+                # (in sizes still symbols, 0 at none: a compiled hybrid step at D = 0)
+                back = time if sampled.is_number else sp.Piecewise(
+                    (time, sp.Gt(sampled, 0, evaluate=False)), (sp.S.Zero, True),
+                    evaluate=False)
+                once[f"{_BACK} over {label.split(' over ', 1)[1]}"] = back
+                comms.append(Comm("last stage", kind, c.kind, c.nbytes, sp.S.One, back))
                 continue
             extras.setdefault(op_name, {})
             extras[op_name][label] = extras[op_name].get(label, 0) + time
@@ -373,9 +395,9 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         # term at once (the longest), or none (T_upper; a calibration says why it takes it)
         t_upper = srl.t_upper + sp.Add(*once.values())
         if pp > 1:  # the path: each stage's own time under the rule, and the sends
-            send = sp.Add(*once.values()) / (pp - 1)
-            stages = pipeline_stages(srl, pp, efficiency.overlap, send)
-            t_lower = sp.Add(*(s.count * s.time for s in stages)) + (pp - 1) * send
+            send = (sp.Add(*once.values()) - back) / (pp - 1)
+            stages = pipeline_stages(srl, pp, efficiency.overlap, send, back)
+            t_lower = sp.Add(*(s.count * s.time for s in stages)) + (pp - 1) * send + back
             slowest = _slowest(stages)
             return DeviceStep(phase, srl, terms, t_lower, t_upper, binding(terms), tokens,
                               tokens / _slowest_period(stages),
@@ -403,13 +425,13 @@ def stage_share(block: str, op_name: str, stage: str, pp: int) -> Expr:
     return sp.S.One if op_name.startswith(runs) else sp.S.Zero
 
 
-def pipeline_stages(srl: StepRoofline, pp: int, overlap: str,
-                    send: Expr) -> tuple[Stage, ...]:
+def pipeline_stages(srl: StepRoofline, pp: int, overlap: str, send: Expr,
+                    back: Expr = sp.S.Zero) -> tuple[Stage, ...]:
     """The stages of a step on ``pp`` > 1 stages from the rows of its path ``srl`` (each
     op's roofline with the collectives after it): each stage's share of each op
     (``stage_share``), its time under ``overlap`` (``op``: each op's overlapped time,
     summed; ``phase``: its longest term; ``none``: every term, summed) and ``send`` after
-    it but the last.
+    it but the last, which sends ``back`` (the sampled tokens to the first stage).
 
     >>> from symroof.models import model
     >>> from symroof.parallel.mesh import mesh
@@ -417,7 +439,8 @@ def pipeline_stages(srl: StepRoofline, pp: int, overlap: str,
     ...                 {"pp": ("X",)}, batch=8, context=1024)
     >>> [(x.name, x.count) for x in s.stages], s.slowest   # the last runs the head
     ([('first', 1), ('middle', 2), ('last', 1)], 'last')
-    >>> s.latency == sum(x.count * x.time for x in s.stages) + 3 * s.stages[0].send
+    >>> s.latency == (sum(x.count * x.time for x in s.stages) + 3 * s.stages[0].send
+    ...               + s.stages[-1].send)   # the activations on, the sampled tokens back
     True
     """
     names = ("first", "middle", "last") if pp > 2 else ("first", "last")
@@ -431,8 +454,25 @@ def pipeline_stages(srl: StepRoofline, pp: int, overlap: str,
             time = sp.Add(*(n * (r.roofline.t_lower if overlap == "op" else
                                  r.roofline.t_upper) for r, n in rows))
         out.append(Stage(name, pp - 2 if name == "middle" else 1, rows, time,
-                         sp.S.Zero if name == "last" else send))
+                         back if name == "last" else send))
     return tuple(out)
+
+
+def restaged(step: DeviceStep, stages: tuple[Stage, ...], **changed: object) -> DeviceStep:
+    """Pipelined ``step`` with its ``stages`` retimed (each still the same share of the
+    path): its latency their periods summed, its throughput the tokens over the slowest
+    period; ``changed`` replaces other fields (its terms, T_upper, bound).
+
+    >>> from symroof.models import model
+    >>> from symroof.parallel.mesh import mesh
+    >>> s = device_step(model("llama-2-7b"), "decode", mesh("X=2", "h100-sxm"),
+    ...                 {"pp": ("X",)}, batch=8, context=1024)
+    >>> restaged(s, s.stages) == s
+    True
+    """
+    latency = sp.Add(*(st.count * st.period for st in stages))
+    return replace(step, t_lower=latency, throughput=step.tokens / _slowest_period(stages),
+                   stages=stages, slowest=_slowest(stages), **changed)  # type: ignore[arg-type]
 
 
 def _summed(rows: tuple[tuple[Row, Expr], ...]) -> dict[str, Expr]:
