@@ -57,17 +57,44 @@ def test_the_plan_offloads_for_serving() -> None:
     assert "KV cache offloaded: a decode step reads the whole cache in" in r.stdout
 
 
-def test_an_offloaded_pipeline_stays_a_whole_path_and_says_so() -> None:
-    # the host link's time is the path's: the offloaded steps keep no stages, pass pp
-    # batches per latency, and the requests per second follow them; the plan says so
+def test_an_offloaded_pipeline_streams_each_stages_share_over_its_own_link() -> None:
+    # each stage's device streams its own weights (the first with the embedding, a middle
+    # one its layers alone, the last with the norm and the head) over its own PCIe link while
+    # it runs its layers: a stage's time is the larger of the two, the latency their periods
+    # summed, the rate the slowest stage's; the requests follow the stages; the plan says so
+    from symroof.plans.serving import device_memory
     from symroof.plans.strategy import parse_strategy
-    m = mesh("X=2,Y=4", "h100-sxm")
+    m = mesh("X=4,Y=2", "h100-sxm")
     s = serve(CFG, m, parse_strategy("pp=X,tp=Y"), batch=16, context=2048)
-    assert s.decode.pipeline == 2 and s.decode.slowest == "last"
     o = offload_serving(s, ("weights",), m.chip, layers=CFG.layers)
-    assert o.decode.stages == () and o.decode.pipeline == 1
-    assert o.decode.throughput == 2 * o.decode.tokens / o.decode.latency
-    assert o.requests is not None
-    assert o.requests["requests_per_s"] == 2 * 16 / o.requests["request_latency"]
-    assert any(a.startswith("with offloading, a pipeline's steps are timed as a whole path")
+    pcie = m.chip.bandwidth("pcie")
+    for old, new in ((s.decode, o.decode), (s.prefill, o.prefill)):
+        assert [(x.name, x.count) for x in new.stages] == [("first", 1), ("middle", 2),
+                                                           ("last", 1)]
+        held = {x.name: device_memory(CFG, 2, 4, 1, batch=sp.Integer(16),
+                                      context=sp.Integer(2048), dtype="bf16",
+                                      kv_dtype="bf16", stage=x.name)["weights"]
+                for x in old.stages}
+        for before, after in zip(old.stages, new.stages, strict=True):
+            assert after.time == sp.Max(before.time, held[before.name] / pcie)
+            assert after.send == before.send
+        assert new.latency == sum(x.count * x.period for x in new.stages)
+        assert new.throughput == new.tokens / max(x.period for x in new.stages)
+        assert new.terms[IN] == sum(x.count * held[x.name] / pcie for x in new.stages)
+        assert OUT not in new.terms
+    # weights stream at 64 GB/s: every stage waits for its link, so the decode step is the
+    # model's weights over one link, plus the sends (the whole path's model had one stage's)
+    sends = sum(x.count * x.send for x in o.decode.stages)
+    assert o.decode.latency == o.decode.terms[IN] + sends
+    assert o.decode.latency > s.decode.latency
+    assert o.requests is not None and o.requests["time_per_output_token"] == o.decode.latency
+    assert any(a.startswith("with a pipeline, each stage's device moves its own stage's share")
                for a in o.assumptions)
+    # the KV cache: every stage holds its layers' share; a decode step reads it in and writes
+    # the new positions out, a prefill writes it out
+    kv = offload_serving(s, ("kv",), m.chip, layers=CFG.layers)
+    cache = s.memory["kv_cache"]
+    for old, new, into, out in ((s.decode, kv.decode, cache, cache / 2048),
+                                (s.prefill, kv.prefill, 0, cache)):
+        for before, after in zip(old.stages, new.stages, strict=True):
+            assert after.time == sp.Max(before.time, *(b / pcie for b in (into, out) if b))

@@ -80,6 +80,8 @@ class Serving:
     memory_stage: str = "first"  # the pipeline stage whose account ``memory`` is
     #: with a pipeline, the first and last stages' accounts (``stage_memories``)
     memory_stages: Mapping[str, Mapping[str, Expr]] = field(default_factory=dict)
+    #: with more than two stages, a stage between the ends' (its layers alone)
+    memory_middle: Mapping[str, Expr] = field(default_factory=dict)
 
     @property
     def prefill_time(self) -> Expr:
@@ -148,8 +150,9 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
     training plan holds: ``first`` the word embedding and any learned positions, ``last``
     the final norm and the output head, with tied embeddings its own copy of the word
     embeddings; ``both`` without a pipeline), and its ``batch`` sequences' KV cache for its
-    shard's KV heads and its stage's layers. Without ``stage``, the plan's memory: the
-    larger of the two end stages' accounts (``stage_memories``).
+    shard's KV heads and its stage's layers; a ``middle`` stage holds its layers alone.
+    Without ``stage``, the plan's memory: the larger of the two end stages' accounts
+    (``stage_memories``).
 
     >>> from symroof.models import model
     >>> at = dict(batch=sp.Integer(1), context=sp.Integer(256), dtype="bf16", kv_dtype="bf16")
@@ -162,9 +165,9 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
         largest, by = stage_memories(cfg, tp, pp, ep, batch=batch, context=context,
                                      dtype=dtype, kv_dtype=kv_dtype)
         return by[largest]
-    if stage not in ("both", *STAGES):
-        raise InputError(f"a pipeline stage is one of both, first, last, got {stage!r}",
-                         "stage")
+    if stage not in ("both", *STAGES, "middle"):
+        raise InputError(f"a pipeline stage is one of both, first, middle, last, got "
+                         f"{stage!r}", "stage")
     part = shard(cfg, tp, pp=pp, ep=ep)
     p = params(part)
     head = head_params(cfg, tp, pp)
@@ -172,7 +175,7 @@ def device_memory(cfg: ModelConfig, tp: int, pp: int, ep: int, *, batch: Expr, c
     wq, wr = dtype_bytes(dtype, where="dtype"), dtype_bytes(rest_dtype(dtype))
     # a weight scheme leaves norms, embedding and head in 16 bits
     layer_norms = p.norms - p.norms / (2 * cfg.layers + 1)
-    held = head[stage if pp != 1 else "both"]
+    held = head.get(stage if pp != 1 else "both", sp.S.Zero)
     weights = ((layers - layer_norms) * wq + layer_norms * wr) / pp + held * wr
     kv = batch * context * kv_bytes_per_token(part, kv_dtype) / pp
     memory = {"weights": sp.expand(weights), "kv_cache": sp.expand(kv)}
@@ -271,6 +274,11 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     if counted == "weights":  # a text's total: the weights alone (the parts as they are)
         by_stage = {s: {**x, "total": x["weights"]} for s, x in by_stage.items()}
     memory = by_stage[largest]
+    middle = device_memory(cfg, tp, pp, ep, batch=sp.Integer(batch // replicas),
+                           context=sp.Integer(context), dtype=dtype, kv_dtype=kv,
+                           stage="middle") if pp > 2 else {}
+    if counted == "weights" and middle:
+        middle = {**middle, "total": middle["weights"]}
     capacity = m.chip.capacity("hbm")
     points = []
     for t in sorted({max(1, context // 4), context, 4 * context}):
@@ -336,7 +344,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
                        sp.Integer(batch), sp.Integer(context), memory, capacity, prefill,
                        decode, critical, balance, generate, assumptions, tuple(grid), dtype,
                        kv, requests, chunked, memory_stage=largest,
-                       memory_stages=by_stage if pp != 1 else {})
+                       memory_stages=by_stage if pp != 1 else {}, memory_middle=middle)
     made = [assembled(e, p, d, w, c) for e, p, d, w, c in zip(efficiencies, prefills, decodes,
                                                               swepts, chunkeds, strict=True)]
     return replace(made[0], at_peak=made[1]) if bound else made[0]

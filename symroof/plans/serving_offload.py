@@ -27,6 +27,7 @@ their sum. The host memory's capacity is not checked (the catalogue has no figur
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 import sympy as sp
@@ -36,7 +37,7 @@ from ..core.errors import InputError
 from ..core.units import records
 from ..engine.rooflines import binding
 from ..hardware.catalog import Chip
-from .device_step import DeviceStep
+from .device_step import DeviceStep, restaged
 from .efficiency import PEAK, Efficiency
 from .offload import HOST, IN, LINK, OUT, host_rate
 from .serving import SERVING_VALUES, Serving, per_request
@@ -68,16 +69,29 @@ def _streamed(step: DeviceStep, into: Expr, out: Expr, bw: Expr) -> DeviceStep:
     terms = {**step.terms, **extra}
     t_lower = sp.Max(step.t_lower, *extra.values())
     t_upper = step.t_upper + sp.Add(*extra.values())
-    # the host link's time is the path's, not split over a pipeline's stages: the stages
-    # are dropped and pp batches in flight pass at pp per latency (alike stages)
-    if step.stages:
-        return replace(step, terms=terms, t_lower=t_lower, t_upper=t_upper,
-                       bound=binding(terms) if t_lower != step.t_lower else step.bound,
-                       throughput=step.tokens * step.pipeline / t_lower, stages=(),
-                       slowest="")
     return replace(step, terms=terms, t_lower=t_lower, t_upper=t_upper,
                    bound=binding(terms) if t_lower != step.t_lower else step.bound,
                    throughput=step.throughput * step.t_lower / t_lower)
+
+
+def _staged(step: DeviceStep, into: Mapping[str, Expr], out: Mapping[str, Expr],
+            bw: Expr) -> DeviceStep:
+    """Pipelined ``step`` with each stage's device moving its own ``into`` and ``out``
+    bytes (by stage name) over its own host link while it runs its layers: a stage's time
+    the larger of its own and each direction's, the path's terms each direction's times
+    along the stages."""
+    stages, path = [], {IN: sp.S.Zero, OUT: sp.S.Zero}
+    for st in step.stages:
+        extra = {name: b[st.name] / bw for name, b in ((IN, into), (OUT, out))
+                 if b[st.name] != 0}
+        stages.append(replace(st, time=sp.Max(st.time, *extra.values())))
+        for name, t in extra.items():
+            path[name] += st.count * t
+    terms = {**step.terms, **{k: v for k, v in path.items() if v != 0}}
+    moved = restaged(step, tuple(stages), terms=terms,
+                     t_upper=step.t_upper + path[IN] + path[OUT])
+    return replace(moved, bound=binding(terms) if moved.t_lower != step.t_lower
+                   else step.bound)
 
 
 @records(SERVING_VALUES, through={"s": None})
@@ -116,16 +130,39 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
     notes.append(f"host link: {LINK} at {sp.sstr(bw)} B/s one way per chip, both directions "
                  "at once, streaming while the chip computes; host memory capacity not "
                  "checked; the decode grid is left out")
-    if pp > 1:
-        notes.append("with offloading, a pipeline's steps are timed as a whole path (the "
-                     "host link's time is not split over the stages): pp batches pass per "
-                     "latency, the rate of alike stages")
     hbm = {k: sp.cancel(v) for k, v in hbm.items()}
     hbm["total"] = sp.Add(*hbm.values())
     hbm[HOST] = sp.cancel(host)
-    prefill = _streamed(s.prefill, prefill_in, prefill_out, bw)
-    decode = _streamed(s.decode, decode_in, decode_out, bw)
+    if pp > 1:
+        notes.append("with a pipeline, each stage's device moves its own stage's share over "
+                     "its own host link while it runs its layers (the first and the last "
+                     "stage their head parts too): a stage's time is the larger of its own "
+                     "and its link's")
+        prefill = _staged(s.prefill, *_by_stage(s, what, "prefill"), bw)
+        decode = _staged(s.decode, *_by_stage(s, what, "decode"), bw)
+    else:
+        prefill = _streamed(s.prefill, prefill_in, prefill_out, bw)
+        decode = _streamed(s.decode, decode_in, decode_out, bw)
     requests = per_request(prefill, decode, s.generate, pp, sp.Integer(s.devices))
     return replace(s, memory=hbm, prefill=prefill, decode=decode,
                    balance=prefill.latency / (s.generate * decode.latency),
                    assumptions=(*s.assumptions, *notes), grid=(), requests=requests)
+
+
+def _by_stage(s: Serving, what: tuple[str, ...],
+              phase: str) -> tuple[dict[str, Expr], dict[str, Expr]]:
+    """The bytes each stage's device moves in and out over its host link in a ``phase``
+    step of pipelined plan ``s``, as ``offload_serving`` moves a device's: its own weights
+    (the first and the last stage with their head parts, a middle one its layers alone)
+    and its layers' KV cache (a decode step reads it in and writes the new positions out,
+    a prefill writes it out)."""
+    into: dict[str, Expr] = {}
+    out: dict[str, Expr] = {}
+    for name, account in {**s.memory_stages, "middle": s.memory_middle}.items():
+        if not account:
+            continue
+        cache = account["kv_cache"] if "kv" in what else sp.S.Zero
+        weights = account["weights"] if "weights" in what else sp.S.Zero
+        into[name] = weights + (cache if phase == "decode" else sp.S.Zero)
+        out[name] = cache / s.context if phase == "decode" else cache
+    return into, out
