@@ -90,6 +90,10 @@ def test_an_offloaded_pipeline_streams_each_stages_share_over_its_own_link() -> 
     assert o.requests is not None and o.requests["time_per_output_token"] == o.decode.latency
     assert any(a.startswith("with a pipeline, each stage's device moves its own stage's share")
                for a in o.assumptions)
+    # the slowest decode stage is now a head stage's link, and the plan names it
+    assert (s.decode.slowest, o.decode.slowest) == ("last", "first")
+    assert any(a.endswith("prefill the last stage's, decode the first stage's)")
+               for a in o.assumptions)
     # the KV cache: every stage holds its layers' share; a decode step reads it in and writes
     # the new positions out, a prefill writes it out
     kv = offload_serving(s, ("kv",), m.chip, layers=CFG.layers)

@@ -320,7 +320,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
               if counted == "weights" else ()),
             overlap_said(eff.overlap),
             "a pipeline's stages run one after another for a token; pp batches in flight"
-            if pp == 1 else _pipeline_note(prefill, decode, pp),
+            if pp == 1 else pipeline_note(prefill, decode, pp),
             *((_stage_note(cfg, largest, by_stage),) if pp != 1 else ()),
             "the sampled positions' logits (one per sequence) all-gathered over the tensor "
             "axes; the embedding lookup all-reduced (vocabulary-parallel)",
@@ -350,7 +350,7 @@ def serve(cfg: ModelConfig, m: Mesh, strategy: Strategy | None = None, *, batch:
     return replace(made[0], at_peak=made[1]) if bound else made[0]
 
 
-def _pipeline_note(prefill: DeviceStep, decode: DeviceStep, pp: int) -> str:
+def pipeline_note(prefill: DeviceStep, decode: DeviceStep, pp: int) -> str:
     """How a pipelined step's latency and throughput are made, and its slowest stages."""
     def slowest(step: DeviceStep) -> str:
         return f"{step.name} the {step.slowest} stage's" if step.slowest else \
@@ -358,7 +358,8 @@ def _pipeline_note(prefill: DeviceStep, decode: DeviceStep, pp: int) -> str:
     return ("a pipeline's stages run one after another for a token: the latency is each "
             "stage's own time under the overlap rule (the first runs the embedding and its "
             f"1/{pp} of the layers, the last its layers, the final norm and the output head, "
-            f"each with its ops' collectives) plus the {pp - 1} send{'s' if pp > 2 else ''}; "
+            f"each with its ops' collectives) plus the {pp - 1} send{'s' if pp > 2 else ''}, "
+            "and for a decode step the sampled tokens' trip back to the first stage; "
             f"{pp} batches in "
             "flight, so the throughput is the slowest stage's (its time and its send: "
             f"{slowest(prefill)}, {slowest(decode)})")

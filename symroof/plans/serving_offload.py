@@ -40,7 +40,7 @@ from ..hardware.catalog import Chip
 from .device_step import DeviceStep, restaged
 from .efficiency import PEAK, Efficiency
 from .offload import HOST, IN, LINK, OUT, host_rate
-from .serving import SERVING_VALUES, Serving, per_request
+from .serving import SERVING_VALUES, Serving, per_request, pipeline_note
 
 SERVING_PARTS = ("weights", "kv")
 
@@ -144,9 +144,14 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
         prefill = _streamed(s.prefill, prefill_in, prefill_out, bw)
         decode = _streamed(s.decode, decode_in, decode_out, bw)
     requests = per_request(prefill, decode, s.generate, pp, sp.Integer(s.devices))
+    said = s.assumptions
+    if pp > 1:  # the slowest stages as the offloaded steps have them
+        before, after = (pipeline_note(p, d, pp) for p, d in ((s.prefill, s.decode),
+                                                               (prefill, decode)))
+        said = tuple(after if a == before else a for a in said)
     return replace(s, memory=hbm, prefill=prefill, decode=decode,
                    balance=prefill.latency / (s.generate * decode.latency),
-                   assumptions=(*s.assumptions, *notes), grid=(), requests=requests)
+                   assumptions=(*said, *notes), grid=(), requests=requests)
 
 
 def _by_stage(s: Serving, what: tuple[str, ...],
