@@ -41,6 +41,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
+from typing import Any
 
 import sympy as sp
 from sympy import Expr
@@ -458,7 +459,7 @@ def pipeline_stages(srl: StepRoofline, pp: int, overlap: str, send: Expr,
     return tuple(out)
 
 
-def restaged(step: DeviceStep, stages: tuple[Stage, ...], **changed: object) -> DeviceStep:
+def restaged(step: DeviceStep, stages: tuple[Stage, ...], **changed: Any) -> DeviceStep:
     """Pipelined ``step`` with its ``stages`` retimed (each still the same share of the
     path): its latency their periods summed, its throughput the tokens over the slowest
     period; ``changed`` replaces other fields (its terms, T_upper, bound).
@@ -472,7 +473,7 @@ def restaged(step: DeviceStep, stages: tuple[Stage, ...], **changed: object) -> 
     """
     latency = sp.Add(*(st.count * st.period for st in stages))
     return replace(step, t_lower=latency, throughput=step.tokens / _slowest_period(stages),
-                   stages=stages, slowest=_slowest(stages), **changed)  # type: ignore[arg-type]
+                   stages=stages, slowest=_slowest(stages), **changed)
 
 
 def _summed(rows: tuple[tuple[Row, Expr], ...]) -> dict[str, Expr]:

@@ -22,7 +22,10 @@ directions at once, each a term of its own):
 
 The link streams while the chip computes (the next layer's share is fetched during this
 one's): a step's T_lower is the larger of its own and each direction's time, its T_upper
-their sum. The host memory's capacity is not checked (the catalogue has no figure for it).
+their sum. On a pipeline each stage's device streams its own stage's share over its own
+link while it runs its layers: a stage's time is the larger of its own and its link's, and
+the step's latency and throughput follow its stages (``DeviceStep.stages``). The host
+memory's capacity is not checked (the catalogue has no figure for it).
 """
 
 from __future__ import annotations
