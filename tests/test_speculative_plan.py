@@ -58,6 +58,7 @@ def test_the_plan_prints_and_serialises_the_speculative_figures() -> None:
 
 
 def test_a_pipelined_iteration_runs_at_its_busiest_stages_rate() -> None:
+    from symroof.parallel.collectives import collective
     # 2 stages of 4 H100s: each stage's share of an iteration is gamma draft periods and the
     # verification's period there (the last runs both models' heads); pp = 2 iterations in
     # flight at the busiest stage's rate, below alike stages' 2 per iteration
@@ -65,7 +66,14 @@ def test_a_pipelined_iteration_runs_at_its_busiest_stages_rate() -> None:
     s = speculative_step(TARGET, DRAFT, m, axes, batch=16, context=2048, gamma=4,
                          acceptance=sp.Rational(4, 5))
     draft = device_step(DRAFT, "decode", m, axes, batch=16, context=2048)
-    verify = device_step(TARGET, "prefill", m, axes, batch=16, context=5, prior=2048)
+    verify = device_step(TARGET, "prefill", m, axes, batch=16, context=5, prior=2048,
+                         sampled=16 * 5)
+    # the verification's tokens, at most gamma + 1 a sequence (4-byte ids), go back to the
+    # first stage for the next iteration's drafts; a plain chunk sends none back
+    back = collective("permute", 16 * 5 * 4, "X", m)
+    assert verify.stages[-1].send == back.bandwidth_time + back.latency_time
+    assert device_step(TARGET, "prefill", m, axes, batch=16, context=5,
+                       prior=2048).stages[-1].send == 0
     assert s.iteration == 4 * draft.latency + verify.latency
     busy = {d.name: 4 * d.period + v.period
             for d, v in zip(draft.stages, verify.stages, strict=True)}

@@ -215,7 +215,7 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
                 context: int | Expr, options: StepOptions = DEFAULT_OPTIONS,
                 chip: Chip | None = None, prior: int | Expr = 0,
                 decoding: tuple[int | Expr, int] | None = None,
-                prompt: int | None = None) -> DeviceStep:
+                prompt: int | None = None, sampled: int | Expr | None = None) -> DeviceStep:
     """The step of ``phase`` under ``options``: ``device_steps`` under its one efficiency.
 
     >>> from symroof import chip
@@ -229,7 +229,8 @@ def device_step(cfg: ModelConfig, phase: str, m: Mesh | None,
     True
     """
     return device_steps(cfg, phase, m, axes, batch=batch, context=context, options=options,
-                        chip=chip, prior=prior, decoding=decoding, prompt=prompt)[0]
+                        chip=chip, prior=prior, decoding=decoding, prompt=prompt,
+                        sampled=sampled)[0]
 
 
 def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
@@ -238,7 +239,8 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
                  efficiencies: tuple[Efficiency, ...] | None = None,
                  chip: Chip | None = None, prior: int | Expr = 0,
                  decoding: tuple[int | Expr, int] | None = None,
-                 prompt: int | None = None) -> tuple[DeviceStep, ...]:
+                 prompt: int | None = None,
+                 sampled: int | Expr | None = None) -> tuple[DeviceStep, ...]:
     """The step of ``phase`` for ``batch`` sequences (global; symbol B when None) at
     ``context`` on mesh ``m``, ``axes`` naming the mesh axes of each kind (tp, pp, ep, dp);
     without a mesh, on ``chip`` alone; built under ``options`` (``plans.options``): its
@@ -253,7 +255,10 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
     ``prior`` positions already cached is a chunk of a chunked prefill (``layer_ops``);
     ``decoding`` = (B_d, T_d) rides B_d decode tokens (global; a number or a symbol) along
     a prefill chunk; ``prompt`` is the whole prompt's length a chunk's dense attention
-    count scores against (``layer_ops``); the step counts the HBM traffic
+    count scores against (``layer_ops``); ``sampled`` (global) is how many token ids the
+    step sends back from a pipeline's last stage to its first for the next step (default:
+    one per sequence of a decode step, one per decode rider of a chunk, none for a plain
+    prefill or chunk); the step counts the HBM traffic
     ``choices.traffic`` says (``layer_ops``); ``choices.edition`` takes the chip table's
     other edition of the chip's figures (its peaks, HBM and links: ``Mesh.under``), noted.
     One step under each of ``efficiencies``
@@ -346,11 +351,13 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
         a2a = collective("alltoall", routed, axes["ep"], m)
         add("router", "ep", a2a)  # dispatch after the router, combine after the experts
         add("experts down", "ep", a2a)
-    sampled = ops.batch if phase == "decode" else riders  # the next step's inputs
+    # the token ids the next step needs back at the first stage (a device's share)
+    ids: Expr = (sp.sympify(sampled) / replicas if sampled is not None
+                 else ops.batch if phase == "decode" else riders)
     if m is not None and pp > 1:
         add(None, "pp", collective("permute", row_bytes, axes["pp"][0], m))
-        if sampled != 0:
-            add(_BACK, "pp", collective("permute", sampled * TOKEN_ID_BYTES,
+        if ids != 0:
+            add(_BACK, "pp", collective("permute", ids * TOKEN_ID_BYTES,
                                         axes["pp"][0], m))
     calls: dict[str, Expr] = {}
     for b in ops.blocks:
@@ -378,8 +385,8 @@ def device_steps(cfg: ModelConfig, phase: str, m: Mesh | None,
                 continue
             if op_name == _BACK:  # once a step, from the last stage; none while no rider
                 # (in sizes still symbols, 0 at none: a compiled hybrid step at D = 0)
-                back = time if sampled.is_number else sp.Piecewise(
-                    (time, sp.Gt(sampled, 0, evaluate=False)), (sp.S.Zero, True),
+                back = time if ids.is_number else sp.Piecewise(
+                    (time, sp.Gt(ids, 0, evaluate=False)), (sp.S.Zero, True),
                     evaluate=False)
                 once[f"{_BACK} over {label.split(' over ', 1)[1]}"] = back
                 comms.append(Comm("last stage", kind, c.kind, c.nbytes, sp.S.One, back))

@@ -142,8 +142,10 @@ def speculative_step(target: ModelConfig, draft: ModelConfig, m: Mesh,
     except InputError as exc:
         raise InputError(f"the draft {draft.name} on this mesh: {exc.message}",
                          "draft") from None
+    # on a pipeline the verification's tokens (the accepted drafts and the target's own,
+    # at most gamma + 1 a sequence) go back to the first stage for the next iteration
     verify = device_step(target, "prefill", m, axes, batch=batch, context=gamma + 1,
-                         prior=context, **kw)
+                         prior=context, sampled=batch * (gamma + 1), **kw)
     plain = device_step(target, "decode", m, axes, batch=batch, context=context, **kw)
     try:
         lev = speculate(acceptance, gamma, small.latency / plain.latency)
