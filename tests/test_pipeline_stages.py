@@ -536,3 +536,32 @@ def test_a_pipelined_serving_plan_names_its_slowest_stage_and_rates_requests_by_
                     "pp=X,tp=Y", "--chip", "h100-sxm", "--batch", "16", "--context", "2048",
                     "--overlap", "phase").stdout
     assert "(overlap phase, each stage's longest term; T_upper " in phase
+
+
+# one question, one answer: the textbook account a text's claims are checked against
+# (``models.training_memory``) and a training plan on one chip count the same parts alike;
+# the plan adds only the activations outside the layers (Korthikanti et al. 2022, 4.3)
+
+_TEXTBOOK_MODELS = ("gpt2", "llama-2-7b", "mistral-7b", "megatron-gpt-22b", "mixtral-8x7b",
+                    "qwen1.5-moe-a2.7b")
+
+
+@settings(max_examples=20, deadline=None)
+@given(name=st.sampled_from(_TEXTBOOK_MODELS),
+       optimizer=st.sampled_from(["adam-mixed", "adam-megatron", "adam-8bit", "sgd-mixed"]),
+       recompute=st.sampled_from(["none", "selective", "full"]),
+       batch=st.integers(1, 4), context=st.sampled_from([128, 512, 2048]))
+def test_a_one_chip_plan_is_the_textbook_account_and_the_activations_outside_the_layers(
+        name: str, optimizer: str, recompute: str, batch: int, context: int) -> None:
+    from symroof.models.memory import training_memory
+    cfg = model(name)
+    plan = train(cfg, mesh("X=1", "h100-sxm"), parse_strategy("dp=X"), batch=batch,
+                 context=context, optimizer=optimizer,
+                 options=StepOptions(recompute=recompute))
+    book = training_memory(cfg, batch=batch, context=context, recompute=recompute,
+                           optimizer=optimizer)
+    pairs = {"weights": "weights", "gradients": "gradients", "optimizer": "optimizer state",
+             "activations": "activations"}
+    assert {k: plan.memory[k] for k in pairs} == {k: book.parts[v] for k, v in pairs.items()}
+    assert plan.memory["total"] == book.total + plan.memory["activations_outside_layers"]
+    assert plan.memory["activations_outside_layers"] > 0

@@ -349,7 +349,10 @@ def training_memory(cfg: ModelConfig, *, optimizer: str = "adam-mixed",
     MLP's in and out; the rest recomputed) or ``k_tensors_of_D`` (a text's ``tensors`` k
     tensors of D per layer and token). ``partitioned`` > 1 is ZeRO-R's partitioned
     activation checkpoints (Pa; Rajbhandari et al. 2020, section 6.1): the activations kept
-    split over that many model-parallel ranks, each rank holding its share.
+    split over that many model-parallel ranks, each rank holding its share. This is the
+    textbook account, the layers' activations only: a training plan on one chip
+    (``plans.training.train``) counts every part alike and adds the activations outside the
+    layers (the embedding's dropout mask, the head's inputs and its fp32 logits).
 
     >>> from symroof.models import model
     >>> training_memory(model("gpt2"), batch=8, context=1024, recompute="full",
