@@ -112,21 +112,15 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
     weights, cache = s.memory["weights"], s.memory["kv_cache"]
     hbm = {k: v for k, v in s.memory.items() if k != "total"}
     host = sp.S.Zero
-    decode_in = prefill_in = decode_out = prefill_out = sp.S.Zero
     notes = []
     if "weights" in what:
         host += weights
         hbm["weights"] = weights / layers_held
-        decode_in += weights
-        prefill_in += weights
         notes.append("weights offloaded: streamed in layer by layer in every prefill and "
                      "decode step; HBM keeps one layer's share")
     if "kv" in what:
         host += cache
         hbm["kv_cache"] = cache / layers_held
-        decode_in += cache
-        decode_out += cache / s.context  # each sequence's new position
-        prefill_out += cache
         notes.append("KV cache offloaded: a decode step reads the whole cache in and writes "
                      "the new positions out; a prefill writes the prompts' cache out; HBM "
                      "keeps one layer's share")
@@ -141,11 +135,17 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
                      "its own host link while it runs its layers (the first and the last "
                      "stage their head parts too): a stage's time is the larger of its own "
                      "and its link's")
-        prefill = _staged(s.prefill, *_by_stage(s, what, "prefill"), bw)
-        decode = _staged(s.decode, *_by_stage(s, what, "decode"), bw)
+        accounts = {n: x for n, x in {**s.memory_stages, "middle": s.memory_middle}.items()
+                    if x}
+
+        def staged(step: DeviceStep) -> DeviceStep:
+            moved = {n: _moved(x, what, step.name, s.context) for n, x in accounts.items()}
+            return _staged(step, {n: m[0] for n, m in moved.items()},
+                           {n: m[1] for n, m in moved.items()}, bw)
+        prefill, decode = staged(s.prefill), staged(s.decode)
     else:
-        prefill = _streamed(s.prefill, prefill_in, prefill_out, bw)
-        decode = _streamed(s.decode, decode_in, decode_out, bw)
+        prefill, decode = (_streamed(step, *_moved(s.memory, what, step.name, s.context), bw)
+                           for step in (s.prefill, s.decode))
     requests = per_request(prefill, decode, s.generate, pp, sp.Integer(s.devices))
     said = s.assumptions
     if pp > 1:  # the slowest stages as the offloaded steps have them
@@ -157,20 +157,20 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
                    assumptions=(*said, *notes), grid=(), requests=requests)
 
 
-def _by_stage(s: Serving, what: tuple[str, ...],
-              phase: str) -> tuple[dict[str, Expr], dict[str, Expr]]:
-    """The bytes each stage's device moves in and out over its host link in a ``phase``
-    step of pipelined plan ``s``, as ``offload_serving`` moves a device's: its own weights
-    (the first and the last stage with their head parts, a middle one its layers alone)
-    and its layers' KV cache (a decode step reads it in and writes the new positions out,
-    a prefill writes it out)."""
-    into: dict[str, Expr] = {}
-    out: dict[str, Expr] = {}
-    for name, account in {**s.memory_stages, "middle": s.memory_middle}.items():
-        if not account:
-            continue
-        cache = account["kv_cache"] if "kv" in what else sp.S.Zero
-        weights = account["weights"] if "weights" in what else sp.S.Zero
-        into[name] = weights + (cache if phase == "decode" else sp.S.Zero)
-        out[name] = cache / s.context if phase == "decode" else cache
-    return into, out
+def _moved(account: Mapping[str, Expr], what: tuple[str, ...], phase: str,
+           context: Expr) -> tuple[Expr, Expr]:
+    """The bytes a device holding ``account`` (its weights and KV cache) moves in and out
+    over its host link in a ``phase`` step with ``what`` offloaded: the weights in, every
+    step; the KV cache read in and each sequence's new position written out by a decode
+    step, written out by a prefill.
+
+    >>> held = {"weights": sp.Integer(10), "kv_cache": sp.Integer(64)}
+    >>> _moved(held, ("weights", "kv"), "decode", sp.Integer(32)), _moved(
+    ...     held, ("kv",), "prefill", sp.Integer(32))
+    ((74, 2), (0, 64))
+    """
+    weights = account["weights"] if "weights" in what else sp.S.Zero
+    cache = account["kv_cache"] if "kv" in what else sp.S.Zero
+    if phase == "decode":
+        return weights + cache, cache / context
+    return weights, cache
