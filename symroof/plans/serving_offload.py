@@ -143,15 +143,15 @@ def offload_serving(s: Serving, what: tuple[str, ...], chip: Chip, *, layers: in
             return _staged(step, {n: m[0] for n, m in moved.items()},
                            {n: m[1] for n, m in moved.items()}, bw)
         prefill, decode = staged(s.prefill), staged(s.decode)
+        # the pipeline's note names the slowest stages the offloaded steps have
+        before, after = (pipeline_note(p, d, pp) for p, d in ((s.prefill, s.decode),
+                                                               (prefill, decode)))
+        said = tuple(after if a == before else a for a in s.assumptions)
     else:
+        said = s.assumptions
         prefill, decode = (_streamed(step, *_moved(s.memory, what, step.name, s.context), bw)
                            for step in (s.prefill, s.decode))
     requests = per_request(prefill, decode, s.generate, pp, sp.Integer(s.devices))
-    said = s.assumptions
-    if pp > 1:  # the slowest stages as the offloaded steps have them
-        before, after = (pipeline_note(p, d, pp) for p, d in ((s.prefill, s.decode),
-                                                               (prefill, decode)))
-        said = tuple(after if a == before else a for a in said)
     return replace(s, memory=hbm, prefill=prefill, decode=decode,
                    balance=prefill.latency / (s.generate * decode.latency),
                    assumptions=(*said, *notes), grid=(), requests=requests)
